@@ -1,0 +1,178 @@
+//! Runs the built `codewright-cli` binary against a temporary data folder.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+struct Cli {
+    home: tempfile::TempDir,
+}
+
+impl Cli {
+    fn new() -> Cli {
+        Cli { home: tempfile::tempdir().unwrap() }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_codewright-cli"))
+            .arg("--home")
+            .arg(self.home.path().join("data"))
+            .args(args)
+            .env_remove("CODEWRIGHT_HOME")
+            .output()
+            .unwrap()
+    }
+
+    /// Runs a command that must succeed and returns its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut args = args.to_vec();
+        args.push("--json");
+        serde_json::from_str(&self.ok(&args)).unwrap()
+    }
+
+    /// Runs a command that must fail and returns its one-line error.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(!out.status.success(), "{args:?} should have failed");
+        assert!(out.stdout.is_empty(), "a failure printed to stdout");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.trim_end().lines().count(), 1, "error is not one line: {err}");
+        err
+    }
+
+    fn folder(&self, name: &str) -> String {
+        let dir = self.home.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.to_str().unwrap().to_string()
+    }
+}
+
+#[test]
+fn projects_and_tasks_round_trip() {
+    let cli = Cli::new();
+    assert!(cli.ok(&["projects", "list"]).contains("No projects yet"));
+    assert_eq!(cli.json(&["projects", "list"]), serde_json::json!([]));
+
+    let dir = cli.folder("app");
+    let project = cli.json(&["projects", "add", &dir, "--name", "My App"]);
+    let pid = project["id"].as_i64().unwrap().to_string();
+    assert_eq!(project["name"], "My App");
+    assert_eq!(project["rootPath"], dir);
+
+    let text = cli.ok(&["projects", "list"]);
+    assert!(text.starts_with("ID") && text.contains("My App") && text.contains(&dir), "{text}");
+
+    let task = cli.json(&["tasks", "add", "--project", &pid, "Fix the login bug"]);
+    assert_eq!(task["title"], "Fix the login bug");
+    assert_eq!(task["status"], "idle");
+    let tid = task["id"].as_i64().unwrap().to_string();
+    cli.ok(&["tasks", "add", "--project", &pid, "Second"]);
+    let tasks = cli.json(&["tasks", "list", "--project", &pid]);
+    assert_eq!(tasks.as_array().unwrap().len(), 2);
+    assert!(cli.ok(&["tasks", "list", "--project", &pid]).contains("Fix the login bug"));
+
+    cli.ok(&["tasks", "rename", &tid, "Fixed"]);
+    cli.ok(&["projects", "rename", &pid, "Renamed"]);
+    assert_eq!(cli.json(&["projects", "list"])[0]["name"], "Renamed");
+    cli.ok(&["tasks", "rm", &tid]);
+    assert_eq!(cli.json(&["tasks", "list", "--project", &pid]).as_array().unwrap().len(), 1);
+
+    std::fs::write(Path::new(&dir).join("keep.txt"), "x").unwrap();
+    let removed = cli.ok(&["projects", "rm", &pid]);
+    assert!(removed.contains("not touched"), "{removed}");
+    assert!(Path::new(&dir).join("keep.txt").exists());
+    assert_eq!(cli.json(&["projects", "list"]), serde_json::json!([]));
+}
+
+#[test]
+fn bad_input_is_a_one_line_error_naming_the_problem() {
+    let cli = Cli::new();
+    let missing = cli.home.path().join("missing");
+    let err = cli.fails(&["projects", "add", missing.to_str().unwrap()]);
+    assert!(err.contains("does not exist") && err.contains(missing.to_str().unwrap()), "{err}");
+
+    let file = cli.home.path().join("f.txt");
+    std::fs::write(&file, "x").unwrap();
+    assert!(cli.fails(&["projects", "add", file.to_str().unwrap()]).contains("not a folder"));
+
+    let dir = cli.folder("p");
+    cli.ok(&["projects", "add", &dir]);
+    let err = cli.fails(&["projects", "add", &dir]);
+    assert!(err.contains("already a project") && err.contains(&dir), "{err}");
+    assert_eq!(cli.json(&["projects", "list"]).as_array().unwrap().len(), 1);
+
+    assert!(cli.fails(&["projects", "rename", "1", "   "]).contains("cannot be empty"));
+    assert!(cli.fails(&["tasks", "add", "--project", "42", "x"]).contains("project 42 does not exist"));
+    assert!(cli.fails(&["tasks", "rm", "7"]).contains("task 7 does not exist"));
+    assert!(cli.fails(&["tasks", "list", "--project", "abc"]).contains("'abc' is not a project id"));
+}
+
+#[test]
+fn unicode_is_preserved_exactly() {
+    let cli = Cli::new();
+    let dir = cli.folder("代码 🚀");
+    let p = cli.json(&["projects", "add", &dir]);
+    assert_eq!(p["name"], "代码 🚀");
+    let pid = p["id"].to_string();
+    for title in ["修复 bug 🐛", "تحسين الأداء", "👩‍💻"] {
+        assert_eq!(cli.json(&["tasks", "add", "--project", &pid, title])["title"], title);
+    }
+    let text = cli.ok(&["tasks", "list", "--project", &pid]);
+    assert!(text.contains("تحسين الأداء") && text.contains("👩‍💻"), "{text}");
+}
+
+#[test]
+fn a_corrupt_database_fails_with_its_path_and_is_not_touched() {
+    let cli = Cli::new();
+    let data = cli.home.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let db = data.join("codewright.db");
+    let garbage = b"this is not a sqlite database, it is a text file that got in the way".repeat(100);
+    std::fs::write(&db, &garbage).unwrap();
+    let err = cli.fails(&["projects", "list"]);
+    assert!(err.contains(db.to_str().unwrap()) && err.contains("corrupt"), "{err}");
+    assert_eq!(std::fs::read(&db).unwrap(), garbage);
+}
+
+#[test]
+fn an_unusable_data_folder_fails_with_its_path() {
+    let cli = Cli::new();
+    let file = cli.home.path().join("blocker");
+    std::fs::write(&file, "x").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_codewright-cli"))
+        .args(["projects", "list"])
+        .env("CODEWRIGHT_HOME", file.join("inner"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("blocker") && err.contains("CODEWRIGHT_HOME"), "{err}");
+}
+
+#[test]
+fn concurrent_cli_processes_do_not_lose_writes() {
+    let cli = Cli::new();
+    let dir = cli.folder("p");
+    let pid = cli.json(&["projects", "add", &dir])["id"].to_string();
+    let home = cli.home.path().join("data");
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_codewright-cli"))
+                .arg("--home")
+                .arg(&home)
+                .args(["tasks", "add", "--project", &pid, &format!("task {i}")])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    assert_eq!(cli.json(&["tasks", "list", "--project", &pid]).as_array().unwrap().len(), 8);
+}

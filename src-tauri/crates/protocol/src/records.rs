@@ -1,0 +1,101 @@
+//! The records the store keeps and every front end shows.
+
+use crate::{ProjectId, TaskId};
+use serde::{Deserialize, Serialize};
+
+/// A folder the user opened. Removing a project never touches the folder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    pub id: ProjectId,
+    pub name: String,
+    pub description: String,
+    /// Canonical absolute path of the folder (symlinks resolved); unique across projects.
+    pub root_path: String,
+    /// Extra context the user gives the agent about this project.
+    pub context: String,
+    /// Rules the agent must follow in this project.
+    pub rules: String,
+    /// Milliseconds since the Unix epoch (UTC).
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// Where a task stands. New tasks are `Idle`; the agent loop moves them through the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Idle,
+    Running,
+    AwaitingApproval,
+    Paused,
+    Completed,
+    Failed,
+}
+
+impl TaskStatus {
+    /// The name stored in the database and shown on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Idle => "idle",
+            TaskStatus::Running => "running",
+            TaskStatus::AwaitingApproval => "awaiting_approval",
+            TaskStatus::Paused => "paused",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+        }
+    }
+
+    /// Parses a stored name; `None` for names this build does not know.
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            TaskStatus::Idle,
+            TaskStatus::Running,
+            TaskStatus::AwaitingApproval,
+            TaskStatus::Paused,
+            TaskStatus::Completed,
+            TaskStatus::Failed,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == s)
+    }
+}
+
+/// Per-task settings (model, approval mode, …) as a JSON object. Keys this build does not know are
+/// kept as they are, so an older build never drops a newer build's settings.
+pub type TaskSettings = serde_json::Map<String, serde_json::Value>;
+
+/// One conversation with the agent, inside a project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub id: TaskId,
+    pub project_id: ProjectId,
+    pub title: String,
+    pub status: TaskStatus,
+    pub settings: TaskSettings,
+    pub message_count: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    /// Total cost in US dollars.
+    pub cost: f64,
+    /// Share of the model's context window the task uses now, 0.0–1.0.
+    pub context_usage: f64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names_round_trip() {
+        for s in ["idle", "running", "awaiting_approval", "paused", "completed", "failed"] {
+            let status = TaskStatus::parse(s).unwrap();
+            assert_eq!(status.as_str(), s);
+            assert_eq!(serde_json::to_value(status).unwrap(), s);
+        }
+        assert_eq!(TaskStatus::parse("bogus"), None);
+    }
+}

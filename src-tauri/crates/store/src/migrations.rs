@@ -1,0 +1,46 @@
+//! Versioned schema migrations. `PRAGMA user_version` holds how many have been applied; opening a
+//! store applies the rest, each in its own transaction, so a database from any earlier version
+//! (or an empty file) ends up at [`LATEST`].
+
+use crate::{Result, StoreError};
+use rusqlite::{Connection, TransactionBehavior};
+use std::path::Path;
+
+/// The migrations, in order. Never edit one that has shipped; append a new one.
+pub const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
+
+/// The schema version this build writes.
+pub const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// The schema version of the database behind `conn`.
+pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// Brings the database at `path` up to [`LATEST`]. Safe when several processes open it at once:
+/// the version is re-read inside each write transaction.
+pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<()> {
+    let wrap = |e| StoreError::from_open(path, e);
+    loop {
+        let found = version(conn).map_err(wrap)?;
+        if found > LATEST {
+            return Err(StoreError::TooNew { path: path.to_path_buf(), found, supported: LATEST });
+        }
+        if found == LATEST {
+            return Ok(());
+        }
+        apply_next(conn).map_err(wrap)?;
+    }
+}
+
+/// Applies the single migration after the current version, if still needed once the write lock is
+/// held. Public so tests can build databases at every earlier version.
+pub fn apply_next(conn: &Connection) -> rusqlite::Result<()> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let current = version(&tx)?;
+    if current < LATEST {
+        tx.execute_batch(MIGRATIONS[current as usize])?;
+        tx.pragma_update(None, "user_version", current + 1)?;
+    }
+    tx.commit()
+}

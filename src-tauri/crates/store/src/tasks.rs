@@ -1,0 +1,88 @@
+//! Tasks: conversations with the agent, inside a project.
+
+use crate::{names, now_ms, Result, Store, StoreError};
+use codewright_protocol::{ProjectId, Task, TaskId, TaskSettings, TaskStatus};
+use rusqlite::{params, OptionalExtension, Row};
+
+const COLUMNS: &str = "id, project_id, title, status, settings, message_count, input_tokens, \
+                       output_tokens, cost, context_usage, created_at, updated_at";
+
+fn from_row(row: &Row) -> rusqlite::Result<Task> {
+    let status: String = row.get(3)?;
+    let settings: String = row.get(4)?;
+    Ok(Task {
+        id: TaskId(row.get(0)?),
+        project_id: ProjectId(row.get(1)?),
+        title: row.get(2)?,
+        // A status written by a newer build reads as idle rather than failing the whole list.
+        status: TaskStatus::parse(&status).unwrap_or(TaskStatus::Idle),
+        settings: serde_json::from_str::<TaskSettings>(&settings).unwrap_or_default(),
+        message_count: row.get(5)?,
+        input_tokens: row.get(6)?,
+        output_tokens: row.get(7)?,
+        cost: row.get(8)?,
+        context_usage: row.get(9)?,
+        created_at: row.get(10)?,
+        updated_at: row.get(11)?,
+    })
+}
+
+impl Store {
+    /// The tasks of a project, most recently updated first.
+    pub fn tasks(&self, project: ProjectId) -> Result<Vec<Task>> {
+        self.project(project)?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM tasks WHERE project_id = ?1 ORDER BY updated_at DESC, id DESC"
+        ))?;
+        let rows = stmt.query_map([project.0], from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One task.
+    pub fn task(&self, id: TaskId) -> Result<Task> {
+        self.find_task(id)?.ok_or(StoreError::NotFound { what: "task", id: id.0 })
+    }
+
+    pub(crate) fn find_task(&self, id: TaskId) -> Result<Option<Task>> {
+        let mut stmt =
+            self.conn.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"))?;
+        Ok(stmt.query_row([id.0], from_row).optional()?)
+    }
+
+    /// Starts a new, idle task in a project.
+    pub fn add_task(&self, project: ProjectId, title: &str) -> Result<Task> {
+        let title = names::clean("task title", title)?;
+        let now = now_ms();
+        let inserted = self.conn.execute(
+            "INSERT INTO tasks (project_id, title, created_at, updated_at)
+             SELECT id, ?2, ?3, ?3 FROM projects WHERE id = ?1",
+            params![project.0, title, now],
+        )?;
+        if inserted == 0 {
+            return Err(StoreError::NotFound { what: "project", id: project.0 });
+        }
+        self.task(TaskId(self.conn.last_insert_rowid()))
+    }
+
+    /// Renames a task.
+    pub fn rename_task(&self, id: TaskId, title: &str) -> Result<Task> {
+        let title = names::clean("task title", title)?;
+        let changed = self.conn.execute(
+            "UPDATE tasks SET title = ?1, updated_at = ?2 WHERE id = ?3",
+            params![title, now_ms(), id.0],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { what: "task", id: id.0 });
+        }
+        self.task(id)
+    }
+
+    /// Deletes a task (and, once they exist, its messages).
+    pub fn remove_task(&self, id: TaskId) -> Result<()> {
+        let changed = self.conn.execute("DELETE FROM tasks WHERE id = ?1", [id.0])?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { what: "task", id: id.0 });
+        }
+        Ok(())
+    }
+}
