@@ -1,0 +1,24 @@
+//! Generates the app's ACL: one `allow-<command>` permission per command, so each window's
+//! capability in tauri.conf.json grants exactly the commands it needs and nothing else.
+
+fn main() {
+    let commands = &[
+        "app_info",
+        "list_projects",
+        "add_project",
+        "rename_project",
+        "remove_project",
+        "pick_folder",
+        "list_tasks",
+        "get_task",
+        "create_task",
+        "rename_task",
+        "delete_task",
+        "open_task",
+    ];
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .app_manifest(tauri_build::AppManifest::new().commands(commands)),
+    )
+    .expect("failed to run tauri-build");
+}

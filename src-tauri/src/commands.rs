@@ -1,0 +1,139 @@
+//! The commands windows may invoke. Each is a thin call into the store; every write wakes the sync
+//! thread, which pushes the change to all windows. Which window may call which command is set by
+//! the capabilities in tauri.conf.json.
+
+use crate::{windows, AppState};
+use codewright_protocol::{Project, ProjectId, Task, TaskId};
+use codewright_store::StoreError;
+use serde::Serialize;
+use std::path::PathBuf;
+use tauri::{AppHandle, Runtime, State};
+use tauri_plugin_dialog::DialogExt;
+
+/// An error as a window sees it: a stable `kind` to branch on and a `message` to show as is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandError {
+    pub kind: String,
+    pub message: String,
+    /// True when the store is unusable and the window should show the error screen.
+    pub fatal: bool,
+}
+
+impl From<StoreError> for CommandError {
+    fn from(e: StoreError) -> Self {
+        CommandError { kind: e.kind().into(), message: e.to_string(), fatal: e.is_fatal() }
+    }
+}
+
+impl From<tauri::Error> for CommandError {
+    fn from(e: tauri::Error) -> Self {
+        CommandError { kind: "window".into(), message: format!("the window system failed: {e}"), fatal: false }
+    }
+}
+
+type Result<T> = std::result::Result<T, CommandError>;
+
+/// Where the data lives and, if the store could not be opened, why.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppInfo {
+    pub data_dir: String,
+    pub version: &'static str,
+    pub startup_error: Option<CommandError>,
+}
+
+#[tauri::command]
+pub fn app_info(state: State<'_, AppState>) -> AppInfo {
+    AppInfo {
+        data_dir: state.home().display().to_string(),
+        version: env!("CARGO_PKG_VERSION"),
+        startup_error: state.startup_error().cloned(),
+    }
+}
+
+#[tauri::command]
+pub fn list_projects(state: State<'_, AppState>) -> Result<Vec<Project>> {
+    Ok(state.store()?.projects()?)
+}
+
+#[tauri::command]
+pub fn add_project(state: State<'_, AppState>, path: String, name: Option<String>) -> Result<Project> {
+    let name = name.filter(|n| !n.trim().is_empty());
+    let project = state.store()?.add_project(&expand_home(&path), name.as_deref())?;
+    state.changed();
+    Ok(project)
+}
+
+#[tauri::command]
+pub fn rename_project(state: State<'_, AppState>, id: ProjectId, name: String) -> Result<Project> {
+    let project = state.store()?.rename_project(id, &name)?;
+    state.changed();
+    Ok(project)
+}
+
+/// Removes the project and its tasks from Codewright; the folder on disk is never touched.
+#[tauri::command]
+pub fn remove_project(state: State<'_, AppState>, id: ProjectId) -> Result<()> {
+    state.store()?.remove_project(id)?;
+    state.changed();
+    Ok(())
+}
+
+/// Shows the native folder chooser; `None` if the user cancelled.
+#[tauri::command]
+pub async fn pick_folder<R: Runtime>(app: AppHandle<R>) -> Result<Option<String>> {
+    let dialog = app.dialog().file().set_title("Choose a project folder");
+    let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_pick_folder())
+        .await
+        .map_err(|e| CommandError { kind: "dialog".into(), message: format!("the folder chooser failed: {e}"), fatal: false })?;
+    Ok(picked.and_then(|p| p.into_path().ok()).map(|p| p.display().to_string()))
+}
+
+#[tauri::command]
+pub fn list_tasks(state: State<'_, AppState>, project_id: ProjectId) -> Result<Vec<Task>> {
+    Ok(state.store()?.tasks(project_id)?)
+}
+
+#[tauri::command]
+pub fn get_task(state: State<'_, AppState>, id: TaskId) -> Result<Task> {
+    Ok(state.store()?.task(id)?)
+}
+
+#[tauri::command]
+pub fn create_task(state: State<'_, AppState>, project_id: ProjectId, title: String) -> Result<Task> {
+    let task = state.store()?.add_task(project_id, &title)?;
+    state.changed();
+    Ok(task)
+}
+
+#[tauri::command]
+pub fn rename_task(state: State<'_, AppState>, id: TaskId, title: String) -> Result<Task> {
+    let task = state.store()?.rename_task(id, &title)?;
+    state.changed();
+    Ok(task)
+}
+
+#[tauri::command]
+pub fn delete_task(state: State<'_, AppState>, id: TaskId) -> Result<()> {
+    state.store()?.remove_task(id)?;
+    state.changed();
+    Ok(())
+}
+
+/// Opens the task in its own window (label `task-<id>`), or focuses that window if it is open.
+#[tauri::command]
+pub async fn open_task<R: Runtime>(app: AppHandle<R>, state: State<'_, AppState>, id: TaskId) -> Result<()> {
+    let task = state.store()?.task(id)?;
+    windows::open_task_window(&app, &task)?;
+    Ok(())
+}
+
+/// `~/x` → `$HOME/x`, as a user typing a path expects.
+fn expand_home(path: &str) -> PathBuf {
+    let path = path.trim();
+    match (path.strip_prefix("~/").or((path == "~").then_some("")), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}

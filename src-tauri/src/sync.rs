@@ -1,0 +1,49 @@
+//! Follows the store's change feed and pushes each change to every window as a [`STORE_EVENT`].
+//! The feed records writes from any process, so a task added by the CLI appears in the open app
+//! just like one added in another window. Task windows follow their task: renamed → new title,
+//! deleted → closed.
+
+use crate::{windows, AppState, STORE_EVENT};
+use codewright_protocol::StoreEvent;
+use codewright_store::Store;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
+use tauri::{AppHandle, Emitter, Manager, Runtime};
+
+/// How often the feed is checked for writes by other processes (one indexed query, ~µs).
+const POLL: Duration = Duration::from_millis(250);
+
+/// Starts the sync thread, on its own connection. Does nothing if the store failed to open.
+pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
+    let state = app.state::<AppState>();
+    let Some(wake) = state.take_wake_receiver() else { return };
+    if state.startup_error().is_some() {
+        return;
+    }
+    let Ok(store) = Store::open_in(state.home()) else { return };
+    let Ok(mut cursor) = store.change_cursor() else { return };
+    let app = app.clone();
+    std::thread::Builder::new()
+        .name("codewright-sync".into())
+        .spawn(move || loop {
+            match wake.recv_timeout(POLL) {
+                Ok(()) | Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+            while wake.try_recv().is_ok() {}
+            match store.events_since(&mut cursor) {
+                Ok(events) => events.iter().for_each(|event| deliver(&app, event)),
+                Err(e) => eprintln!("codewright: cannot read the change feed: {e}"),
+            }
+        })
+        .expect("cannot start the sync thread");
+}
+
+fn deliver<R: Runtime>(app: &AppHandle<R>, event: &StoreEvent) {
+    let _ = app.emit(STORE_EVENT, event);
+    match event {
+        StoreEvent::TaskUpserted { task } => windows::retitle_task_window(app, task),
+        StoreEvent::TaskDeleted { task_id, .. } => windows::close_task_window(app, *task_id),
+        _ => {}
+    }
+}

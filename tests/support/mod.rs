@@ -1,0 +1,140 @@
+//! Shared set-up for the end-to-end tests: a private X server, tauri-driver, and paths.
+
+pub mod webdriver;
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// An X server, tauri-driver (with WebKitWebDriver) and a data folder for one test. Everything is
+/// stopped on drop, the driver's whole process group included, so no WebKitWebDriver is orphaned.
+pub struct Desktop {
+    xvfb: Child,
+    driver: Child,
+    pub port: u16,
+    pub home: PathBuf,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Starts Xvfb on the first free display from :90 up.
+fn start_xvfb() -> (Child, String) {
+    for n in 90..140 {
+        if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() || Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+            continue;
+        }
+        let display = format!(":{n}");
+        let mut child = match Command::new("Xvfb")
+            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(e) => panic!("cannot start Xvfb ({e}); run scripts/setup --test to install it"),
+        };
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = child.try_wait() {
+                break; // lost a race for this display; try the next one
+            }
+            if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
+                return (child, display);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+    }
+    panic!("no free X display between :90 and :139");
+}
+
+fn tauri_driver() -> PathBuf {
+    let candidates = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .chain(std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo/bin")));
+    for dir in candidates {
+        let path = dir.join("tauri-driver");
+        if path.is_file() {
+            return path;
+        }
+    }
+    panic!("tauri-driver is not installed; run scripts/setup --test");
+}
+
+impl Desktop {
+    /// Starts a private desktop whose app instances use the data folder `home`.
+    pub fn start(home: &Path) -> Desktop {
+        let (xvfb, display) = start_xvfb();
+        let port = free_port();
+        let driver = Command::new(tauri_driver())
+            .args(["--port", &port.to_string(), "--native-port", &free_port().to_string()])
+            .env("DISPLAY", &display)
+            .env("CODEWRIGHT_HOME", home)
+            .env_remove("WAYLAND_DISPLAY")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .process_group(0)
+            .spawn()
+            .expect("cannot start tauri-driver");
+        webdriver::wait_for_driver(port, Duration::from_secs(20));
+        Desktop { xvfb, driver, port, home: home.to_path_buf() }
+    }
+
+    /// Launches the app (a new WebDriver session) and waits until its main window has rendered.
+    pub fn launch(&self) -> webdriver::Session {
+        let session = webdriver::Session::start(self.port, env!("CARGO_BIN_EXE_codewright"));
+        session.wait_until("the main window to render", Duration::from_secs(20),
+            "return document.body.dataset.ready === 'true' || !document.getElementById('fatal').hidden",
+            |v| v == true);
+        session
+    }
+}
+
+impl Drop for Desktop {
+    fn drop(&mut self) {
+        // TERM the group: tauri-driver stops WebKitWebDriver only on SIGTERM/SIGINT.
+        kill_group(self.driver.id());
+        let _ = self.driver.wait();
+        let _ = self.xvfb.kill();
+        let _ = self.xvfb.wait();
+    }
+}
+
+fn kill_group(pid: u32) {
+    let _ = Command::new("kill").args(["-TERM", "--", &format!("-{pid}")]).status();
+}
+
+/// The cargo target folder (where screenshots are saved) and the built `codewright-cli`.
+pub fn target_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).parent().unwrap().to_path_buf()
+}
+
+pub fn cli_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().parent().unwrap().join("codewright-cli");
+    assert!(path.is_file(), "{} is missing; build it with `cargo build -p codewright-cli` (the test command does)", path.display());
+    path
+}
+
+/// Saves a screenshot under `<target>/e2e-screenshots/`.
+pub fn save_screenshot(name: &str, png: &[u8]) -> PathBuf {
+    let dir = target_dir().join("e2e-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.png"));
+    std::fs::write(&path, png).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "screenshot {name} is not a PNG");
+    path
+}
+
+/// Runs `codewright-cli --home <home> args…` and returns stdout; panics on failure.
+pub fn cli(home: &Path, args: &[&str]) -> String {
+    let out = Command::new(cli_binary()).arg("--home").arg(home).args(args).output().unwrap();
+    assert!(out.status.success(), "codewright-cli {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}

@@ -1,0 +1,25 @@
+// The only door to the backend: commands in, store events out. Every error a command returns is
+// `{kind, message, fatal}`; `message` is written for people and shown as is.
+
+const tauri = window.__TAURI__;
+
+/** Invokes a backend command. Rejects with `{kind, message, fatal}`. */
+export function call(command, args = {}) {
+  if (!tauri) {
+    return Promise.reject({ kind: 'noBackend', message: 'This page must be opened by the Codewright app.', fatal: true });
+  }
+  return tauri.core.invoke(command, args);
+}
+
+/** Calls `handler(event)` for every change to projects and tasks, from any window or process. */
+export function onStoreEvent(handler) {
+  if (!tauri) return Promise.resolve(() => {});
+  return tauri.event.listen('store', (e) => handler(e.payload));
+}
+
+/** A person-readable message for anything a command or the runtime threw. */
+export function messageOf(error) {
+  if (typeof error === 'string') return error;
+  if (error && typeof error.message === 'string') return error.message;
+  return String(error);
+}

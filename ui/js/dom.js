@@ -1,0 +1,43 @@
+// Tiny DOM helpers. Text is always set through text nodes, never parsed as HTML, so whatever a
+// user, a model or a tool wrote is shown exactly and can never inject markup.
+
+/**
+ * Creates an element. `props`: `class`, `text`, `on<event>` handlers, `dataset`, or attributes.
+ * Children may be nodes, strings (added as text) or null (skipped).
+ */
+export function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value == null || value === false) continue;
+    if (key === 'class') el.className = value;
+    else if (key === 'text') el.textContent = value;
+    else if (key === 'dataset') Object.assign(el.dataset, value);
+    else if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, value === true ? '' : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child == null) continue;
+    el.append(typeof child === 'string' ? document.createTextNode(child) : child);
+  }
+  return el;
+}
+
+export const $ = (selector, root = document) => root.querySelector(selector);
+
+/** Shows a short-lived notice in the corner (errors stay until clicked). */
+export function toast(message, { error = false } = {}) {
+  const box = $('#toasts');
+  if (!box) return;
+  const item = h('div', { class: error ? 'toast error' : 'toast', text: message, onclick: () => item.remove() });
+  box.append(item);
+  if (!error) setTimeout(() => item.remove(), 4000);
+}
+
+/** Replaces the page with the error screen. */
+export function showFatal(message, dataDir, title) {
+  $('#app').hidden = true;
+  if (title) $('#fatal-title').textContent = title;
+  $('#fatal-message').textContent = message;
+  $('#fatal-path').textContent = dataDir || 'unknown';
+  $('#fatal').hidden = false;
+}

@@ -1,0 +1,268 @@
+// The main window: projects in the sidebar, the selected project's tasks on the right. A view of
+// the backend: it renders what commands return and what store events say, and keeps no other state.
+
+import { call, messageOf, onStoreEvent } from './api.js';
+import { confirmDialog, formDialog } from './dialogs.js';
+import { $, h, showFatal, toast } from './dom.js';
+import { ago, statusLabel, when } from './format.js';
+
+const view = {
+  dataDir: '',
+  projects: new Map(), // id → project
+  selected: null, // project id
+  tasks: new Map(), // id → task, of the selected project
+};
+
+const LAST_PROJECT = 'codewright.lastProject';
+
+// ---- rendering ----------------------------------------------------------------------------
+
+function byName(a, b) {
+  return a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }) || a.id - b.id;
+}
+
+function renderProjects() {
+  const list = $('#projects');
+  const projects = [...view.projects.values()].sort(byName);
+  list.replaceChildren(...projects.map((p) =>
+    h('li', { class: p.id === view.selected ? 'project selected' : 'project', dataset: { id: p.id } },
+      h('button', {
+        type: 'button',
+        class: 'project-button',
+        title: p.rootPath,
+        'aria-current': p.id === view.selected ? 'true' : null,
+        onclick: () => select(p.id),
+      },
+      h('span', { class: 'project-initial', text: [...p.name][0]?.toUpperCase() ?? '?' }),
+      h('span', { class: 'project-name', text: p.name })))));
+  $('#projects-empty').hidden = projects.length > 0;
+  $('#app').hidden = false;
+  const project = view.projects.get(view.selected);
+  $('#welcome').hidden = projects.length > 0;
+  $('#project-view').hidden = !project;
+  if (project) {
+    $('#project-name').textContent = project.name;
+    $('#project-path').textContent = project.rootPath;
+    $('#project-path').title = project.rootPath;
+  }
+}
+
+function renderTasks() {
+  const tasks = [...view.tasks.values()].sort((a, b) => b.updatedAt - a.updatedAt || b.id - a.id);
+  $('#tasks').replaceChildren(...tasks.map((t) =>
+    h('li', { class: 'task', dataset: { id: t.id } },
+      h('button', { type: 'button', class: 'task-open', title: 'Open in its own window', onclick: () => openTask(t.id) },
+        h('span', { class: 'task-title', text: t.title }),
+        h('span', { class: 'task-meta' },
+          h('span', { class: `badge status-${t.status}`, text: statusLabel(t.status) }),
+          h('span', { title: when(t.updatedAt), text: ago(t.updatedAt) }),
+          t.messageCount ? h('span', { text: `${t.messageCount} messages` }) : null)),
+      h('span', { class: 'task-actions' },
+        h('button', { type: 'button', class: 'button small', title: 'Rename task', 'aria-label': `Rename ${t.title}`, text: 'Rename', onclick: () => renameTask(t) }),
+        h('button', { type: 'button', class: 'button small danger-outline', title: 'Delete task', 'aria-label': `Delete ${t.title}`, text: 'Delete', onclick: () => deleteTask(t) })))));
+  $('#tasks-empty').hidden = tasks.length > 0;
+}
+
+// ---- loading ------------------------------------------------------------------------------
+
+async function loadProjects() {
+  const projects = await call('list_projects');
+  view.projects = new Map(projects.map((p) => [p.id, p]));
+}
+
+async function loadTasks() {
+  view.tasks = new Map();
+  if (view.selected != null) {
+    const tasks = await call('list_tasks', { projectId: view.selected });
+    view.tasks = new Map(tasks.map((t) => [t.id, t]));
+  }
+}
+
+async function select(id) {
+  view.selected = view.projects.has(id) ? id : ([...view.projects.values()].sort(byName)[0]?.id ?? null);
+  if (view.selected != null) localStorage.setItem(LAST_PROJECT, String(view.selected));
+  renderProjects();
+  try {
+    await loadTasks();
+  } catch (e) {
+    toast(messageOf(e), { error: true });
+  }
+  renderTasks();
+}
+
+async function reloadAll() {
+  await loadProjects();
+  await select(view.selected);
+}
+
+// ---- store events -------------------------------------------------------------------------
+
+function apply(event) {
+  switch (event.type) {
+    case 'projectUpserted':
+      view.projects.set(event.project.id, event.project);
+      if (view.selected == null) return select(event.project.id);
+      renderProjects();
+      break;
+    case 'projectDeleted':
+      view.projects.delete(event.projectId);
+      if (event.projectId === view.selected) return select(null);
+      renderProjects();
+      break;
+    case 'taskUpserted':
+      if (event.task.projectId !== view.selected) return;
+      view.tasks.set(event.task.id, event.task);
+      renderTasks();
+      break;
+    case 'taskDeleted':
+      if (view.tasks.delete(event.taskId)) renderTasks();
+      break;
+    case 'resync':
+      return reloadAll();
+  }
+}
+
+// ---- actions ------------------------------------------------------------------------------
+
+function addProject() {
+  return formDialog({
+    title: 'Add a project',
+    message: 'Choose the folder the agent will work in. Nothing in it is changed by adding it.',
+    fields: [
+      { name: 'path', label: 'Folder', placeholder: '/home/you/code/my-app', browse: true },
+      { name: 'name', label: 'Name (optional)', placeholder: 'Defaults to the folder’s name' },
+    ],
+    submitLabel: 'Add project',
+    action: async ({ path, name }) => {
+      if (!path.trim()) throw new Error('Choose a folder, or type its path.');
+      const project = await call('add_project', { path, name: name.trim() ? name : null });
+      view.projects.set(project.id, project);
+      await select(project.id);
+      return project;
+    },
+  });
+}
+
+function renameProject() {
+  const project = view.projects.get(view.selected);
+  if (!project) return;
+  return formDialog({
+    title: 'Rename project',
+    fields: [{ name: 'name', label: 'Name', value: project.name }],
+    submitLabel: 'Rename',
+    action: async ({ name }) => {
+      const renamed = await call('rename_project', { id: project.id, name });
+      view.projects.set(renamed.id, renamed);
+      renderProjects();
+      return renamed;
+    },
+  });
+}
+
+async function removeProject() {
+  const project = view.projects.get(view.selected);
+  if (!project) return;
+  const count = view.tasks.size;
+  const ok = await confirmDialog({
+    title: `Remove “${project.name}”?`,
+    message: `Its ${count === 1 ? 'task' : `${count} tasks`} will be deleted from Codewright. ` +
+      `The folder ${project.rootPath} and its files are not touched.`,
+    confirmLabel: 'Remove project',
+  });
+  if (!ok) return;
+  try {
+    await call('remove_project', { id: project.id });
+    view.projects.delete(project.id);
+    await select(null);
+  } catch (e) {
+    toast(messageOf(e), { error: true });
+  }
+}
+
+async function createTask(event) {
+  event.preventDefault();
+  const input = $('#new-task-title');
+  const error = $('#new-task-error');
+  try {
+    const task = await call('create_task', { projectId: view.selected, title: input.value });
+    input.value = '';
+    error.hidden = true;
+    view.tasks.set(task.id, task);
+    renderTasks();
+    await openTask(task.id);
+  } catch (e) {
+    error.textContent = messageOf(e);
+    error.hidden = false; // the typed title stays in the box
+  }
+}
+
+async function openTask(id) {
+  try {
+    await call('open_task', { id });
+  } catch (e) {
+    toast(messageOf(e), { error: true });
+  }
+}
+
+function renameTask(task) {
+  return formDialog({
+    title: 'Rename task',
+    fields: [{ name: 'title', label: 'Title', value: task.title }],
+    submitLabel: 'Rename',
+    action: async ({ title }) => {
+      const renamed = await call('rename_task', { id: task.id, title });
+      view.tasks.set(renamed.id, renamed);
+      renderTasks();
+      return renamed;
+    },
+  });
+}
+
+async function deleteTask(task) {
+  const ok = await confirmDialog({
+    title: `Delete “${task.title}”?`,
+    message: 'The task and its conversation will be deleted. Files in the project are not touched.',
+    confirmLabel: 'Delete task',
+  });
+  if (!ok) return;
+  try {
+    await call('delete_task', { id: task.id });
+    view.tasks.delete(task.id);
+    renderTasks();
+  } catch (e) {
+    toast(messageOf(e), { error: true });
+  }
+}
+
+// ---- start --------------------------------------------------------------------------------
+
+async function start() {
+  const info = await call('app_info');
+  view.dataDir = info.dataDir;
+  if (info.startupError) {
+    showFatal(info.startupError.message, info.dataDir);
+    return;
+  }
+  // Listen before loading; events that arrive while loading are applied after it, in order.
+  let pending = [];
+  await onStoreEvent((event) => {
+    if (pending) pending.push(event);
+    else apply(event);
+  });
+  await loadProjects();
+  await select(Number(localStorage.getItem(LAST_PROJECT)));
+  for (const event of pending) await apply(event);
+  pending = null;
+
+  for (const id of ['#add-project', '#add-project-empty', '#add-project-welcome']) {
+    $(id).addEventListener('click', addProject);
+  }
+  $('#rename-project').addEventListener('click', renameProject);
+  $('#remove-project').addEventListener('click', removeProject);
+  $('#new-task').addEventListener('submit', createTask);
+  // Relative times ("5 minutes ago") stay true without a reload.
+  setInterval(renderTasks, 60_000);
+  document.body.dataset.ready = 'true';
+}
+
+start().catch((e) => showFatal(messageOf(e), view.dataDir));
