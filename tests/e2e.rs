@@ -14,7 +14,8 @@ fn texts(selector: &str) -> String {
 }
 
 fn contains(list: &Value, text: &str) -> bool {
-    list.as_array().is_some_and(|items| items.iter().any(|i| i == text))
+    list.as_array()
+        .is_some_and(|items| items.iter().any(|i| i == text))
 }
 
 #[test]
@@ -38,22 +39,45 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
     let error = app.wait_until("the bad-path error", WAIT,
         "const e = document.getElementById('dialog-error'); return e && !e.hidden ? e.textContent : null",
         |v| v.is_string());
-    assert!(error.as_str().unwrap().contains("/no/such/folder does not exist"), "{error}");
-    assert_eq!(app.js("return document.getElementById('dialog-field-path').value", json!([])), "/no/such/folder");
+    assert!(
+        error
+            .as_str()
+            .unwrap()
+            .contains("/no/such/folder does not exist"),
+        "{error}"
+    );
+    assert_eq!(
+        app.js(
+            "return document.getElementById('dialog-field-path').value",
+            json!([])
+        ),
+        "/no/such/folder"
+    );
 
     path_field.clear();
     path_field.type_text(folder.to_str().unwrap());
     app.find("#dialog-submit").click();
-    app.wait_until("the project in the sidebar", WAIT, &texts(".project-name"), |v| contains(v, "my-app 项目"));
+    app.wait_until(
+        "the project in the sidebar",
+        WAIT,
+        &texts(".project-name"),
+        |v| contains(v, "my-app 项目"),
+    );
     let canonical = folder.canonicalize().unwrap();
-    app.wait_until("the project's path in the header", WAIT,
-        "return document.getElementById('project-path').textContent", |v| v == canonical.to_str().unwrap());
+    app.wait_until(
+        "the project's path in the header",
+        WAIT,
+        "return document.getElementById('project-path').textContent",
+        |v| v == canonical.to_str().unwrap(),
+    );
 
     // Create a task: it appears in the list and opens in its own window.
     let title = "Fix the login bug — 修复登录";
     app.find("#new-task-title").type_text(title);
     app.find("#new-task button[type=submit]").click();
-    app.wait_until("the task in the list", WAIT, &texts(".task-title"), |v| contains(v, title));
+    app.wait_until("the task in the list", WAIT, &texts(".task-title"), |v| {
+        contains(v, title)
+    });
     let start = std::time::Instant::now();
     while app.window_handles().len() < 2 {
         assert!(start.elapsed() < WAIT, "the task window did not open");
@@ -62,9 +86,19 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
     let handles = app.window_handles();
     let task_window = handles.iter().find(|h| **h != main_window).unwrap().clone();
     app.switch_to(&task_window);
-    app.wait_until("the task window to render", WAIT, "return document.body.dataset.ready === 'true'", |v| v == true);
+    app.wait_until(
+        "the task window to render",
+        WAIT,
+        "return document.body.dataset.ready === 'true'",
+        |v| v == true,
+    );
     assert_eq!(app.find("#task-title").text(), title);
-    assert!(app.js("return document.getElementById('composer-input').disabled", json!([])) == true);
+    assert!(
+        app.js(
+            "return document.getElementById('composer-input').disabled",
+            json!([])
+        ) == true
+    );
     assert!(app.find("#composer-note").text().contains("cannot be sent"));
 
     // A task window holds only its own capability: it cannot remove projects.
@@ -72,7 +106,10 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
         "const done = arguments[arguments.length - 1];
          window.__TAURI__.core.invoke('remove_project', {id: 1}).then(() => done('allowed'), e => done(String(e && e.message || e)));",
         json!([]));
-    assert_ne!(denied, "allowed", "a task window was allowed to remove a project");
+    assert_ne!(
+        denied, "allowed",
+        "a task window was allowed to remove a project"
+    );
 
     // Opening the task again focuses its window instead of opening a second one.
     app.switch_to(&main_window);
@@ -81,29 +118,75 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
     assert_eq!(app.window_handles().len(), 2);
 
     // Another process (the CLI) adds a task and renames the first: both windows follow.
-    let projects: Value = serde_json::from_str(&cli(&data, &["projects", "list", "--json"])).unwrap();
+    let projects: Value =
+        serde_json::from_str(&cli(&data, &["projects", "list", "--json"])).unwrap();
     let project_id = projects[0]["id"].to_string();
-    cli(&data, &["tasks", "add", "--project", &project_id, "Added from the CLI"]);
-    app.wait_until("the CLI's task in the main window", WAIT, &texts(".task-title"), |v| contains(v, "Added from the CLI"));
-    let tasks: Value = serde_json::from_str(&cli(&data, &["tasks", "list", "--project", &project_id, "--json"])).unwrap();
-    let first = tasks.as_array().unwrap().iter().find(|t| t["title"] == title).unwrap()["id"].to_string();
+    cli(
+        &data,
+        &[
+            "tasks",
+            "add",
+            "--project",
+            &project_id,
+            "Added from the CLI",
+        ],
+    );
+    app.wait_until(
+        "the CLI's task in the main window",
+        WAIT,
+        &texts(".task-title"),
+        |v| contains(v, "Added from the CLI"),
+    );
+    let tasks: Value = serde_json::from_str(&cli(
+        &data,
+        &["tasks", "list", "--project", &project_id, "--json"],
+    ))
+    .unwrap();
+    let first = tasks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"] == title)
+        .unwrap()["id"]
+        .to_string();
     cli(&data, &["tasks", "rename", &first, "Renamed by the CLI"]);
     app.switch_to(&task_window);
-    app.wait_until("the task window to follow the rename", WAIT,
-        "return document.getElementById('task-title').textContent", |v| v == "Renamed by the CLI");
+    app.wait_until(
+        "the task window to follow the rename",
+        WAIT,
+        "return document.getElementById('task-title').textContent",
+        |v| v == "Renamed by the CLI",
+    );
     save_screenshot("task-window", &app.screenshot());
 
     app.switch_to(&main_window);
-    app.wait_until("the main window to follow the rename", WAIT, &texts(".task-title"), |v| contains(v, "Renamed by the CLI"));
+    app.wait_until(
+        "the main window to follow the rename",
+        WAIT,
+        &texts(".task-title"),
+        |v| contains(v, "Renamed by the CLI"),
+    );
     save_screenshot("main-window", &app.screenshot());
     app.quit();
 
     // Relaunch: everything is still there.
     let app = desktop.launch();
-    app.wait_until("the project after a restart", WAIT, &texts(".project-name"), |v| contains(v, "my-app 项目"));
-    let titles = app.wait_until("both tasks after a restart", WAIT, &texts(".task-title"),
-        |v| v.as_array().is_some_and(|a| a.len() == 2));
-    assert!(contains(&titles, "Added from the CLI") && contains(&titles, "Renamed by the CLI"), "{titles}");
+    app.wait_until(
+        "the project after a restart",
+        WAIT,
+        &texts(".project-name"),
+        |v| contains(v, "my-app 项目"),
+    );
+    let titles = app.wait_until(
+        "both tasks after a restart",
+        WAIT,
+        &texts(".task-title"),
+        |v| v.as_array().is_some_and(|a| a.len() == 2),
+    );
+    assert!(
+        contains(&titles, "Added from the CLI") && contains(&titles, "Renamed by the CLI"),
+        "{titles}"
+    );
     save_screenshot("main-window-relaunched", &app.screenshot());
     app.quit();
     assert!(folder.join("main.rs").exists());
@@ -124,10 +207,17 @@ fn a_corrupt_database_shows_the_error_screen_and_is_left_untouched() {
         "const f = document.getElementById('fatal'); return f.hidden ? null : document.getElementById('fatal-message').textContent",
         |v| v.is_string());
     let message = message.as_str().unwrap();
-    assert!(message.contains(db.to_str().unwrap()) && message.contains("corrupt"), "{message}");
+    assert!(
+        message.contains(db.to_str().unwrap()) && message.contains("corrupt"),
+        "{message}"
+    );
     assert!(message.contains("Move it aside"), "{message}");
     std::thread::sleep(Duration::from_millis(300)); // let the error screen paint before the shot
     save_screenshot("error-screen", &app.screenshot());
     app.quit();
-    assert_eq!(std::fs::read(&db).unwrap(), garbage, "the database file was modified");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        garbage,
+        "the database file was modified"
+    );
 }

@@ -22,13 +22,21 @@ pub struct CommandError {
 
 impl From<StoreError> for CommandError {
     fn from(e: StoreError) -> Self {
-        CommandError { kind: e.kind().into(), message: e.to_string(), fatal: e.is_fatal() }
+        CommandError {
+            kind: e.kind().into(),
+            message: e.to_string(),
+            fatal: e.is_fatal(),
+        }
     }
 }
 
 impl From<tauri::Error> for CommandError {
     fn from(e: tauri::Error) -> Self {
-        CommandError { kind: "window".into(), message: format!("the window system failed: {e}"), fatal: false }
+        CommandError {
+            kind: "window".into(),
+            message: format!("the window system failed: {e}"),
+            fatal: false,
+        }
     }
 }
 
@@ -58,9 +66,15 @@ pub fn list_projects(state: State<'_, AppState>) -> Result<Vec<Project>> {
 }
 
 #[tauri::command]
-pub fn add_project(state: State<'_, AppState>, path: String, name: Option<String>) -> Result<Project> {
+pub fn add_project(
+    state: State<'_, AppState>,
+    path: String,
+    name: Option<String>,
+) -> Result<Project> {
     let name = name.filter(|n| !n.trim().is_empty());
-    let project = state.store()?.add_project(&expand_home(&path), name.as_deref())?;
+    let project = state
+        .store()?
+        .add_project(&expand_home(&path), name.as_deref())?;
     state.changed();
     Ok(project)
 }
@@ -86,8 +100,14 @@ pub async fn pick_folder<R: Runtime>(app: AppHandle<R>) -> Result<Option<String>
     let dialog = app.dialog().file().set_title("Choose a project folder");
     let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_pick_folder())
         .await
-        .map_err(|e| CommandError { kind: "dialog".into(), message: format!("the folder chooser failed: {e}"), fatal: false })?;
-    Ok(picked.and_then(|p| p.into_path().ok()).map(|p| p.display().to_string()))
+        .map_err(|e| CommandError {
+            kind: "dialog".into(),
+            message: format!("the folder chooser failed: {e}"),
+            fatal: false,
+        })?;
+    Ok(picked
+        .and_then(|p| p.into_path().ok())
+        .map(|p| p.display().to_string()))
 }
 
 #[tauri::command]
@@ -101,7 +121,11 @@ pub fn get_task(state: State<'_, AppState>, id: TaskId) -> Result<Task> {
 }
 
 #[tauri::command]
-pub fn create_task(state: State<'_, AppState>, project_id: ProjectId, title: String) -> Result<Task> {
+pub fn create_task(
+    state: State<'_, AppState>,
+    project_id: ProjectId,
+    title: String,
+) -> Result<Task> {
     let task = state.store()?.add_task(project_id, &title)?;
     state.changed();
     Ok(task)
@@ -123,7 +147,11 @@ pub fn delete_task(state: State<'_, AppState>, id: TaskId) -> Result<()> {
 
 /// Opens the task in its own window (label `task-<id>`), or focuses that window if it is open.
 #[tauri::command]
-pub async fn open_task<R: Runtime>(app: AppHandle<R>, state: State<'_, AppState>, id: TaskId) -> Result<()> {
+pub async fn open_task<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    id: TaskId,
+) -> Result<()> {
     let task = state.store()?.task(id)?;
     windows::open_task_window(&app, &task)?;
     Ok(())
@@ -132,7 +160,10 @@ pub async fn open_task<R: Runtime>(app: AppHandle<R>, state: State<'_, AppState>
 /// `~/x` → `$HOME/x`, as a user typing a path expects.
 fn expand_home(path: &str) -> PathBuf {
     let path = path.trim();
-    match (path.strip_prefix("~/").or((path == "~").then_some("")), std::env::var_os("HOME")) {
+    match (
+        path.strip_prefix("~/").or((path == "~").then_some("")),
+        std::env::var_os("HOME"),
+    ) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => PathBuf::from(path),
     }

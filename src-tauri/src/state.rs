@@ -19,7 +19,9 @@ impl AppState {
     /// Opens the store in `home`. A failure is kept, not raised: the windows show it on an error
     /// screen with the path and what to do.
     pub fn open(home: &Path) -> AppState {
-        let store = Store::open_in(home).map(Mutex::new).map_err(CommandError::from);
+        let store = Store::open_in(home)
+            .map(Mutex::new)
+            .map_err(CommandError::from);
         let (wake, wake_rx) = channel();
         AppState {
             home: home.to_path_buf(),
@@ -48,7 +50,9 @@ impl AppState {
     /// The store, or the error that kept it from opening.
     pub fn store(&self) -> Result<MutexGuard<'_, Store>, CommandError> {
         match &self.store {
-            Ok(store) => Ok(store.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
+            Ok(store) => Ok(store
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())),
             Err(e) => Err(e.clone()),
         }
     }
@@ -60,6 +64,9 @@ impl AppState {
 
     /// Hands the wake-up receiver to the sync thread (once).
     pub(crate) fn take_wake_receiver(&self) -> Option<Receiver<()>> {
-        self.wake_rx.lock().unwrap_or_else(|p| p.into_inner()).take()
+        self.wake_rx
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 }

@@ -16,12 +16,18 @@ const POLL: Duration = Duration::from_millis(250);
 /// Starts the sync thread, on its own connection. Does nothing if the store failed to open.
 pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
     let state = app.state::<AppState>();
-    let Some(wake) = state.take_wake_receiver() else { return };
+    let Some(wake) = state.take_wake_receiver() else {
+        return;
+    };
     if state.startup_error().is_some() {
         return;
     }
-    let Ok(store) = Store::open_in(state.home()) else { return };
-    let Ok(mut cursor) = store.change_cursor() else { return };
+    let Ok(store) = Store::open_in(state.home()) else {
+        return;
+    };
+    let Ok(mut cursor) = store.change_cursor() else {
+        return;
+    };
     let app = app.clone();
     std::thread::Builder::new()
         .name("codewright-sync".into())

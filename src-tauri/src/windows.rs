@@ -18,11 +18,15 @@ pub(crate) fn open_task_window<R: Runtime>(app: &AppHandle<R>, task: &Task) -> t
         window.show()?;
         return window.set_focus();
     }
-    WebviewWindowBuilder::new(app, label(task.id), WebviewUrl::App(format!("task.html?id={}", task.id).into()))
-        .title(title(task))
-        .inner_size(880.0, 720.0)
-        .min_inner_size(480.0, 360.0)
-        .build()?;
+    WebviewWindowBuilder::new(
+        app,
+        label(task.id),
+        WebviewUrl::App(format!("task.html?id={}", task.id).into()),
+    )
+    .title(title(task))
+    .inner_size(880.0, 720.0)
+    .min_inner_size(480.0, 360.0)
+    .build()?;
     Ok(())
 }
 

@@ -14,17 +14,22 @@ pub struct Desktop {
     xvfb: Child,
     driver: Child,
     pub port: u16,
-    pub home: PathBuf,
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Starts Xvfb on the first free display from :90 up.
 fn start_xvfb() -> (Child, String) {
     for n in 90..140 {
-        if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() || Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+        if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+            || Path::new(&format!("/tmp/.X{n}-lock")).exists()
+        {
             continue;
         }
         let display = format!(":{n}");
@@ -73,7 +78,12 @@ impl Desktop {
         let (xvfb, display) = start_xvfb();
         let port = free_port();
         let driver = Command::new(tauri_driver())
-            .args(["--port", &port.to_string(), "--native-port", &free_port().to_string()])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &free_port().to_string(),
+            ])
             .env("DISPLAY", &display)
             .env("CODEWRIGHT_HOME", home)
             .env_remove("WAYLAND_DISPLAY")
@@ -83,7 +93,7 @@ impl Desktop {
             .spawn()
             .expect("cannot start tauri-driver");
         webdriver::wait_for_driver(port, Duration::from_secs(20));
-        Desktop { xvfb, driver, port, home: home.to_path_buf() }
+        Desktop { xvfb, driver, port }
     }
 
     /// Launches the app (a new WebDriver session) and waits until its main window has rendered.
@@ -107,18 +117,32 @@ impl Drop for Desktop {
 }
 
 fn kill_group(pid: u32) {
-    let _ = Command::new("kill").args(["-TERM", "--", &format!("-{pid}")]).status();
+    let _ = Command::new("kill")
+        .args(["-TERM", "--", &format!("-{pid}")])
+        .status();
 }
 
 /// The cargo target folder (where screenshots are saved) and the built `codewright-cli`.
 pub fn target_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).parent().unwrap().to_path_buf()
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 pub fn cli_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().parent().unwrap().join("codewright-cli");
-    assert!(path.is_file(), "{} is missing; build it with `cargo build -p codewright-cli` (the test command does)", path.display());
+    let path = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("codewright-cli");
+    assert!(
+        path.is_file(),
+        "{} is missing; build it with `cargo build -p codewright-cli` (the test command does)",
+        path.display()
+    );
     path
 }
 
@@ -128,13 +152,25 @@ pub fn save_screenshot(name: &str, png: &[u8]) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.png"));
     std::fs::write(&path, png).unwrap();
-    assert!(png.starts_with(b"\x89PNG"), "screenshot {name} is not a PNG");
+    assert!(
+        png.starts_with(b"\x89PNG"),
+        "screenshot {name} is not a PNG"
+    );
     path
 }
 
 /// Runs `codewright-cli --home <home> args…` and returns stdout; panics on failure.
 pub fn cli(home: &Path, args: &[&str]) -> String {
-    let out = Command::new(cli_binary()).arg("--home").arg(home).args(args).output().unwrap();
-    assert!(out.status.success(), "codewright-cli {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(cli_binary())
+        .arg("--home")
+        .arg(home)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "codewright-cli {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }

@@ -22,22 +22,32 @@ pub struct Element<'s> {
 
 /// Sends one HTTP request to the driver and returns the JSON `value` of the reply.
 fn request(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<Value, String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect: {e}"))?;
-    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut stream =
+        TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect: {e}"))?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
     let body = body.map(|b| b.to_string()).unwrap_or_default();
     // No `Connection: close`: tauri-driver forwards it and resets its pooled upstream connection.
     let head = format!(
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
         body.len()
     );
-    stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes())).map_err(|e| format!("send: {e}"))?;
+    stream
+        .write_all(head.as_bytes())
+        .and_then(|()| stream.write_all(body.as_bytes()))
+        .map_err(|e| format!("send: {e}"))?;
     let mut reader = BufReader::new(stream);
     let mut status = String::new();
-    reader.read_line(&mut status).map_err(|e| format!("read: {e}"))?;
+    reader
+        .read_line(&mut status)
+        .map_err(|e| format!("read: {e}"))?;
     let (mut length, mut chunked) = (None, false);
     loop {
         let mut line = String::new();
-        reader.read_line(&mut line).map_err(|e| format!("read: {e}"))?;
+        reader
+            .read_line(&mut line)
+            .map_err(|e| format!("read: {e}"))?;
         let line = line.trim_end();
         if line.is_empty() {
             break;
@@ -54,10 +64,14 @@ fn request(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<
     if chunked {
         loop {
             let mut size = String::new();
-            reader.read_line(&mut size).map_err(|e| format!("read: {e}"))?;
+            reader
+                .read_line(&mut size)
+                .map_err(|e| format!("read: {e}"))?;
             let size = usize::from_str_radix(size.trim(), 16).map_err(|e| format!("chunk: {e}"))?;
             let mut chunk = vec![0; size + 2];
-            reader.read_exact(&mut chunk).map_err(|e| format!("read: {e}"))?;
+            reader
+                .read_exact(&mut chunk)
+                .map_err(|e| format!("read: {e}"))?;
             if size == 0 {
                 break;
             }
@@ -65,14 +79,26 @@ fn request(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<
         }
     } else if let Some(length) = length {
         raw.resize(length, 0);
-        reader.read_exact(&mut raw).map_err(|e| format!("read: {e}"))?;
+        reader
+            .read_exact(&mut raw)
+            .map_err(|e| format!("read: {e}"))?;
     } else {
-        reader.read_to_end(&mut raw).map_err(|e| format!("read: {e}"))?;
+        reader
+            .read_to_end(&mut raw)
+            .map_err(|e| format!("read: {e}"))?;
     }
-    let reply: Value = serde_json::from_slice(&raw)
-        .map_err(|e| format!("{status}: bad JSON ({e}): {}", String::from_utf8_lossy(&raw)))?;
+    let reply: Value = serde_json::from_slice(&raw).map_err(|e| {
+        format!(
+            "{status}: bad JSON ({e}): {}",
+            String::from_utf8_lossy(&raw)
+        )
+    })?;
     if !status.contains(" 200") {
-        return Err(format!("{method} {path}: {} {}", status.trim(), reply["value"]));
+        return Err(format!(
+            "{method} {path}: {} {}",
+            status.trim(),
+            reply["value"]
+        ));
     }
     Ok(reply["value"].clone())
 }
@@ -81,7 +107,10 @@ fn request(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<
 pub fn wait_for_driver(port: u16, timeout: Duration) {
     let start = Instant::now();
     while request(port, "GET", "/status", None).is_err() {
-        assert!(start.elapsed() < timeout, "the WebDriver server did not start on port {port}");
+        assert!(
+            start.elapsed() < timeout,
+            "the WebDriver server did not start on port {port}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -91,72 +120,120 @@ impl Session {
     pub fn start(port: u16, application: &str) -> Session {
         let caps = json!({"capabilities": {"alwaysMatch": {"tauri:options": {"application": application}}}});
         let value = request(port, "POST", "/session", Some(&caps)).expect("cannot start a session");
-        Session { port, id: value["sessionId"].as_str().expect("session id").to_string() }
+        Session {
+            port,
+            id: value["sessionId"].as_str().expect("session id").to_string(),
+        }
     }
 
     fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
-        request(self.port, method, &format!("/session/{}{path}", self.id), body.as_ref())
+        request(
+            self.port,
+            method,
+            &format!("/session/{}{path}", self.id),
+            body.as_ref(),
+        )
     }
 
     /// Runs `script` (a function body; `arguments` holds `args`) in the current window.
     pub fn js(&self, script: &str, args: Value) -> Value {
-        self.cmd("POST", "/execute/sync", Some(json!({"script": script, "args": args})))
-            .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+        self.cmd(
+            "POST",
+            "/execute/sync",
+            Some(json!({"script": script, "args": args})),
+        )
+        .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
     }
 
     /// Runs an async script: it must call `arguments[arguments.length - 1](result)`.
     pub fn js_async(&self, script: &str, args: Value) -> Value {
-        self.cmd("POST", "/execute/async", Some(json!({"script": script, "args": args})))
-            .unwrap_or_else(|e| panic!("async script failed: {e}\n{script}"))
+        self.cmd(
+            "POST",
+            "/execute/async",
+            Some(json!({"script": script, "args": args})),
+        )
+        .unwrap_or_else(|e| panic!("async script failed: {e}\n{script}"))
     }
 
     /// Finds an element by CSS selector, waiting up to 10 s for it to exist.
     pub fn find(&self, css: &str) -> Element<'_> {
         let start = Instant::now();
         loop {
-            match self.cmd("POST", "/element", Some(json!({"using": "css selector", "value": css}))) {
-                Ok(v) => return Element { session: self, id: v[ELEMENT_KEY].as_str().unwrap_or_else(|| panic!("bad element reply for {css}: {v}")).to_string() },
-                Err(e) if start.elapsed() > Duration::from_secs(10) => panic!("no element {css}: {e}"),
+            match self.cmd(
+                "POST",
+                "/element",
+                Some(json!({"using": "css selector", "value": css})),
+            ) {
+                Ok(v) => {
+                    return Element {
+                        session: self,
+                        id: v[ELEMENT_KEY]
+                            .as_str()
+                            .unwrap_or_else(|| panic!("bad element reply for {css}: {v}"))
+                            .to_string(),
+                    }
+                }
+                Err(e) if start.elapsed() > Duration::from_secs(10) => {
+                    panic!("no element {css}: {e}")
+                }
                 Err(_) => std::thread::sleep(Duration::from_millis(100)),
             }
         }
     }
 
     /// Polls `check` (a script returning a value) until `accept` holds, for up to `timeout`.
-    pub fn wait_until(&self, what: &str, timeout: Duration, script: &str, accept: impl Fn(&Value) -> bool) -> Value {
+    pub fn wait_until(
+        &self,
+        what: &str,
+        timeout: Duration,
+        script: &str,
+        accept: impl Fn(&Value) -> bool,
+    ) -> Value {
         let start = Instant::now();
         loop {
             let value = self.js(script, json!([]));
             if accept(&value) {
                 return value;
             }
-            assert!(start.elapsed() < timeout, "timed out waiting for {what}; last value: {value}");
+            assert!(
+                start.elapsed() < timeout,
+                "timed out waiting for {what}; last value: {value}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
 
     pub fn window_handles(&self) -> Vec<String> {
-        let v = self.cmd("GET", "/window/handles", None).expect("window handles");
-        v.as_array().unwrap().iter().map(|h| h.as_str().unwrap().to_string()).collect()
+        let v = self
+            .cmd("GET", "/window/handles", None)
+            .expect("window handles");
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h.as_str().unwrap().to_string())
+            .collect()
     }
 
     pub fn current_window(&self) -> String {
-        self.cmd("GET", "/window", None).expect("current window").as_str().unwrap().to_string()
+        self.cmd("GET", "/window", None)
+            .expect("current window")
+            .as_str()
+            .unwrap()
+            .to_string()
     }
 
     pub fn switch_to(&self, handle: &str) {
-        self.cmd("POST", "/window", Some(json!({"handle": handle}))).expect("switch window");
-    }
-
-    pub fn title(&self) -> String {
-        self.cmd("GET", "/title", None).expect("title").as_str().unwrap_or_default().to_string()
+        self.cmd("POST", "/window", Some(json!({"handle": handle})))
+            .expect("switch window");
     }
 
     /// A PNG screenshot of the current window.
     pub fn screenshot(&self) -> Vec<u8> {
         use base64::Engine;
         let b64 = self.cmd("GET", "/screenshot", None).expect("screenshot");
-        base64::engine::general_purpose::STANDARD.decode(b64.as_str().unwrap()).unwrap()
+        base64::engine::general_purpose::STANDARD
+            .decode(b64.as_str().unwrap())
+            .unwrap()
     }
 
     /// Ends the session, which quits the app.
@@ -167,21 +244,52 @@ impl Session {
 
 impl Element<'_> {
     pub fn click(&self) {
-        self.session.cmd("POST", &format!("/element/{}/click", self.id), Some(json!({}))).expect("click");
+        self.session
+            .cmd(
+                "POST",
+                &format!("/element/{}/click", self.id),
+                Some(json!({})),
+            )
+            .expect("click");
     }
 
     pub fn clear(&self) {
-        self.session.cmd("POST", &format!("/element/{}/clear", self.id), Some(json!({}))).expect("clear");
+        self.session
+            .cmd(
+                "POST",
+                &format!("/element/{}/clear", self.id),
+                Some(json!({})),
+            )
+            .expect("clear");
     }
 
+    /// Types into a text field. WebKitWebDriver now and then answers a key-send with a bare 500
+    /// while the window is still settling; the field is then cleared and typed again.
     pub fn type_text(&self, text: &str) {
-        self.session
-            .cmd("POST", &format!("/element/{}/value", self.id), Some(json!({"text": text})))
-            .expect("send keys");
+        let send = || {
+            self.session.cmd(
+                "POST",
+                &format!("/element/{}/value", self.id),
+                Some(json!({"text": text})),
+            )
+        };
+        let mut last = send();
+        for _ in 0..3 {
+            if last.is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+            self.clear();
+            last = send();
+        }
+        last.expect("send keys");
     }
 
     pub fn text(&self) -> String {
-        let v = self.session.cmd("GET", &format!("/element/{}/text", self.id), None).expect("text");
+        let v = self
+            .session
+            .cmd("GET", &format!("/element/{}/text", self.id), None)
+            .expect("text");
         v.as_str().unwrap_or_default().to_string()
     }
 }

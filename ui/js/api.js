@@ -19,7 +19,8 @@ export function onStoreEvent(handler) {
 
 /** A person-readable message for anything a command or the runtime threw. */
 export function messageOf(error) {
-  if (typeof error === 'string') return error;
-  if (error && typeof error.message === 'string') return error.message;
-  return String(error);
+  let text = String(error);
+  if (typeof error === 'string') text = error;
+  else if (error && typeof error.message === 'string') text = error.message;
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

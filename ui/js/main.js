@@ -240,7 +240,7 @@ async function start() {
   const info = await call('app_info');
   view.dataDir = info.dataDir;
   if (info.startupError) {
-    showFatal(info.startupError.message, info.dataDir);
+    showFatal(messageOf(info.startupError), info.dataDir);
     return;
   }
   // Listen before loading; events that arrive while loading are applied after it, in order.

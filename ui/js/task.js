@@ -22,7 +22,7 @@ async function start() {
   const info = await call('app_info');
   dataDir = info.dataDir;
   if (info.startupError) {
-    showFatal(info.startupError.message, dataDir);
+    showFatal(messageOf(info.startupError), dataDir);
     return;
   }
   await onStoreEvent((event) => {

@@ -10,7 +10,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "codewright-cli", version, about = "Codewright from the command line")]
+#[command(
+    name = "codewright-cli",
+    version,
+    about = "Codewright from the command line"
+)]
 struct Cli {
     /// Data folder (default: $CODEWRIGHT_HOME, else ~/.local/share/codewright).
     #[arg(long, global = true, value_name = "DIR")]
@@ -77,7 +81,10 @@ fn main() -> ExitCode {
             // Clap's message is several lines; keep the first, the one that says what is wrong.
             let rendered = e.to_string();
             let first = rendered.lines().next().unwrap_or("invalid arguments");
-            eprintln!("codewright-cli: {} (see --help)", first.trim_start_matches("error: "));
+            eprintln!(
+                "codewright-cli: {} (see --help)",
+                first.trim_start_matches("error: ")
+            );
             return ExitCode::from(2);
         }
     };
@@ -85,7 +92,9 @@ fn main() -> ExitCode {
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth reporting.
-            let _ = stdout.write_all(output.as_bytes()).and_then(|()| stdout.flush());
+            let _ = stdout
+                .write_all(output.as_bytes())
+                .and_then(|()| stdout.flush());
             ExitCode::SUCCESS
         }
         Err(message) => {
@@ -113,17 +122,29 @@ fn run(cli: Cli) -> Result<String, String> {
             } else {
                 table(
                     &["ID", "NAME", "PATH"],
-                    projects.iter().map(|p| vec![p.id.to_string(), p.name.clone(), p.root_path.clone()]),
+                    projects
+                        .iter()
+                        .map(|p| vec![p.id.to_string(), p.name.clone(), p.root_path.clone()]),
                 )
             }
         }
         Command::Projects(ProjectsCommand::Add { path, name }) => {
-            let p = store.add_project(&path, name.as_deref()).map_err(|e| e.to_string())?;
-            if json { to_json(&p) } else { format!("Added project {} \"{}\" ({})\n", p.id, p.name, p.root_path) }
+            let p = store
+                .add_project(&path, name.as_deref())
+                .map_err(|e| e.to_string())?;
+            if json {
+                to_json(&p)
+            } else {
+                format!("Added project {} \"{}\" ({})\n", p.id, p.name, p.root_path)
+            }
         }
         Command::Projects(ProjectsCommand::Rename { id, name }) => {
             let p = store.rename_project(id, &name).map_err(|e| e.to_string())?;
-            if json { to_json(&p) } else { format!("Renamed project {} to \"{}\"\n", p.id, p.name) }
+            if json {
+                to_json(&p)
+            } else {
+                format!("Renamed project {} to \"{}\"\n", p.id, p.name)
+            }
         }
         Command::Projects(ProjectsCommand::Rm { id }) => {
             let p = store.project(id).map_err(|e| e.to_string())?;
@@ -131,7 +152,10 @@ fn run(cli: Cli) -> Result<String, String> {
             if json {
                 to_json(&serde_json::json!({ "removed": p.id }))
             } else {
-                format!("Removed project {} \"{}\" and its tasks; the folder {} was not touched\n", p.id, p.name, p.root_path)
+                format!(
+                    "Removed project {} \"{}\" and its tasks; the folder {} was not touched\n",
+                    p.id, p.name, p.root_path
+                )
             }
         }
         Command::Tasks(TasksCommand::List { project }) => {
@@ -143,22 +167,39 @@ fn run(cli: Cli) -> Result<String, String> {
             } else {
                 table(
                     &["ID", "STATUS", "TITLE"],
-                    tasks.iter().map(|t| vec![t.id.to_string(), t.status.as_str().into(), t.title.clone()]),
+                    tasks
+                        .iter()
+                        .map(|t| vec![t.id.to_string(), t.status.as_str().into(), t.title.clone()]),
                 )
             }
         }
         Command::Tasks(TasksCommand::Add { project, title }) => {
             let t = store.add_task(project, &title).map_err(|e| e.to_string())?;
-            if json { to_json(&t) } else { format!("Added task {} \"{}\" to project {}\n", t.id, t.title, t.project_id) }
+            if json {
+                to_json(&t)
+            } else {
+                format!(
+                    "Added task {} \"{}\" to project {}\n",
+                    t.id, t.title, t.project_id
+                )
+            }
         }
         Command::Tasks(TasksCommand::Rename { id, title }) => {
             let t = store.rename_task(id, &title).map_err(|e| e.to_string())?;
-            if json { to_json(&t) } else { format!("Renamed task {} to \"{}\"\n", t.id, t.title) }
+            if json {
+                to_json(&t)
+            } else {
+                format!("Renamed task {} to \"{}\"\n", t.id, t.title)
+            }
         }
         Command::Tasks(TasksCommand::Rm { id }) => {
             let t = store.task(id).map_err(|e| e.to_string())?;
             store.remove_task(id).map_err(|e| e.to_string())?;
-            if json { to_json(&serde_json::json!({ "removed": t.id })) } else { format!("Deleted task {} \"{}\"\n", t.id, t.title) }
+            if json {
+                to_json(&serde_json::json!({ "removed": t.id }))
+            } else {
+                format!("Deleted task {} \"{}\"\n", t.id, t.title)
+            }
         }
     };
     Ok(out)
@@ -189,7 +230,10 @@ fn table(headers: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
                 out.push_str(cell);
             } else {
                 out.push_str(cell);
-                out.extend(std::iter::repeat_n(' ', widths[col] - cell.chars().count() + 2));
+                out.extend(std::iter::repeat_n(
+                    ' ',
+                    widths[col] - cell.chars().count() + 2,
+                ));
             }
         }
         out.push('\n');

@@ -10,7 +10,9 @@ struct Cli {
 
 impl Cli {
     fn new() -> Cli {
-        Cli { home: tempfile::tempdir().unwrap() }
+        Cli {
+            home: tempfile::tempdir().unwrap(),
+        }
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -26,7 +28,11 @@ impl Cli {
     /// Runs a command that must succeed and returns its stdout.
     fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     }
 
@@ -42,7 +48,11 @@ impl Cli {
         assert!(!out.status.success(), "{args:?} should have failed");
         assert!(out.stdout.is_empty(), "a failure printed to stdout");
         let err = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(err.trim_end().lines().count(), 1, "error is not one line: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "error is not one line: {err}"
+        );
         err
     }
 
@@ -66,7 +76,10 @@ fn projects_and_tasks_round_trip() {
     assert_eq!(project["rootPath"], dir);
 
     let text = cli.ok(&["projects", "list"]);
-    assert!(text.starts_with("ID") && text.contains("My App") && text.contains(&dir), "{text}");
+    assert!(
+        text.starts_with("ID") && text.contains("My App") && text.contains(&dir),
+        "{text}"
+    );
 
     let task = cli.json(&["tasks", "add", "--project", &pid, "Fix the login bug"]);
     assert_eq!(task["title"], "Fix the login bug");
@@ -75,13 +88,21 @@ fn projects_and_tasks_round_trip() {
     cli.ok(&["tasks", "add", "--project", &pid, "Second"]);
     let tasks = cli.json(&["tasks", "list", "--project", &pid]);
     assert_eq!(tasks.as_array().unwrap().len(), 2);
-    assert!(cli.ok(&["tasks", "list", "--project", &pid]).contains("Fix the login bug"));
+    assert!(cli
+        .ok(&["tasks", "list", "--project", &pid])
+        .contains("Fix the login bug"));
 
     cli.ok(&["tasks", "rename", &tid, "Fixed"]);
     cli.ok(&["projects", "rename", &pid, "Renamed"]);
     assert_eq!(cli.json(&["projects", "list"])[0]["name"], "Renamed");
     cli.ok(&["tasks", "rm", &tid]);
-    assert_eq!(cli.json(&["tasks", "list", "--project", &pid]).as_array().unwrap().len(), 1);
+    assert_eq!(
+        cli.json(&["tasks", "list", "--project", &pid])
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 
     std::fs::write(Path::new(&dir).join("keep.txt"), "x").unwrap();
     let removed = cli.ok(&["projects", "rm", &pid]);
@@ -95,22 +116,38 @@ fn bad_input_is_a_one_line_error_naming_the_problem() {
     let cli = Cli::new();
     let missing = cli.home.path().join("missing");
     let err = cli.fails(&["projects", "add", missing.to_str().unwrap()]);
-    assert!(err.contains("does not exist") && err.contains(missing.to_str().unwrap()), "{err}");
+    assert!(
+        err.contains("does not exist") && err.contains(missing.to_str().unwrap()),
+        "{err}"
+    );
 
     let file = cli.home.path().join("f.txt");
     std::fs::write(&file, "x").unwrap();
-    assert!(cli.fails(&["projects", "add", file.to_str().unwrap()]).contains("not a folder"));
+    assert!(cli
+        .fails(&["projects", "add", file.to_str().unwrap()])
+        .contains("not a folder"));
 
     let dir = cli.folder("p");
     cli.ok(&["projects", "add", &dir]);
     let err = cli.fails(&["projects", "add", &dir]);
-    assert!(err.contains("already a project") && err.contains(&dir), "{err}");
+    assert!(
+        err.contains("already a project") && err.contains(&dir),
+        "{err}"
+    );
     assert_eq!(cli.json(&["projects", "list"]).as_array().unwrap().len(), 1);
 
-    assert!(cli.fails(&["projects", "rename", "1", "   "]).contains("cannot be empty"));
-    assert!(cli.fails(&["tasks", "add", "--project", "42", "x"]).contains("project 42 does not exist"));
-    assert!(cli.fails(&["tasks", "rm", "7"]).contains("task 7 does not exist"));
-    assert!(cli.fails(&["tasks", "list", "--project", "abc"]).contains("'abc' is not a project id"));
+    assert!(cli
+        .fails(&["projects", "rename", "1", "   "])
+        .contains("cannot be empty"));
+    assert!(cli
+        .fails(&["tasks", "add", "--project", "42", "x"])
+        .contains("project 42 does not exist"));
+    assert!(cli
+        .fails(&["tasks", "rm", "7"])
+        .contains("task 7 does not exist"));
+    assert!(cli
+        .fails(&["tasks", "list", "--project", "abc"])
+        .contains("'abc' is not a project id"));
 }
 
 #[test]
@@ -121,10 +158,16 @@ fn unicode_is_preserved_exactly() {
     assert_eq!(p["name"], "代码 🚀");
     let pid = p["id"].to_string();
     for title in ["修复 bug 🐛", "تحسين الأداء", "👩‍💻"] {
-        assert_eq!(cli.json(&["tasks", "add", "--project", &pid, title])["title"], title);
+        assert_eq!(
+            cli.json(&["tasks", "add", "--project", &pid, title])["title"],
+            title
+        );
     }
     let text = cli.ok(&["tasks", "list", "--project", &pid]);
-    assert!(text.contains("تحسين الأداء") && text.contains("👩‍💻"), "{text}");
+    assert!(
+        text.contains("تحسين الأداء") && text.contains("👩‍💻"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -133,10 +176,14 @@ fn a_corrupt_database_fails_with_its_path_and_is_not_touched() {
     let data = cli.home.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
     let db = data.join("codewright.db");
-    let garbage = b"this is not a sqlite database, it is a text file that got in the way".repeat(100);
+    let garbage =
+        b"this is not a sqlite database, it is a text file that got in the way".repeat(100);
     std::fs::write(&db, &garbage).unwrap();
     let err = cli.fails(&["projects", "list"]);
-    assert!(err.contains(db.to_str().unwrap()) && err.contains("corrupt"), "{err}");
+    assert!(
+        err.contains(db.to_str().unwrap()) && err.contains("corrupt"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&db).unwrap(), garbage);
 }
 
@@ -152,7 +199,10 @@ fn an_unusable_data_folder_fails_with_its_path() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("blocker") && err.contains("CODEWRIGHT_HOME"), "{err}");
+    assert!(
+        err.contains("blocker") && err.contains("CODEWRIGHT_HOME"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -174,5 +224,11 @@ fn concurrent_cli_processes_do_not_lose_writes() {
     for mut child in children {
         assert!(child.wait().unwrap().success());
     }
-    assert_eq!(cli.json(&["tasks", "list", "--project", &pid]).as_array().unwrap().len(), 8);
+    assert_eq!(
+        cli.json(&["tasks", "list", "--project", &pid])
+            .as_array()
+            .unwrap()
+            .len(),
+        8
+    );
 }

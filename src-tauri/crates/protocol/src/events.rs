@@ -17,7 +17,10 @@ pub enum StoreEvent {
     TaskUpserted { task: Task },
     /// A task was removed.
     #[serde(rename_all = "camelCase")]
-    TaskDeleted { task_id: TaskId, project_id: ProjectId },
+    TaskDeleted {
+        task_id: TaskId,
+        project_id: ProjectId,
+    },
     /// Changes were missed (the feed was pruned past this reader): reload everything.
     Resync,
 }
@@ -28,11 +31,17 @@ mod tests {
 
     #[test]
     fn events_have_a_stable_tagged_shape() {
-        let event = StoreEvent::TaskDeleted { task_id: TaskId(3), project_id: ProjectId(1) };
+        let event = StoreEvent::TaskDeleted {
+            task_id: TaskId(3),
+            project_id: ProjectId(1),
+        };
         assert_eq!(
             serde_json::to_value(&event).unwrap(),
             serde_json::json!({"type": "taskDeleted", "taskId": 3, "projectId": 1})
         );
-        assert_eq!(serde_json::to_value(StoreEvent::Resync).unwrap(), serde_json::json!({"type": "resync"}));
+        assert_eq!(
+            serde_json::to_value(StoreEvent::Resync).unwrap(),
+            serde_json::json!({"type": "resync"})
+        );
     }
 }

@@ -2,9 +2,9 @@
 //! the CLI and the UI. Everything here is plain data with a stable serde shape (camelCase JSON);
 //! no behaviour lives in this crate.
 
+mod events;
 mod ids;
 mod records;
-mod events;
 
 pub use events::StoreEvent;
 pub use ids::{ProjectId, TaskId};

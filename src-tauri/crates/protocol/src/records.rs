@@ -91,7 +91,14 @@ mod tests {
 
     #[test]
     fn status_names_round_trip() {
-        for s in ["idle", "running", "awaiting_approval", "paused", "completed", "failed"] {
+        for s in [
+            "idle",
+            "running",
+            "awaiting_approval",
+            "paused",
+            "completed",
+            "failed",
+        ] {
             let status = TaskStatus::parse(s).unwrap();
             assert_eq!(status.as_str(), s);
             assert_eq!(serde_json::to_value(status).unwrap(), s);

@@ -12,11 +12,16 @@ const KEEP: i64 = 10_000;
 const BATCH: i64 = 1_000;
 
 pub(crate) fn head(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |r| r.get(0))
+    conn.query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |r| {
+        r.get(0)
+    })
 }
 
 pub(crate) fn prune(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute("DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes) - ?1", [KEEP])?;
+    conn.execute(
+        "DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes) - ?1",
+        [KEEP],
+    )?;
     Ok(())
 }
 
@@ -52,27 +57,36 @@ pub(crate) fn events_since(store: &Store, cursor: &mut i64) -> Result<Vec<StoreE
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
-    let Some(last) = changes.last() else { return Ok(Vec::new()) };
+    let Some(last) = changes.last() else {
+        return Ok(Vec::new());
+    };
     *cursor = last.seq;
 
     // One event per record: its last change in this batch wins, in the order of those last changes.
     let mut events = Vec::new();
-    let last_of: HashMap<(&str, i64), usize> =
-        changes.iter().enumerate().map(|(i, c)| ((c.entity.as_str(), c.id), i)).collect();
+    let last_of: HashMap<(&str, i64), usize> = changes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ((c.entity.as_str(), c.id), i))
+        .collect();
     for (i, change) in changes.iter().enumerate() {
         if last_of[&(change.entity.as_str(), change.id)] != i {
             continue;
         }
         let event = match (change.entity.as_str(), change.deleted) {
-            ("project", true) => Some(StoreEvent::ProjectDeleted { project_id: ProjectId(change.id) }),
-            ("project", false) => {
-                store.find_project(ProjectId(change.id))?.map(|project| StoreEvent::ProjectUpserted { project })
-            }
+            ("project", true) => Some(StoreEvent::ProjectDeleted {
+                project_id: ProjectId(change.id),
+            }),
+            ("project", false) => store
+                .find_project(ProjectId(change.id))?
+                .map(|project| StoreEvent::ProjectUpserted { project }),
             ("task", true) => Some(StoreEvent::TaskDeleted {
                 task_id: TaskId(change.id),
                 project_id: ProjectId(change.parent.unwrap_or_default()),
             }),
-            ("task", false) => store.find_task(TaskId(change.id))?.map(|task| StoreEvent::TaskUpserted { task }),
+            ("task", false) => store
+                .find_task(TaskId(change.id))?
+                .map(|task| StoreEvent::TaskUpserted { task }),
             _ => None,
         };
         events.extend(event);

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("cannot use the data folder {}: {source}. Make sure it is a folder you can write to, or point CODEWRIGHT_HOME (or --home) at another one.", path.display())]
-    DataDir { path: PathBuf, source: std::io::Error },
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 
     #[error("cannot open the database {}: {reason}. Make sure the file and its folder are writable, or point CODEWRIGHT_HOME (or --home) at another folder.", path.display())]
     CannotOpen { path: PathBuf, reason: String },
@@ -15,7 +18,11 @@ pub enum StoreError {
     Corrupt { path: PathBuf },
 
     #[error("the database {} was written by a newer Codewright (schema version {found}; this build knows up to {supported}). Update Codewright, or use another data folder.", path.display())]
-    TooNew { path: PathBuf, found: i64, supported: i64 },
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
 
     #[error("{what} {id} does not exist (it may have been removed)")]
     NotFound { what: &'static str, id: i64 },
@@ -30,7 +37,10 @@ pub enum StoreError {
     NotADirectory { path: PathBuf },
 
     #[error("cannot read {}: {source}", path.display())]
-    PathUnreadable { path: PathBuf, source: std::io::Error },
+    PathUnreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 
     #[error("the folder {path} is already a project (\"{name}\")")]
     AlreadyAdded { path: String, name: String },
@@ -65,14 +75,19 @@ impl StoreError {
     pub(crate) fn from_open(path: &Path, e: rusqlite::Error) -> StoreError {
         let path = path.to_path_buf();
         match e.sqlite_error_code() {
-            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt { path },
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+                StoreError::Corrupt { path }
+            }
             Some(
                 ErrorCode::CannotOpen
                 | ErrorCode::ReadOnly
                 | ErrorCode::PermissionDenied
                 | ErrorCode::SystemIoFailure
                 | ErrorCode::DiskFull,
-            ) => StoreError::CannotOpen { path, reason: e.to_string() },
+            ) => StoreError::CannotOpen {
+                path,
+                reason: e.to_string(),
+            },
             _ => StoreError::Sqlite(e),
         }
     }

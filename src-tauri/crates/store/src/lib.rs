@@ -38,8 +38,10 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the database in the data folder `home`.
     pub fn open_in(home: &Path) -> Result<Store> {
-        std::fs::create_dir_all(home)
-            .map_err(|source| StoreError::DataDir { path: home.to_path_buf(), source })?;
+        std::fs::create_dir_all(home).map_err(|source| StoreError::DataDir {
+            path: home.to_path_buf(),
+            source,
+        })?;
         Store::open(&home.join(DB_FILE_NAME))
     }
 
@@ -56,12 +58,19 @@ impl Store {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(wrap)?;
         // The first statement that reads the file: a file that is not a database fails here,
         // before anything is written.
-        conn.query_row("PRAGMA schema_version", [], |_| Ok(())).map_err(wrap)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(wrap)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(wrap)?;
-        conn.pragma_update(None, "foreign_keys", "ON").map_err(wrap)?;
+        conn.query_row("PRAGMA schema_version", [], |_| Ok(()))
+            .map_err(wrap)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(wrap)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(wrap)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(wrap)?;
         migrations::migrate(&conn, path)?;
-        let store = Store { conn, path: path.to_path_buf() };
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
         store.prune_changes()?;
         Ok(store)
     }

@@ -24,7 +24,11 @@ pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<()> {
     loop {
         let found = version(conn).map_err(wrap)?;
         if found > LATEST {
-            return Err(StoreError::TooNew { path: path.to_path_buf(), found, supported: LATEST });
+            return Err(StoreError::TooNew {
+                path: path.to_path_buf(),
+                found,
+                supported: LATEST,
+            });
         }
         if found == LATEST {
             return Ok(());

@@ -38,6 +38,9 @@ mod tests {
             assert!(clean("name", bad).is_err(), "{bad:?} should be rejected");
         }
         let long = "x".repeat(201);
-        assert!(clean("title", &long).unwrap_err().to_string().contains("201 characters"));
+        assert!(clean("title", &long)
+            .unwrap_err()
+            .to_string()
+            .contains("201 characters"));
     }
 }

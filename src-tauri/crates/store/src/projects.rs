@@ -5,8 +5,7 @@ use codewright_protocol::{Project, ProjectId};
 use rusqlite::{params, ErrorCode, OptionalExtension, Row};
 use std::path::Path;
 
-const COLUMNS: &str =
-    "id, name, description, root_path, context, rules, created_at, updated_at";
+const COLUMNS: &str = "id, name, description, root_path, context, rules, created_at, updated_at";
 
 fn from_row(row: &Row) -> rusqlite::Result<Project> {
     Ok(Project {
@@ -33,12 +32,16 @@ impl Store {
 
     /// One project.
     pub fn project(&self, id: ProjectId) -> Result<Project> {
-        self.find_project(id)?.ok_or(StoreError::NotFound { what: "project", id: id.0 })
+        self.find_project(id)?.ok_or(StoreError::NotFound {
+            what: "project",
+            id: id.0,
+        })
     }
 
     pub(crate) fn find_project(&self, id: ProjectId) -> Result<Option<Project>> {
-        let mut stmt =
-            self.conn.prepare_cached(&format!("SELECT {COLUMNS} FROM projects WHERE id = ?1"))?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM projects WHERE id = ?1"))?;
         Ok(stmt.query_row([id.0], from_row).optional()?)
     }
 
@@ -46,17 +49,29 @@ impl Store {
     /// must be an existing folder not already added; it is stored canonical (symlinks resolved).
     pub fn add_project(&self, path: &Path, name: Option<&str>) -> Result<Project> {
         if path.as_os_str().is_empty() {
-            return Err(StoreError::Invalid("the folder path cannot be empty".into()));
+            return Err(StoreError::Invalid(
+                "the folder path cannot be empty".into(),
+            ));
         }
         let meta = std::fs::metadata(path).map_err(|source| match source.kind() {
-            std::io::ErrorKind::NotFound => StoreError::PathNotFound { path: path.to_path_buf() },
-            _ => StoreError::PathUnreadable { path: path.to_path_buf(), source },
+            std::io::ErrorKind::NotFound => StoreError::PathNotFound {
+                path: path.to_path_buf(),
+            },
+            _ => StoreError::PathUnreadable {
+                path: path.to_path_buf(),
+                source,
+            },
         })?;
         if !meta.is_dir() {
-            return Err(StoreError::NotADirectory { path: path.to_path_buf() });
+            return Err(StoreError::NotADirectory {
+                path: path.to_path_buf(),
+            });
         }
-        let canonical = std::fs::canonicalize(path)
-            .map_err(|source| StoreError::PathUnreadable { path: path.to_path_buf(), source })?;
+        let canonical =
+            std::fs::canonicalize(path).map_err(|source| StoreError::PathUnreadable {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let root_path = canonical.to_str().map(str::to_owned).ok_or_else(|| {
             StoreError::Invalid(format!(
                 "the folder path {} is not valid UTF-8, which Codewright cannot store",
@@ -66,7 +81,10 @@ impl Store {
         let name = match name {
             Some(name) => names::clean("project name", name)?,
             None => {
-                let base = canonical.file_name().and_then(|n| n.to_str()).unwrap_or(&root_path);
+                let base = canonical
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or(&root_path);
                 names::clean("project name", base)?
             }
         };
@@ -80,12 +98,17 @@ impl Store {
             Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
                 let existing: Option<String> = self
                     .conn
-                    .query_row("SELECT name FROM projects WHERE root_path = ?1", [&root_path], |r| {
-                        r.get(0)
-                    })
+                    .query_row(
+                        "SELECT name FROM projects WHERE root_path = ?1",
+                        [&root_path],
+                        |r| r.get(0),
+                    )
                     .optional()?;
                 match existing {
-                    Some(name) => Err(StoreError::AlreadyAdded { path: root_path, name }),
+                    Some(name) => Err(StoreError::AlreadyAdded {
+                        path: root_path,
+                        name,
+                    }),
                     None => Err(e.into()),
                 }
             }
@@ -101,16 +124,24 @@ impl Store {
             params![name, now_ms(), id.0],
         )?;
         if changed == 0 {
-            return Err(StoreError::NotFound { what: "project", id: id.0 });
+            return Err(StoreError::NotFound {
+                what: "project",
+                id: id.0,
+            });
         }
         self.project(id)
     }
 
     /// Removes a project and its tasks from Codewright. The folder on disk is not touched.
     pub fn remove_project(&self, id: ProjectId) -> Result<()> {
-        let changed = self.conn.execute("DELETE FROM projects WHERE id = ?1", [id.0])?;
+        let changed = self
+            .conn
+            .execute("DELETE FROM projects WHERE id = ?1", [id.0])?;
         if changed == 0 {
-            return Err(StoreError::NotFound { what: "project", id: id.0 });
+            return Err(StoreError::NotFound {
+                what: "project",
+                id: id.0,
+            });
         }
         Ok(())
     }

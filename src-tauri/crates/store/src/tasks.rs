@@ -40,12 +40,16 @@ impl Store {
 
     /// One task.
     pub fn task(&self, id: TaskId) -> Result<Task> {
-        self.find_task(id)?.ok_or(StoreError::NotFound { what: "task", id: id.0 })
+        self.find_task(id)?.ok_or(StoreError::NotFound {
+            what: "task",
+            id: id.0,
+        })
     }
 
     pub(crate) fn find_task(&self, id: TaskId) -> Result<Option<Task>> {
-        let mut stmt =
-            self.conn.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"))?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"))?;
         Ok(stmt.query_row([id.0], from_row).optional()?)
     }
 
@@ -59,7 +63,10 @@ impl Store {
             params![project.0, title, now],
         )?;
         if inserted == 0 {
-            return Err(StoreError::NotFound { what: "project", id: project.0 });
+            return Err(StoreError::NotFound {
+                what: "project",
+                id: project.0,
+            });
         }
         self.task(TaskId(self.conn.last_insert_rowid()))
     }
@@ -72,16 +79,24 @@ impl Store {
             params![title, now_ms(), id.0],
         )?;
         if changed == 0 {
-            return Err(StoreError::NotFound { what: "task", id: id.0 });
+            return Err(StoreError::NotFound {
+                what: "task",
+                id: id.0,
+            });
         }
         self.task(id)
     }
 
     /// Deletes a task (and, once they exist, its messages).
     pub fn remove_task(&self, id: TaskId) -> Result<()> {
-        let changed = self.conn.execute("DELETE FROM tasks WHERE id = ?1", [id.0])?;
+        let changed = self
+            .conn
+            .execute("DELETE FROM tasks WHERE id = ?1", [id.0])?;
         if changed == 0 {
-            return Err(StoreError::NotFound { what: "task", id: id.0 });
+            return Err(StoreError::NotFound {
+                what: "task",
+                id: id.0,
+            });
         }
         Ok(())
     }

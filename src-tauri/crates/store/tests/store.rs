@@ -31,8 +31,14 @@ fn migrates_from_empty_and_from_every_earlier_version() {
         }
         let store = Store::open(&path).unwrap();
         let conn = Connection::open(&path).unwrap();
-        assert_eq!(migrations::version(&conn).unwrap(), migrations::LATEST, "from v{start}");
-        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        assert_eq!(
+            migrations::version(&conn).unwrap(),
+            migrations::LATEST,
+            "from v{start}"
+        );
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(mode, "wal");
         // And the schema works.
         let project = store.add_project(&folder(home.path(), "p"), None).unwrap();
@@ -48,9 +54,15 @@ fn refuses_a_database_from_a_newer_build_without_touching_it() {
     let home = tempfile::tempdir().unwrap();
     let path = home.path().join(DB_FILE_NAME);
     Store::open(&path).unwrap();
-    Connection::open(&path).unwrap().pragma_update(None, "user_version", 999).unwrap();
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", 999)
+        .unwrap();
     let err = Store::open(&path).err().unwrap();
-    assert!(matches!(err, StoreError::TooNew { found: 999, .. }), "{err}");
+    assert!(
+        matches!(err, StoreError::TooNew { found: 999, .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains(&path.display().to_string()));
 }
 
@@ -66,8 +78,15 @@ fn a_corrupt_file_is_reported_with_its_path_and_left_untouched() {
     let message = err.to_string();
     assert!(message.contains(&path.display().to_string()), "{message}");
     assert!(message.contains("left untouched"), "{message}");
-    assert_eq!(std::fs::read(&path).unwrap(), garbage, "the corrupt file was modified");
-    let names: Vec<_> = std::fs::read_dir(home.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        garbage,
+        "the corrupt file was modified"
+    );
+    let names: Vec<_> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names.len(), 1, "side files were created: {names:?}");
 }
 
@@ -87,15 +106,29 @@ fn deleting_a_project_cascades_to_its_tasks_and_leaves_the_folder() {
     let dir = folder(home.path(), "work");
     std::fs::write(dir.join("keep.txt"), "precious").unwrap();
     let a = store.add_project(&dir, None).unwrap();
-    let b = store.add_project(&folder(home.path(), "other"), None).unwrap();
+    let b = store
+        .add_project(&folder(home.path(), "other"), None)
+        .unwrap();
     let t1 = store.add_task(a.id, "one").unwrap();
     store.add_task(a.id, "two").unwrap();
     let kept = store.add_task(b.id, "kept").unwrap();
     store.remove_project(a.id).unwrap();
-    assert!(matches!(store.task(t1.id), Err(StoreError::NotFound { what: "task", .. })));
-    assert!(matches!(store.tasks(a.id), Err(StoreError::NotFound { what: "project", .. })));
+    assert!(matches!(
+        store.task(t1.id),
+        Err(StoreError::NotFound { what: "task", .. })
+    ));
+    assert!(matches!(
+        store.tasks(a.id),
+        Err(StoreError::NotFound {
+            what: "project",
+            ..
+        })
+    ));
     assert_eq!(store.tasks(b.id).unwrap(), vec![kept]);
-    assert_eq!(std::fs::read_to_string(dir.join("keep.txt")).unwrap(), "precious");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("keep.txt")).unwrap(),
+        "precious"
+    );
 }
 
 #[test]
@@ -108,9 +141,15 @@ fn root_path_is_unique_even_through_symlinks_and_relative_forms() {
     std::os::unix::fs::symlink(&dir, &link).unwrap();
     for again in [dir.clone(), link, dir.join("."), dir.join("../repo")] {
         let err = store.add_project(&again, None).unwrap_err();
-        assert!(matches!(err, StoreError::AlreadyAdded { .. }), "{again:?}: {err:?}");
+        assert!(
+            matches!(err, StoreError::AlreadyAdded { .. }),
+            "{again:?}: {err:?}"
+        );
         let message = err.to_string();
-        assert!(message.contains(&first.root_path) && message.contains("Repo"), "{message}");
+        assert!(
+            message.contains(&first.root_path) && message.contains("Repo"),
+            "{message}"
+        );
     }
     assert_eq!(store.projects().unwrap().len(), 1);
 }
@@ -120,20 +159,43 @@ fn bad_paths_and_names_are_clear_errors_and_write_nothing() {
     let (home, store) = fresh();
     let missing = home.path().join("nope");
     let err = store.add_project(&missing, None).unwrap_err();
-    assert!(err.to_string().contains(&missing.display().to_string()), "{err}");
+    assert!(
+        err.to_string().contains(&missing.display().to_string()),
+        "{err}"
+    );
     let file = home.path().join("file.txt");
     std::fs::write(&file, "x").unwrap();
     let err = store.add_project(&file, None).unwrap_err();
-    assert!(matches!(err, StoreError::NotADirectory { .. }) && err.to_string().contains("file.txt"));
+    assert!(
+        matches!(err, StoreError::NotADirectory { .. }) && err.to_string().contains("file.txt")
+    );
     let dir = folder(home.path(), "d");
-    assert!(matches!(store.add_project(&dir, Some("  ")), Err(StoreError::Invalid(_))));
+    assert!(matches!(
+        store.add_project(&dir, Some("  ")),
+        Err(StoreError::Invalid(_))
+    ));
     assert!(store.projects().unwrap().is_empty());
     let p = store.add_project(&dir, None).unwrap();
-    assert!(matches!(store.add_task(p.id, "\t "), Err(StoreError::Invalid(_))));
-    assert!(matches!(store.rename_project(p.id, ""), Err(StoreError::Invalid(_))));
-    assert!(matches!(store.add_task(ProjectId(999), "x"), Err(StoreError::NotFound { .. })));
-    assert!(matches!(store.rename_task(TaskId(999), "x"), Err(StoreError::NotFound { .. })));
-    assert!(matches!(store.remove_task(TaskId(999)), Err(StoreError::NotFound { .. })));
+    assert!(matches!(
+        store.add_task(p.id, "\t "),
+        Err(StoreError::Invalid(_))
+    ));
+    assert!(matches!(
+        store.rename_project(p.id, ""),
+        Err(StoreError::Invalid(_))
+    ));
+    assert!(matches!(
+        store.add_task(ProjectId(999), "x"),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.rename_task(TaskId(999), "x"),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.remove_task(TaskId(999)),
+        Err(StoreError::NotFound { .. })
+    ));
     assert!(store.tasks(p.id).unwrap().is_empty());
     assert_eq!(store.project(p.id).unwrap().name, "d");
 }
@@ -144,7 +206,12 @@ fn unicode_names_are_preserved_exactly() {
     let dir = folder(home.path(), "数据 🚀");
     let p = store.add_project(&dir, None).unwrap();
     assert_eq!(p.name, "数据 🚀");
-    for title in ["修复登录 bug 🐛", "تحسين الأداء", "שלום עולם", "👩‍💻 emoji ZWJ"] {
+    for title in [
+        "修复登录 bug 🐛",
+        "تحسين الأداء",
+        "שלום עולם",
+        "👩‍💻 emoji ZWJ",
+    ] {
         let t = store.add_task(p.id, title).unwrap();
         assert_eq!(store.task(t.id).unwrap().title, title);
     }
@@ -165,13 +232,17 @@ fn two_connections_writing_at_once_never_see_database_is_locked() {
                 let store = Store::open_in(&home).unwrap();
                 for i in 0..EACH {
                     let task = store.add_task(project.id, &format!("w{w} #{i}")).unwrap();
-                    store.rename_task(task.id, &format!("w{w} #{i} renamed")).unwrap();
+                    store
+                        .rename_task(task.id, &format!("w{w} #{i} renamed"))
+                        .unwrap();
                 }
             })
         })
         .collect();
     for writer in writers {
-        writer.join().expect("a writer failed (database is locked?)");
+        writer
+            .join()
+            .expect("a writer failed (database is locked?)");
     }
     assert_eq!(setup.tasks(project.id).unwrap().len(), 2 * EACH);
 }
@@ -194,8 +265,17 @@ fn the_change_feed_reports_every_write_from_any_connection() {
 
     writer.remove_project(p.id).unwrap();
     let events = reader.events_since(&mut cursor).unwrap();
-    assert!(events.contains(&StoreEvent::ProjectDeleted { project_id: p.id }), "{events:?}");
-    assert!(events.contains(&StoreEvent::TaskDeleted { task_id: t.id, project_id: p.id }), "{events:?}");
+    assert!(
+        events.contains(&StoreEvent::ProjectDeleted { project_id: p.id }),
+        "{events:?}"
+    );
+    assert!(
+        events.contains(&StoreEvent::TaskDeleted {
+            task_id: t.id,
+            project_id: p.id
+        }),
+        "{events:?}"
+    );
 }
 
 #[test]
@@ -210,6 +290,9 @@ fn a_reader_left_behind_by_pruning_is_told_to_resync() {
     }
     drop(store);
     let store = Store::open_in(home.path()).unwrap(); // opening prunes the feed
-    assert_eq!(store.events_since(&mut cursor).unwrap(), vec![StoreEvent::Resync]);
+    assert_eq!(
+        store.events_since(&mut cursor).unwrap(),
+        vec![StoreEvent::Resync]
+    );
     assert_eq!(cursor, store.change_cursor().unwrap());
 }

@@ -1,0 +1,286 @@
+//! The app's commands, events and capabilities on tauri's mock runtime (no display needed), wired
+//! exactly as the real app is (`app_builder` and the real tauri.conf.json).
+
+use codewright_app::{app_builder, AppState, STORE_EVENT};
+use codewright_store::Store;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::{App, Listener, Manager, WebviewWindow, WebviewWindowBuilder};
+
+struct Harness {
+    app: App<MockRuntime>,
+    events: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Harness {
+    fn new(home: &Path) -> Harness {
+        let mut app = app_builder(mock_builder(), AppState::open(home))
+            .build(tauri::generate_context!())
+            .expect("the app builds on the mock runtime");
+        // One turn of the event loop runs the setup hook (which starts the sync thread), as `run`
+        // does in the real app.
+        #[allow(deprecated)]
+        app.run_iteration(|_, _| {});
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let sink = events.clone();
+        app.listen_any(STORE_EVENT, move |event| {
+            sink.lock()
+                .unwrap()
+                .push(serde_json::from_str(event.payload()).unwrap());
+        });
+        Harness { app, events }
+    }
+
+    fn window(&self, label: &str) -> WebviewWindow<MockRuntime> {
+        match self.app.get_webview_window(label) {
+            Some(window) => window,
+            None => WebviewWindowBuilder::new(&self.app, label, Default::default())
+                .build()
+                .unwrap(),
+        }
+    }
+
+    /// Invokes `cmd` from the window `label`, as its page would.
+    fn invoke(&self, label: &str, cmd: &str, args: Value) -> Result<Value, Value> {
+        let request = InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().unwrap(),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        };
+        get_ipc_response(&self.window(label), request)
+            .map(|body| body.deserialize::<Value>().unwrap())
+    }
+
+    fn ok(&self, cmd: &str, args: Value) -> Value {
+        self.invoke("main", cmd, args)
+            .unwrap_or_else(|e| panic!("{cmd} failed: {e}"))
+    }
+
+    fn err(&self, cmd: &str, args: Value) -> Value {
+        self.invoke("main", cmd, args).expect_err(cmd)
+    }
+
+    /// Waits for a store event matching `pred`.
+    fn event(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            if let Some(e) = self.events.lock().unwrap().iter().find(|e| pred(e)) {
+                return e.clone();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "no {what} event; got {:?}",
+                self.events.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn folder(parent: &Path, name: &str) -> String {
+    let dir = parent.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap().to_str().unwrap().to_string()
+}
+
+#[test]
+fn projects_and_tasks_through_commands_with_events() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h = Harness::new(&tmp.path().join("data"));
+    let info = h.ok("app_info", json!({}));
+    assert!(info["startupError"].is_null(), "{info}");
+
+    let path = folder(tmp.path(), "app");
+    let project = h.ok("add_project", json!({"path": path, "name": null}));
+    assert_eq!(project["name"], "app");
+    assert_eq!(project["rootPath"], path);
+    let pid = project["id"].clone();
+    h.event("projectUpserted", |e| {
+        e["type"] == "projectUpserted" && e["project"]["id"] == pid
+    });
+
+    let task = h.ok(
+        "create_task",
+        json!({"projectId": pid, "title": "写测试 ✅"}),
+    );
+    assert_eq!(task["title"], "写测试 ✅");
+    let tid = task["id"].clone();
+    h.event("taskUpserted", |e| {
+        e["type"] == "taskUpserted" && e["task"]["id"] == tid
+    });
+    assert_eq!(
+        h.ok("list_tasks", json!({"projectId": pid}))
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        h.invoke(&format!("task-{tid}"), "get_task", json!({"id": tid}))
+            .unwrap()["title"],
+        "写测试 ✅"
+    );
+
+    let renamed = h.ok("rename_task", json!({"id": tid, "title": "Renamed"}));
+    assert_eq!(renamed["title"], "Renamed");
+    h.ok(
+        "rename_project",
+        json!({"id": pid, "name": "Renamed project"}),
+    );
+    assert_eq!(
+        h.ok("list_projects", json!({}))[0]["name"],
+        "Renamed project"
+    );
+
+    h.ok("delete_task", json!({"id": tid}));
+    h.event("taskDeleted", |e| {
+        e["type"] == "taskDeleted" && e["taskId"] == tid
+    });
+    h.ok("remove_project", json!({"id": pid}));
+    h.event("projectDeleted", |e| {
+        e["type"] == "projectDeleted" && e["projectId"] == pid
+    });
+    assert_eq!(h.ok("list_projects", json!({})), json!([]));
+    assert!(
+        Path::new(&path).is_dir(),
+        "removing a project touched its folder"
+    );
+}
+
+#[test]
+fn bad_input_comes_back_as_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h = Harness::new(&tmp.path().join("data"));
+    let missing = tmp.path().join("missing");
+    let err = h.err("add_project", json!({"path": missing, "name": null}));
+    assert_eq!(err["kind"], "badPath");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains(missing.to_str().unwrap()),
+        "{err}"
+    );
+    assert_eq!(err["fatal"], false);
+
+    let path = folder(tmp.path(), "p");
+    let pid = h.ok("add_project", json!({"path": path, "name": "P"}))["id"].clone();
+    let err = h.err("add_project", json!({"path": path, "name": null}));
+    assert_eq!(err["kind"], "alreadyAdded");
+    assert_eq!(
+        h.err("create_task", json!({"projectId": pid, "title": "  "}))["kind"],
+        "invalid"
+    );
+    assert_eq!(
+        h.invoke("task-999", "get_task", json!({"id": 999}))
+            .unwrap_err()["kind"],
+        "notFound"
+    );
+    assert_eq!(
+        h.ok("list_projects", json!({})).as_array().unwrap().len(),
+        1
+    );
+}
+
+#[test]
+fn writes_by_another_process_reach_the_windows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("data");
+    let h = Harness::new(&home);
+    let other = Store::open_in(&home).unwrap(); // stands in for the CLI: its own connection
+    let project = other
+        .add_project(Path::new(&folder(tmp.path(), "ext")), None)
+        .unwrap();
+    let task = other.add_task(project.id, "from outside").unwrap();
+    h.event("the external task", |e| {
+        e["type"] == "taskUpserted" && e["task"]["id"] == task.id.0
+    });
+    h.event("the external project", |e| {
+        e["type"] == "projectUpserted" && e["project"]["id"] == project.id.0
+    });
+}
+
+#[test]
+fn each_task_opens_in_one_window_of_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h = Harness::new(&tmp.path().join("data"));
+    let pid = h.ok(
+        "add_project",
+        json!({"path": folder(tmp.path(), "p"), "name": null}),
+    )["id"]
+        .clone();
+    let tid = h.ok("create_task", json!({"projectId": pid, "title": "t"}))["id"].clone();
+    h.ok("open_task", json!({"id": tid}));
+    h.ok("open_task", json!({"id": tid}));
+    let labels: Vec<String> = h
+        .app
+        .webview_windows()
+        .into_keys()
+        .filter(|l| l.starts_with("task-"))
+        .collect();
+    assert_eq!(labels, vec![format!("task-{tid}")]);
+    assert_eq!(h.err("open_task", json!({"id": 12345}))["kind"], "notFound");
+}
+
+#[test]
+fn task_windows_get_only_their_own_capability() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h = Harness::new(&tmp.path().join("data"));
+    let pid = h.ok(
+        "add_project",
+        json!({"path": folder(tmp.path(), "p"), "name": null}),
+    )["id"]
+        .clone();
+    let tid = h.ok("create_task", json!({"projectId": pid, "title": "t"}))["id"].clone();
+    let label = format!("task-{tid}");
+    assert_eq!(
+        h.invoke(&label, "get_task", json!({"id": tid})).unwrap()["title"],
+        "t"
+    );
+    for (cmd, args) in [
+        ("remove_project", json!({"id": pid})),
+        ("delete_task", json!({"id": tid})),
+        ("create_task", json!({"projectId": pid, "title": "x"})),
+        ("pick_folder", json!({})),
+    ] {
+        assert!(
+            h.invoke(&label, cmd, args).is_err(),
+            "a task window may call {cmd}"
+        );
+    }
+    // A window that matches no capability can call nothing.
+    assert!(h.invoke("stranger", "list_projects", json!({})).is_err());
+    assert_eq!(
+        h.ok("list_projects", json!({})).as_array().unwrap().len(),
+        1
+    );
+}
+
+#[test]
+fn a_corrupt_database_is_reported_to_every_window_and_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("data");
+    std::fs::create_dir_all(&home).unwrap();
+    let db = home.join("codewright.db");
+    std::fs::write(&db, vec![0x42; 4096]).unwrap();
+    let h = Harness::new(&home);
+    let info = h.ok("app_info", json!({}));
+    assert_eq!(info["startupError"]["kind"], "corrupt");
+    assert_eq!(info["startupError"]["fatal"], true);
+    assert!(info["startupError"]["message"]
+        .as_str()
+        .unwrap()
+        .contains(db.to_str().unwrap()));
+    assert_eq!(info["dataDir"], home.to_str().unwrap());
+    assert_eq!(h.err("list_projects", json!({}))["kind"], "corrupt");
+    assert_eq!(std::fs::read(&db).unwrap(), vec![0x42; 4096]);
+}
