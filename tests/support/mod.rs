@@ -6,11 +6,17 @@ use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// Desktops run one at a time: two WebKit instances starting at once on a 2-core machine can
+/// starve a web process long enough for WebKitWebDriver to declare the page hung.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// An X server, tauri-driver (with WebKitWebDriver) and a data folder for one test. Everything is
 /// stopped on drop, the driver's whole process group included, so no WebKitWebDriver is orphaned.
 pub struct Desktop {
+    _turn: MutexGuard<'static, ()>,
     xvfb: Child,
     driver: Child,
     pub port: u16,
@@ -75,6 +81,9 @@ fn tauri_driver() -> PathBuf {
 impl Desktop {
     /// Starts a private desktop whose app instances use the data folder `home`.
     pub fn start(home: &Path) -> Desktop {
+        let turn = ONE_AT_A_TIME
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let (xvfb, display) = start_xvfb();
         let port = free_port();
         let driver = Command::new(tauri_driver())
@@ -93,7 +102,12 @@ impl Desktop {
             .spawn()
             .expect("cannot start tauri-driver");
         webdriver::wait_for_driver(port, Duration::from_secs(20));
-        Desktop { xvfb, driver, port }
+        Desktop {
+            _turn: turn,
+            xvfb,
+            driver,
+            port,
+        }
     }
 
     /// Launches the app (a new WebDriver session) and waits until its main window has rendered.
