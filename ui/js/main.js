@@ -251,6 +251,8 @@ async function start() {
   });
   await loadProjects();
   await select(Number(localStorage.getItem(LAST_PROJECT)));
+  // Startup marker (read by scripts/bench-desktop.py): the frame after the first full render.
+  requestAnimationFrame(() => requestAnimationFrame(() => performance.mark('sidebar-painted')));
   for (const event of pending) await apply(event);
   pending = null;
 
