@@ -43,6 +43,12 @@ id_type!(
     "task"
 );
 
+id_type!(
+    /// Identifies a stored message.
+    MessageId,
+    "message"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,11 +1,17 @@
 //! The types that cross Codewright's boundaries — between the engine crates, the desktop shell,
-//! the CLI and the UI. Everything here is plain data with a stable serde shape (camelCase JSON);
-//! no behaviour lives in this crate.
+//! the CLI and the UI. Everything here is plain data with a stable serde shape, plus the pure
+//! functions that define their invariants ([`answer_every_call`]); no I/O lives in this crate.
 
+pub mod conversation;
 mod events;
 mod ids;
+mod message;
 mod records;
 
+pub use conversation::{answer_every_call, Repairs};
 pub use events::StoreEvent;
-pub use ids::{ProjectId, TaskId};
-pub use records::{Project, Task, TaskSettings, TaskStatus};
+pub use ids::{MessageId, ProjectId, TaskId};
+pub use message::{
+    Attachment, AttachmentKind, Message, Part, Role, StopReason, ToolCallRef, ToolContent, Usage,
+};
+pub use records::{MessageRecord, Project, SearchHit, Task, TaskSettings, TaskStatus};

@@ -1,6 +1,6 @@
 //! The records the store keeps and every front end shows.
 
-use crate::{ProjectId, TaskId};
+use crate::{Message, MessageId, ProjectId, TaskId};
 use serde::{Deserialize, Serialize};
 
 /// A folder the user opened. Removing a project never touches the folder.
@@ -83,6 +83,38 @@ pub struct Task {
     pub context_usage: f64,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+/// A message as stored in a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageRecord {
+    pub id: MessageId,
+    pub task_id: TaskId,
+    /// Position in the task, from 1.
+    pub seq: i64,
+    #[serde(flatten)]
+    pub message: Message,
+    /// False while the message is still streaming, or if its writer stopped before finishing it
+    /// (a crash): what is there is kept and shown as incomplete.
+    pub complete: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// One full-text search match.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    pub message_id: MessageId,
+    pub task_id: TaskId,
+    pub task_title: String,
+    pub project_id: ProjectId,
+    pub project_name: String,
+    /// The matching passage, with the matched words between `[` and `]`.
+    pub snippet: String,
+    /// Lower is better (bm25).
+    pub rank: f64,
 }
 
 #[cfg(test)]

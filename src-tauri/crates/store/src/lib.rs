@@ -9,6 +9,7 @@
 
 mod changes;
 mod error;
+mod messages;
 pub mod migrations;
 mod names;
 mod paths;
@@ -16,6 +17,7 @@ mod projects;
 mod tasks;
 
 pub use error::StoreError;
+pub use messages::{StreamingMessage, UsageEvent, FLUSH_BYTES, FLUSH_INTERVAL};
 pub use paths::{default_data_dir, DB_FILE_NAME};
 
 use codewright_protocol::StoreEvent;

@@ -7,7 +7,10 @@ use rusqlite::{Connection, TransactionBehavior};
 use std::path::Path;
 
 /// The migrations, in order. Never edit one that has shipped; append a new one.
-pub const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_init.sql"),
+    include_str!("../migrations/0002_messages.sql"),
+];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

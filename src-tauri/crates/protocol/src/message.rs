@@ -1,0 +1,229 @@
+//! The one conversation type. A [`Message`] is a role plus ordered [`Part`]s; everything else —
+//! the tool calls of a message, its text — is computed from the parts, never stored twice.
+//! Provider adapters translate to and from this shape; the store keeps it as JSON.
+
+use serde::{Deserialize, Serialize};
+
+/// Who a message is from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    /// Results of tool calls, sent back to the model.
+    Tool,
+}
+
+impl Role {
+    /// The name stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Option<Role> {
+        [Role::System, Role::User, Role::Assistant, Role::Tool]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+/// One piece of a message, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    Text {
+        text: String,
+    },
+    /// The model's reasoning. `signature` (Anthropic) and `redacted` (an encrypted block the
+    /// provider withheld) are opaque and must be sent back unchanged.
+    Thinking {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        redacted: Option<String>,
+    },
+    /// A call the model made. `arguments` is the JSON text exactly as the model wrote it.
+    /// `truncated` marks a call cut off by the output limit: it is never executed.
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+        #[serde(default, skip_serializing_if = "is_false")]
+        truncated: bool,
+    },
+    /// The answer to the tool call `call_id`.
+    ToolResult {
+        call_id: String,
+        content: Vec<ToolContent>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        is_error: bool,
+    },
+    /// Something the user attached.
+    Attachment(Attachment),
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Content of a tool result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolContent {
+    Text {
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        mime: String,
+        data: String,
+    },
+}
+
+/// What kind of thing is attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttachmentKind {
+    Image,
+    File,
+    Snippet,
+}
+
+/// A file, image or code snippet the user attached: by path, or inline (base64).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    pub kind: AttachmentKind,
+    pub name: String,
+    pub mime: String,
+    pub size: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Base64 of the bytes, when attached inline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+}
+
+/// Tokens an assistant message cost, by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub reasoning: u64,
+}
+
+impl Usage {
+    /// Adds another usage report to this one.
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.reasoning += other.reasoning;
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    EndTurn,
+    ToolUse,
+    MaxTokens,
+    ContentFilter,
+    Error,
+    Aborted,
+}
+
+/// A borrowed view of one tool call in a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolCallRef<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub arguments: &'a str,
+    pub truncated: bool,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    pub role: Role,
+    pub parts: Vec<Part>,
+    /// For assistant messages: what it cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// For assistant messages: the model that wrote it (`model@provider`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<StopReason>,
+}
+
+impl Message {
+    /// A message with the given parts and nothing else.
+    pub fn new(role: Role, parts: Vec<Part>) -> Message {
+        Message {
+            role,
+            parts,
+            usage: None,
+            model: None,
+            stop_reason: None,
+        }
+    }
+
+    /// A user message of plain text.
+    pub fn user(text: impl Into<String>) -> Message {
+        Message::new(Role::User, vec![Part::Text { text: text.into() }])
+    }
+
+    /// The tool calls in this message, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = ToolCallRef<'_>> {
+        self.parts.iter().filter_map(|part| match part {
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+                truncated,
+            } => Some(ToolCallRef {
+                id,
+                name,
+                arguments,
+                truncated: *truncated,
+            }),
+            _ => None,
+        })
+    }
+
+    /// The ids answered by the tool results in this message, in order.
+    pub fn tool_result_ids(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|part| match part {
+            Part::ToolResult { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The visible text (text parts joined by blank lines).
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        texts.join("\n\n")
+    }
+}

@@ -1,0 +1,327 @@
+//! Messages of a task: appended whole, or streamed (the row exists from the first delta and is
+//! rewritten at a bounded interval, so a crash loses at most one interval), paged newest first,
+//! and searched with FTS5. Token and cost totals on the task move in the same transaction.
+
+use crate::{now_ms, Result, Store, StoreError};
+use codewright_protocol::{
+    Message, MessageId, MessageRecord, Part, ProjectId, Role, SearchHit, StopReason, TaskId, Usage,
+};
+use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
+use std::time::{Duration, Instant};
+
+/// A streaming message is written at least this often…
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(250);
+/// …or as soon as this much new content has arrived.
+pub const FLUSH_BYTES: usize = 4096;
+
+/// One provider response's cost, recorded with the message that carries it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageEvent {
+    pub model: String,
+    pub provider: String,
+    pub usage: Usage,
+    /// US dollars.
+    pub cost: f64,
+}
+
+const COLUMNS: &str =
+    "id, task_id, seq, role, parts, usage, model, stop_reason, complete, created_at, updated_at";
+
+fn from_row(row: &Row) -> rusqlite::Result<MessageRecord> {
+    let role: String = row.get(3)?;
+    let parts: String = row.get(4)?;
+    let usage: Option<String> = row.get(5)?;
+    let stop: Option<String> = row.get(7)?;
+    let bad = |col: usize, e: serde_json::Error| {
+        rusqlite::Error::FromSqlConversionFailure(col, rusqlite::types::Type::Text, Box::new(e))
+    };
+    Ok(MessageRecord {
+        id: MessageId(row.get(0)?),
+        task_id: TaskId(row.get(1)?),
+        seq: row.get(2)?,
+        message: Message {
+            role: Role::parse(&role).unwrap_or(Role::User),
+            parts: serde_json::from_str(&parts).map_err(|e| bad(4, e))?,
+            usage: usage
+                .map(|u| serde_json::from_str(&u))
+                .transpose()
+                .map_err(|e| bad(5, e))?,
+            model: row.get(6)?,
+            stop_reason: stop
+                .map(|s| serde_json::from_value(serde_json::Value::String(s)))
+                .transpose()
+                .map_err(|e| bad(7, e))?,
+        },
+        complete: row.get(8)?,
+        created_at: row.get(9)?,
+        updated_at: row.get(10)?,
+    })
+}
+
+fn stop_name(stop: Option<StopReason>) -> Option<String> {
+    stop.and_then(|s| serde_json::to_value(s).ok())
+        .and_then(|v| v.as_str().map(str::to_owned))
+}
+
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("message types always serialize")
+}
+
+impl Store {
+    /// Appends a complete message to a task.
+    pub fn append_message(&self, task: TaskId, message: &Message) -> Result<MessageRecord> {
+        self.insert_message(task, message, true)
+    }
+
+    fn insert_message(
+        &self,
+        task: TaskId,
+        message: &Message,
+        complete: bool,
+    ) -> Result<MessageRecord> {
+        let now = now_ms();
+        // One statement: the next seq is computed and taken atomically, whoever else writes.
+        let inserted = self.conn.execute(
+            "INSERT INTO messages (task_id, seq, role, parts, usage, model, stop_reason, complete, created_at, updated_at)
+             SELECT ?1, coalesce((SELECT max(seq) FROM messages WHERE task_id = ?1), 0) + 1,
+                    ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8
+             WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ?1)",
+            params![
+                task.0,
+                message.role.as_str(),
+                json(&message.parts),
+                message.usage.as_ref().map(json),
+                message.model,
+                stop_name(message.stop_reason),
+                complete,
+                now
+            ],
+        )?;
+        if inserted == 0 {
+            return Err(StoreError::NotFound {
+                what: "task",
+                id: task.0,
+            });
+        }
+        self.message(MessageId(self.conn.last_insert_rowid()))
+    }
+
+    /// One message.
+    pub fn message(&self, id: MessageId) -> Result<MessageRecord> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM messages WHERE id = ?1"))?;
+        stmt.query_row([id.0], from_row)
+            .optional()?
+            .ok_or(StoreError::NotFound {
+                what: "message",
+                id: id.0,
+            })
+    }
+
+    /// Up to `limit` messages of a task, newest first, older than `before_seq` if given. Page
+    /// backwards by passing the smallest `seq` of the previous page.
+    pub fn messages(
+        &self,
+        task: TaskId,
+        before_seq: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<MessageRecord>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM messages WHERE task_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3"
+        ))?;
+        let rows = stmt.query_map(
+            params![task.0, before_seq.unwrap_or(i64::MAX), limit as i64],
+            from_row,
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Starts an assistant message that will be streamed into. Its row exists right away.
+    pub fn start_streaming(&self, task: TaskId, model: &str) -> Result<StreamingMessage> {
+        let mut message = Message::new(Role::Assistant, Vec::new());
+        message.model = Some(model.to_string());
+        let record = self.insert_message(task, &message, false)?;
+        Ok(StreamingMessage {
+            id: record.id,
+            last_flush: Instant::now(),
+            pending_bytes: 0,
+        })
+    }
+
+    fn write_parts(&self, id: MessageId, parts: &[Part]) -> Result<()> {
+        self.conn.execute(
+            "UPDATE messages SET parts = ?1, updated_at = ?2 WHERE id = ?3",
+            params![json(&parts), now_ms(), id.0],
+        )?;
+        Ok(())
+    }
+
+    /// Records a provider response's cost; the task's totals follow in the same transaction.
+    pub fn record_usage(
+        &self,
+        task: Option<TaskId>,
+        message: Option<MessageId>,
+        event: &UsageEvent,
+    ) -> Result<()> {
+        insert_usage(&self.conn, task, message, event)
+    }
+
+    /// Full-text search over the text of every message of every task, best first. The query is
+    /// taken as plain words (all must match, prefix on the last); FTS syntax is not interpreted.
+    pub fn search_messages(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
+        let Some(fts) = fts_query(query) else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT m.id, t.id, t.title, p.id, p.name,
+                    snippet(messages_fts, 0, '[', ']', '…', 12), bm25(messages_fts)
+             FROM messages_fts
+             JOIN messages m ON m.id = messages_fts.rowid
+             JOIN tasks t ON t.id = m.task_id
+             JOIN projects p ON p.id = t.project_id
+             WHERE messages_fts MATCH ?1
+             ORDER BY bm25(messages_fts) LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![fts, limit as i64], |r| {
+            Ok(SearchHit {
+                message_id: MessageId(r.get(0)?),
+                task_id: TaskId(r.get(1)?),
+                task_title: r.get(2)?,
+                project_id: ProjectId(r.get(3)?),
+                project_name: r.get(4)?,
+                snippet: r.get(5)?,
+                rank: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+fn insert_usage(
+    conn: &rusqlite::Connection,
+    task: Option<TaskId>,
+    message: Option<MessageId>,
+    e: &UsageEvent,
+) -> Result<()> {
+    conn.execute(
+        "INSERT INTO usage_events (task_id, message_id, model, provider, input_tokens, output_tokens,
+             cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            task.map(|t| t.0),
+            message.map(|m| m.0),
+            e.model,
+            e.provider,
+            e.usage.input as i64,
+            e.usage.output as i64,
+            e.usage.cache_read as i64,
+            e.usage.cache_write as i64,
+            e.usage.reasoning as i64,
+            e.cost,
+            now_ms()
+        ],
+    )?;
+    Ok(())
+}
+
+/// Turns what a user typed into an FTS5 query: each word quoted (so `-`, `:`, `"` and `*` are
+/// just characters), all required, the last one a prefix. `None` if there are no words.
+fn fts_query(input: &str) -> Option<String> {
+    let words: Vec<String> = input
+        .split_whitespace()
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect();
+    let last = words.len().checked_sub(1)?;
+    Some(
+        words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                if i == last {
+                    format!("{w}*")
+                } else {
+                    w.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// An assistant message being streamed. Call [`StreamingMessage::update`] with the parts so far
+/// after every delta; it writes them when [`FLUSH_INTERVAL`] has passed or [`FLUSH_BYTES`] have
+/// arrived since the last write. [`StreamingMessage::finish`] writes the final message.
+#[derive(Debug)]
+pub struct StreamingMessage {
+    id: MessageId,
+    last_flush: Instant,
+    pending_bytes: usize,
+}
+
+impl StreamingMessage {
+    /// The message's id.
+    pub fn id(&self) -> MessageId {
+        self.id
+    }
+
+    /// Notes `new_bytes` more content and writes `parts` if the interval or size bound is reached.
+    /// Returns whether it wrote.
+    pub fn update(&mut self, store: &Store, parts: &[Part], new_bytes: usize) -> Result<bool> {
+        self.pending_bytes += new_bytes;
+        if self.pending_bytes < FLUSH_BYTES && self.last_flush.elapsed() < FLUSH_INTERVAL {
+            return Ok(false);
+        }
+        store.write_parts(self.id, parts)?;
+        self.pending_bytes = 0;
+        self.last_flush = Instant::now();
+        Ok(true)
+    }
+
+    /// Writes the final message (marked complete) and its usage, in one transaction.
+    pub fn finish(
+        self,
+        store: &Store,
+        message: &Message,
+        usage: Option<&UsageEvent>,
+    ) -> Result<MessageRecord> {
+        let tx = rusqlite::Transaction::new_unchecked(&store.conn, TransactionBehavior::Immediate)?;
+        tx.execute(
+            "UPDATE messages SET parts = ?1, usage = ?2, model = ?3, stop_reason = ?4, complete = 1,
+                 updated_at = ?5 WHERE id = ?6",
+            params![
+                json(&message.parts),
+                message.usage.as_ref().map(json),
+                message.model,
+                stop_name(message.stop_reason),
+                now_ms(),
+                self.id.0
+            ],
+        )?;
+        if let Some(usage) = usage {
+            let task: i64 = tx.query_row(
+                "SELECT task_id FROM messages WHERE id = ?1",
+                [self.id.0],
+                |r| r.get(0),
+            )?;
+            insert_usage(&tx, Some(TaskId(task)), Some(self.id), usage)?;
+        }
+        tx.commit()?;
+        store.message(self.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fts_query;
+
+    #[test]
+    fn user_queries_never_reach_fts_syntax() {
+        assert_eq!(fts_query("  "), None);
+        assert_eq!(fts_query("login bug").unwrap(), "\"login\" \"bug\"*");
+        assert_eq!(
+            fts_query("a\"b -x NOT").unwrap(),
+            "\"a\"\"b\" \"-x\" \"NOT\"*"
+        );
+    }
+}
