@@ -1,0 +1,271 @@
+//! Builds the canonical [`Message`] from a provider's stream, whatever its protocol, and reports
+//! each increment as a [`Delta`] for whoever is watching (the UI, the CLI).
+
+use crate::error::{ErrorKind, LlmError};
+use codewright_protocol::{Message, Part, Role, StopReason, Usage};
+use std::collections::HashMap;
+
+/// One increment of a streaming response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delta {
+    Text(String),
+    Thinking(String),
+    ToolCallStarted { id: String, name: String },
+    ToolCallArguments { id: String, arguments: String },
+    Usage(Usage),
+}
+
+/// Usage fields a provider reported; `None` leaves the current value alone.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct UsageUpdate {
+    pub input: Option<u64>,
+    pub output: Option<u64>,
+    pub cache_read: Option<u64>,
+    pub cache_write: Option<u64>,
+    pub reasoning: Option<u64>,
+}
+
+/// The response being assembled.
+#[derive(Debug, Default)]
+pub struct Assembly {
+    parts: Vec<Part>,
+    /// Protocol-specific keys (a content block index, a tool call index, an item id) → part index.
+    slots: HashMap<String, usize>,
+    usage: Option<Usage>,
+    stop: Option<StopReason>,
+    /// A terminal event was seen: the response is whole.
+    complete: bool,
+    deltas: Vec<Delta>,
+}
+
+impl Assembly {
+    /// The increments since the last call.
+    pub fn take_deltas(&mut self) -> Vec<Delta> {
+        std::mem::take(&mut self.deltas)
+    }
+
+    /// The parts so far (for persisting a response while it streams).
+    pub fn parts(&self) -> &[Part] {
+        &self.parts
+    }
+
+    /// Whether anything has been received that a retry would duplicate.
+    pub fn has_content(&self) -> bool {
+        !self.parts.is_empty()
+    }
+
+    pub(crate) fn text(&mut self, delta: &str) {
+        if delta.is_empty() {
+            return;
+        }
+        match self.parts.last_mut() {
+            Some(Part::Text { text }) => text.push_str(delta),
+            _ => self.parts.push(Part::Text {
+                text: delta.to_string(),
+            }),
+        }
+        self.deltas.push(Delta::Text(delta.to_string()));
+    }
+
+    pub(crate) fn thinking(&mut self, delta: &str) {
+        if delta.is_empty() {
+            return;
+        }
+        match self.parts.last_mut() {
+            Some(Part::Thinking {
+                text,
+                redacted: None,
+                signature: None,
+            }) => text.push_str(delta),
+            _ => self.parts.push(Part::Thinking {
+                text: delta.to_string(),
+                signature: None,
+                redacted: None,
+            }),
+        }
+        self.deltas.push(Delta::Thinking(delta.to_string()));
+    }
+
+    /// Starts a text part tied to `slot` (a block that later deltas address by index).
+    pub(crate) fn open_text(&mut self, slot: &str, initial: &str) {
+        self.slots.insert(slot.to_string(), self.parts.len());
+        self.parts.push(Part::Text {
+            text: String::new(),
+        });
+        self.text_at(slot, initial);
+    }
+
+    pub(crate) fn open_thinking(&mut self, slot: &str, initial: &str) {
+        self.slots.insert(slot.to_string(), self.parts.len());
+        self.parts.push(Part::Thinking {
+            text: String::new(),
+            signature: None,
+            redacted: None,
+        });
+        self.thinking_at(slot, initial);
+    }
+
+    pub(crate) fn redacted_thinking(&mut self, data: &str) {
+        self.parts.push(Part::Thinking {
+            text: String::new(),
+            signature: None,
+            redacted: Some(data.to_string()),
+        });
+    }
+
+    pub(crate) fn text_at(&mut self, slot: &str, delta: &str) {
+        if let Some(Part::Text { text }) = self.slot_mut(slot) {
+            text.push_str(delta);
+            if !delta.is_empty() {
+                self.deltas.push(Delta::Text(delta.to_string()));
+            }
+        }
+    }
+
+    pub(crate) fn thinking_at(&mut self, slot: &str, delta: &str) {
+        if let Some(Part::Thinking { text, .. }) = self.slot_mut(slot) {
+            text.push_str(delta);
+            if !delta.is_empty() {
+                self.deltas.push(Delta::Thinking(delta.to_string()));
+            }
+        }
+    }
+
+    /// Attaches the provider's signature to the thinking part at `slot` (or the last one).
+    pub(crate) fn signature(&mut self, slot: Option<&str>, sig: &str) {
+        let at = slot.and_then(|s| self.slots.get(s).copied()).or_else(|| {
+            self.parts
+                .iter()
+                .rposition(|p| matches!(p, Part::Thinking { .. }))
+        });
+        if let Some(Part::Thinking { signature, .. }) = at.and_then(|i| self.parts.get_mut(i)) {
+            signature.get_or_insert_with(String::new).push_str(sig);
+        }
+    }
+
+    /// Starts a tool call at `slot`; a second start for the same slot is ignored.
+    pub(crate) fn tool_start(&mut self, slot: &str, id: &str, name: &str) {
+        if self.slots.contains_key(slot) {
+            return;
+        }
+        self.slots.insert(slot.to_string(), self.parts.len());
+        self.parts.push(Part::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: String::new(),
+            truncated: false,
+        });
+        self.deltas.push(Delta::ToolCallStarted {
+            id: id.to_string(),
+            name: name.to_string(),
+        });
+    }
+
+    pub(crate) fn has_slot(&self, slot: &str) -> bool {
+        self.slots.contains_key(slot)
+    }
+
+    pub(crate) fn tool_args(&mut self, slot: &str, delta: &str) {
+        if delta.is_empty() {
+            return;
+        }
+        if let Some(Part::ToolCall { id, arguments, .. }) = self.slot_mut(slot) {
+            arguments.push_str(delta);
+            let id = id.clone();
+            self.deltas.push(Delta::ToolCallArguments {
+                id,
+                arguments: delta.to_string(),
+            });
+        }
+    }
+
+    /// Replaces the arguments of the call at `slot` with the provider's final version.
+    pub(crate) fn tool_args_final(&mut self, slot: &str, full: &str) {
+        if let Some(Part::ToolCall { arguments, .. }) = self.slot_mut(slot) {
+            *arguments = full.to_string();
+        }
+    }
+
+    pub(crate) fn usage(&mut self, update: UsageUpdate) {
+        let usage = self.usage.get_or_insert_with(Usage::default);
+        let set = |field: &mut u64, value: Option<u64>| {
+            if let Some(v) = value {
+                *field = v;
+            }
+        };
+        set(&mut usage.input, update.input);
+        set(&mut usage.output, update.output);
+        set(&mut usage.cache_read, update.cache_read);
+        set(&mut usage.cache_write, update.cache_write);
+        set(&mut usage.reasoning, update.reasoning);
+        self.deltas.push(Delta::Usage(*usage));
+    }
+
+    pub(crate) fn stop(&mut self, reason: StopReason) {
+        self.stop = Some(reason);
+    }
+
+    pub(crate) fn complete(&mut self) {
+        self.complete = true;
+    }
+
+    fn slot_mut(&mut self, slot: &str) -> Option<&mut Part> {
+        let at = *self.slots.get(slot)?;
+        self.parts.get_mut(at)
+    }
+
+    /// The finished message. A stream that ended before a terminal event (and before a stop
+    /// reason) is an error; tool calls whose arguments are not valid JSON after a `max_tokens`
+    /// stop are marked truncated, never to be executed; missing arguments become `{}`.
+    pub fn finish(mut self, model: &str) -> Result<Message, LlmError> {
+        if !self.complete && self.stop.is_none() {
+            return Err(LlmError::new(
+                ErrorKind::StreamEndedEarly,
+                "the response stream ended early, before the model finished; try again",
+            ));
+        }
+        let has_calls = self
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::ToolCall { .. }));
+        let stop = self.stop.unwrap_or(if has_calls {
+            StopReason::ToolUse
+        } else {
+            StopReason::EndTurn
+        });
+        for part in &mut self.parts {
+            if let Part::ToolCall {
+                arguments,
+                truncated,
+                ..
+            } = part
+            {
+                if arguments.trim().is_empty() {
+                    *arguments = "{}".to_string();
+                } else if serde_json::from_str::<serde_json::Value>(arguments).is_err() {
+                    *truncated = stop == StopReason::MaxTokens;
+                }
+            }
+        }
+        self.parts
+            .retain(|p| !matches!(p, Part::Text { text } if text.is_empty()));
+        Ok(Message {
+            role: Role::Assistant,
+            parts: self.parts,
+            usage: self.usage,
+            model: Some(model.to_string()),
+            stop_reason: Some(stop),
+        })
+    }
+
+    /// What was received before a failure, for keeping (never for sending back as is).
+    pub fn into_partial(self, model: &str, stop: StopReason) -> Message {
+        Message {
+            role: Role::Assistant,
+            parts: self.parts,
+            usage: self.usage,
+            model: Some(model.to_string()),
+            stop_reason: Some(stop),
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Sends a request and streams the answer: retries with exponential backoff and jitter while
+//! nothing has been received (never after), honours `retry-after`, and stops at once when
+//! cancelled, keeping what had arrived.
+
+use crate::assemble::{Assembly, Delta};
+use crate::decode::decoder;
+use crate::error::{ErrorKind, LlmError};
+use crate::provider::Provider;
+use crate::stream::pump;
+use codewright_protocol::{Message, StopReason};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How a call is retried.
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// First backoff; doubles each retry (±10% jitter).
+    pub base_delay: Duration,
+    /// No single wait is longer than this, `retry-after` included.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 4,
+            base_delay: Duration::from_millis(200),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A call that did not end in a whole message: why, and what had arrived (kept for the user,
+/// never re-sent as if complete).
+#[derive(Debug)]
+pub struct StreamFailure {
+    pub error: LlmError,
+    pub partial: Option<Message>,
+}
+
+/// An HTTP client for providers. Cheap to clone; reuse it for connection pooling.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    retry: RetryPolicy,
+}
+
+impl Client {
+    pub fn new(retry: RetryPolicy) -> Client {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(15))
+            // No overall timeout (answers can stream for minutes); a stalled stream is caught by
+            // the read timeout.
+            .read_timeout(Duration::from_secs(300))
+            .build()
+            .expect("the HTTP client builds");
+        Client { http, retry }
+    }
+
+    /// Streams `body` to `provider` for `model`, calling `on_delta` for every increment.
+    pub async fn stream(
+        &self,
+        provider: &Provider,
+        key: Option<&str>,
+        model: &str,
+        body: &serde_json::Value,
+        cancel: &CancellationToken,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<Message, StreamFailure> {
+        let mut attempt = 0;
+        loop {
+            let mut out = Assembly::default();
+            let result = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => Err(LlmError::new(ErrorKind::Cancelled, "stopped")),
+                r = self.attempt(provider, key, model, body, &mut out, on_delta) => r,
+            };
+            let error = match result {
+                Ok(()) => match out.finish(model) {
+                    Ok(message) => return Ok(message),
+                    Err(e) => {
+                        return Err(StreamFailure {
+                            error: e,
+                            partial: None,
+                        })
+                    }
+                },
+                Err(e) => e,
+            };
+            let received = out.has_content();
+            if error.kind == ErrorKind::Cancelled
+                || received
+                || !error.is_retryable()
+                || attempt >= self.retry.max_retries
+            {
+                let stop = if error.kind == ErrorKind::Cancelled {
+                    StopReason::Aborted
+                } else {
+                    StopReason::Error
+                };
+                let partial = received.then(|| out.into_partial(model, stop));
+                return Err(StreamFailure { error, partial });
+            }
+            let wait = self.backoff(attempt, error.retry_after);
+            attempt += 1;
+            tokio::select! {
+                _ = cancel.cancelled() => {
+                    return Err(StreamFailure { error: LlmError::new(ErrorKind::Cancelled, "stopped"), partial: None });
+                }
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        provider: &Provider,
+        key: Option<&str>,
+        model: &str,
+        body: &serde_json::Value,
+        out: &mut Assembly,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<(), LlmError> {
+        let url = provider.stream_url(model);
+        let mut request = self
+            .http
+            .post(&url)
+            .json(body)
+            .header("accept", "text/event-stream");
+        for (name, value) in provider.auth_headers(key) {
+            request = request.header(name, value);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| network_error(&provider.name, &url, &e))?;
+        let status = response.status().as_u16();
+        if !(200..300).contains(&status) {
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let text = response.text().await.unwrap_or_default();
+            return Err(LlmError::from_http(
+                &provider.name,
+                &url,
+                status,
+                retry_after.as_deref(),
+                &text,
+            ));
+        }
+        let mut decoder = decoder(provider.protocol, &provider.name);
+        pump(response.bytes_stream(), decoder.as_mut(), out, on_delta).await
+    }
+
+    fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let exp = self
+            .retry
+            .base_delay
+            .saturating_mul(2u32.saturating_pow(attempt));
+        // ±10% jitter from the clock's low bits: enough to spread retries, no RNG needed.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .subsec_nanos();
+        let jitter = 0.9 + (nanos % 1000) as f64 / 5000.0;
+        let wait = retry_after.unwrap_or(exp.mul_f64(jitter));
+        wait.min(self.retry.max_delay)
+    }
+}
+
+fn network_error(provider: &str, url: &str, e: &reqwest::Error) -> LlmError {
+    let what = if e.is_connect() {
+        "could not connect to"
+    } else if e.is_timeout() {
+        "timed out talking to"
+    } else {
+        "lost the connection to"
+    };
+    // reqwest's Display includes the URL but never headers, so no key can leak here.
+    let mut source = String::new();
+    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    while let Some(c) = cause {
+        source = c.to_string();
+        cause = c.source();
+    }
+    LlmError::new(
+        ErrorKind::Network,
+        format!("{what} {provider} at {url} ({source}). Check the network and the base URL of {provider}."),
+    )
+}

@@ -1,0 +1,219 @@
+//! Typed, actionable provider errors. Every message says what happened and what to do; none ever
+//! contains an API key.
+
+use std::time::Duration;
+
+/// What kind of failure a provider call met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The key was rejected (401/403).
+    Auth,
+    /// Too many requests (429); `retry_after` says when to come back if the provider said.
+    RateLimit,
+    /// The provider is overloaded or failing (5xx, Anthropic 529 `overloaded_error`).
+    Overloaded,
+    /// The conversation does not fit the model's context window (any provider's wording).
+    ContextOverflow,
+    /// The provider refused the request as malformed; its message says why.
+    InvalidRequest,
+    /// The URL does not exist (404): usually a wrong base URL.
+    NotFound,
+    /// Could not connect, the connection dropped, or it timed out.
+    Network,
+    /// The stream stopped before the response was complete.
+    StreamEndedEarly,
+    /// Any other error the provider reported (billing, moderation, …).
+    Provider,
+    /// Stopped by the user.
+    Cancelled,
+}
+
+/// A failed provider call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmError {
+    pub kind: ErrorKind,
+    /// Shown to the user as is.
+    pub message: String,
+    /// HTTP status, when there was one.
+    pub status: Option<u16>,
+    /// How long the provider asked us to wait.
+    pub retry_after: Option<Duration>,
+}
+
+impl std::fmt::Display for LlmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LlmError {}
+
+impl LlmError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> LlmError {
+        LlmError {
+            kind,
+            message: message.into(),
+            status: None,
+            retry_after: None,
+        }
+    }
+
+    /// Whether trying again (before anything was streamed) may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::RateLimit | ErrorKind::Overloaded | ErrorKind::Network
+        )
+    }
+
+    /// The error for an HTTP response that was not a success.
+    pub fn from_http(
+        provider: &str,
+        url: &str,
+        status: u16,
+        retry_after: Option<&str>,
+        body: &str,
+    ) -> LlmError {
+        let detail = provider_message(body);
+        let code = error_code(body);
+        let (kind, message) = match status {
+            401 | 403 => (
+                ErrorKind::Auth,
+                format!(
+                    "{provider} rejected the API key (HTTP {status}: {detail}). Check the key for {provider}: \
+                     `codewright-cli auth set {provider}`, or its environment variable."
+                ),
+            ),
+            404 => (
+                ErrorKind::NotFound,
+                format!("{url} answered 404 Not Found ({detail}). Check the base URL of {provider}, or the model name."),
+            ),
+            429 if code.as_deref() == Some("insufficient_quota") => (
+                ErrorKind::Provider,
+                format!("{provider} says the account has no quota left: {detail}"),
+            ),
+            429 => (ErrorKind::RateLimit, format!("{provider} is rate-limiting requests (HTTP 429): {detail}")),
+            500 | 502 | 503 | 504 | 529 => (
+                ErrorKind::Overloaded,
+                format!("{provider} is overloaded or failing (HTTP {status}): {detail}"),
+            ),
+            _ if is_context_overflow(&detail) || code.as_deref().is_some_and(is_context_overflow) => (
+                ErrorKind::ContextOverflow,
+                format!("the conversation is too long for the model's context window ({provider}: {detail})"),
+            ),
+            400..=499 => (ErrorKind::InvalidRequest, format!("{provider} refused the request (HTTP {status}): {detail}")),
+            _ => (ErrorKind::Provider, format!("{provider} answered HTTP {status}: {detail}")),
+        };
+        LlmError {
+            kind,
+            message,
+            status: Some(status),
+            retry_after: retry_after.and_then(parse_retry_after),
+        }
+    }
+
+    /// The error for an error event inside a stream (Groq `event: error`, Responses `error` /
+    /// `response.failed`, Anthropic `error`). `body` is the event's JSON.
+    pub fn from_stream_event(provider: &str, body: &str) -> LlmError {
+        let detail = provider_message(body);
+        let code = error_code(body).unwrap_or_default();
+        let (kind, what) = if is_context_overflow(&detail) || is_context_overflow(&code) {
+            (
+                ErrorKind::ContextOverflow,
+                "the conversation is too long for the model's context window",
+            )
+        } else if code.contains("overloaded")
+            || code.contains("server_error")
+            || code == "api_error"
+        {
+            (ErrorKind::Overloaded, "the provider is overloaded")
+        } else if code.contains("rate_limit") {
+            (
+                ErrorKind::RateLimit,
+                "the provider is rate-limiting requests",
+            )
+        } else if code.contains("authentication") || code.contains("permission") {
+            (ErrorKind::Auth, "the API key was rejected")
+        } else {
+            (
+                ErrorKind::Provider,
+                "the provider reported an error mid-response",
+            )
+        };
+        LlmError::new(kind, format!("{what} ({provider}: {detail})"))
+    }
+}
+
+/// Phrases providers use when the input is longer than the context window.
+fn is_context_overflow(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    [
+        "context_length_exceeded",
+        "context length",
+        "context window",
+        "prompt is too long",
+        "too many tokens",
+        "maximum number of tokens",
+        "input is too long",
+        "request_too_large",
+        "reduce the length",
+        "exceeds the context",
+    ]
+    .iter()
+    .any(|p| t.contains(p))
+}
+
+/// The most useful human message in an error body (several providers' shapes), shortened.
+fn provider_message(body: &str) -> String {
+    let text = match serde_json::from_str::<serde_json::Value>(body) {
+        Ok(v) => {
+            let error = v
+                .get("error")
+                .or_else(|| v.get("response").and_then(|r| r.get("error")))
+                .unwrap_or(&v);
+            let main = error
+                .get("message")
+                .and_then(|m| m.as_str())
+                .or_else(|| error.as_str())
+                .or_else(|| v.get("message").and_then(|m| m.as_str()))
+                .unwrap_or("no message")
+                .to_string();
+            match error.pointer("/metadata/raw").and_then(|r| r.as_str()) {
+                Some(raw) => format!("{main}: {raw}"),
+                None => main,
+            }
+        }
+        Err(_) if body.trim().is_empty() => "no message".to_string(),
+        Err(_) => body.trim().to_string(),
+    };
+    let mut short: String = text.chars().take(400).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    short
+}
+
+/// The machine-readable code or type of an error body, if any.
+fn error_code(body: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    let error = v
+        .get("error")
+        .or_else(|| v.get("response").and_then(|r| r.get("error")))
+        .unwrap_or(&v);
+    for key in ["code", "type"] {
+        if let Some(s) = error.get(key).and_then(|c| c.as_str()) {
+            return Some(s.to_string());
+        }
+    }
+    None
+}
+
+/// `Retry-After` in seconds (HTTP dates are rare from these APIs and fall back to backoff).
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}

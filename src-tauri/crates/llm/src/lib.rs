@@ -1,0 +1,21 @@
+//! Model providers: building each protocol's request from the canonical conversation, streaming
+//! the answer back into a canonical [`Message`](codewright_protocol::Message), and typed errors.
+//!
+//! - [`provider`]: built-in and custom providers, base-URL normalisation.
+//! - [`request`]: the JSON body each protocol expects.
+//! - [`Client`]: HTTP + SSE, retries before the first token, cancellation.
+//! - [`Assembly`]/[`Delta`]: the streamed answer as it grows.
+
+mod assemble;
+mod client;
+mod decode;
+mod error;
+pub mod provider;
+pub mod request;
+mod stream;
+
+pub use assemble::{Assembly, Delta};
+pub use client::{Client, RetryPolicy, StreamFailure};
+pub use error::{ErrorKind, LlmError};
+pub use provider::{builtin_providers, normalize_base_url, Protocol, Provider};
+pub use request::{ChatRequest, ToolSpec};

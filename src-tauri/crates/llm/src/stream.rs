@@ -1,0 +1,47 @@
+//! From HTTP body bytes to an assembled message: SSE framing (`eventsource-stream`: CRLF, comments,
+//! multi-line data), then the protocol's decoder.
+
+use crate::assemble::{Assembly, Delta};
+use crate::decode::Decoder;
+use crate::error::{ErrorKind, LlmError};
+use bytes::Bytes;
+use eventsource_stream::Eventsource;
+use futures_util::{Stream, StreamExt};
+
+/// Feeds a body stream through SSE framing and `decoder` into `out`, calling `on_delta` with every
+/// increment. Returns when the body ends or a stream error event arrives. A last event without the
+/// blank line that should end it is still delivered (some servers omit it).
+pub(crate) async fn pump<S, E>(
+    body: S,
+    decoder: &mut dyn Decoder,
+    out: &mut Assembly,
+    on_delta: &mut (dyn FnMut(Delta) + Send),
+) -> Result<(), LlmError>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+    E: std::fmt::Display,
+{
+    let terminated = body.chain(futures_util::stream::iter([Ok(Bytes::from_static(
+        b"\n\n",
+    ))]));
+    let mut events = std::pin::pin!(terminated.eventsource());
+    while let Some(event) = events.next().await {
+        let event = event.map_err(|e| {
+            LlmError::new(
+                ErrorKind::Network,
+                format!("the connection failed while the response was streaming: {e}"),
+            )
+        })?;
+        let name = if event.event.is_empty() {
+            "message"
+        } else {
+            event.event.as_str()
+        };
+        let result = decoder.event(name, &event.data, out);
+        for delta in out.take_deltas() {
+            on_delta(delta);
+        }
+        result?;
+    }
+    Ok(())
+}
