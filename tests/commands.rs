@@ -172,6 +172,19 @@ fn bad_input_comes_back_as_a_clear_error() {
     );
     assert_eq!(err["fatal"], false);
 
+    let err = h.err(
+        "add_project",
+        json!({"path": "some/relative/dir", "name": null}),
+    );
+    assert_eq!(err["kind"], "badPath");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("some/relative/dir is a relative path"),
+        "{err}"
+    );
+
     let path = folder(tmp.path(), "p");
     let pid = h.ok("add_project", json!({"path": path, "name": "P"}))["id"].clone();
     let err = h.err("add_project", json!({"path": path, "name": null}));
@@ -257,6 +270,12 @@ fn task_windows_get_only_their_own_capability() {
             "a task window may call {cmd}"
         );
     }
+    // It can read its own task only.
+    let other = h.ok("create_task", json!({"projectId": pid, "title": "other"}))["id"].clone();
+    let err = h
+        .invoke(&label, "get_task", json!({"id": other}))
+        .unwrap_err();
+    assert_eq!(err["kind"], "denied", "{err}");
     // A window that matches no capability can call nothing.
     assert!(h.invoke("stranger", "list_projects", json!({})).is_err());
     assert_eq!(

@@ -188,8 +188,43 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
         "{titles}"
     );
     save_screenshot("main-window-relaunched", &app.screenshot());
+
+    // Delete a task: a confirmation (starting on Cancel) first, then it is gone everywhere.
+    app.js(
+        "[...document.querySelectorAll('.task')].find(r => r.textContent.includes('Added from the CLI'))
+            .querySelector('.danger-outline').click()",
+        json!([]),
+    );
+    let focused = app.wait_until("the delete confirmation", WAIT,
+        "const d = document.getElementById('dialog'); return d.open ? document.activeElement.id : null", |v| v.is_string());
+    assert_eq!(
+        focused, "dialog-cancel",
+        "a destructive confirmation must start on Cancel"
+    );
+    app.find("#dialog-submit").click();
+    app.wait_until("the task to go", WAIT, &texts(".task-title"), |v| {
+        v.as_array().is_some_and(|a| a.len() == 1)
+    });
+
+    // Remove the project: confirmed, gone from the sidebar, its folder untouched.
+    app.find("#remove-project").click();
+    let message = app.wait_until("the remove confirmation", WAIT,
+        "const d = document.getElementById('dialog'); return d.open ? d.querySelector('.dialog-message').textContent : null",
+        |v| v.is_string());
+    assert!(
+        message.as_str().unwrap().contains("are not touched"),
+        "{message}"
+    );
+    app.find("#dialog-submit").click();
+    app.wait_until("the welcome screen", WAIT,
+        "return !document.getElementById('welcome').hidden && document.querySelectorAll('.project').length === 0",
+        |v| v == true);
     app.quit();
-    assert!(folder.join("main.rs").exists());
+    assert!(
+        folder.join("main.rs").exists(),
+        "removing the project touched its folder"
+    );
+    assert!(cli(&data, &["projects", "list"]).contains("No projects yet"));
 }
 
 #[test]

@@ -7,7 +7,7 @@ use codewright_protocol::{Project, ProjectId, Task, TaskId};
 use codewright_store::StoreError;
 use serde::Serialize;
 use std::path::PathBuf;
-use tauri::{AppHandle, Runtime, State};
+use tauri::{AppHandle, Runtime, State, WebviewWindow};
 use tauri_plugin_dialog::DialogExt;
 
 /// An error as a window sees it: a stable `kind` to branch on and a `message` to show as is.
@@ -72,9 +72,19 @@ pub fn add_project(
     name: Option<String>,
 ) -> Result<Project> {
     let name = name.filter(|n| !n.trim().is_empty());
-    let project = state
-        .store()?
-        .add_project(&expand_home(&path), name.as_deref())?;
+    let path = expand_home(&path);
+    // The app's working directory means nothing to the user: a relative path is ambiguous.
+    if !path.as_os_str().is_empty() && !path.is_absolute() {
+        return Err(CommandError {
+            kind: "badPath".into(),
+            message: format!(
+                "{} is a relative path; type the full path of the folder (starting with / or ~/), or use Browse…",
+                path.display()
+            ),
+            fatal: false,
+        });
+    }
+    let project = state.store()?.add_project(&path, name.as_deref())?;
     state.changed();
     Ok(project)
 }
@@ -96,8 +106,16 @@ pub fn remove_project(state: State<'_, AppState>, id: ProjectId) -> Result<()> {
 
 /// Shows the native folder chooser; `None` if the user cancelled.
 #[tauri::command]
-pub async fn pick_folder<R: Runtime>(app: AppHandle<R>) -> Result<Option<String>> {
-    let dialog = app.dialog().file().set_title("Choose a project folder");
+pub async fn pick_folder<R: Runtime>(
+    app: AppHandle<R>,
+    window: WebviewWindow<R>,
+) -> Result<Option<String>> {
+    // Parented to the asking window, so it stays in front of it and is modal to it.
+    let dialog = app
+        .dialog()
+        .file()
+        .set_title("Choose a project folder")
+        .set_parent(&window);
     let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_pick_folder())
         .await
         .map_err(|e| CommandError {
@@ -115,8 +133,20 @@ pub fn list_tasks(state: State<'_, AppState>, project_id: ProjectId) -> Result<V
     Ok(state.store()?.tasks(project_id)?)
 }
 
+/// A task window may read only its own task; the main window may read any.
 #[tauri::command]
-pub fn get_task(state: State<'_, AppState>, id: TaskId) -> Result<Task> {
+pub fn get_task<R: Runtime>(
+    window: WebviewWindow<R>,
+    state: State<'_, AppState>,
+    id: TaskId,
+) -> Result<Task> {
+    if window.label().starts_with("task-") && window.label() != windows::label(id) {
+        return Err(CommandError {
+            kind: "denied".into(),
+            message: format!("this window shows another task and cannot read task {id}"),
+            fatal: false,
+        });
+    }
     Ok(state.store()?.task(id)?)
 }
 

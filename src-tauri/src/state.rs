@@ -22,6 +22,10 @@ impl AppState {
         let store = Store::open_in(home)
             .map(Mutex::new)
             .map_err(CommandError::from);
+        AppState::with(home, store)
+    }
+
+    fn with(home: &Path, store: Result<Mutex<Store>, CommandError>) -> AppState {
         let (wake, wake_rx) = channel();
         AppState {
             home: home.to_path_buf(),
@@ -31,10 +35,26 @@ impl AppState {
         }
     }
 
-    /// Opens the store in the default data folder (`CODEWRIGHT_HOME` or the XDG data dir).
+    /// Opens the store in the data folder given by `--home DIR` on the command line, else
+    /// `CODEWRIGHT_HOME`, else the XDG data dir.
     pub fn open_default() -> AppState {
-        let home = default_data_dir().unwrap_or_else(|| PathBuf::from(".codewright"));
-        AppState::open(&home)
+        let args: Vec<String> = std::env::args().collect();
+        let from_args = args
+            .iter()
+            .position(|a| a == "--home")
+            .and_then(|i| args.get(i + 1))
+            .map(PathBuf::from);
+        match from_args.or_else(default_data_dir) {
+            Some(home) => AppState::open(&home),
+            None => AppState::with(
+                Path::new(""),
+                Err(CommandError {
+                    kind: "dataDir".into(),
+                    message: "cannot find a home folder to keep Codewright's data in; set CODEWRIGHT_HOME or start Codewright with --home DIR".into(),
+                    fatal: true,
+                }),
+            ),
+        }
     }
 
     /// The data folder.

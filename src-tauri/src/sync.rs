@@ -8,7 +8,7 @@ use codewright_protocol::StoreEvent;
 use codewright_store::Store;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
-use tauri::{AppHandle, Emitter, Manager, Runtime};
+use tauri::{AppHandle, Emitter, EventTarget, Manager, Runtime};
 
 /// How often the feed is checked for writes by other processes (one indexed query, ~µs).
 const POLL: Duration = Duration::from_millis(250);
@@ -45,8 +45,24 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
         .expect("cannot start the sync thread");
 }
 
+/// The main window gets every change; a task window only the changes to its own task.
 fn deliver<R: Runtime>(app: &AppHandle<R>, event: &StoreEvent) {
-    let _ = app.emit(STORE_EVENT, event);
+    let own_window = match event {
+        StoreEvent::TaskUpserted { task } => Some(windows::label(task.id)),
+        StoreEvent::TaskDeleted { task_id, .. } => Some(windows::label(*task_id)),
+        StoreEvent::Resync => None,
+        _ => Some(String::new()),
+    };
+    let _ = app.emit_filter(STORE_EVENT, event, |target| {
+        let label = match target {
+            EventTarget::WebviewWindow { label }
+            | EventTarget::Webview { label }
+            | EventTarget::Window { label } => label,
+            _ => return true,
+        };
+        // `None`: everyone (resync); otherwise the main window and the task's own window.
+        label == "main" || own_window.as_deref().is_none_or(|own| own == label)
+    });
     match event {
         StoreEvent::TaskUpserted { task } => windows::retitle_task_window(app, task),
         StoreEvent::TaskDeleted { task_id, .. } => windows::close_task_window(app, *task_id),

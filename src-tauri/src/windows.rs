@@ -3,7 +3,8 @@
 use codewright_protocol::{Task, TaskId};
 use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
 
-fn label(id: TaskId) -> String {
+/// The label of a task's window.
+pub(crate) fn label(id: TaskId) -> String {
     format!("task-{id}")
 }
 

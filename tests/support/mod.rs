@@ -2,12 +2,13 @@
 
 pub mod webdriver;
 
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Desktops run one at a time: two WebKit instances starting at once on a 2-core machine can
 /// starve a web process long enough for WebKitWebDriver to declare the page hung.
@@ -30,37 +31,32 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Starts Xvfb on the first free display from :90 up.
+/// Starts Xvfb on a display it picks itself (`-displayfd`): it prints the number once it is
+/// listening, so there is no race for a display and no polling for its socket.
 fn start_xvfb() -> (Child, String) {
-    for n in 90..140 {
-        if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
-            || Path::new(&format!("/tmp/.X{n}-lock")).exists()
-        {
-            continue;
-        }
-        let display = format!(":{n}");
-        let mut child = match Command::new("Xvfb")
-            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-        {
-            Ok(child) => child,
-            Err(e) => panic!("cannot start Xvfb ({e}); run scripts/setup --test to install it"),
-        };
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = child.try_wait() {
-                break; // lost a race for this display; try the next one
-            }
-            if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
-                return (child, display);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = child.kill();
-    }
-    panic!("no free X display between :90 and :139");
+    let mut child = Command::new("Xvfb")
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "1280x800x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot start Xvfb ({e}); run scripts/setup --test to install it")
+        });
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let number = line.trim();
+    assert!(!number.is_empty(), "Xvfb exited without picking a display");
+    (child, format!(":{number}"))
 }
 
 fn tauri_driver() -> PathBuf {
@@ -125,7 +121,10 @@ impl Drop for Desktop {
         // TERM the group: tauri-driver stops WebKitWebDriver only on SIGTERM/SIGINT.
         kill_group(self.driver.id());
         let _ = self.driver.wait();
-        let _ = self.xvfb.kill();
+        // TERM, not KILL: Xvfb then removes its lock file and socket.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.xvfb.id().to_string()])
+            .status();
         let _ = self.xvfb.wait();
     }
 }

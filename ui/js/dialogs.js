@@ -9,7 +9,7 @@ import { $, h } from './dom.js';
  * fields: [{ name, label, value, placeholder, hint, browse }]; `browse` adds a "Browse…" button
  * that fills the field from the native folder chooser.
  */
-export function formDialog({ title, message, fields = [], submitLabel = 'OK', danger = false, action }) {
+export function formDialog({ title, message, fields = [], submitLabel = 'OK', danger = false, action, focusCancel = false }) {
   const dialog = $('#dialog');
   return new Promise((resolve) => {
     const error = h('p', { id: 'dialog-error', class: 'form-error', role: 'alert', hidden: true });
@@ -30,12 +30,16 @@ export function formDialog({ title, message, fields = [], submitLabel = 'OK', da
             class: 'button',
             id: `dialog-browse-${field.name}`,
             text: 'Browse…',
-            onclick: async () => {
+            onclick: async (event) => {
+              const button = event.currentTarget;
+              button.disabled = true; // one chooser at a time
               try {
                 const picked = await call('pick_folder');
                 if (picked) input.value = picked;
               } catch (e) {
                 showError(messageOf(e));
+              } finally {
+                button.disabled = false;
               }
             },
           })
@@ -59,9 +63,11 @@ export function formDialog({ title, message, fields = [], submitLabel = 'OK', da
       error.hidden = false;
     }
     let done = false;
+    const onCancel = () => finish(null);
     function finish(result) {
       if (done) return;
       done = true;
+      dialog.removeEventListener('cancel', onCancel);
       dialog.close();
       dialog.replaceChildren();
       resolve(result);
@@ -78,16 +84,18 @@ export function formDialog({ title, message, fields = [], submitLabel = 'OK', da
         submit.disabled = false;
       }
     });
-    dialog.addEventListener('cancel', () => finish(null), { once: true });
+    dialog.addEventListener('cancel', onCancel);
     dialog.replaceChildren(form);
     dialog.showModal();
-    (Object.values(inputs)[0] ?? submit).focus();
     const first = Object.values(inputs)[0];
+    // Destructive confirmations start on Cancel, so a stray Enter deletes nothing.
+    (first ?? (focusCancel ? cancel : submit)).focus();
     if (first) first.select();
   });
 }
 
 /** Asks a yes/no question; resolves true if confirmed. */
 export async function confirmDialog({ title, message, confirmLabel, danger = true }) {
-  return (await formDialog({ title, message, submitLabel: confirmLabel, danger, action: async () => true })) === true;
+  const answer = await formDialog({ title, message, submitLabel: confirmLabel, danger, focusCancel: danger, action: async () => true });
+  return answer === true;
 }

@@ -11,6 +11,8 @@ const view = {
   projects: new Map(), // id → project
   selected: null, // project id
   tasks: new Map(), // id → task, of the selected project
+  loads: 0, // bumps on every task-list load; a reply to an older load is dropped
+  queued: null, // store events held while a load is in flight, applied after it
 };
 
 const LAST_PROJECT = 'codewright.lastProject';
@@ -47,7 +49,11 @@ function renderProjects() {
   }
 }
 
+/** Re-renders the task list, keeping keyboard focus on the same control of the same task. */
 function renderTasks() {
+  const focused = document.activeElement;
+  const focusedId = focused?.closest?.('.task')?.dataset.id;
+  const focusedClass = focused?.className;
   const tasks = [...view.tasks.values()].sort((a, b) => b.updatedAt - a.updatedAt || b.id - a.id);
   $('#tasks').replaceChildren(...tasks.map((t) =>
     h('li', { class: 'task', dataset: { id: t.id } },
@@ -55,12 +61,26 @@ function renderTasks() {
         h('span', { class: 'task-title', text: t.title }),
         h('span', { class: 'task-meta' },
           h('span', { class: `badge status-${t.status}`, text: statusLabel(t.status) }),
-          h('span', { title: when(t.updatedAt), text: ago(t.updatedAt) }),
+          h('span', { class: 'task-time', title: when(t.updatedAt), text: ago(t.updatedAt) }),
           t.messageCount ? h('span', { text: `${t.messageCount} messages` }) : null)),
       h('span', { class: 'task-actions' },
         h('button', { type: 'button', class: 'button small', title: 'Rename task', 'aria-label': `Rename ${t.title}`, text: 'Rename', onclick: () => renameTask(t) }),
         h('button', { type: 'button', class: 'button small danger-outline', title: 'Delete task', 'aria-label': `Delete ${t.title}`, text: 'Delete', onclick: () => deleteTask(t) })))));
   $('#tasks-empty').hidden = tasks.length > 0;
+  if (focusedId) {
+    const row = $(`.task[data-id="${CSS.escape(focusedId)}"]`);
+    const again = row && [...row.querySelectorAll('button')].find((b) => b.className === focusedClass);
+    again?.focus();
+  }
+}
+
+/** Keeps "5 minutes ago" true without rebuilding the list. */
+function refreshTimes() {
+  for (const row of document.querySelectorAll('.task')) {
+    const task = view.tasks.get(Number(row.dataset.id));
+    const time = row.querySelector('.task-time');
+    if (task && time) time.textContent = ago(task.updatedAt);
+  }
 }
 
 // ---- loading ------------------------------------------------------------------------------
@@ -70,24 +90,34 @@ async function loadProjects() {
   view.projects = new Map(projects.map((p) => [p.id, p]));
 }
 
-async function loadTasks() {
-  view.tasks = new Map();
-  if (view.selected != null) {
-    const tasks = await call('list_tasks', { projectId: view.selected });
-    view.tasks = new Map(tasks.map((t) => [t.id, t]));
-  }
-}
-
 async function select(id) {
   view.selected = view.projects.has(id) ? id : ([...view.projects.values()].sort(byName)[0]?.id ?? null);
   if (view.selected != null) localStorage.setItem(LAST_PROJECT, String(view.selected));
+  // Clear at once: rows of the previous project must not stay clickable under this header.
+  view.tasks = new Map();
   renderProjects();
-  try {
-    await loadTasks();
-  } catch (e) {
-    toast(messageOf(e), { error: true });
-  }
   renderTasks();
+  if (view.selected == null) return;
+  const load = ++view.loads;
+  view.queued = [];
+  try {
+    const tasks = await call('list_tasks', { projectId: view.selected });
+    if (load !== view.loads) return; // another project was selected meanwhile
+    view.tasks = new Map(tasks.map((t) => [t.id, t]));
+  } catch (e) {
+    if (load === view.loads) failed(e);
+  }
+  if (load !== view.loads) return;
+  const queued = view.queued;
+  view.queued = null;
+  renderTasks();
+  for (const event of queued) await apply(event); // changes made while the list was loading
+}
+
+/** Shows an error: the error screen if the store is unusable, else a notice. */
+function failed(e) {
+  if (e && e.fatal) showFatal(messageOf(e), view.dataDir);
+  else toast(messageOf(e), { error: true });
 }
 
 async function reloadAll() {
@@ -98,6 +128,10 @@ async function reloadAll() {
 // ---- store events -------------------------------------------------------------------------
 
 function apply(event) {
+  if (view.queued && event.type.startsWith('task')) {
+    view.queued.push(event);
+    return;
+  }
   switch (event.type) {
     case 'projectUpserted':
       view.projects.set(event.project.id, event.project);
@@ -163,10 +197,10 @@ async function removeProject() {
   const project = view.projects.get(view.selected);
   if (!project) return;
   const count = view.tasks.size;
+  const tasks = count === 0 ? '' : count === 1 ? 'Its task will be deleted from Codewright. ' : `Its ${count} tasks will be deleted from Codewright. `;
   const ok = await confirmDialog({
     title: `Remove “${project.name}”?`,
-    message: `Its ${count === 1 ? 'task' : `${count} tasks`} will be deleted from Codewright. ` +
-      `The folder ${project.rootPath} and its files are not touched.`,
+    message: `${tasks}The folder ${project.rootPath} and its files are not touched.`,
     confirmLabel: 'Remove project',
   });
   if (!ok) return;
@@ -175,14 +209,17 @@ async function removeProject() {
     view.projects.delete(project.id);
     await select(null);
   } catch (e) {
-    toast(messageOf(e), { error: true });
+    failed(e);
   }
 }
 
 async function createTask(event) {
   event.preventDefault();
+  const form = $('#new-task');
   const input = $('#new-task-title');
   const error = $('#new-task-error');
+  if (form.dataset.busy) return; // a second Enter while the first is being saved
+  form.dataset.busy = 'true';
   try {
     const task = await call('create_task', { projectId: view.selected, title: input.value });
     input.value = '';
@@ -191,8 +228,11 @@ async function createTask(event) {
     renderTasks();
     await openTask(task.id);
   } catch (e) {
+    if (e && e.fatal) return failed(e);
     error.textContent = messageOf(e);
     error.hidden = false; // the typed title stays in the box
+  } finally {
+    delete form.dataset.busy;
   }
 }
 
@@ -200,7 +240,7 @@ async function openTask(id) {
   try {
     await call('open_task', { id });
   } catch (e) {
-    toast(messageOf(e), { error: true });
+    failed(e);
   }
 }
 
@@ -230,7 +270,7 @@ async function deleteTask(task) {
     view.tasks.delete(task.id);
     renderTasks();
   } catch (e) {
-    toast(messageOf(e), { error: true });
+    failed(e);
   }
 }
 
@@ -263,7 +303,7 @@ async function start() {
   $('#remove-project').addEventListener('click', removeProject);
   $('#new-task').addEventListener('submit', createTask);
   // Relative times ("5 minutes ago") stay true without a reload.
-  setInterval(renderTasks, 60_000);
+  setInterval(refreshTimes, 60_000);
   document.body.dataset.ready = 'true';
 }
 

@@ -25,7 +25,15 @@ async function start() {
     showFatal(messageOf(info.startupError), dataDir);
     return;
   }
-  await onStoreEvent((event) => {
+  await onStoreEvent(async (event) => {
+    if (event.type === 'resync') {
+      // Changes were missed: read the task again (it may be gone).
+      try {
+        render(await call('get_task', { id }));
+      } catch (e) {
+        showFatal(messageOf(e), dataDir);
+      }
+    }
     if (event.type === 'taskUpserted' && event.task.id === id) render(event.task);
     if (event.type === 'taskDeleted' && event.taskId === id) {
       showFatal('This task was deleted.', dataDir, 'Task deleted');

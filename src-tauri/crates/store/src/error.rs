@@ -50,7 +50,7 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// A stable, machine-readable name for the kind of error (used by the UI and `--json`).
+    /// A stable, machine-readable name for the kind of error (the UI branches on it).
     pub fn kind(&self) -> &'static str {
         match self {
             StoreError::DataDir { .. } | StoreError::CannotOpen { .. } => "dataDir",
@@ -78,17 +78,11 @@ impl StoreError {
             Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
                 StoreError::Corrupt { path }
             }
-            Some(
-                ErrorCode::CannotOpen
-                | ErrorCode::ReadOnly
-                | ErrorCode::PermissionDenied
-                | ErrorCode::SystemIoFailure
-                | ErrorCode::DiskFull,
-            ) => StoreError::CannotOpen {
+            // Whatever else goes wrong while opening, the user needs the path and a way out.
+            _ => StoreError::CannotOpen {
                 path,
                 reason: e.to_string(),
             },
-            _ => StoreError::Sqlite(e),
         }
     }
 }

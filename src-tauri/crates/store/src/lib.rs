@@ -73,7 +73,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         };
-        store.prune_changes()?;
+        changes::prune(&store.conn).map_err(wrap)?;
         Ok(store)
     }
 
@@ -91,10 +91,6 @@ impl Store {
     /// `cursor` past them. Cheap when nothing changed: one indexed lookup.
     pub fn events_since(&self, cursor: &mut i64) -> Result<Vec<StoreEvent>> {
         changes::events_since(self, cursor)
-    }
-
-    fn prune_changes(&self) -> Result<()> {
-        changes::prune(&self.conn).map_err(Into::into)
     }
 }
 
