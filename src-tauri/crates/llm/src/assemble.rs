@@ -5,6 +5,14 @@ use crate::error::{ErrorKind, LlmError};
 use codewright_protocol::{Message, Part, Role, StopReason, Usage};
 use std::collections::HashMap;
 
+/// The error for a stream that stopped before the response was whole.
+pub(crate) fn ended_early() -> LlmError {
+    LlmError::new(
+        ErrorKind::StreamEndedEarly,
+        "the response stream ended early, before the model finished; try again",
+    )
+}
+
 /// One increment of a streaming response.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Delta {
@@ -209,6 +217,11 @@ impl Assembly {
         self.complete = true;
     }
 
+    /// Whether the response is whole: a terminal event or a stop reason arrived.
+    pub fn is_whole(&self) -> bool {
+        self.complete || self.stop.is_some()
+    }
+
     fn slot_mut(&mut self, slot: &str) -> Option<&mut Part> {
         let at = *self.slots.get(slot)?;
         self.parts.get_mut(at)
@@ -218,11 +231,8 @@ impl Assembly {
     /// reason) is an error; tool calls whose arguments are not valid JSON after a `max_tokens`
     /// stop are marked truncated, never to be executed; missing arguments become `{}`.
     pub fn finish(mut self, model: &str) -> Result<Message, LlmError> {
-        if !self.complete && self.stop.is_none() {
-            return Err(LlmError::new(
-                ErrorKind::StreamEndedEarly,
-                "the response stream ended early, before the model finished; try again",
-            ));
+        if !self.is_whole() {
+            return Err(ended_early());
         }
         let has_calls = self
             .parts

@@ -2,7 +2,7 @@
 //! nothing has been received (never after), honours `retry-after`, and stops at once when
 //! cancelled, keeping what had arrived.
 
-use crate::assemble::{Assembly, Delta};
+use crate::assemble::{ended_early, Assembly, Delta};
 use crate::decode::decoder;
 use crate::error::{ErrorKind, LlmError};
 use crate::provider::Provider;
@@ -78,15 +78,13 @@ impl Client {
                 r = self.attempt(provider, key, model, body, &mut out, on_delta) => r,
             };
             let error = match result {
-                Ok(()) => match out.finish(model) {
-                    Ok(message) => return Ok(message),
-                    Err(e) => {
-                        return Err(StreamFailure {
-                            error: e,
-                            partial: None,
-                        })
-                    }
-                },
+                Ok(()) if out.is_whole() => {
+                    return out.finish(model).map_err(|error| StreamFailure {
+                        error,
+                        partial: None,
+                    });
+                }
+                Ok(()) => ended_early(),
                 Err(e) => e,
             };
             let received = out.has_content();

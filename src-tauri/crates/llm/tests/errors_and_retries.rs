@@ -1,0 +1,320 @@
+//! Recorded error responses map to the right kind; retries happen only before anything streamed;
+//! cancellation keeps what arrived; keys never appear in errors.
+
+mod common;
+
+use codewright_llm::{Client, Delta, ErrorKind, Protocol, Provider, RetryPolicy};
+use codewright_protocol::StopReason;
+use common::{fixtures, serve, Reply};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+fn fast_retries(n: u32) -> Client {
+    Client::new(RetryPolicy {
+        max_retries: n,
+        base_delay: Duration::from_millis(10),
+        max_delay: Duration::from_secs(2),
+    })
+}
+
+async fn call(
+    client: &Client,
+    provider: &Provider,
+    key: Option<&str>,
+) -> Result<codewright_protocol::Message, codewright_llm::StreamFailure> {
+    client
+        .stream(
+            provider,
+            key,
+            "m",
+            &serde_json::json!({"x": 1}),
+            &CancellationToken::new(),
+            &mut |_| {},
+        )
+        .await
+}
+
+const KEY: &str = "sk-test-SECRET-0123456789";
+
+#[tokio::test]
+async fn every_recorded_error_maps_to_its_kind_and_never_shows_the_key() {
+    let cases = [
+        (
+            "anthropic_400_invalid_request.http",
+            Protocol::Anthropic,
+            ErrorKind::InvalidRequest,
+            "Input does not match",
+        ),
+        (
+            "anthropic_401_authentication_error.http",
+            Protocol::Anthropic,
+            ErrorKind::Auth,
+            "check the key",
+        ),
+        (
+            "groq_400_tool_use_failed.http",
+            Protocol::OpenAiChat,
+            ErrorKind::InvalidRequest,
+            "Tool call validation failed",
+        ),
+        (
+            "openai_400_unsupported_value.http",
+            Protocol::OpenAiChat,
+            ErrorKind::InvalidRequest,
+            "Unsupported value",
+        ),
+        (
+            "openai_401_invalid_api_key.http",
+            Protocol::OpenAiChat,
+            ErrorKind::Auth,
+            "rejected the API key",
+        ),
+        (
+            "openai_responses_400.http",
+            Protocol::OpenAiResponses,
+            ErrorKind::InvalidRequest,
+            "temperature",
+        ),
+        (
+            "openai_responses_401.http",
+            Protocol::OpenAiResponses,
+            ErrorKind::Auth,
+            "Check the key for rec",
+        ),
+        (
+            "openrouter_429_upstream_rate_limited.http",
+            Protocol::OpenAiChat,
+            ErrorKind::RateLimit,
+            "rate-limited upstream",
+        ),
+    ];
+    let dir = fixtures().join("errors");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        cases.len(),
+        "a recorded error has no case here"
+    );
+    for (file, protocol, kind, needle) in cases {
+        let raw = std::fs::read_to_string(dir.join(file)).unwrap();
+        let server = serve(vec![Reply::recorded(&raw)]).await;
+        let provider = Provider::new("rec", protocol, &format!("{}/v1", server.base), None);
+        let failure = call(&fast_retries(0), &provider, Some(KEY))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            failure.error.kind, kind,
+            "{file}: {}",
+            failure.error.message
+        );
+        assert!(
+            failure
+                .error
+                .message
+                .to_lowercase()
+                .contains(&needle.to_lowercase()),
+            "{file}: {}",
+            failure.error.message
+        );
+        assert!(!failure.error.message.contains(KEY), "{file} leaks the key");
+        assert!(failure.partial.is_none());
+    }
+}
+
+#[tokio::test]
+async fn context_overflow_is_one_kind_whatever_the_provider_says() {
+    for body in [
+        r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","code":"context_length_exceeded"}}"#,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+        r#"{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#,
+    ] {
+        let reply = Reply {
+            status: 400,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.into(),
+            split: None,
+        };
+        let server = serve(vec![reply]).await;
+        let provider = Provider::new("p", Protocol::OpenAiChat, &server.base, None);
+        let failure = call(&fast_retries(3), &provider, None).await.unwrap_err();
+        assert_eq!(failure.error.kind, ErrorKind::ContextOverflow, "{body}");
+        assert_eq!(
+            server.requests.lock().unwrap().len(),
+            1,
+            "overflow is not retried"
+        );
+    }
+}
+
+#[tokio::test]
+async fn rate_limits_are_retried_honouring_retry_after_then_succeed() {
+    let limited = Reply {
+        status: 429,
+        headers: vec![("retry-after".into(), "0.3".into())],
+        body: br#"{"error":{"message":"slow down"}}"#.to_vec(),
+        split: None,
+    };
+    let ok = Reply::sse(
+        std::fs::read(fixtures().join("openai-chat/text_then_usage_chunk.sse")).unwrap(),
+    );
+    let server = serve(vec![limited.clone(), limited, ok]).await;
+    let provider = Provider::new("p", Protocol::OpenAiChat, &server.base, None);
+    let start = Instant::now();
+    let message = call(&fast_retries(4), &provider, None).await.unwrap();
+    assert!(
+        start.elapsed() >= Duration::from_millis(600),
+        "retry-after was not honoured"
+    );
+    assert_eq!(server.requests.lock().unwrap().len(), 3);
+    assert_eq!(message.stop_reason, Some(StopReason::EndTurn));
+}
+
+#[tokio::test]
+async fn overload_gives_up_after_the_retry_budget_and_auth_is_never_retried() {
+    let overloaded = Reply {
+        status: 529,
+        headers: vec![],
+        body: br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            .to_vec(),
+        split: None,
+    };
+    let server = serve(vec![overloaded]).await;
+    let provider = Provider::new("p", Protocol::Anthropic, &server.base, None);
+    let failure = call(&fast_retries(2), &provider, None).await.unwrap_err();
+    assert_eq!(failure.error.kind, ErrorKind::Overloaded);
+    assert_eq!(
+        server.requests.lock().unwrap().len(),
+        3,
+        "1 try + 2 retries"
+    );
+
+    let auth = Reply::recorded(
+        &std::fs::read_to_string(fixtures().join("errors/anthropic_401_authentication_error.http"))
+            .unwrap(),
+    );
+    let server = serve(vec![auth]).await;
+    let provider = Provider::new("p", Protocol::Anthropic, &server.base, None);
+    call(&fast_retries(5), &provider, None).await.unwrap_err();
+    assert_eq!(server.requests.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_stream_cut_after_content_is_not_retried_and_keeps_what_arrived() {
+    let full =
+        std::fs::read_to_string(fixtures().join("anthropic/thinking_signature_text.sse")).unwrap();
+    let cut = full[..full.len() / 2]
+        .rsplit_once("\n\n")
+        .unwrap()
+        .0
+        .to_string()
+        + "\n\n";
+    let server = serve(vec![Reply::sse(cut.into_bytes())]).await;
+    let provider = Provider::new("p", Protocol::Anthropic, &server.base, None);
+    let failure = call(&fast_retries(3), &provider, None).await.unwrap_err();
+    assert_eq!(failure.error.kind, ErrorKind::StreamEndedEarly);
+    assert_eq!(
+        server.requests.lock().unwrap().len(),
+        1,
+        "content had streamed: no silent re-send"
+    );
+    let partial = failure.partial.expect("what arrived is kept");
+    assert_eq!(partial.stop_reason, Some(StopReason::Error));
+    assert!(!partial.parts.is_empty());
+}
+
+#[tokio::test]
+async fn nothing_listening_is_a_network_error_naming_the_url() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let provider = Provider::new(
+        "local",
+        Protocol::OpenAiChat,
+        &format!("http://127.0.0.1:{port}"),
+        None,
+    );
+    let failure = call(&fast_retries(1), &provider, Some(KEY))
+        .await
+        .unwrap_err();
+    assert_eq!(failure.error.kind, ErrorKind::Network);
+    assert!(
+        failure
+            .error
+            .message
+            .contains(&format!("http://127.0.0.1:{port}/v1/chat/completions")),
+        "{}",
+        failure.error.message
+    );
+    assert!(!failure.error.message.contains(KEY));
+}
+
+#[tokio::test]
+async fn a_wrong_base_url_404_names_the_url_tried() {
+    let server = serve(vec![Reply {
+        status: 404,
+        headers: vec![],
+        body: b"Not Found".to_vec(),
+        split: None,
+    }])
+    .await;
+    let provider = Provider::new(
+        "custom",
+        Protocol::OpenAiChat,
+        &format!("{}/wrong", server.base),
+        None,
+    );
+    let failure = call(&fast_retries(0), &provider, None).await.unwrap_err();
+    assert_eq!(failure.error.kind, ErrorKind::NotFound);
+    assert!(
+        failure.error.message.contains("/wrong/v1/chat/completions"),
+        "{}",
+        failure.error.message
+    );
+}
+
+#[tokio::test]
+async fn cancelling_mid_stream_stops_at_once_and_keeps_the_partial_text() {
+    // A stream that sends some text, then stalls for a long time.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 65536];
+        let _ = sock.read(&mut buf).await;
+        let event =
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"partial answer\"}}]}\n\n";
+        let head = format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 100000\r\n\r\n{event}");
+        sock.write_all(head.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+    });
+    let provider = Provider::new("p", Protocol::OpenAiChat, &base, None);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let client = fast_retries(3);
+    let start = Instant::now();
+    let mut seen = String::new();
+    let failure = client
+        .stream(
+            &provider,
+            None,
+            "m",
+            &serde_json::json!({}),
+            &cancel,
+            &mut |d| {
+                if let Delta::Text(t) = d {
+                    seen.push_str(&t);
+                    trigger.cancel();
+                }
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(failure.error.kind, ErrorKind::Cancelled);
+    let partial = failure.partial.expect("the partial answer is kept");
+    assert_eq!(partial.text(), "partial answer");
+    assert_eq!(partial.stop_reason, Some(StopReason::Aborted));
+    assert_eq!(seen, "partial answer");
+}
