@@ -7,7 +7,7 @@ use crate::decode::decoder;
 use crate::error::{ErrorKind, LlmError};
 use crate::provider::Provider;
 use crate::stream::pump;
-use codewright_protocol::{Message, StopReason};
+use codewright_protocol::{Message, Part, StopReason};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -59,7 +59,8 @@ impl Client {
         Client { http, retry }
     }
 
-    /// Streams `body` to `provider` for `model`, calling `on_delta` for every increment.
+    /// Streams `body` to `provider` for `model`, calling `on_delta` with every increment and the
+    /// parts received so far (to show, and to persist while streaming).
     pub async fn stream(
         &self,
         provider: &Provider,
@@ -67,7 +68,7 @@ impl Client {
         model: &str,
         body: &serde_json::Value,
         cancel: &CancellationToken,
-        on_delta: &mut (dyn FnMut(Delta) + Send),
+        on_delta: &mut (dyn FnMut(&Delta, &[Part]) + Send),
     ) -> Result<Message, StreamFailure> {
         let mut attempt = 0;
         loop {
@@ -119,7 +120,7 @@ impl Client {
         model: &str,
         body: &serde_json::Value,
         out: &mut Assembly,
-        on_delta: &mut (dyn FnMut(Delta) + Send),
+        on_delta: &mut (dyn FnMut(&Delta, &[Part]) + Send),
     ) -> Result<(), LlmError> {
         let url = provider.stream_url(model);
         let mut request = self

@@ -5,9 +5,12 @@
 //! - [`request`]: the JSON body each protocol expects.
 //! - [`Client`]: HTTP + SSE, retries before the first token, cancellation.
 //! - [`Assembly`]/[`Delta`]: the streamed answer as it grows.
+//! - [`catalog`]: models, their limits and prices; [`credentials`]: keys from the keyring or env.
 
 mod assemble;
+pub mod catalog;
 mod client;
+pub mod credentials;
 mod decode;
 mod error;
 pub mod provider;
@@ -15,6 +18,7 @@ pub mod request;
 mod stream;
 
 pub use assemble::{Assembly, Delta};
+pub use catalog::{builtin_models, parse_model_id, resolve_model, ModelInfo, Pricing};
 pub use client::{Client, RetryPolicy, StreamFailure};
 pub use error::{ErrorKind, LlmError};
 pub use provider::{builtin_providers, normalize_base_url, Protocol, Provider};

@@ -5,6 +5,7 @@ use crate::assemble::{Assembly, Delta};
 use crate::decode::Decoder;
 use crate::error::{ErrorKind, LlmError};
 use bytes::Bytes;
+use codewright_protocol::Part;
 use eventsource_stream::Eventsource;
 use futures_util::{Stream, StreamExt};
 
@@ -15,7 +16,7 @@ pub(crate) async fn pump<S, E>(
     body: S,
     decoder: &mut dyn Decoder,
     out: &mut Assembly,
-    on_delta: &mut (dyn FnMut(Delta) + Send),
+    on_delta: &mut (dyn FnMut(&Delta, &[Part]) + Send),
 ) -> Result<(), LlmError>
 where
     S: Stream<Item = Result<Bytes, E>>,
@@ -39,7 +40,7 @@ where
         };
         let result = decoder.event(name, &event.data, out);
         for delta in out.take_deltas() {
-            on_delta(delta);
+            on_delta(&delta, out.parts());
         }
         result?;
     }

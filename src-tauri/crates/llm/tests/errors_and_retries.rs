@@ -29,7 +29,7 @@ async fn call(
             "m",
             &serde_json::json!({"x": 1}),
             &CancellationToken::new(),
-            &mut |_| {},
+            &mut |_, _| {},
         )
         .await
 }
@@ -302,9 +302,9 @@ async fn cancelling_mid_stream_stops_at_once_and_keeps_the_partial_text() {
             "m",
             &serde_json::json!({}),
             &cancel,
-            &mut |d| {
+            &mut |d, _| {
                 if let Delta::Text(t) = d {
-                    seen.push_str(&t);
+                    seen.push_str(t);
                     trigger.cancel();
                 }
             },

@@ -166,9 +166,9 @@ async fn decode(
             "m",
             &serde_json::json!({}),
             &CancellationToken::new(),
-            &mut |d| {
+            &mut |d, _| {
                 if let Delta::Text(t) = d {
-                    streamed.push_str(&t);
+                    streamed.push_str(t);
                 }
             },
         )

@@ -340,7 +340,7 @@ async fn each_protocol_posts_to_its_path_with_its_auth_header() {
                 "the-model",
                 &body,
                 &CancellationToken::new(),
-                &mut |_| {},
+                &mut |_, _| {},
             )
             .await
             .unwrap();

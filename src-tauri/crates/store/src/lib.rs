@@ -14,11 +14,13 @@ pub mod migrations;
 mod names;
 mod paths;
 mod projects;
+mod settings;
 mod tasks;
 
 pub use error::StoreError;
 pub use messages::{StreamingMessage, UsageEvent, FLUSH_BYTES, FLUSH_INTERVAL};
 pub use paths::{default_data_dir, DB_FILE_NAME};
+pub use settings::{ModelRow, ProviderRow};
 
 use codewright_protocol::StoreEvent;
 use rusqlite::{Connection, OpenFlags};

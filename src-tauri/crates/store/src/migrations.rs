@@ -10,6 +10,7 @@ use std::path::Path;
 pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_messages.sql"),
+    include_str!("../migrations/0003_providers.sql"),
 ];
 
 /// The schema version this build writes.

@@ -1,0 +1,364 @@
+//! The model catalog: context window, output limit, capabilities and prices per model. Ids are
+//! `model@provider`. Built-in entries carry list prices as published when they were written;
+//! `codewright-cli models add` overrides any of them, and custom providers accept any model name.
+
+use codewright_protocol::Usage;
+use serde::{Deserialize, Serialize};
+
+/// US dollars per million tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pricing {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+impl Pricing {
+    /// What `usage` costs, in US dollars.
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        (usage.input as f64 * self.input
+            + usage.output as f64 * self.output
+            + usage.cache_read as f64 * self.cache_read
+            + usage.cache_write as f64 * self.cache_write)
+            / 1_000_000.0
+    }
+}
+
+/// What Codewright knows about a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    /// `model@provider`.
+    pub id: String,
+    pub context_window: u64,
+    pub max_output: u64,
+    pub tools: bool,
+    pub images: bool,
+    pub thinking: bool,
+    pub pricing: Pricing,
+    /// False for models the catalog does not know: defaults are assumed and cost shows as 0.
+    pub known: bool,
+}
+
+impl ModelInfo {
+    /// The model's name at its provider (before the `@`).
+    pub fn name(&self) -> &str {
+        self.id
+            .rsplit_once('@')
+            .map_or(self.id.as_str(), |(name, _)| name)
+    }
+
+    /// The provider's name (after the `@`).
+    pub fn provider(&self) -> &str {
+        self.id
+            .rsplit_once('@')
+            .map_or("", |(_, provider)| provider)
+    }
+
+    /// Defaults for a model the catalog does not know: tools on, 128k context.
+    pub fn unknown(id: &str) -> ModelInfo {
+        ModelInfo {
+            id: id.to_string(),
+            context_window: 128_000,
+            max_output: 8_192,
+            tools: true,
+            images: false,
+            thinking: false,
+            pricing: Pricing::default(),
+            known: false,
+        }
+    }
+}
+
+/// Splits `model@provider`, with a message saying what is expected.
+pub fn parse_model_id(id: &str) -> Result<(&str, &str), String> {
+    match id.rsplit_once('@') {
+        Some((model, provider)) if !model.is_empty() && !provider.is_empty() => Ok((model, provider)),
+        _ => Err(format!("'{id}' is not a model id: write MODEL@PROVIDER, for example claude-sonnet-4-5@anthropic")),
+    }
+}
+
+/// The built-in catalog.
+pub fn builtin_models() -> Vec<ModelInfo> {
+    // (id, context, max output, tools, images, thinking, input, output, cache read, cache write)
+    let rows: &[(&str, u64, u64, bool, bool, bool, f64, f64, f64, f64)] = &[
+        (
+            "gpt-5@openai",
+            400_000,
+            128_000,
+            true,
+            true,
+            true,
+            1.25,
+            10.0,
+            0.125,
+            0.0,
+        ),
+        (
+            "gpt-5-mini@openai",
+            400_000,
+            128_000,
+            true,
+            true,
+            true,
+            0.25,
+            2.0,
+            0.025,
+            0.0,
+        ),
+        (
+            "gpt-4.1@openai",
+            1_047_576,
+            32_768,
+            true,
+            true,
+            false,
+            2.0,
+            8.0,
+            0.5,
+            0.0,
+        ),
+        (
+            "claude-sonnet-4-5@anthropic",
+            200_000,
+            64_000,
+            true,
+            true,
+            true,
+            3.0,
+            15.0,
+            0.30,
+            3.75,
+        ),
+        (
+            "claude-haiku-4-5@anthropic",
+            200_000,
+            64_000,
+            true,
+            true,
+            true,
+            1.0,
+            5.0,
+            0.10,
+            1.25,
+        ),
+        (
+            "claude-opus-4-1@anthropic",
+            200_000,
+            32_000,
+            true,
+            true,
+            true,
+            15.0,
+            75.0,
+            1.50,
+            18.75,
+        ),
+        (
+            "gemini-2.5-pro@google",
+            1_048_576,
+            65_536,
+            true,
+            true,
+            true,
+            1.25,
+            10.0,
+            0.31,
+            0.0,
+        ),
+        (
+            "gemini-2.5-flash@google",
+            1_048_576,
+            65_536,
+            true,
+            true,
+            true,
+            0.30,
+            2.50,
+            0.075,
+            0.0,
+        ),
+        (
+            "deepseek-chat@deepseek",
+            128_000,
+            8_192,
+            true,
+            false,
+            false,
+            0.28,
+            0.42,
+            0.028,
+            0.0,
+        ),
+        (
+            "deepseek-reasoner@deepseek",
+            128_000,
+            64_000,
+            true,
+            false,
+            true,
+            0.28,
+            0.42,
+            0.028,
+            0.0,
+        ),
+        (
+            "kimi-k2-0905-preview@moonshot",
+            262_144,
+            16_384,
+            true,
+            false,
+            false,
+            0.60,
+            2.50,
+            0.15,
+            0.0,
+        ),
+        (
+            "glm-4.6@zhipu",
+            200_000,
+            128_000,
+            true,
+            false,
+            true,
+            0.60,
+            2.20,
+            0.11,
+            0.0,
+        ),
+        (
+            "MiniMax-M2@minimax",
+            204_800,
+            131_072,
+            true,
+            false,
+            true,
+            0.30,
+            1.20,
+            0.03,
+            0.0,
+        ),
+        (
+            "openai/gpt-oss-120b@groq",
+            131_072,
+            65_536,
+            true,
+            false,
+            true,
+            0.15,
+            0.75,
+            0.0,
+            0.0,
+        ),
+        (
+            "anthropic/claude-sonnet-4.5@openrouter",
+            1_000_000,
+            64_000,
+            true,
+            true,
+            true,
+            3.0,
+            15.0,
+            0.30,
+            3.75,
+        ),
+    ];
+    rows.iter()
+        .map(
+            |&(
+                id,
+                context_window,
+                max_output,
+                tools,
+                images,
+                thinking,
+                input,
+                output,
+                cache_read,
+                cache_write,
+            )| ModelInfo {
+                id: id.to_string(),
+                context_window,
+                max_output,
+                tools,
+                images,
+                thinking,
+                pricing: Pricing {
+                    input,
+                    output,
+                    cache_read,
+                    cache_write,
+                },
+                known: true,
+            },
+        )
+        .collect()
+}
+
+/// Looks `id` up: the user's entries first, then the built-in catalog, else defaults.
+pub fn resolve_model(id: &str, custom: &[ModelInfo]) -> ModelInfo {
+    custom
+        .iter()
+        .find(|m| m.id == id)
+        .cloned()
+        .or_else(|| builtin_models().into_iter().find(|m| m.id == id))
+        .unwrap_or_else(|| ModelInfo::unknown(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_counts_every_kind_of_token() {
+        let sonnet = resolve_model("claude-sonnet-4-5@anthropic", &[]);
+        let usage = Usage {
+            input: 1_000_000,
+            output: 100_000,
+            cache_read: 2_000_000,
+            cache_write: 10_000,
+            reasoning: 0,
+        };
+        let expected = 3.0 + 1.5 + 0.6 + 0.0375;
+        assert!((sonnet.pricing.cost(&usage) - expected).abs() < 1e-9);
+    }
+
+    #[test]
+    fn unknown_models_get_defaults_and_custom_entries_win() {
+        let m = resolve_model("my-finetune@local", &[]);
+        assert!(!m.known && m.tools && m.context_window == 128_000);
+        assert_eq!((m.name(), m.provider()), ("my-finetune", "local"));
+        let mut custom = ModelInfo::unknown("gpt-5@openai");
+        custom.context_window = 1000;
+        assert_eq!(
+            resolve_model("gpt-5@openai", &[custom]).context_window,
+            1000
+        );
+        assert_eq!(
+            parse_model_id("openai/gpt-oss-120b@groq").unwrap(),
+            ("openai/gpt-oss-120b", "groq")
+        );
+        assert!(parse_model_id("no-provider")
+            .unwrap_err()
+            .contains("MODEL@PROVIDER"));
+    }
+
+    #[test]
+    fn builtin_ids_are_unique_and_name_builtin_providers() {
+        let providers: Vec<String> = crate::builtin_providers()
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        let models = builtin_models();
+        for m in &models {
+            assert!(
+                providers.iter().any(|p| p == m.provider()),
+                "{} names an unknown provider",
+                m.id
+            );
+            assert_eq!(models.iter().filter(|o| o.id == m.id).count(), 1);
+        }
+    }
+}
