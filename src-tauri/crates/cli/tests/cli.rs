@@ -217,6 +217,7 @@ fn concurrent_cli_processes_do_not_lose_writes() {
                 .arg("--home")
                 .arg(&home)
                 .args(["tasks", "add", "--project", &pid, &format!("task {i}")])
+                .stdout(std::process::Stdio::null())
                 .spawn()
                 .unwrap()
         })

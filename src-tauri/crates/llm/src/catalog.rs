@@ -80,10 +80,13 @@ pub fn parse_model_id(id: &str) -> Result<(&str, &str), String> {
     }
 }
 
+/// A catalog row: id, context, max output, tools, images, thinking, and prices per million
+/// tokens for input, output, cache read, cache write.
+type Row = (&'static str, u64, u64, bool, bool, bool, f64, f64, f64, f64);
+
 /// The built-in catalog.
 pub fn builtin_models() -> Vec<ModelInfo> {
-    // (id, context, max output, tools, images, thinking, input, output, cache read, cache write)
-    let rows: &[(&str, u64, u64, bool, bool, bool, f64, f64, f64, f64)] = &[
+    let rows: &[Row] = &[
         (
             "gpt-5@openai",
             400_000,

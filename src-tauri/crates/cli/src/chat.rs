@@ -1,0 +1,211 @@
+//! `chat`: one streamed completion without tools, printed as it arrives and, with `--task`,
+//! stored in the task as it streams (a crash loses at most one write interval).
+
+use crate::providers::{custom_models, provider};
+use codewright_llm::catalog::{parse_model_id, resolve_model};
+use codewright_llm::credentials::{find_key, OsKeyring};
+use codewright_llm::request::build_body;
+use codewright_llm::{ChatRequest, Client, Delta, RetryPolicy};
+use codewright_protocol::{Message, Part, Role, StopReason, TaskId};
+use codewright_store::{Store, UsageEvent};
+use serde_json::json;
+use std::io::Write;
+use std::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+#[derive(clap::Args)]
+pub struct ChatArgs {
+    /// The model, as MODEL@PROVIDER (see `models list`).
+    #[arg(long, value_name = "MODEL@PROVIDER")]
+    model: String,
+    /// Continue this task: its messages are sent first, and the exchange is stored in it.
+    #[arg(long, value_name = "ID")]
+    task: Option<TaskId>,
+    /// What to ask.
+    prompt: String,
+}
+
+fn print(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+}
+
+/// The task's whole history, oldest first.
+fn history(store: &Store, task: TaskId) -> Result<Vec<Message>, String> {
+    let mut all = Vec::new();
+    let mut before = None;
+    loop {
+        let page = store
+            .messages(task, before, 500)
+            .map_err(|e| e.to_string())?;
+        let Some(last) = page.last() else { break };
+        before = Some(last.seq);
+        all.extend(page.into_iter().map(|r| r.message));
+    }
+    all.reverse();
+    Ok(all)
+}
+
+pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> {
+    if args.prompt.trim().is_empty() {
+        return Err("the prompt is empty; say what you want to ask".into());
+    }
+    let (model_name, provider_name) = parse_model_id(&args.model)?;
+    let provider = provider(&store, provider_name)?;
+    let info = resolve_model(&args.model, &custom_models(&store)?);
+    let (key, _) = find_key(&OsKeyring, &provider, |var| std::env::var(var).ok())?;
+
+    let mut messages = match args.task {
+        Some(task) => history(&store, task)?,
+        None => Vec::new(),
+    };
+    let prompt = Message::user(args.prompt.clone());
+    if let Some(task) = args.task {
+        store
+            .append_message(task, &prompt)
+            .map_err(|e| e.to_string())?;
+    }
+    messages.push(prompt);
+    let request = ChatRequest {
+        model: model_name.to_string(),
+        system: None,
+        messages,
+        tools: Vec::new(),
+        max_output_tokens: info.max_output.min(32_000) as u32,
+        thinking_budget: None,
+    };
+    let body = build_body(&provider, &request);
+    let mut streaming = match args.task {
+        Some(task) => Some(
+            store
+                .start_streaming(task, &args.model)
+                .map_err(|e| e.to_string())?,
+        ),
+        None => None,
+    };
+    let store = Mutex::new(store);
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let cancel = CancellationToken::new();
+    let result = runtime.block_on(async {
+        let on_ctrl_c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_ctrl_c.cancel();
+            }
+        });
+        let mut on_delta = |delta: &Delta, parts: &[Part]| {
+            let size = match delta {
+                Delta::Text(t) => {
+                    print(&if json {
+                        format!("{}\n", json!({"type": "text", "text": t}))
+                    } else {
+                        t.clone()
+                    });
+                    t.len()
+                }
+                Delta::Thinking(t) => {
+                    if json {
+                        print(&format!("{}\n", json!({"type": "thinking", "text": t})));
+                    } else {
+                        eprint!("{t}");
+                    }
+                    t.len()
+                }
+                Delta::Usage(u) => {
+                    if json {
+                        print(&format!("{}\n", json!({"type": "usage", "usage": u})));
+                    }
+                    0
+                }
+                Delta::ToolCallStarted { .. } | Delta::ToolCallArguments { .. } => 0,
+            };
+            if let Some(stream) = streaming.as_mut() {
+                let store = store.lock().unwrap_or_else(|p| p.into_inner());
+                if let Err(e) = stream.update(&store, parts, size) {
+                    eprintln!("codewright-cli: could not save the answer so far: {e}");
+                }
+            }
+        };
+        Client::new(RetryPolicy::default())
+            .stream(
+                &provider,
+                key.as_deref(),
+                model_name,
+                &body,
+                &cancel,
+                &mut on_delta,
+            )
+            .await
+    });
+    let store = store.into_inner().unwrap_or_else(|p| p.into_inner());
+
+    match result {
+        Ok(message) => {
+            let usage = message.usage.unwrap_or_default();
+            let cost = info.pricing.cost(&usage);
+            if let Some(stream) = streaming {
+                let event = UsageEvent {
+                    model: args.model.clone(),
+                    provider: provider.name.clone(),
+                    usage,
+                    cost,
+                };
+                stream
+                    .finish(&store, &message, Some(&event))
+                    .map_err(|e| e.to_string())?;
+            }
+            let stop = message.stop_reason.unwrap_or(StopReason::EndTurn);
+            if json {
+                print(&format!(
+                    "{}\n",
+                    json!({"type": "done", "stopReason": stop, "usage": usage, "cost": cost})
+                ));
+            } else {
+                print("\n");
+                eprintln!(
+                    "[{} · {} in / {} out tokens{}{}]",
+                    args.model,
+                    usage.input + usage.cache_read,
+                    usage.output,
+                    if info.known {
+                        format!(" · ${cost:.4}")
+                    } else {
+                        String::new()
+                    },
+                    if stop == StopReason::MaxTokens {
+                        " · stopped at the output limit"
+                    } else {
+                        ""
+                    },
+                );
+            }
+            Ok(String::new())
+        }
+        Err(failure) => {
+            if let Some(stream) = streaming {
+                // Keep whatever arrived, marked with why it stopped.
+                let partial = failure.partial.unwrap_or_else(|| {
+                    let mut m = Message::new(Role::Assistant, Vec::new());
+                    m.stop_reason = Some(StopReason::Error);
+                    m
+                });
+                stream
+                    .finish(&store, &partial, None)
+                    .map_err(|e| e.to_string())?;
+            }
+            if json {
+                print(&format!(
+                    "{}\n",
+                    json!({"type": "error", "kind": format!("{:?}", failure.error.kind), "message": failure.error.message})
+                ));
+            } else {
+                print("\n");
+            }
+            Err(failure.error.message)
+        }
+    }
+}

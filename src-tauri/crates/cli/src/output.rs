@@ -1,0 +1,40 @@
+//! Printing: JSON for scripts, aligned columns for people.
+
+use serde::Serialize;
+
+/// Pretty JSON with a trailing newline.
+pub fn to_json(value: &impl Serialize) -> String {
+    let mut s = serde_json::to_string_pretty(value).expect("records always serialize");
+    s.push('\n');
+    s
+}
+
+/// Left-aligned columns; the last column is not padded.
+pub fn table(headers: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
+    let rows: Vec<Vec<String>> = rows.collect();
+    let width = |col: usize| {
+        rows.iter()
+            .map(|r| r[col].chars().count())
+            .chain([headers[col].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..headers.len()).map(width).collect();
+    let mut out = String::new();
+    let header_row: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+    for row in std::iter::once(&header_row).chain(rows.iter()) {
+        for (col, cell) in row.iter().enumerate() {
+            if col + 1 == row.len() {
+                out.push_str(cell);
+            } else {
+                out.push_str(cell);
+                out.extend(std::iter::repeat_n(
+                    ' ',
+                    widths[col] - cell.chars().count() + 2,
+                ));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}

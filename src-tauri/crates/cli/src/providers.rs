@@ -1,0 +1,290 @@
+//! `providers`, `models` and `auth`: who Codewright can talk to, which models, and their keys.
+
+use crate::output::{table, to_json};
+use clap::Subcommand;
+use codewright_llm::catalog::{builtin_models, parse_model_id, ModelInfo, Pricing};
+use codewright_llm::credentials::{find_key, KeySource, OsKeyring, SecretStore};
+use codewright_llm::{builtin_providers, Protocol, Provider};
+use codewright_store::{ModelRow, ProviderRow, Store};
+use std::io::Read;
+
+#[derive(Subcommand)]
+pub enum ProvidersCommand {
+    /// List built-in and custom providers, with where their key comes from.
+    List,
+    /// Add (or change) a custom provider.
+    Add {
+        name: String,
+        /// Wire protocol: openai (Chat Completions and compatible servers), openai-responses,
+        /// anthropic, gemini.
+        #[arg(long)]
+        protocol: String,
+        /// Base URL, e.g. http://localhost:8000/v1 (with or without /v1).
+        #[arg(long)]
+        base_url: String,
+        /// Environment variable that holds the key when the keyring has none.
+        #[arg(long, value_name = "VAR")]
+        api_key_env: Option<String>,
+    },
+    /// Remove a custom provider.
+    Rm { name: String },
+}
+
+#[derive(Subcommand)]
+pub enum ModelsCommand {
+    /// List known models with their limits and prices.
+    List,
+    /// Add or override a model: NAME@PROVIDER.
+    Add {
+        id: String,
+        /// Context window in tokens.
+        #[arg(long, value_name = "N")]
+        context: Option<u64>,
+        /// Longest answer in tokens.
+        #[arg(long, value_name = "N")]
+        max_output: Option<u64>,
+        /// The model cannot call tools.
+        #[arg(long)]
+        no_tools: bool,
+        /// US dollars per million input tokens.
+        #[arg(long, value_name = "USD")]
+        input_price: Option<f64>,
+        /// US dollars per million output tokens.
+        #[arg(long, value_name = "USD")]
+        output_price: Option<f64>,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum AuthCommand {
+    /// Keep a provider's API key in the system keyring (the key is read from standard input).
+    Set { provider: String },
+    /// Remove a provider's key from the system keyring.
+    Rm { provider: String },
+}
+
+/// Built-in providers plus the user's, which replace built-ins of the same name.
+pub fn all_providers(store: &Store) -> Result<Vec<Provider>, String> {
+    let mut all = builtin_providers();
+    for row in store.custom_providers().map_err(|e| e.to_string())? {
+        let protocol = Protocol::parse(&row.protocol)?;
+        let provider = Provider::new(
+            &row.name,
+            protocol,
+            &row.base_url,
+            row.api_key_env.as_deref(),
+        );
+        all.retain(|p| p.name != provider.name);
+        all.push(provider);
+    }
+    Ok(all)
+}
+
+/// The provider called `name`, or an error listing the known ones.
+pub fn provider(store: &Store, name: &str) -> Result<Provider, String> {
+    let all = all_providers(store)?;
+    let names: Vec<&str> = all.iter().map(|p| p.name.as_str()).collect();
+    all.iter().find(|p| p.name == name).cloned().ok_or_else(|| {
+        format!(
+            "unknown provider '{name}'; known: {} (add one with `codewright-cli providers add`)",
+            names.join(", ")
+        )
+    })
+}
+
+/// The user's model entries, as catalog entries.
+pub fn custom_models(store: &Store) -> Result<Vec<ModelInfo>, String> {
+    Ok(store
+        .custom_models()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|m| ModelInfo {
+            id: m.id,
+            context_window: m.context_window,
+            max_output: m.max_output,
+            tools: m.tools,
+            images: m.images,
+            thinking: m.thinking,
+            pricing: Pricing {
+                input: m.input_price,
+                output: m.output_price,
+                cache_read: m.cache_read_price,
+                cache_write: m.cache_write_price,
+            },
+            known: true,
+        })
+        .collect())
+}
+
+fn key_status(p: &Provider) -> String {
+    match find_key(&OsKeyring, p, |v| std::env::var(v).ok()) {
+        Ok((_, KeySource::Keyring)) => "keyring".into(),
+        Ok((_, KeySource::Env(var))) => format!("${var}"),
+        Ok((_, KeySource::NotNeeded)) => "not needed".into(),
+        Err(_) => match &p.api_key_env {
+            Some(var) => format!("missing (auth set, or ${var})"),
+            None => "missing".into(),
+        },
+    }
+}
+
+pub fn providers(store: &Store, command: ProvidersCommand, json: bool) -> Result<String, String> {
+    Ok(match command {
+        ProvidersCommand::List => {
+            let all = all_providers(store)?;
+            if json {
+                to_json(&all)
+            } else {
+                table(
+                    &["NAME", "PROTOCOL", "BASE URL", "KEY"],
+                    all.iter().map(|p| {
+                        vec![
+                            p.name.clone(),
+                            p.protocol.as_str().into(),
+                            p.base_url.clone(),
+                            key_status(p),
+                        ]
+                    }),
+                )
+            }
+        }
+        ProvidersCommand::Add {
+            name,
+            protocol,
+            base_url,
+            api_key_env,
+        } => {
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+            {
+                return Err(format!(
+                    "'{name}' is not a valid provider name: use lowercase letters, digits, - and _"
+                ));
+            }
+            let protocol = Protocol::parse(&protocol)?;
+            if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                return Err(format!("'{base_url}' is not an http:// or https:// URL"));
+            }
+            let p = Provider::new(&name, protocol, &base_url, api_key_env.as_deref());
+            store
+                .save_provider(&ProviderRow {
+                    name: p.name.clone(),
+                    protocol: p.protocol.as_str().into(),
+                    base_url: p.base_url.clone(),
+                    api_key_env: p.api_key_env.clone(),
+                })
+                .map_err(|e| e.to_string())?;
+            if json {
+                to_json(&p)
+            } else {
+                format!(
+                    "Saved provider {} ({}, {})\n",
+                    p.name,
+                    p.protocol.as_str(),
+                    p.base_url
+                )
+            }
+        }
+        ProvidersCommand::Rm { name } => {
+            store.remove_provider(&name).map_err(|e| e.to_string())?;
+            if json {
+                to_json(&serde_json::json!({"removed": name}))
+            } else {
+                format!("Removed provider {name}\n")
+            }
+        }
+    })
+}
+
+pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<String, String> {
+    Ok(match command {
+        ModelsCommand::List => {
+            let custom = custom_models(store)?;
+            let mut all: Vec<ModelInfo> = builtin_models()
+                .into_iter()
+                .filter(|b| !custom.iter().any(|c| c.id == b.id))
+                .collect();
+            all.extend(custom);
+            all.sort_by(|a, b| (a.provider(), a.name()).cmp(&(b.provider(), b.name())));
+            if json {
+                to_json(&all)
+            } else {
+                table(
+                    &["MODEL", "CONTEXT", "MAX OUT", "TOOLS", "$/M IN", "$/M OUT"],
+                    all.iter().map(|m| {
+                        vec![
+                            m.id.clone(),
+                            m.context_window.to_string(),
+                            m.max_output.to_string(),
+                            if m.tools { "yes" } else { "no" }.into(),
+                            format!("{:.2}", m.pricing.input),
+                            format!("{:.2}", m.pricing.output),
+                        ]
+                    }),
+                )
+            }
+        }
+        ModelsCommand::Add {
+            id,
+            context,
+            max_output,
+            no_tools,
+            input_price,
+            output_price,
+        } => {
+            let (_, provider_name) = parse_model_id(&id)?;
+            provider(store, provider_name)?;
+            let base = codewright_llm::resolve_model(&id, &custom_models(store)?);
+            let row = ModelRow {
+                id: id.clone(),
+                context_window: context.unwrap_or(base.context_window),
+                max_output: max_output.unwrap_or(base.max_output),
+                tools: !no_tools && base.tools,
+                images: base.images,
+                thinking: base.thinking,
+                input_price: input_price.unwrap_or(base.pricing.input),
+                output_price: output_price.unwrap_or(base.pricing.output),
+                cache_read_price: base.pricing.cache_read,
+                cache_write_price: base.pricing.cache_write,
+            };
+            store.save_model(&row).map_err(|e| e.to_string())?;
+            let saved = codewright_llm::resolve_model(&id, &custom_models(store)?);
+            if json {
+                to_json(&saved)
+            } else {
+                format!(
+                    "Saved model {id} (context {}, max output {})\n",
+                    row.context_window, row.max_output
+                )
+            }
+        }
+    })
+}
+
+pub fn auth(store: &Store, command: AuthCommand, keys: &dyn SecretStore) -> Result<String, String> {
+    Ok(match command {
+        AuthCommand::Set { provider: name } => {
+            let p = provider(store, &name)?;
+            let mut input = String::new();
+            std::io::stdin()
+                .read_to_string(&mut input)
+                .map_err(|e| format!("cannot read the key from standard input: {e}"))?;
+            let key = input.lines().next().unwrap_or("").trim();
+            if key.is_empty() {
+                return Err(format!("no key on standard input; pipe it in, e.g. `codewright-cli auth set {name} < keyfile`"));
+            }
+            keys.set(&p.name, key)?;
+            format!("Saved the key for {} in the system keyring\n", p.name)
+        }
+        AuthCommand::Rm { provider: name } => {
+            let p = provider(store, &name)?;
+            if keys.delete(&p.name)? {
+                format!("Removed the key for {} from the system keyring\n", p.name)
+            } else {
+                format!("The system keyring had no key for {}\n", p.name)
+            }
+        }
+    })
+}

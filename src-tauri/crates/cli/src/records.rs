@@ -1,0 +1,144 @@
+//! `projects` and `tasks`: the same records the desktop app shows.
+
+use crate::output::{table, to_json};
+use clap::Subcommand;
+use codewright_protocol::{ProjectId, TaskId};
+use codewright_store::Store;
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum ProjectsCommand {
+    /// List every project.
+    List,
+    /// Add a folder as a project.
+    Add {
+        /// The project's folder.
+        path: PathBuf,
+        /// Display name (default: the folder's name).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Rename a project.
+    Rename { id: ProjectId, name: String },
+    /// Remove a project and its tasks from Codewright (the folder is not touched).
+    Rm { id: ProjectId },
+}
+
+#[derive(Subcommand)]
+pub enum TasksCommand {
+    /// List a project's tasks, most recent first.
+    List {
+        #[arg(long, value_name = "ID")]
+        project: ProjectId,
+    },
+    /// Start a new task in a project.
+    Add {
+        #[arg(long, value_name = "ID")]
+        project: ProjectId,
+        title: String,
+    },
+    /// Rename a task.
+    Rename { id: TaskId, title: String },
+    /// Delete a task.
+    Rm { id: TaskId },
+}
+
+/// Runs a `projects` command and returns what to print.
+pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<String, String> {
+    Ok(match command {
+        ProjectsCommand::List => {
+            let projects = store.projects().map_err(|e| e.to_string())?;
+            if json {
+                to_json(&projects)
+            } else if projects.is_empty() {
+                "No projects yet. Add one with: codewright-cli projects add PATH\n".into()
+            } else {
+                table(
+                    &["ID", "NAME", "PATH"],
+                    projects
+                        .iter()
+                        .map(|p| vec![p.id.to_string(), p.name.clone(), p.root_path.clone()]),
+                )
+            }
+        }
+        ProjectsCommand::Add { path, name } => {
+            let p = store
+                .add_project(&path, name.as_deref())
+                .map_err(|e| e.to_string())?;
+            if json {
+                to_json(&p)
+            } else {
+                format!("Added project {} \"{}\" ({})\n", p.id, p.name, p.root_path)
+            }
+        }
+        ProjectsCommand::Rename { id, name } => {
+            let p = store.rename_project(id, &name).map_err(|e| e.to_string())?;
+            if json {
+                to_json(&p)
+            } else {
+                format!("Renamed project {} to \"{}\"\n", p.id, p.name)
+            }
+        }
+        ProjectsCommand::Rm { id } => {
+            let p = store.project(id).map_err(|e| e.to_string())?;
+            store.remove_project(id).map_err(|e| e.to_string())?;
+            if json {
+                to_json(&serde_json::json!({ "removed": p.id }))
+            } else {
+                format!(
+                    "Removed project {} \"{}\" and its tasks; the folder {} was not touched\n",
+                    p.id, p.name, p.root_path
+                )
+            }
+        }
+    })
+}
+
+/// Runs a `tasks` command and returns what to print.
+pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String, String> {
+    Ok(match command {
+        TasksCommand::List { project } => {
+            let tasks = store.tasks(project).map_err(|e| e.to_string())?;
+            if json {
+                to_json(&tasks)
+            } else if tasks.is_empty() {
+                format!("No tasks in project {project}. Start one with: codewright-cli tasks add --project {project} TITLE\n")
+            } else {
+                table(
+                    &["ID", "STATUS", "TITLE"],
+                    tasks
+                        .iter()
+                        .map(|t| vec![t.id.to_string(), t.status.as_str().into(), t.title.clone()]),
+                )
+            }
+        }
+        TasksCommand::Add { project, title } => {
+            let t = store.add_task(project, &title).map_err(|e| e.to_string())?;
+            if json {
+                to_json(&t)
+            } else {
+                format!(
+                    "Added task {} \"{}\" to project {}\n",
+                    t.id, t.title, t.project_id
+                )
+            }
+        }
+        TasksCommand::Rename { id, title } => {
+            let t = store.rename_task(id, &title).map_err(|e| e.to_string())?;
+            if json {
+                to_json(&t)
+            } else {
+                format!("Renamed task {} to \"{}\"\n", t.id, t.title)
+            }
+        }
+        TasksCommand::Rm { id } => {
+            let t = store.task(id).map_err(|e| e.to_string())?;
+            store.remove_task(id).map_err(|e| e.to_string())?;
+            if json {
+                to_json(&serde_json::json!({ "removed": t.id }))
+            } else {
+                format!("Deleted task {} \"{}\"\n", t.id, t.title)
+            }
+        }
+    })
+}

@@ -1,0 +1,331 @@
+//! `providers`, `models`, `auth` and `chat` through the built binary, against a local server that
+//! replays a recorded provider stream.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../../shared/fixtures/sse")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Serves `body` as an SSE response to every request; returns the base URL and the requests seen
+/// (head and body).
+fn serve(body: Vec<u8>) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut request_body = vec![0; length];
+            reader.read_exact(&mut request_body).unwrap();
+            log.lock().unwrap().push(format!(
+                "{head}\n{}",
+                String::from_utf8_lossy(&request_body)
+            ));
+            let reply = format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", body.len());
+            let _ = stream
+                .write_all(reply.as_bytes())
+                .and_then(|()| stream.write_all(&body));
+        }
+    });
+    (base, seen)
+}
+
+struct Cli {
+    home: tempfile::TempDir,
+}
+
+impl Cli {
+    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_codewright-cli"));
+        cmd.arg("--home")
+            .arg(self.home.path().join("data"))
+            .args(args)
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str], env: &[(&str, &str)]) -> String {
+        let out = self.run(args, env);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+#[test]
+fn chat_streams_an_answer_and_stores_it_in_the_task_with_its_cost() {
+    let cli = Cli {
+        home: tempfile::tempdir().unwrap(),
+    };
+    let (base, seen) = serve(fixture("openai-chat/text_then_usage_chunk.sse"));
+    let secret = "sk-local-VERY-SECRET-4242";
+    cli.ok(
+        &[
+            "providers",
+            "add",
+            "local",
+            "--protocol",
+            "openai",
+            "--base-url",
+            &base,
+            "--api-key-env",
+            "LOCAL_TEST_KEY",
+        ],
+        &[],
+    );
+    cli.ok(
+        &[
+            "models",
+            "add",
+            "gpt-4o@local",
+            "--context",
+            "128000",
+            "--input-price",
+            "2.5",
+            "--output-price",
+            "10",
+        ],
+        &[],
+    );
+    let listed = cli.ok(&["providers", "list"], &[("LOCAL_TEST_KEY", secret)]);
+    assert!(
+        listed.contains("local")
+            && listed.contains(&format!("{base}/v1"))
+            && listed.contains("$LOCAL_TEST_KEY"),
+        "{listed}"
+    );
+    assert!(!listed.contains(secret));
+
+    let dir = cli.home.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let project: Value =
+        serde_json::from_str(&cli.ok(&["--json", "projects", "add", dir.to_str().unwrap()], &[]))
+            .unwrap();
+    let task: Value = serde_json::from_str(&cli.ok(
+        &[
+            "--json",
+            "tasks",
+            "add",
+            "--project",
+            &project["id"].to_string(),
+            "Chat",
+        ],
+        &[],
+    ))
+    .unwrap();
+    let tid = task["id"].to_string();
+
+    let out = cli.run(
+        &[
+            "chat",
+            "--model",
+            "gpt-4o@local",
+            "--task",
+            &tid,
+            "Say hello",
+        ],
+        &[("LOCAL_TEST_KEY", secret)],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer = String::from_utf8(out.stdout).unwrap();
+    assert!(answer.trim().len() > 10, "{answer}");
+    let summary = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        summary.contains("gpt-4o@local") && summary.contains('$'),
+        "{summary}"
+    );
+
+    // What reached the server: the key as a bearer token, the prompt, streaming with usage.
+    let request = seen.lock().unwrap()[0].clone();
+    assert!(
+        request.starts_with("POST /v1/chat/completions"),
+        "{request}"
+    );
+    assert!(request
+        .to_lowercase()
+        .contains(&format!("authorization: bearer {}", secret.to_lowercase())));
+    assert!(request.contains("\"Say hello\"") && request.contains("\"include_usage\":true"));
+
+    // What was stored: the prompt and the answer, totals updated, no key anywhere on disk.
+    let listed: Value = serde_json::from_str(&cli.ok(
+        &[
+            "--json",
+            "tasks",
+            "list",
+            "--project",
+            &project["id"].to_string(),
+        ],
+        &[],
+    ))
+    .unwrap();
+    let stored = &listed[0];
+    assert_eq!(stored["messageCount"], 2);
+    assert!(
+        stored["inputTokens"].as_i64().unwrap() > 0 && stored["cost"].as_f64().unwrap() > 0.0,
+        "{stored}"
+    );
+    for entry in std::fs::read_dir(cli.home.path().join("data")).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "the key reached the data folder"
+        );
+    }
+
+    // A second question in the same task sends the history along.
+    cli.ok(
+        &[
+            "chat",
+            "--model",
+            "gpt-4o@local",
+            "--task",
+            &tid,
+            "And again",
+        ],
+        &[("LOCAL_TEST_KEY", secret)],
+    );
+    let second = seen.lock().unwrap()[1].clone();
+    assert!(
+        second.contains("\"Say hello\"")
+            && second.contains("\"And again\"")
+            && second.contains("\"assistant\""),
+        "{second}"
+    );
+}
+
+#[test]
+fn chat_json_prints_one_event_per_line() {
+    let cli = Cli {
+        home: tempfile::tempdir().unwrap(),
+    };
+    let (base, _) = serve(fixture("anthropic/thinking_signature_text.sse"));
+    cli.ok(
+        &[
+            "providers",
+            "add",
+            "claude-local",
+            "--protocol",
+            "anthropic",
+            "--base-url",
+            &base,
+        ],
+        &[],
+    );
+    let out = cli.ok(
+        &[
+            "--json",
+            "chat",
+            "--model",
+            "claude-sonnet-4-5@claude-local",
+            "Think first",
+        ],
+        &[],
+    );
+    let events: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(events.iter().any(|e| e["type"] == "thinking"));
+    assert!(events.iter().any(|e| e["type"] == "text"));
+    let done = events.last().unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(done["stopReason"], "end_turn");
+}
+
+#[test]
+fn missing_keys_and_bad_ids_are_one_line_errors_that_say_what_to_do() {
+    let cli = Cli {
+        home: tempfile::tempdir().unwrap(),
+    };
+    let out = cli.run(
+        &["chat", "--model", "claude-sonnet-4-5@anthropic", "hi"],
+        &[("ANTHROPIC_API_KEY", "")],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("auth set anthropic") && err.contains("ANTHROPIC_API_KEY"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+
+    let err =
+        String::from_utf8(cli.run(&["chat", "--model", "nomodel", "hi"], &[]).stderr).unwrap();
+    assert!(err.contains("MODEL@PROVIDER"), "{err}");
+    let err =
+        String::from_utf8(cli.run(&["chat", "--model", "x@nowhere", "hi"], &[]).stderr).unwrap();
+    assert!(err.contains("unknown provider 'nowhere'"), "{err}");
+    let err = String::from_utf8(
+        cli.run(
+            &[
+                "providers",
+                "add",
+                "x",
+                "--protocol",
+                "soap",
+                "--base-url",
+                "http://a",
+            ],
+            &[],
+        )
+        .stderr,
+    )
+    .unwrap();
+    assert!(err.contains("unknown protocol 'soap'"), "{err}");
+    let err = String::from_utf8(cli.run(&["auth", "set", "anthropic"], &[]).stderr).unwrap();
+    assert!(err.contains("no key on standard input"), "{err}");
+}
+
+#[test]
+fn models_list_shows_the_catalog_with_prices() {
+    let cli = Cli {
+        home: tempfile::tempdir().unwrap(),
+    };
+    let list: Value = serde_json::from_str(&cli.ok(&["--json", "models", "list"], &[])).unwrap();
+    let sonnet = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "claude-sonnet-4-5@anthropic")
+        .unwrap();
+    assert_eq!(sonnet["contextWindow"], 200000);
+    assert_eq!(sonnet["pricing"]["output"], 15.0);
+    let text = cli.ok(&["models", "list"], &[]);
+    assert!(
+        text.starts_with("MODEL") && text.contains("gemini-2.5-flash@google"),
+        "{text}"
+    );
+}
