@@ -23,3 +23,4 @@ pub use client::{Client, RetryPolicy, StreamFailure};
 pub use error::{ErrorKind, LlmError};
 pub use provider::{builtin_providers, normalize_base_url, Protocol, Provider};
 pub use request::{ChatRequest, ToolSpec};
+pub use stream::decode_recording;

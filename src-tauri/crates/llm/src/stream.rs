@@ -46,3 +46,18 @@ where
     }
     Ok(())
 }
+
+/// Decodes a whole recorded response body (SSE) in `protocol` into a message, as if it had
+/// arrived over HTTP in one piece. For replaying recordings and for benchmarks.
+pub async fn decode_recording(
+    protocol: crate::Protocol,
+    body: &[u8],
+) -> Result<codewright_protocol::Message, LlmError> {
+    let mut decoder = crate::decode::decoder(protocol, "recording");
+    let mut out = Assembly::default();
+    let chunks = futures_util::stream::iter([Ok::<_, std::convert::Infallible>(
+        Bytes::copy_from_slice(body),
+    )]);
+    pump(chunks, decoder.as_mut(), &mut out, &mut |_, _| {}).await?;
+    out.finish("recording")
+}

@@ -18,7 +18,7 @@ mod settings;
 mod tasks;
 
 pub use error::StoreError;
-pub use messages::{StreamingMessage, UsageEvent, FLUSH_BYTES, FLUSH_INTERVAL};
+pub use messages::{StreamingMessage, UsageEvent, FLUSH_BYTES, FLUSH_INTERVAL, RANK_LIMIT};
 pub use paths::{default_data_dir, DB_FILE_NAME};
 pub use settings::{ModelRow, ProviderRow};
 

@@ -169,20 +169,34 @@ impl Store {
 
     /// Full-text search over the text of every message of every task, best first. The query is
     /// taken as plain words (all must match, prefix on the last); FTS syntax is not interpreted.
+    /// When more than [`RANK_LIMIT`] messages match (a very common word), ranking them all would
+    /// take seconds, so the newest matches are returned instead.
     pub fn search_messages(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
         let Some(fts) = fts_query(query) else {
             return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT m.id, t.id, t.title, p.id, p.name,
-                    snippet(messages_fts, 0, '[', ']', '…', 12), bm25(messages_fts)
-             FROM messages_fts
-             JOIN messages m ON m.id = messages_fts.rowid
+        let matches: i64 = self.conn.query_row(
+            "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?1 LIMIT ?2)",
+            params![fts, RANK_LIMIT + 1],
+            |r| r.get(0),
+        )?;
+        // Rank (or take the newest) inside the FTS table first, then join only the chosen rows.
+        let (inner, outer) = if matches > RANK_LIMIT {
+            ("rowid DESC", "hits.rowid DESC")
+        } else {
+            ("bm25(messages_fts)", "hits.rank")
+        };
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "WITH hits AS (
+                 SELECT rowid, snippet(messages_fts, 0, '[', ']', '…', 12) AS snip, bm25(messages_fts) AS rank
+                 FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY {inner} LIMIT ?2)
+             SELECT m.id, t.id, t.title, p.id, p.name, hits.snip, hits.rank
+             FROM hits
+             JOIN messages m ON m.id = hits.rowid
              JOIN tasks t ON t.id = m.task_id
              JOIN projects p ON p.id = t.project_id
-             WHERE messages_fts MATCH ?1
-             ORDER BY bm25(messages_fts) LIMIT ?2",
-        )?;
+             ORDER BY {outer}"
+        ))?;
         let rows = stmt.query_map(params![fts, limit as i64], |r| {
             Ok(SearchHit {
                 message_id: MessageId(r.get(0)?),
@@ -197,6 +211,9 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
+
+/// Up to this many matches are ranked by relevance; beyond it, by recency.
+pub const RANK_LIMIT: i64 = 20_000;
 
 fn insert_usage(
     conn: &rusqlite::Connection,
@@ -225,28 +242,28 @@ fn insert_usage(
     Ok(())
 }
 
-/// Turns what a user typed into an FTS5 query: each word quoted (so `-`, `:`, `"` and `*` are
-/// just characters), all required, the last one a prefix. `None` if there are no words.
+/// Turns what a user typed into an FTS5 query: each word quoted (so `-`, `:`, `"` and `NOT` are
+/// just text), all required. A word ending in `*` matches as a prefix (`tokeniz*`); prefixes are
+/// not implied, because a short common prefix must merge thousands of index entries.
+/// `None` if there are no words.
 fn fts_query(input: &str) -> Option<String> {
     let words: Vec<String> = input
         .split_whitespace()
-        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-        .collect();
-    let last = words.len().checked_sub(1)?;
-    Some(
-        words
-            .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                if i == last {
-                    format!("{w}*")
-                } else {
-                    w.clone()
-                }
+        .filter_map(|w| {
+            let (word, prefix) = match w.strip_suffix('*') {
+                Some(stem) => (stem.trim_end_matches('*'), true),
+                None => (w, false),
+            };
+            (!word.is_empty()).then(|| {
+                format!(
+                    "\"{}\"{}",
+                    word.replace('"', "\"\""),
+                    if prefix { "*" } else { "" }
+                )
             })
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
+        })
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 /// An assistant message being streamed. Call [`StreamingMessage::update`] with the parts so far
@@ -318,10 +335,11 @@ mod tests {
     #[test]
     fn user_queries_never_reach_fts_syntax() {
         assert_eq!(fts_query("  "), None);
-        assert_eq!(fts_query("login bug").unwrap(), "\"login\" \"bug\"*");
+        assert_eq!(fts_query("login bug").unwrap(), "\"login\" \"bug\"");
+        assert_eq!(fts_query("tokeniz* **").unwrap(), "\"tokeniz\"*");
         assert_eq!(
             fts_query("a\"b -x NOT").unwrap(),
-            "\"a\"\"b\" \"-x\" \"NOT\"*"
+            "\"a\"\"b\" \"-x\" \"NOT\""
         );
     }
 }

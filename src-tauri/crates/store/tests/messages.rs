@@ -185,9 +185,9 @@ fn search_finds_text_across_tasks_best_first_with_names() {
     assert!(hits[0].snippet.contains("[login]"), "{}", hits[0].snippet);
     assert!(hits[0].rank <= hits[1].rank);
     assert_eq!(
-        store.search_messages("tokeniz", 10).unwrap().len(),
+        store.search_messages("tokeniz*", 10).unwrap().len(),
         1,
-        "thinking is searchable, by prefix"
+        "thinking is searchable, by prefix when asked"
     );
     assert!(store
         .search_messages("\"unbalanced -quote OR", 10)
@@ -293,4 +293,39 @@ fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64
+}
+
+#[test]
+fn a_word_in_too_many_messages_to_rank_returns_the_newest_matches() {
+    let home = tempfile::tempdir().unwrap();
+    let store = Store::open_in(home.path()).unwrap();
+    let task = task_in(home.path(), &store, "t");
+    {
+        let mut conn = rusqlite::Connection::open(store.path()).unwrap();
+        let tx = conn.transaction().unwrap();
+        for i in 0..=codewright_store::RANK_LIMIT {
+            let parts = serde_json::to_string(&[Part::Text {
+                text: format!("common word number {i}"),
+            }])
+            .unwrap();
+            tx.execute(
+                "INSERT INTO messages (task_id, seq, role, parts, created_at, updated_at) VALUES (?1, ?2, 'user', ?3, 0, 0)",
+                rusqlite::params![task.0, i + 1, parts],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let hits = store.search_messages("common", 3).unwrap();
+    assert_eq!(hits.len(), 3);
+    let newest = codewright_store::RANK_LIMIT;
+    assert!(
+        hits[0].snippet.contains(&format!("number {newest}")),
+        "{hits:?}"
+    );
+    assert!(
+        hits[0].message_id.0 > hits[1].message_id.0 && hits[1].message_id.0 > hits[2].message_id.0
+    );
+    // A rarer word is still ranked by relevance.
+    assert_eq!(store.search_messages("12345", 5).unwrap().len(), 1);
 }
