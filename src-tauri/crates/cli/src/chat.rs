@@ -5,7 +5,7 @@ use crate::providers::{custom_models, provider};
 use codewright_llm::catalog::{parse_model_id, resolve_model};
 use codewright_llm::credentials::{find_key, OsKeyring};
 use codewright_llm::request::build_body;
-use codewright_llm::{ChatRequest, Client, Delta, RetryPolicy};
+use codewright_llm::{ChatRequest, Client, Delta, ModelRole, RetryPolicy};
 use codewright_protocol::{Message, Part, Role, StopReason, TaskId};
 use codewright_store::{Store, UsageEvent};
 use serde_json::json;
@@ -15,9 +15,10 @@ use tokio_util::sync::CancellationToken;
 
 #[derive(clap::Args)]
 pub struct ChatArgs {
-    /// The model, as MODEL@PROVIDER (see `models list`).
+    /// The model, as MODEL@PROVIDER (see `models list`); default: the main model
+    /// (`models role main MODEL@PROVIDER`).
     #[arg(long, value_name = "MODEL@PROVIDER")]
-    model: String,
+    model: Option<String>,
     /// Continue this task: its messages are sent first, and the exchange is stored in it.
     #[arg(long, value_name = "ID")]
     task: Option<TaskId>,
@@ -50,9 +51,16 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> 
     if args.prompt.trim().is_empty() {
         return Err("the prompt is empty; say what you want to ask".into());
     }
-    let (model_name, provider_name) = parse_model_id(&args.model)?;
+    let model_id = match args.model.clone() {
+        Some(id) => id,
+        None => crate::providers::model_for(&store, ModelRole::Main)?.map(|(m, _)| m).ok_or(
+            "no model given and no main model set: pass --model MODEL@PROVIDER, or set one with \
+             `codewright-cli models role main MODEL@PROVIDER`",
+        )?,
+    };
+    let (model_name, provider_name) = parse_model_id(&model_id)?;
     let provider = provider(&store, provider_name)?;
-    let info = resolve_model(&args.model, &custom_models(&store)?);
+    let info = resolve_model(&model_id, &custom_models(&store)?);
     let (key, _) = find_key(&OsKeyring, &provider, |var| std::env::var(var).ok())?;
 
     let mut messages = match args.task {
@@ -78,7 +86,7 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> 
     let mut streaming = match args.task {
         Some(task) => Some(
             store
-                .start_streaming(task, &args.model)
+                .start_streaming(task, &model_id)
                 .map_err(|e| e.to_string())?,
         ),
         None => None,
@@ -149,7 +157,7 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> 
             let cost = info.pricing.cost(&usage);
             if let Some(stream) = streaming {
                 let event = UsageEvent {
-                    model: args.model.clone(),
+                    model: model_id.clone(),
                     provider: provider.name.clone(),
                     usage,
                     cost,
@@ -168,7 +176,7 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> 
                 print("\n");
                 eprintln!(
                     "[{} · {} in / {} out tokens{}{}]",
-                    args.model,
+                    model_id,
                     usage.input + usage.cache_read,
                     usage.output,
                     if info.known {

@@ -4,7 +4,7 @@ use crate::output::{table, to_json};
 use clap::Subcommand;
 use codewright_llm::catalog::{builtin_models, parse_model_id, ModelInfo, Pricing};
 use codewright_llm::credentials::{find_key, KeySource, OsKeyring, SecretStore};
-use codewright_llm::{builtin_providers, Protocol, Provider};
+use codewright_llm::{builtin_providers, ModelRole, Protocol, Provider};
 use codewright_store::{ModelRow, ProviderRow, Store};
 use std::io::Read;
 
@@ -53,6 +53,30 @@ pub enum ModelsCommand {
         #[arg(long, value_name = "USD")]
         output_price: Option<f64>,
     },
+    /// Show which model each role uses (main, small, compaction) and where it comes from.
+    Roles,
+    /// Choose the model for a role; without MODEL, clear it (it falls back).
+    Role {
+        /// main, small or compaction.
+        role: String,
+        /// MODEL@PROVIDER.
+        model: Option<String>,
+    },
+}
+
+/// The model the user chose for `role`, following fallbacks; `None` if none is set.
+pub fn model_for(store: &Store, role: ModelRole) -> Result<Option<(String, ModelRole)>, String> {
+    let mut chosen = Vec::new();
+    for r in ModelRole::ALL {
+        let value = store.setting(&r.setting_key()).map_err(|e| e.to_string())?;
+        chosen.push((r, value.and_then(|v| v.as_str().map(str::to_owned))));
+    }
+    Ok(role.resolve(|r| {
+        chosen
+            .iter()
+            .find(|(c, _)| *c == r)
+            .and_then(|(_, m)| m.clone())
+    }))
 }
 
 #[derive(Subcommand)]
@@ -258,6 +282,46 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
                     "Saved model {id} (context {}, max output {})\n",
                     row.context_window, row.max_output
                 )
+            }
+        }
+        ModelsCommand::Roles => {
+            let mut rows = Vec::new();
+            for role in ModelRole::ALL {
+                let (model, from) = match model_for(store, role)? {
+                    Some((m, r)) if r == role => (m, "set".to_string()),
+                    Some((m, r)) => (m, format!("from {}", r.as_str())),
+                    None => ("-".into(), "not set".into()),
+                };
+                rows.push((role, model, from));
+            }
+            if json {
+                to_json(
+                    &rows
+                        .iter()
+                        .map(|(r, m, f)| serde_json::json!({"role": r, "model": m, "source": f}))
+                        .collect::<Vec<_>>(),
+                )
+            } else {
+                table(
+                    &["ROLE", "MODEL", "SOURCE"],
+                    rows.into_iter()
+                        .map(|(r, m, f)| vec![r.as_str().into(), m, f]),
+                )
+            }
+        }
+        ModelsCommand::Role { role, model } => {
+            let role = ModelRole::parse(&role)?;
+            if let Some(id) = &model {
+                let (_, provider_name) = parse_model_id(id)?;
+                provider(store, provider_name)?;
+            }
+            let value = model.as_ref().map(|m| serde_json::Value::String(m.clone()));
+            store
+                .set_setting(&role.setting_key(), value.as_ref())
+                .map_err(|e| e.to_string())?;
+            match model {
+                Some(m) => format!("The {} model is now {m}\n", role.as_str()),
+                None => format!("Cleared the {} model; it falls back\n", role.as_str()),
             }
         }
     })

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../../shared/fixtures/sse")
+        .join("../llm/tests/fixtures/sse")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -205,16 +205,16 @@ fn chat_streams_an_answer_and_stores_it_in_the_task_with_its_cost() {
         );
     }
 
-    // A second question in the same task sends the history along.
+    // A second question in the same task sends the history along; with the main role set,
+    // --model can be left out.
+    cli.ok(&["models", "role", "main", "gpt-4o@local"], &[]);
+    let roles = cli.ok(&["models", "roles"], &[]);
+    assert!(
+        roles.contains("compaction") && roles.contains("from main"),
+        "{roles}"
+    );
     cli.ok(
-        &[
-            "chat",
-            "--model",
-            "gpt-4o@local",
-            "--task",
-            &tid,
-            "And again",
-        ],
+        &["chat", "--task", &tid, "And again"],
         &[("LOCAL_TEST_KEY", secret)],
     );
     let second = seen.lock().unwrap()[1].clone();
@@ -282,6 +282,8 @@ fn missing_keys_and_bad_ids_are_one_line_errors_that_say_what_to_do() {
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
+    let err = String::from_utf8(cli.run(&["chat", "hi"], &[]).stderr).unwrap();
+    assert!(err.contains("models role main"), "{err}");
     let err =
         String::from_utf8(cli.run(&["chat", "--model", "nomodel", "hi"], &[]).stderr).unwrap();
     assert!(err.contains("MODEL@PROVIDER"), "{err}");

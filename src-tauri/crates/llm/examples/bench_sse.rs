@@ -6,8 +6,7 @@ use codewright_llm::{decode_recording, Protocol};
 use std::time::Instant;
 
 fn main() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/fixtures/sse");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sse");
     let file = dir.join("openai-responses/reasoning_summary_long.sse");
     let body = std::fs::read(&file).expect("the fixture");
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -72,6 +72,63 @@ impl ModelInfo {
     }
 }
 
+/// What a model is used for. Each role can name its own model; an unset role falls back along
+/// [`ModelRole::fallbacks`] (compaction → small → main).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelRole {
+    /// The agent's model.
+    Main,
+    /// Cheap, quick jobs (titles, summaries of tool output).
+    Small,
+    /// Summarising a long conversation when it must be compacted.
+    Compaction,
+}
+
+impl ModelRole {
+    pub const ALL: [ModelRole; 3] = [ModelRole::Main, ModelRole::Small, ModelRole::Compaction];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelRole::Main => "main",
+            ModelRole::Small => "small",
+            ModelRole::Compaction => "compaction",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<ModelRole, String> {
+        ModelRole::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| format!("unknown model role '{s}': use main, small or compaction"))
+    }
+
+    /// This role, then the roles it falls back to, in order.
+    pub fn fallbacks(self) -> &'static [ModelRole] {
+        match self {
+            ModelRole::Main => &[ModelRole::Main],
+            ModelRole::Small => &[ModelRole::Small, ModelRole::Main],
+            ModelRole::Compaction => &[ModelRole::Compaction, ModelRole::Small, ModelRole::Main],
+        }
+    }
+
+    /// The model for this role: its own if set, else the first set fallback. `chosen` reads a
+    /// role's own setting. Returns the model id and the role it came from.
+    pub fn resolve(
+        self,
+        chosen: impl Fn(ModelRole) -> Option<String>,
+    ) -> Option<(String, ModelRole)> {
+        self.fallbacks()
+            .iter()
+            .find_map(|r| chosen(*r).map(|m| (m, *r)))
+    }
+
+    /// The settings key that holds this role's model.
+    pub fn setting_key(self) -> String {
+        format!("model.{}", self.as_str())
+    }
+}
+
 /// Splits `model@provider`, with a message saying what is expected.
 pub fn parse_model_id(id: &str) -> Result<(&str, &str), String> {
     match id.rsplit_once('@') {
@@ -346,6 +403,27 @@ mod tests {
         assert!(parse_model_id("no-provider")
             .unwrap_err()
             .contains("MODEL@PROVIDER"));
+    }
+
+    #[test]
+    fn roles_fall_back_to_smaller_then_main() {
+        let set = |r: ModelRole| match r {
+            ModelRole::Main => Some("big@p".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            ModelRole::Compaction.resolve(set),
+            Some(("big@p".into(), ModelRole::Main))
+        );
+        let set = |r: ModelRole| (r != ModelRole::Compaction).then(|| format!("{}@p", r.as_str()));
+        assert_eq!(
+            ModelRole::Compaction.resolve(set),
+            Some(("small@p".into(), ModelRole::Small))
+        );
+        assert_eq!(ModelRole::Main.resolve(|_| None), None);
+        assert!(ModelRole::parse("tiny")
+            .unwrap_err()
+            .contains("main, small or compaction"));
     }
 
     #[test]

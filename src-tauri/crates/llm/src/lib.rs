@@ -18,7 +18,7 @@ pub mod request;
 mod stream;
 
 pub use assemble::{Assembly, Delta};
-pub use catalog::{builtin_models, parse_model_id, resolve_model, ModelInfo, Pricing};
+pub use catalog::{builtin_models, parse_model_id, resolve_model, ModelInfo, ModelRole, Pricing};
 pub use client::{Client, RetryPolicy, StreamFailure};
 pub use error::{ErrorKind, LlmError};
 pub use provider::{builtin_providers, normalize_base_url, Protocol, Provider};

@@ -1,4 +1,4 @@
-//! Every recorded provider stream in ../shared/fixtures/sse, served by a real local HTTP server,
+//! Every recorded provider stream (tests/fixtures/sse, from the workplace fixtures), served by a real local HTTP server,
 //! decodes to what VALIDATION.txt says — whole, and cut into random chunks down to single bytes.
 
 mod common;

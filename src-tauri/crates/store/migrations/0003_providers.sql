@@ -22,3 +22,10 @@ CREATE TABLE models (
     cache_write_price REAL    NOT NULL DEFAULT 0,
     created_at        INTEGER NOT NULL
 );
+
+-- User settings, one JSON value per key (model roles, …).
+CREATE TABLE settings (
+    key        TEXT    PRIMARY KEY,
+    value      TEXT    NOT NULL CHECK (json_valid(value)),
+    updated_at INTEGER NOT NULL
+);

@@ -1,7 +1,8 @@
-//! Custom providers and model overrides (plain rows; the `llm` crate gives them meaning).
+//! Custom providers, model overrides and user settings (plain rows and JSON values; the `llm`
+//! crate and the front ends give them meaning).
 
 use crate::{now_ms, Result, Store, StoreError};
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 
 /// A provider the user added.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +116,32 @@ impl Store {
                 now_ms()
             ],
         )?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// A user setting (JSON), if set.
+    pub fn setting(&self, key: &str) -> Result<Option<serde_json::Value>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT value FROM settings WHERE key = ?1")?;
+        let value: Option<String> = stmt.query_row([key], |r| r.get(0)).optional()?;
+        Ok(value.and_then(|v| serde_json::from_str(&v).ok()))
+    }
+
+    /// Sets a user setting; `None` removes it.
+    pub fn set_setting(&self, key: &str, value: Option<&serde_json::Value>) -> Result<()> {
+        match value {
+            Some(v) => self.conn.execute(
+                "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(key) DO UPDATE SET value = ?2, updated_at = ?3",
+                params![key, v.to_string(), now_ms()],
+            )?,
+            None => self
+                .conn
+                .execute("DELETE FROM settings WHERE key = ?1", [key])?,
+        };
         Ok(())
     }
 }

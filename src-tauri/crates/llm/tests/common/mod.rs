@@ -8,12 +8,11 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-/// The shared fixtures folder (`../shared/fixtures/sse`), found from the workspace root.
+/// The recorded provider streams and error bodies (a copy of the workplace's
+/// `shared/fixtures/sse`, with their sources in `SOURCES.tsv`), kept in the repository so the
+/// tests run from any clone.
 pub fn fixtures() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..");
-    let dir = root.join("../shared/fixtures/sse");
-    assert!(dir.is_dir(), "fixtures not found at {}", dir.display());
-    dir.canonicalize().unwrap()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sse")
 }
 
 /// One response to serve.
