@@ -177,7 +177,7 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> 
                 eprintln!(
                     "[{} · {} in / {} out tokens{}{}]",
                     model_id,
-                    usage.input + usage.cache_read,
+                    usage.input + usage.cache_read + usage.cache_write,
                     usage.output,
                     if info.known {
                         format!(" · ${cost:.4}")

@@ -59,7 +59,11 @@ impl Assembly {
 
     /// Whether anything has been received that a retry would duplicate.
     pub fn has_content(&self) -> bool {
-        !self.parts.is_empty()
+        self.parts.iter().any(|p| match p {
+            Part::Text { text } => !text.is_empty(),
+            Part::Thinking { text, redacted, .. } => !text.is_empty() || redacted.is_some(),
+            _ => true,
+        })
     }
 
     pub(crate) fn text(&mut self, delta: &str) {
@@ -139,15 +143,31 @@ impl Assembly {
         }
     }
 
-    /// Attaches the provider's signature to the thinking part at `slot` (or the last one).
+    /// Attaches a provider signature. With a `slot` (Anthropic: one block, possibly several
+    /// deltas) it is appended to that block's. Without one (an opaque blob per reasoning item or
+    /// part) it is set on the last thinking part, or starts a new one if that part already has
+    /// its own: separate blobs are never glued together.
     pub(crate) fn signature(&mut self, slot: Option<&str>, sig: &str) {
-        let at = slot.and_then(|s| self.slots.get(s).copied()).or_else(|| {
-            self.parts
-                .iter()
-                .rposition(|p| matches!(p, Part::Thinking { .. }))
-        });
-        if let Some(Part::Thinking { signature, .. }) = at.and_then(|i| self.parts.get_mut(i)) {
-            signature.get_or_insert_with(String::new).push_str(sig);
+        if let Some(at) = slot.and_then(|s| self.slots.get(s).copied()) {
+            if let Some(Part::Thinking { signature, .. }) = self.parts.get_mut(at) {
+                signature.get_or_insert_with(String::new).push_str(sig);
+            }
+            return;
+        }
+        let last = self
+            .parts
+            .iter()
+            .rposition(|p| matches!(p, Part::Thinking { .. }));
+        match last.and_then(|i| self.parts.get_mut(i)) {
+            Some(Part::Thinking {
+                signature: signature @ None,
+                ..
+            }) => *signature = Some(sig.to_string()),
+            _ => self.parts.push(Part::Thinking {
+                text: String::new(),
+                signature: Some(sig.to_string()),
+                redacted: None,
+            }),
         }
     }
 
@@ -243,20 +263,7 @@ impl Assembly {
         } else {
             StopReason::EndTurn
         });
-        for part in &mut self.parts {
-            if let Part::ToolCall {
-                arguments,
-                truncated,
-                ..
-            } = part
-            {
-                if arguments.trim().is_empty() {
-                    *arguments = "{}".to_string();
-                } else if serde_json::from_str::<serde_json::Value>(arguments).is_err() {
-                    *truncated = stop == StopReason::MaxTokens;
-                }
-            }
-        }
+        self.mark_truncated(stop == StopReason::MaxTokens);
         self.parts
             .retain(|p| !matches!(p, Part::Text { text } if text.is_empty()));
         Ok(Message {
@@ -268,8 +275,39 @@ impl Assembly {
         })
     }
 
-    /// What was received before a failure, for keeping (never for sending back as is).
-    pub fn into_partial(self, model: &str, stop: StopReason) -> Message {
+    /// Settles every tool call's arguments: a call whose arguments are not valid JSON, or the last
+    /// call of a response cut off by the output limit with no arguments yet, is `truncated` and
+    /// must never run; other calls without arguments get `{}`.
+    fn mark_truncated(&mut self, cut_off: bool) {
+        let last_call = self
+            .parts
+            .iter()
+            .rposition(|p| matches!(p, Part::ToolCall { .. }));
+        for (i, part) in self.parts.iter_mut().enumerate() {
+            if let Part::ToolCall {
+                arguments,
+                truncated,
+                ..
+            } = part
+            {
+                let empty = arguments.trim().is_empty();
+                if cut_off && Some(i) == last_call && empty {
+                    *truncated = true;
+                } else if empty {
+                    *arguments = "{}".to_string();
+                } else if serde_json::from_str::<serde_json::Value>(arguments).is_err() {
+                    *truncated = true;
+                }
+            }
+        }
+    }
+
+    /// What was received before a failure, for keeping (never for sending back as is): calls
+    /// that were still being written are marked truncated.
+    pub fn into_partial(mut self, model: &str, stop: StopReason) -> Message {
+        self.mark_truncated(true);
+        self.parts
+            .retain(|p| !matches!(p, Part::Text { text } if text.is_empty()));
         Message {
             role: Role::Assistant,
             parts: self.parts,

@@ -89,9 +89,12 @@ impl Client {
                 Err(e) => e,
             };
             let received = out.has_content();
+            // A wait longer than the policy allows is not worth blocking the user for.
+            let too_long = error.retry_after.is_some_and(|w| w > self.retry.max_delay);
             if error.kind == ErrorKind::Cancelled
                 || received
-                || !error.is_retryable()
+                || too_long
+                || !(error.is_retryable() || error.kind == ErrorKind::StreamEndedEarly)
                 || attempt >= self.retry.max_retries
             {
                 let stop = if error.kind == ErrorKind::Cancelled {
@@ -134,7 +137,7 @@ impl Client {
         let response = request
             .send()
             .await
-            .map_err(|e| network_error(&provider.name, &url, &e))?;
+            .map_err(|e| network_error(&provider.name, &display_url(&url), &e))?;
         let status = response.status().as_u16();
         if !(200..300).contains(&status) {
             let retry_after = response
@@ -142,10 +145,11 @@ impl Client {
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            let text = response.text().await.unwrap_or_default();
+            // Some servers echo the key back in their error; it never reaches a message.
+            let text = redact(&response.text().await.unwrap_or_default(), key);
             return Err(LlmError::from_http(
                 &provider.name,
-                &url,
+                &display_url(&url),
                 status,
                 retry_after.as_deref(),
                 &text,
@@ -160,14 +164,31 @@ impl Client {
             .retry
             .base_delay
             .saturating_mul(2u32.saturating_pow(attempt));
-        // ±10% jitter from the clock's low bits: enough to spread retries, no RNG needed.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .subsec_nanos();
-        let jitter = 0.9 + (nanos % 1000) as f64 / 5000.0;
-        let wait = retry_after.unwrap_or(exp.mul_f64(jitter));
-        wait.min(self.retry.max_delay)
+        let jitter = 0.9 + fastrand::f64() * 0.2; // ±10%
+        retry_after
+            .unwrap_or(exp.mul_f64(jitter))
+            .min(self.retry.max_delay)
+    }
+}
+
+/// `url` without credentials: no `user:password@`, no query string (where some put `key=`).
+fn display_url(url: &str) -> String {
+    let without_query = url.split('?').next().unwrap_or(url);
+    let Some((scheme, rest)) = without_query.split_once("://") else {
+        return without_query.to_string();
+    };
+    let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+    match authority.rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => without_query.to_string(),
+    }
+}
+
+/// `text` with every occurrence of `key` replaced.
+fn redact(text: &str, key: Option<&str>) -> String {
+    match key {
+        Some(key) if key.len() >= 8 => text.replace(key, "[redacted]"),
+        _ => text.to_string(),
     }
 }
 
@@ -179,7 +200,8 @@ fn network_error(provider: &str, url: &str, e: &reqwest::Error) -> LlmError {
     } else {
         "lost the connection to"
     };
-    // reqwest's Display includes the URL but never headers, so no key can leak here.
+    // reqwest's error text carries the URL but never headers; the URL is shown without
+    // credentials or query.
     let mut source = String::new();
     let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(e);
     while let Some(c) = cause {
@@ -190,4 +212,25 @@ fn network_error(provider: &str, url: &str, e: &reqwest::Error) -> LlmError {
         ErrorKind::Network,
         format!("{what} {provider} at {url} ({source}). Check the network and the base URL of {provider}."),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{display_url, redact};
+
+    #[test]
+    fn urls_and_bodies_in_messages_carry_no_credentials() {
+        assert_eq!(
+            display_url("https://user:sk-123@host.example/v1/x?key=abc"),
+            "https://host.example/v1/x"
+        );
+        assert_eq!(
+            display_url("http://localhost:8080/v1/chat/completions"),
+            "http://localhost:8080/v1/chat/completions"
+        );
+        assert_eq!(
+            redact("bad key sk-abcdef123456 given", Some("sk-abcdef123456")),
+            "bad key [redacted] given"
+        );
+    }
 }

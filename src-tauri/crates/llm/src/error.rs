@@ -88,7 +88,7 @@ impl LlmError {
                 ErrorKind::NotFound,
                 format!("{url} answered 404 Not Found ({detail}). Check the base URL of {provider}, or the model name."),
             ),
-            429 if code.as_deref() == Some("insufficient_quota") => (
+            429 if code.as_deref().is_some_and(|c| c.contains("insufficient_quota")) => (
                 ErrorKind::Provider,
                 format!("{provider} says the account has no quota left: {detail}"),
             ),
@@ -124,15 +124,25 @@ impl LlmError {
             )
         } else if code.contains("overloaded")
             || code.contains("server_error")
-            || code == "api_error"
+            || code.contains("api_error")
+            || code.contains("unavailable")
+            || ["500", "502", "503", "504", "529"]
+                .iter()
+                .any(|c| code.split(' ').any(|w| w == *c))
         {
             (ErrorKind::Overloaded, "the provider is overloaded")
-        } else if code.contains("rate_limit") {
+        } else if code.contains("rate_limit")
+            || code.contains("resource_exhausted")
+            || code.split(' ').any(|w| w == "429")
+        {
             (
                 ErrorKind::RateLimit,
                 "the provider is rate-limiting requests",
             )
-        } else if code.contains("authentication") || code.contains("permission") {
+        } else if code.contains("authentication")
+            || code.contains("permission")
+            || code.contains("unauthenticated")
+        {
             (ErrorKind::Auth, "the API key was rejected")
         } else {
             (
@@ -194,18 +204,23 @@ fn provider_message(body: &str) -> String {
 }
 
 /// The machine-readable code or type of an error body, if any.
+/// The machine-readable codes of an error body (`code`, `type`, `status`; numbers as text),
+/// lowercased and joined, so one `contains` test covers every provider's field.
 fn error_code(body: &str) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(body).ok()?;
     let error = v
         .get("error")
         .or_else(|| v.get("response").and_then(|r| r.get("error")))
         .unwrap_or(&v);
-    for key in ["code", "type"] {
-        if let Some(s) = error.get(key).and_then(|c| c.as_str()) {
-            return Some(s.to_string());
-        }
-    }
-    None
+    let codes: Vec<String> = ["code", "type", "status", "status_code"]
+        .iter()
+        .filter_map(|key| match error.get(*key)? {
+            serde_json::Value::String(s) => Some(s.to_lowercase()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect();
+    (!codes.is_empty()).then(|| codes.join(" "))
 }
 
 /// `Retry-After` in seconds (HTTP dates are rare from these APIs and fall back to backoff).

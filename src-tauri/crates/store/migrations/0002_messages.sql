@@ -41,7 +41,8 @@ CREATE TRIGGER messages_uncounted AFTER DELETE ON messages BEGIN
     UPDATE tasks SET message_count = message_count - 1 WHERE id = old.task_id;
 END;
 CREATE TRIGGER usage_summed AFTER INSERT ON usage_events WHEN new.task_id IS NOT NULL BEGIN
-    UPDATE tasks SET input_tokens = input_tokens + new.input_tokens,
+    -- A task's input total counts every input token: fresh, read from cache and written to it.
+    UPDATE tasks SET input_tokens = input_tokens + new.input_tokens + new.cache_read_tokens + new.cache_write_tokens,
                      output_tokens = output_tokens + new.output_tokens,
                      cost = cost + new.cost,
                      updated_at = new.created_at

@@ -89,7 +89,10 @@ fn task_totals_equal_the_sum_of_their_messages() {
         .unwrap();
     let t = store.task(task).unwrap();
     assert_eq!(t.message_count, 14);
-    assert_eq!(t.input_tokens as u64, expected.input);
+    assert_eq!(
+        t.input_tokens as u64,
+        expected.input + expected.cache_read + expected.cache_write
+    );
     assert_eq!(t.output_tokens as u64, expected.output);
     assert!((t.cost - cost).abs() < 1e-9);
     let summed: u64 = store

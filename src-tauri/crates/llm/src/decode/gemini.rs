@@ -29,9 +29,12 @@ impl Decoder for Gemini {
         if let Some(u) = v.get("usageMetadata") {
             let cached = count(u, "/cachedContentTokenCount").unwrap_or(0);
             let thoughts = count(u, "/thoughtsTokenCount").unwrap_or(0);
+            let candidates = count(u, "/candidatesTokenCount");
             out.usage(UsageUpdate {
                 input: count(u, "/promptTokenCount").map(|p| p.saturating_sub(cached)),
-                output: count(u, "/candidatesTokenCount").map(|c| c + thoughts),
+                // When thinking uses up the limit, candidatesTokenCount is left out.
+                output: (candidates.is_some() || thoughts > 0)
+                    .then(|| candidates.unwrap_or(0) + thoughts),
                 cache_read: Some(cached),
                 cache_write: None,
                 reasoning: Some(thoughts),
@@ -53,7 +56,8 @@ impl Decoder for Gemini {
                     .get("id")
                     .and_then(|i| i.as_str())
                     .map(str::to_owned)
-                    .unwrap_or_else(|| format!("call_{}", self.calls));
+                    // Gemini's calls have no ids; ours must be unique across the whole task.
+                    .unwrap_or_else(|| format!("gemini_{:x}_{}", fastrand::u64(..), self.calls));
                 out.tool_start(&slot, &id, call["name"].as_str().unwrap_or(""));
                 out.tool_args(
                     &slot,
@@ -77,6 +81,15 @@ impl Decoder for Gemini {
         if let Some(reason) = candidate.get("finishReason").and_then(|r| r.as_str()) {
             out.stop(match reason {
                 "MAX_TOKENS" => StopReason::MaxTokens,
+                "MALFORMED_FUNCTION_CALL" => {
+                    return Err(LlmError::new(
+                        crate::error::ErrorKind::Provider,
+                        format!(
+                            "{} wrote a malformed function call; try again",
+                            self.provider
+                        ),
+                    ));
+                }
                 "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" => {
                     StopReason::ContentFilter
                 }

@@ -76,21 +76,23 @@ impl Decoder for OpenAiChat {
             return Ok(());
         };
         if let Some(delta) = choice.get("delta") {
-            for key in ["reasoning_content", "reasoning"] {
-                if let Some(t) = delta.get(key).and_then(|t| t.as_str()) {
-                    out.thinking(t);
-                }
+            // DeepSeek says reasoning_content, Groq and others reasoning: take one, never both.
+            let reasoning = delta
+                .get("reasoning_content")
+                .or_else(|| delta.get("reasoning"));
+            if let Some(t) = reasoning.and_then(|t| t.as_str()) {
+                out.thinking(t);
             }
             if let Some(t) = delta.get("content").and_then(|t| t.as_str()) {
                 out.text(t);
             }
-            for call in delta
-                .get("tool_calls")
-                .and_then(|c| c.as_array())
-                .into_iter()
-                .flatten()
-            {
-                let index = call.get("index").and_then(|i| i.as_u64()).unwrap_or(0);
+            let calls = delta.get("tool_calls").and_then(|c| c.as_array());
+            for (position, call) in calls.into_iter().flatten().enumerate() {
+                // Servers that omit `index` send whole calls: their position is their index.
+                let index = call
+                    .get("index")
+                    .and_then(|i| i.as_u64())
+                    .unwrap_or(position as u64);
                 let slot = format!("tool:{index}");
                 if !out.has_slot(&slot) {
                     let id = call

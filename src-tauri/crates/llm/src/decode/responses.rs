@@ -16,18 +16,13 @@ impl Responses {
     }
 }
 
+/// Every event about an output item carries its `output_index` (ids are optional on some
+/// servers), so that is the one key used for all of them.
 fn item_slot(v: &Value) -> String {
-    match v
-        .get("item_id")
-        .or_else(|| v.pointer("/item/id"))
-        .and_then(|i| i.as_str())
-    {
-        Some(id) => format!("item:{id}"),
-        None => format!(
-            "index:{}",
-            v.get("output_index").and_then(|i| i.as_u64()).unwrap_or(0)
-        ),
-    }
+    format!(
+        "output:{}",
+        v.get("output_index").and_then(|i| i.as_u64()).unwrap_or(0)
+    )
 }
 
 impl Decoder for Responses {
@@ -62,12 +57,21 @@ impl Decoder for Responses {
                 }
             }
             "response.output_item.done" => {
-                // Encrypted reasoning is kept opaque so it can be sent back.
                 let item = &v["item"];
-                if item.get("type").and_then(|t| t.as_str()) == Some("reasoning") {
-                    if let Some(enc) = item.get("encrypted_content").and_then(|e| e.as_str()) {
-                        out.signature(None, enc);
+                match item.get("type").and_then(|t| t.as_str()) {
+                    // The finished item is the authority on a call's arguments.
+                    Some("function_call") => {
+                        if let Some(full) = item.get("arguments").and_then(|a| a.as_str()) {
+                            out.tool_args_final(&item_slot(&v), full);
+                        }
                     }
+                    // Encrypted reasoning is kept opaque so it can be sent back.
+                    Some("reasoning") => {
+                        if let Some(enc) = item.get("encrypted_content").and_then(|e| e.as_str()) {
+                            out.signature(None, enc);
+                        }
+                    }
+                    _ => {}
                 }
             }
             "response.completed" | "response.incomplete" => {

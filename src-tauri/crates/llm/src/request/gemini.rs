@@ -6,16 +6,15 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 
 pub(crate) fn body(r: &ChatRequest) -> Value {
-    // functionResponse names the function, not the call: remember each call's name.
-    let names: HashMap<&str, &str> = r
-        .messages
-        .iter()
-        .flat_map(|m| m.tool_calls())
-        .map(|c| (c.id, c.name))
-        .collect();
+    // functionResponse names the function, not the call: the names of the calls made by the
+    // assistant message just before each tool message.
+    let mut names: HashMap<&str, &str> = HashMap::new();
     let mut system: Vec<String> = r.system.iter().cloned().collect();
     let mut contents: Vec<Value> = Vec::new();
     for m in &r.messages {
+        if m.role == Role::Assistant {
+            names = m.tool_calls().map(|c| (c.id, c.name)).collect();
+        }
         let role = match m.role {
             Role::System => {
                 system.push(m.text());

@@ -16,6 +16,11 @@ pub(crate) fn body(provider: &Provider, r: &ChatRequest) -> Value {
             Role::User => messages.push(json!({"role": "user", "content": user_content(&m.parts)})),
             Role::Assistant => {
                 let text = m.text();
+                // A failed turn can leave an assistant message with nothing to send (or only
+                // thinking): an empty assistant message is an error for most servers.
+                if text.is_empty() && m.tool_calls().next().is_none() {
+                    continue;
+                }
                 let calls: Vec<Value> = m
                     .tool_calls()
                     .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))

@@ -1,0 +1,145 @@
+//! Streams and errors real servers can send that no recording here covers, built from each
+//! protocol's documented event shapes.
+
+mod common;
+
+use codewright_llm::request::build_body;
+use codewright_llm::{
+    decode_recording, ChatRequest, Client, ErrorKind, LlmError, Protocol, Provider, RetryPolicy,
+};
+use codewright_protocol::{Message, Part, Role, StopReason};
+use common::{serve, Reply};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+fn sse(events: &[Value]) -> Vec<u8> {
+    events
+        .iter()
+        .map(|e| format!("data: {e}\n\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+#[tokio::test]
+async fn a_call_cut_off_before_its_arguments_is_truncated_never_run_with_empty_input() {
+    let body = sse(&[
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 50}}),
+        json!({"type": "message_stop"}),
+    ]);
+    let m = decode_recording(Protocol::Anthropic, &body).await.unwrap();
+    assert_eq!(m.stop_reason, Some(StopReason::MaxTokens));
+    assert!(m.tool_calls().next().unwrap().truncated);
+}
+
+#[tokio::test]
+async fn whole_calls_without_an_index_stay_separate() {
+    let body = sse(&[json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "one", "arguments": "{\"x\":1}"}},
+        {"id": "b", "type": "function", "function": {"name": "two", "arguments": "{\"y\":2}"}}
+    ]}, "finish_reason": "tool_calls"}]})]);
+    let m = decode_recording(Protocol::OpenAiChat, &body).await.unwrap();
+    let calls: Vec<_> = m
+        .tool_calls()
+        .map(|c| (c.id, c.name, c.arguments))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![("a", "one", r#"{"x":1}"#), ("b", "two", r#"{"y":2}"#)]
+    );
+}
+
+#[tokio::test]
+async fn responses_calls_without_item_ids_keep_their_arguments() {
+    let body = sse(&[
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "function_call", "call_id": "c1", "name": "read", "arguments": ""}}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{\"path\":"}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "\"a\"}"}),
+        json!({"type": "response.completed", "response": {"usage": {"input_tokens": 5, "output_tokens": 3}}}),
+    ]);
+    let m = decode_recording(Protocol::OpenAiResponses, &body)
+        .await
+        .unwrap();
+    assert_eq!(m.tool_calls().next().unwrap().arguments, r#"{"path":"a"}"#);
+}
+
+#[tokio::test]
+async fn numeric_codes_in_stream_errors_are_classified() {
+    let body = b"data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded.\",\"status\":\"UNAVAILABLE\"}}\n\n";
+    let err: LlmError = decode_recording(Protocol::Gemini, body).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Overloaded, "{}", err.message);
+}
+
+#[tokio::test]
+async fn a_key_echoed_back_by_a_server_is_redacted() {
+    let key = "sk-echoed-1234567890";
+    let reply = Reply {
+        status: 401,
+        headers: vec![],
+        body: format!(r#"{{"error":{{"message":"Invalid key {key}"}}}}"#).into_bytes(),
+        split: None,
+    };
+    let server = serve(vec![reply]).await;
+    let provider = Provider::new(
+        "p",
+        Protocol::OpenAiChat,
+        &server.base.replace("http://", "http://user:pw@"),
+        None,
+    );
+    let failure = Client::new(RetryPolicy::default())
+        .stream(
+            &provider,
+            Some(key),
+            "m",
+            &json!({}),
+            &CancellationToken::new(),
+            &mut |_, _| {},
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(failure.error.kind, ErrorKind::Auth);
+    assert!(
+        !failure.error.message.contains(key) && !failure.error.message.contains("user:pw"),
+        "{}",
+        failure.error.message
+    );
+    assert!(failure.error.message.contains("[redacted]"));
+}
+
+#[test]
+fn an_empty_assistant_message_left_by_a_failed_turn_is_not_sent() {
+    let mut failed = Message::new(
+        Role::Assistant,
+        vec![Part::Thinking {
+            text: "hm".into(),
+            signature: None,
+            redacted: None,
+        }],
+    );
+    failed.stop_reason = Some(StopReason::Error);
+    let request = ChatRequest {
+        model: "m".into(),
+        system: None,
+        messages: vec![Message::user("one"), failed, Message::user("two")],
+        tools: vec![],
+        max_output_tokens: 100,
+        thinking_budget: None,
+    };
+    for protocol in [
+        Protocol::OpenAiChat,
+        Protocol::Anthropic,
+        Protocol::OpenAiResponses,
+        Protocol::Gemini,
+    ] {
+        let body = build_body(
+            &Provider::new("p", protocol, "https://x.example/v1", None),
+            &request,
+        );
+        let text = body.to_string();
+        assert!(
+            !text.contains(r#""role":"assistant""#) && !text.contains(r#""role":"model""#),
+            "{protocol:?}: {text}"
+        );
+    }
+}
