@@ -129,7 +129,10 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> 
                     }
                     0
                 }
-                Delta::ToolCallStarted { .. } | Delta::ToolCallArguments { .. } => 0,
+                Delta::ToolCallStarted { name, .. } => name.len().max(1),
+                Delta::ToolCallArguments { arguments, .. } => arguments.len(),
+                // A silent stream: whatever is unwritten gets written once it is due.
+                Delta::Idle => 0,
             };
             if let Some(stream) = streaming.as_mut() {
                 let store = store.lock().unwrap_or_else(|p| p.into_inner());

@@ -18,10 +18,22 @@ pub(crate) fn ended_early() -> LlmError {
 pub enum Delta {
     Text(String),
     Thinking(String),
-    ToolCallStarted { id: String, name: String },
-    ToolCallArguments { id: String, arguments: String },
+    ToolCallStarted {
+        id: String,
+        name: String,
+    },
+    ToolCallArguments {
+        id: String,
+        arguments: String,
+    },
     Usage(Usage),
+    /// Nothing arrived for [`IDLE_TICK`]: a chance to save what has (the parts are passed too).
+    Idle,
 }
+
+/// How long a stream may be silent before [`Delta::Idle`] is reported (and again after each
+/// further silence of that length).
+pub const IDLE_TICK: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Usage fields a provider reported; `None` leaves the current value alone.
 #[derive(Debug, Clone, Copy, Default)]

@@ -17,7 +17,7 @@ pub mod provider;
 pub mod request;
 mod stream;
 
-pub use assemble::{Assembly, Delta};
+pub use assemble::{Assembly, Delta, IDLE_TICK};
 pub use catalog::{builtin_models, parse_model_id, resolve_model, ModelInfo, ModelRole, Pricing};
 pub use client::{Client, RetryPolicy, StreamFailure};
 pub use error::{ErrorKind, LlmError};

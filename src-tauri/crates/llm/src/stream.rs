@@ -1,7 +1,7 @@
 //! From HTTP body bytes to an assembled message: SSE framing (`eventsource-stream`: CRLF, comments,
 //! multi-line data), then the protocol's decoder.
 
-use crate::assemble::{Assembly, Delta};
+use crate::assemble::{Assembly, Delta, IDLE_TICK};
 use crate::decode::Decoder;
 use crate::error::{ErrorKind, LlmError};
 use bytes::Bytes;
@@ -26,7 +26,15 @@ where
         b"\n\n",
     ))]));
     let mut events = std::pin::pin!(terminated.eventsource());
-    while let Some(event) = events.next().await {
+    loop {
+        let event = match tokio::time::timeout(IDLE_TICK, events.next()).await {
+            Err(_silent) => {
+                on_delta(&Delta::Idle, out.parts());
+                continue;
+            }
+            Ok(None) => break,
+            Ok(Some(event)) => event,
+        };
         let event = event.map_err(|e| {
             LlmError::new(
                 ErrorKind::Network,

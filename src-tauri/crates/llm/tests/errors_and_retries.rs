@@ -318,3 +318,39 @@ async fn cancelling_mid_stream_stops_at_once_and_keeps_the_partial_text() {
     assert_eq!(partial.stop_reason, Some(StopReason::Aborted));
     assert_eq!(seen, "partial answer");
 }
+
+#[tokio::test]
+async fn a_silent_stream_reports_idle_so_what_arrived_can_be_saved() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 65536];
+        let _ = sock.read(&mut buf).await;
+        let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"before\"}}]}\n\n";
+        let last = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{first}",
+            first.len() + last.len()
+        );
+        sock.write_all(head.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(700)).await; // the model thinks
+        sock.write_all(last.as_bytes()).await.unwrap();
+    });
+    let provider = Provider::new("p", Protocol::OpenAiChat, &base, None);
+    let mut idle_with_text = 0;
+    let message = fast_retries(0)
+        .stream(&provider, None, "m", &serde_json::json!({}), &CancellationToken::new(), &mut |d, parts| {
+            if *d == Delta::Idle && parts.iter().any(|p| matches!(p, codewright_protocol::Part::Text { text } if text == "before")) {
+                idle_with_text += 1;
+            }
+        })
+        .await
+        .unwrap();
+    assert!(
+        idle_with_text >= 2,
+        "idle reported {idle_with_text} times during a 700 ms silence"
+    );
+    assert_eq!(message.text(), "before");
+}

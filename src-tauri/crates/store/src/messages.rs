@@ -282,11 +282,14 @@ impl StreamingMessage {
         self.id
     }
 
-    /// Notes `new_bytes` more content and writes `parts` if the interval or size bound is reached.
-    /// Returns whether it wrote.
+    /// Notes `new_bytes` more content and writes `parts` if there is unwritten content and the
+    /// interval or size bound is reached. Call it with `new_bytes = 0` when the stream is idle, so
+    /// content that arrived just before a stall is written within one interval. Returns whether
+    /// it wrote.
     pub fn update(&mut self, store: &Store, parts: &[Part], new_bytes: usize) -> Result<bool> {
         self.pending_bytes += new_bytes;
-        if self.pending_bytes < FLUSH_BYTES && self.last_flush.elapsed() < FLUSH_INTERVAL {
+        let due = self.pending_bytes >= FLUSH_BYTES || self.last_flush.elapsed() >= FLUSH_INTERVAL;
+        if self.pending_bytes == 0 || !due {
             return Ok(false);
         }
         store.write_parts(self.id, parts)?;

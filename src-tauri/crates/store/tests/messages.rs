@@ -139,6 +139,21 @@ fn streaming_writes_at_a_bounded_interval_and_on_size() {
         stream.update(&store, &later, 1).unwrap(),
         "250 ms later it is written"
     );
+    assert!(
+        !stream.update(&store, &later, 0).unwrap(),
+        "nothing new: nothing written"
+    );
+    // Content that arrived just before a stall is written by the idle call once it is due.
+    let stalled = vec![Part::Text {
+        text: "before the stall".into(),
+    }];
+    assert!(!stream.update(&store, &stalled, 5).unwrap());
+    std::thread::sleep(Duration::from_millis(260));
+    assert!(
+        stream.update(&store, &stalled, 0).unwrap(),
+        "the idle call writes it"
+    );
+    assert_eq!(store.message(stream.id()).unwrap().message.parts, stalled);
 }
 
 #[test]
