@@ -194,6 +194,7 @@ impl Assembly {
             name: name.to_string(),
             arguments: String::new(),
             truncated: false,
+            signature: None,
         });
         self.deltas.push(Delta::ToolCallStarted {
             id: id.to_string(),
@@ -226,6 +227,12 @@ impl Assembly {
         }
     }
 
+    /// Attaches an opaque provider signature to the call at `slot`.
+    pub(crate) fn tool_signature(&mut self, slot: &str, sig: &str) {
+        if let Some(Part::ToolCall { signature, .. }) = self.slot_mut(slot) {
+            *signature = Some(sig.to_string());
+        }
+    }
     pub(crate) fn usage(&mut self, update: UsageUpdate) {
         let usage = self.usage.get_or_insert_with(Usage::default);
         let set = |field: &mut u64, value: Option<u64>| {

@@ -16,6 +16,7 @@ fn call(id: &str, name: &str, args: &str) -> Part {
         name: name.into(),
         arguments: args.into(),
         truncated: false,
+        signature: None,
     }
 }
 

@@ -171,9 +171,9 @@ async fn gemini_stream_decodes_thoughts_text_calls_and_usage() {
     // And back: the call goes out as a functionCall with its arguments as an object.
     let sent = next_request(Protocol::Gemini, m);
     let parts = sent["contents"][1]["parts"].as_array().unwrap();
-    assert!(parts.contains(
-        &json!({"functionCall": {"name": "read_file", "args": {"path": "src/main.rs"}}})
-    ));
+    // ...with the thought signature it came with (Gemini 3 rejects calls sent back without it).
+    let call = json!({"functionCall": {"name": "read_file", "args": {"path": "src/main.rs"}}, "thoughtSignature": "c2ln"});
+    assert!(parts.contains(&call), "{parts:?}");
     assert_eq!(
         sent["contents"][2]["parts"][0]["functionResponse"]["name"],
         "read_file"

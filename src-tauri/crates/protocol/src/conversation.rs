@@ -114,6 +114,7 @@ mod tests {
             name: "read_file".into(),
             arguments: "{}".into(),
             truncated: false,
+            signature: None,
         }
     }
     fn result(id: &str) -> Part {

@@ -51,13 +51,16 @@ pub enum Part {
         redacted: Option<String>,
     },
     /// A call the model made. `arguments` is the JSON text exactly as the model wrote it.
-    /// `truncated` marks a call cut off by the output limit: it is never executed.
+    /// `truncated` marks a call cut off by the output limit: it is never executed. `signature`
+    /// is an opaque provider token tied to the call (Gemini's thought signature), sent back as is.
     ToolCall {
         id: String,
         name: String,
         arguments: String,
         #[serde(default, skip_serializing_if = "is_false")]
         truncated: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
     /// The answer to the tool call `call_id`.
     ToolResult {
@@ -196,6 +199,7 @@ impl Message {
                 name,
                 arguments,
                 truncated,
+                ..
             } => Some(ToolCallRef {
                 id,
                 name,

@@ -75,7 +75,13 @@ impl Decoder for Gemini {
                 }
             }
             if let Some(sig) = part.get("thoughtSignature").and_then(|s| s.as_str()) {
-                out.signature(None, sig);
+                // A call's signature belongs to the call (Gemini requires it back with it);
+                // any other part's to the thinking.
+                if part.get("functionCall").is_some() {
+                    out.tool_signature(&format!("call:{}", self.calls), sig);
+                } else {
+                    out.signature(None, sig);
+                }
             }
         }
         if let Some(reason) = candidate.get("finishReason").and_then(|r| r.as_str()) {

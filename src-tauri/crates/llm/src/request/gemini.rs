@@ -29,8 +29,12 @@ pub(crate) fn body(r: &ChatRequest) -> Value {
             .filter_map(|p| {
                 Some(match p {
                     Part::Text { text } if !text.is_empty() => json!({"text": text}),
-                    Part::ToolCall { name, arguments, .. } => {
-                        json!({"functionCall": {"name": name, "args": arguments_object(arguments)}})
+                    Part::ToolCall { name, arguments, signature, .. } => {
+                        let mut part = json!({"functionCall": {"name": name, "args": arguments_object(arguments)}});
+                        if let Some(sig) = signature {
+                            part["thoughtSignature"] = json!(sig);
+                        }
+                        part
                     }
                     Part::ToolResult { call_id, content, is_error } => {
                         let text: String = content
