@@ -189,3 +189,50 @@ async fn gemini_stream_decodes_thoughts_text_calls_and_usage() {
         .unwrap_err();
     assert_eq!(err.kind, codewright_llm::ErrorKind::StreamEndedEarly);
 }
+
+#[tokio::test]
+async fn responses_encrypted_reasoning_goes_back_before_the_call_it_led_to() {
+    let body = recorded("openai-responses/reasoning_text_and_function_call.sse");
+    let answer = decode_recording(Protocol::OpenAiResponses, &body)
+        .await
+        .unwrap();
+    let reasoning = events(&body)
+        .into_iter()
+        .find(|e| e["type"] == "response.output_item.done" && e["item"]["type"] == "reasoning")
+        .expect("the recording has a reasoning item");
+    let mut request = ChatRequest {
+        model: "m".into(),
+        system: None,
+        messages: vec![Message::user("go"), answer],
+        tools: vec![],
+        max_output_tokens: 1000,
+        thinking_budget: Some(8000),
+    };
+    let provider = Provider::new(
+        "p",
+        Protocol::OpenAiResponses,
+        "https://api.openai.com/v1",
+        None,
+    );
+    let sent = build_body(&provider, &request);
+    let input = sent["input"].as_array().unwrap();
+    let at = input
+        .iter()
+        .position(|i| i["type"] == "reasoning")
+        .expect("reasoning is sent back");
+    assert_eq!(input[at]["id"], reasoning["item"]["id"]);
+    assert_eq!(
+        input[at]["encrypted_content"],
+        reasoning["item"]["encrypted_content"]
+    );
+    let call = input
+        .iter()
+        .position(|i| i["type"] == "function_call")
+        .unwrap();
+    assert!(at < call, "reasoning precedes its call");
+    assert_eq!(sent["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(sent["reasoning"]["effort"], "medium");
+    request.thinking_budget = None;
+    let sent = build_body(&provider, &request);
+    assert!(sent.get("reasoning").is_none() && sent.get("include").is_none());
+}

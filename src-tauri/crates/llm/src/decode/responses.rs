@@ -65,10 +65,12 @@ impl Decoder for Responses {
                             out.tool_args_final(&item_slot(&v), full);
                         }
                     }
-                    // Encrypted reasoning is kept opaque so it can be sent back.
                     Some("reasoning") => {
+                        // Kept opaque (id and encrypted content) so it can be sent back.
                         if let Some(enc) = item.get("encrypted_content").and_then(|e| e.as_str()) {
-                            out.signature(None, enc);
+                            let id = item.get("id").and_then(|i| i.as_str()).unwrap_or("");
+                            let opaque = serde_json::json!({"id": id, "encrypted_content": enc});
+                            out.signature(None, &opaque.to_string());
                         }
                     }
                     _ => {}

@@ -35,6 +35,20 @@ pub(crate) fn body(r: &ChatRequest) -> Value {
                         Part::ToolCall { id, name, arguments, .. } => input.push(
                             json!({"type": "function_call", "call_id": id, "name": name, "arguments": arguments}),
                         ),
+                        // Reasoning the provider gave back encrypted (id and content, kept as the
+                        // thinking part's opaque signature) returns as the same reasoning item.
+                        Part::Thinking { text, signature: Some(sig), .. } => {
+                            if let Ok(item) = serde_json::from_str::<Value>(sig) {
+                                if let (Some(id), Some(enc)) = (item["id"].as_str(), item["encrypted_content"].as_str()) {
+                                    let summary: Vec<Value> = if text.is_empty() {
+                                        Vec::new()
+                                    } else {
+                                        vec![json!({"type": "summary_text", "text": text})]
+                                    };
+                                    input.push(json!({"type": "reasoning", "id": id, "encrypted_content": enc, "summary": summary}));
+                                }
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -67,6 +81,17 @@ pub(crate) fn body(r: &ChatRequest) -> Value {
         "store": false,
         "max_output_tokens": r.max_output_tokens,
     });
+    if let Some(budget) = r.thinking_budget {
+        // Reasoning models: ask for the effort the budget suggests, a summary to show, and the
+        // encrypted reasoning so it can be sent back (requests are stateless: store=false).
+        let effort = match budget {
+            0..=4_095 => "low",
+            4_096..=16_383 => "medium",
+            _ => "high",
+        };
+        body["reasoning"] = json!({"effort": effort, "summary": "auto"});
+        body["include"] = json!(["reasoning.encrypted_content"]);
+    }
     if let Some(system) = &r.system {
         body["instructions"] = json!(system);
     }
