@@ -36,6 +36,27 @@ async fn call(
 
 const KEY: &str = "sk-test-SECRET-0123456789";
 
+/// A server that sends the response head and `first`, stays silent for `pause`, then sends `rest`
+/// (the body length covers both, so the client waits through the silence).
+async fn pausing_server(first: &'static str, pause: Duration, rest: &'static str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 65536];
+        let _ = sock.read(&mut buf).await;
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{first}",
+            first.len() + rest.len()
+        );
+        sock.write_all(head.as_bytes()).await.unwrap();
+        tokio::time::sleep(pause).await;
+        let _ = sock.write_all(rest.as_bytes()).await;
+    });
+    base
+}
+
 #[tokio::test]
 async fn every_recorded_error_maps_to_its_kind_and_never_shows_the_key() {
     let cases = [
@@ -276,19 +297,9 @@ async fn a_wrong_base_url_404_names_the_url_tried() {
 #[tokio::test]
 async fn cancelling_mid_stream_stops_at_once_and_keeps_the_partial_text() {
     // A stream that sends some text, then stalls for a long time.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let (mut sock, _) = listener.accept().await.unwrap();
-        let mut buf = vec![0u8; 65536];
-        let _ = sock.read(&mut buf).await;
-        let event =
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"partial answer\"}}]}\n\n";
-        let head = format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 100000\r\n\r\n{event}");
-        sock.write_all(head.as_bytes()).await.unwrap();
-        tokio::time::sleep(Duration::from_secs(30)).await;
-    });
+    let event =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"partial answer\"}}]}\n\n";
+    let base = pausing_server(event, Duration::from_secs(30), "data: [DONE]\n\n").await;
     let provider = Provider::new("p", Protocol::OpenAiChat, &base, None);
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
@@ -321,23 +332,10 @@ async fn cancelling_mid_stream_stops_at_once_and_keeps_the_partial_text() {
 
 #[tokio::test]
 async fn a_silent_stream_reports_idle_so_what_arrived_can_be_saved() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let (mut sock, _) = listener.accept().await.unwrap();
-        let mut buf = vec![0u8; 65536];
-        let _ = sock.read(&mut buf).await;
-        let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"before\"}}]}\n\n";
-        let last = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{first}",
-            first.len() + last.len()
-        );
-        sock.write_all(head.as_bytes()).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(700)).await; // the model thinks
-        sock.write_all(last.as_bytes()).await.unwrap();
-    });
+    let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"before\"}}]}\n\n";
+    let last = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    // The model thinks for 700 ms between the two.
+    let base = pausing_server(first, Duration::from_millis(700), last).await;
     let provider = Provider::new("p", Protocol::OpenAiChat, &base, None);
     let mut idle_with_text = 0;
     let message = fast_retries(0)
