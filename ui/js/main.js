@@ -97,8 +97,9 @@ async function select(id) {
   view.tasks = new Map();
   renderProjects();
   renderTasks();
+  const load = ++view.loads; // any load still in flight is now stale
+  view.queued = null;
   if (view.selected == null) return;
-  const load = ++view.loads;
   view.queued = [];
   try {
     const tasks = await call('list_tasks', { projectId: view.selected });
