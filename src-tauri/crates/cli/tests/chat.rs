@@ -309,6 +309,11 @@ fn missing_keys_and_bad_ids_are_one_line_errors_that_say_what_to_do() {
     assert!(err.contains("unknown protocol 'soap'"), "{err}");
     let err = String::from_utf8(cli.run(&["auth", "set", "anthropic"], &[]).stderr).unwrap();
     assert!(err.contains("no key on standard input"), "{err}");
+    let err = String::from_utf8(cli.run(&["providers", "rm", "openai"], &[]).stderr).unwrap();
+    assert!(
+        err.contains("cannot be removed") && err.contains("providers list"),
+        "{err}"
+    );
 }
 
 #[test]

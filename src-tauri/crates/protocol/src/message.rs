@@ -210,14 +210,6 @@ impl Message {
         })
     }
 
-    /// The ids answered by the tool results in this message, in order.
-    pub fn tool_result_ids(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().filter_map(|part| match part {
-            Part::ToolResult { call_id, .. } => Some(call_id.as_str()),
-            _ => None,
-        })
-    }
-
     /// The visible text (text parts joined by blank lines).
     pub fn text(&self) -> String {
         let texts: Vec<&str> = self

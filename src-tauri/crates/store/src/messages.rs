@@ -157,18 +157,9 @@ impl Store {
         Ok(())
     }
 
-    /// Records a provider response's cost; the task's totals follow in the same transaction.
-    pub fn record_usage(
-        &self,
-        task: Option<TaskId>,
-        message: Option<MessageId>,
-        event: &UsageEvent,
-    ) -> Result<()> {
-        insert_usage(&self.conn, task, message, event)
-    }
-
     /// Full-text search over the text of every message of every task, best first. The query is
-    /// taken as plain words (all must match, prefix on the last); FTS syntax is not interpreted.
+    /// taken as plain words, all of which must match (`word*` for a prefix); FTS syntax is not
+    /// interpreted.
     /// When more than [`RANK_LIMIT`] messages match (a very common word), ranking them all would
     /// take seconds, so the newest matches are returned instead.
     pub fn search_messages(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {

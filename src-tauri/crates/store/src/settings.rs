@@ -65,7 +65,7 @@ impl Store {
             == 0
         {
             return Err(StoreError::Invalid(format!(
-                "there is no custom provider named '{name}'"
+                "there is no custom provider named '{name}' (built-in providers cannot be removed); see `codewright-cli providers list`"
             )));
         }
         Ok(())
