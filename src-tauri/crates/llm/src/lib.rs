@@ -22,5 +22,6 @@ pub use catalog::{builtin_models, parse_model_id, resolve_model, ModelInfo, Mode
 pub use client::{Client, RetryPolicy, StreamFailure};
 pub use error::{ErrorKind, LlmError};
 pub use provider::{builtin_providers, normalize_base_url, Protocol, Provider};
-pub use request::{ChatRequest, ToolSpec};
+pub use codewright_protocol::ToolSpec;
+pub use request::ChatRequest;
 pub use stream::decode_recording;

@@ -71,6 +71,7 @@ fn conversation() -> ChatRequest {
                         },
                     ],
                     is_error: false,
+                    detail: None,
                 },
                 Part::ToolResult {
                     call_id: "c2".into(),
@@ -78,6 +79,7 @@ fn conversation() -> ChatRequest {
                         text: "no such file".into(),
                     }],
                     is_error: true,
+                    detail: None,
                 },
             ],
         ),

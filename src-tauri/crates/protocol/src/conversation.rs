@@ -24,6 +24,7 @@ pub fn interrupted_result(call_id: &str, reason: &str) -> Part {
             text: reason.to_string(),
         }],
         is_error: true,
+        detail: None,
     }
 }
 
@@ -122,6 +123,7 @@ mod tests {
             call_id: id.into(),
             content: vec![ToolContent::Text { text: "ok".into() }],
             is_error: false,
+            detail: None,
         }
     }
     fn assistant(parts: Vec<Part>) -> Message {

@@ -7,11 +7,18 @@ mod events;
 mod ids;
 mod message;
 mod records;
+mod tools;
 
 pub use conversation::{answer_every_call, Repairs};
 pub use events::StoreEvent;
 pub use ids::{MessageId, ProjectId, TaskId};
 pub use message::{
     Attachment, AttachmentKind, Message, Part, Role, StopReason, ToolCallRef, ToolContent, Usage,
+};
+pub use tools::{
+    Action, ApprovalRequest, Checkpoint, CheckpointFile, CheckpointKind, Decision, DecisionKind,
+    DiffLine, DirEntry, FileMatches, Hunk, LineKind, MatchLine, PermissionMode, PermissionRule,
+    ProcessInfo, Question, RuleAction, SavedRule, Todo, TodoStatus, ToolCategory, ToolDetail,
+    ToolSpec,
 };
 pub use records::{MessageRecord, Project, SearchHit, Task, TaskSettings, TaskStatus};

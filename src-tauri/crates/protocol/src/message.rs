@@ -62,12 +62,15 @@ pub enum Part {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
     },
-    /// The answer to the tool call `call_id`.
+    /// The answer to the tool call `call_id`: `content` goes to the model; `detail` is what the
+    /// tool panel shows (never sent to a provider).
     ToolResult {
         call_id: String,
         content: Vec<ToolContent>,
         #[serde(default, skip_serializing_if = "is_false")]
         is_error: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<Box<crate::ToolDetail>>,
     },
     /// Something the user attached.
     Attachment(Attachment),

@@ -83,6 +83,9 @@ pub struct Task {
     pub context_usage: f64,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The task's plan, as the agent last wrote it (`todo_write`).
+    #[serde(default)]
+    pub todos: Vec<crate::Todo>,
 }
 
 /// A message as stored in a task.

@@ -16,11 +16,13 @@ mod paths;
 mod projects;
 mod settings;
 mod tasks;
+mod tools;
 
 pub use error::StoreError;
 pub use messages::{StreamingMessage, UsageEvent, FLUSH_BYTES, FLUSH_INTERVAL, RANK_LIMIT};
 pub use paths::{default_data_dir, DB_FILE_NAME};
 pub use settings::{ModelRow, ProviderRow};
+pub use tools::PreImage;
 
 use codewright_protocol::StoreEvent;
 use rusqlite::{Connection, OpenFlags};

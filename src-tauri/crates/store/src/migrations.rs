@@ -11,6 +11,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_messages.sql"),
     include_str!("../migrations/0003_providers.sql"),
+    include_str!("../migrations/0004_tools.sql"),
 ];
 
 /// The schema version this build writes.

@@ -1,11 +1,11 @@
 //! Tasks: conversations with the agent, inside a project.
 
 use crate::{names, now_ms, Result, Store, StoreError};
-use codewright_protocol::{ProjectId, Task, TaskId, TaskSettings, TaskStatus};
+use codewright_protocol::{ProjectId, Task, TaskId, TaskSettings, TaskStatus, Todo};
 use rusqlite::{params, OptionalExtension, Row};
 
 const COLUMNS: &str = "id, project_id, title, status, settings, message_count, input_tokens, \
-                       output_tokens, cost, context_usage, created_at, updated_at";
+                       output_tokens, cost, context_usage, created_at, updated_at, todos";
 
 fn from_row(row: &Row) -> rusqlite::Result<Task> {
     let status: String = row.get(3)?;
@@ -24,6 +24,7 @@ fn from_row(row: &Row) -> rusqlite::Result<Task> {
         context_usage: row.get(9)?,
         created_at: row.get(10)?,
         updated_at: row.get(11)?,
+        todos: serde_json::from_str(&row.get::<_, String>(12)?).unwrap_or_default(),
     })
 }
 
@@ -77,6 +78,22 @@ impl Store {
         let changed = self.conn.execute(
             "UPDATE tasks SET title = ?1, updated_at = ?2 WHERE id = ?3",
             params![title, now_ms(), id.0],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: "task",
+                id: id.0,
+            });
+        }
+        self.task(id)
+    }
+
+    /// Replaces the task's plan.
+    pub fn set_todos(&self, id: TaskId, todos: &[Todo]) -> Result<Task> {
+        let json = serde_json::to_string(todos).expect("todos serialize");
+        let changed = self.conn.execute(
+            "UPDATE tasks SET todos = ?1, updated_at = ?2 WHERE id = ?3",
+            params![json, now_ms(), id.0],
         )?;
         if changed == 0 {
             return Err(StoreError::NotFound {

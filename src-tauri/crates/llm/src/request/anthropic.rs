@@ -81,6 +81,7 @@ fn block(part: &Part) -> Option<Value> {
             call_id,
             content,
             is_error,
+            ..
         } => {
             let content: Vec<Value> = content
                 .iter()

@@ -36,7 +36,12 @@ pub(crate) fn body(r: &ChatRequest) -> Value {
                         }
                         part
                     }
-                    Part::ToolResult { call_id, content, is_error } => {
+                    Part::ToolResult {
+                        call_id,
+                        content,
+                        is_error,
+                        ..
+                    } => {
                         let text: String = content
                             .iter()
                             .filter_map(|c| match c {

@@ -8,21 +8,12 @@ mod responses;
 
 use crate::provider::{Protocol, Provider};
 use base64::Engine;
-use codewright_protocol::{answer_every_call, Attachment, AttachmentKind, Message};
+use codewright_protocol::{answer_every_call, Attachment, AttachmentKind, Message, ToolSpec};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Said in place of a result that never came.
 pub const INTERRUPTED: &str = "interrupted: the task was stopped before this tool ran";
-
-/// A tool the model may call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    /// JSON Schema of the input object.
-    pub input_schema: Value,
-}
 
 /// One request to a model.
 #[derive(Debug, Clone, PartialEq)]

@@ -40,6 +40,7 @@ pub(crate) fn body(provider: &Provider, r: &ChatRequest) -> Value {
                         call_id,
                         content,
                         is_error,
+                        ..
                     } = part
                     {
                         let mut text = String::new();

@@ -1,0 +1,436 @@
+//! The permission policy: rules (`allow | ask | deny` by tool and pattern), the task's mode, and
+//! the defaults by category. Deny rules always win; plan mode refuses writes and commands; yolo
+//! allows the rest; otherwise a call runs without asking only when every part of it is allowed.
+
+use crate::command::{parse_command, SimpleCommand};
+use crate::paths::ResolvedPath;
+use codewright_protocol::{PermissionMode, PermissionRule, RuleAction, ToolCategory};
+
+/// What a call touches, as rules see it.
+pub enum Subject<'a> {
+    /// Files or folders (file tools).
+    Paths(Vec<&'a ResolvedPath>),
+    /// A shell command line (`bash`).
+    Command(&'a str),
+    /// A host (`web_fetch`).
+    Host(&'a str),
+    /// Nothing rules can match beyond the tool name.
+    Plain,
+}
+
+/// What the policy says about a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    /// Ask the user; the reason is shown with the request.
+    Ask(String),
+    /// Refused; the message goes to the model.
+    Deny(String),
+}
+
+/// Rules and mode of one task.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub mode: PermissionMode,
+    /// Checked in order of strength, not position: any deny wins, then ask, then allow.
+    pub rules: Vec<PermissionRule>,
+}
+
+impl Policy {
+    pub fn new(mode: PermissionMode, rules: Vec<PermissionRule>) -> Policy {
+        Policy { mode, rules }
+    }
+
+    /// Decides a call of `tool`.
+    pub fn check(&self, tool: &str, category: ToolCategory, subject: &Subject) -> Verdict {
+        let items = Items::of(subject);
+        // 1. Deny rules.
+        for item in items.list() {
+            if let Some(rule) = self.matching(tool, RuleAction::Deny, item) {
+                return Verdict::Deny(format!(
+                    "A permission rule forbids this: {tool} on `{}` is denied by the rule `{}`. Do not retry it; find another way or ask the user.",
+                    item.describe(),
+                    describe_rule(rule)
+                ));
+            }
+        }
+        // 2. Plan mode.
+        if self.mode == PermissionMode::Plan
+            && matches!(category, ToolCategory::Write | ToolCategory::Execute)
+        {
+            return Verdict::Deny(format!(
+                "The task is in plan mode: {tool} would change the project or run a program, so it is not available. Investigate with read-only tools and present a plan; the user will switch modes to carry it out."
+            ));
+        }
+        if self.mode == PermissionMode::Yolo {
+            return Verdict::Allow;
+        }
+        if let Some(reason) = &items.unchecked {
+            return Verdict::Ask(format!(
+                "the command uses {reason}, which Codewright cannot check part by part"
+            ));
+        }
+        // 3. Ask rules; then every item must be allowed by a rule or by the defaults.
+        let mut reasons = Vec::new();
+        for item in items.list() {
+            if let Some(rule) = self.matching(tool, RuleAction::Ask, item) {
+                return Verdict::Ask(format!("the rule `{}` asks first", describe_rule(rule)));
+            }
+            let allowed_by_rule =
+                self.matching(tool, RuleAction::Allow, item).is_some() && !item.writes_files();
+            if allowed_by_rule {
+                continue;
+            }
+            match item {
+                Item::Path(p) if !p.inside => {
+                    reasons.push(format!("{} is outside the project", p.display))
+                }
+                Item::Path(_) => match (category, self.mode) {
+                    (ToolCategory::Read, _) => {}
+                    (ToolCategory::Write, PermissionMode::AcceptEdits) => {}
+                    _ => reasons.push(default_reason(category)),
+                },
+                Item::Command(c) if c.writes_files => {
+                    reasons.push("the command redirects output into a file".into())
+                }
+                _ if category == ToolCategory::Read => {}
+                _ => reasons.push(default_reason(category)),
+            }
+        }
+        if items.list().is_empty() && category != ToolCategory::Read {
+            reasons.push(default_reason(category));
+        }
+        reasons.dedup();
+        if reasons.is_empty() {
+            Verdict::Allow
+        } else {
+            Verdict::Ask(reasons.join("; "))
+        }
+    }
+
+    /// The allow rules "always allow" would save for a call (only for the parts not yet allowed).
+    pub fn suggest(&self, tool: &str, subject: &Subject) -> Vec<PermissionRule> {
+        let items = Items::of(subject);
+        let mut rules: Vec<PermissionRule> = Vec::new();
+        for item in items.list() {
+            if self.matching(tool, RuleAction::Allow, item).is_some() || item.writes_files() {
+                continue;
+            }
+            let pattern = match item {
+                Item::Path(p) => p.display.clone(),
+                Item::Command(c) => command_prefix(&c.words),
+                Item::Raw(_) => continue,
+                Item::Host(h) => h.to_string(),
+                Item::Plain => String::new(),
+            };
+            let rule = PermissionRule {
+                tool: tool.to_string(),
+                pattern,
+                action: RuleAction::Allow,
+            };
+            if !rules.contains(&rule) {
+                rules.push(rule);
+            }
+        }
+        rules
+    }
+
+    fn matching(&self, tool: &str, action: RuleAction, item: &Item) -> Option<&PermissionRule> {
+        self.rules.iter().find(|r| {
+            r.action == action && (r.tool == tool || r.tool == "*") && item.matches(&r.pattern)
+        })
+    }
+}
+
+fn default_reason(category: ToolCategory) -> String {
+    match category {
+        ToolCategory::Read => "it reads files",
+        ToolCategory::Write => "it changes files",
+        ToolCategory::Execute => "it runs a command",
+        ToolCategory::Network => "it reaches the network",
+    }
+    .to_string()
+}
+
+fn describe_rule(rule: &PermissionRule) -> String {
+    if rule.pattern.is_empty() {
+        format!("{} {}", rule.action.as_str(), rule.tool)
+    } else {
+        format!("{} {} {}", rule.action.as_str(), rule.tool, rule.pattern)
+    }
+}
+
+/// Programs whose first argument names what they do (`git push`, `cargo test`).
+const SUBCOMMAND_PROGRAMS: &[&str] = &[
+    "git", "cargo", "npm", "pnpm", "yarn", "bun", "npx", "go", "docker", "kubectl", "pip", "pip3",
+    "uv", "poetry", "make", "just", "dotnet", "mvn", "gradle", "rustup", "brew", "apt", "gh",
+];
+
+/// The prefix "always allow" suggests for a command: the program, plus its subcommand for tools
+/// that have them.
+fn command_prefix(words: &[String]) -> String {
+    let Some(program) = words.first() else {
+        return String::new();
+    };
+    match words.get(1) {
+        Some(sub)
+            if SUBCOMMAND_PROGRAMS.contains(&program.as_str())
+                && !sub.starts_with('-')
+                && !sub.contains('$') =>
+        {
+            format!("{program} {sub}")
+        }
+        _ => program.clone(),
+    }
+}
+
+/// The parts of a subject rules are matched against.
+struct Items<'a> {
+    items: Vec<Item<'a>>,
+    /// The command could not be parsed: why.
+    unchecked: Option<String>,
+}
+
+enum Item<'a> {
+    Path(&'a ResolvedPath),
+    Command(SimpleCommand),
+    Raw(Vec<String>),
+    Host(&'a str),
+    Plain,
+}
+
+impl<'a> Items<'a> {
+    fn of(subject: &Subject<'a>) -> Items<'a> {
+        let mut unchecked = None;
+        let items = match subject {
+            Subject::Paths(paths) => paths.iter().map(|p| Item::Path(p)).collect(),
+            Subject::Command(command) => match parse_command(command) {
+                Ok(parts) => parts.into_iter().map(Item::Command).collect(),
+                Err(reason) => {
+                    unchecked = Some(reason);
+                    // Deny rules still see every run of words of the raw text.
+                    let words = command
+                        .split(|c: char| c.is_whitespace() || ";&|()`$<>'\"".contains(c))
+                        .filter(|w| !w.is_empty())
+                        .map(String::from)
+                        .collect();
+                    vec![Item::Raw(words)]
+                }
+            },
+            Subject::Host(host) => vec![Item::Host(host)],
+            Subject::Plain => vec![Item::Plain],
+        };
+        Items { items, unchecked }
+    }
+
+    fn list(&self) -> &[Item<'a>] {
+        &self.items
+    }
+}
+
+impl Item<'_> {
+    fn writes_files(&self) -> bool {
+        matches!(self, Item::Command(c) if c.writes_files)
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Item::Path(p) => p.display.clone(),
+            Item::Command(c) => c.words.join(" "),
+            Item::Raw(words) => words.join(" "),
+            Item::Host(h) => h.to_string(),
+            Item::Plain => String::new(),
+        }
+    }
+
+    fn matches(&self, pattern: &str) -> bool {
+        let pattern = pattern.trim();
+        if pattern.is_empty() || pattern == "*" {
+            return true;
+        }
+        match self {
+            Item::Path(p) => path_matches(pattern, p),
+            Item::Command(c) => {
+                let want: Vec<&str> = pattern.split_whitespace().collect();
+                c.words.len() >= want.len() && want.iter().zip(&c.words).all(|(w, have)| w == have)
+            }
+            // Text that could not be parsed: a word-by-word match anywhere (for deny rules).
+            Item::Raw(words) => {
+                let want: Vec<&str> = pattern.split_whitespace().collect();
+                words
+                    .windows(want.len())
+                    .any(|run| run.iter().zip(&want).all(|(have, w)| have == w))
+            }
+            Item::Host(h) => match pattern.strip_prefix("*.") {
+                Some(domain) => *h == domain || h.ends_with(&format!(".{domain}")),
+                None => h.eq_ignore_ascii_case(pattern),
+            },
+            Item::Plain => false,
+        }
+    }
+}
+
+/// Path globs: relative patterns match the project-relative path (`src/**`, `*.lock` matches a
+/// file name anywhere); absolute patterns match the real path of external files.
+fn path_matches(pattern: &str, path: &ResolvedPath) -> bool {
+    let glob = match globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+    {
+        Ok(g) => g.compile_matcher(),
+        Err(_) => return false,
+    };
+    if pattern.starts_with('/') {
+        return glob.is_match(&path.real);
+    }
+    if !path.inside {
+        return false;
+    }
+    glob.is_match(&path.display)
+        || (!pattern.contains('/')
+            && std::path::Path::new(&path.display)
+                .file_name()
+                .is_some_and(|name| glob.is_match(name)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn rule(tool: &str, pattern: &str, action: RuleAction) -> PermissionRule {
+        PermissionRule {
+            tool: tool.into(),
+            pattern: pattern.into(),
+            action,
+        }
+    }
+
+    fn bash(policy: &Policy, command: &str) -> Verdict {
+        policy.check("bash", ToolCategory::Execute, &Subject::Command(command))
+    }
+
+    fn is_allow(v: &Verdict) -> bool {
+        matches!(v, Verdict::Allow)
+    }
+    fn is_ask(v: &Verdict) -> bool {
+        matches!(v, Verdict::Ask(_))
+    }
+    fn is_deny(v: &Verdict) -> bool {
+        matches!(v, Verdict::Deny(_))
+    }
+
+    #[test]
+    fn command_rules_are_checked_on_every_part() {
+        let policy = Policy::new(
+            PermissionMode::Normal,
+            vec![
+                rule("bash", "git status", RuleAction::Allow),
+                rule("bash", "ls", RuleAction::Allow),
+                rule("bash", "echo", RuleAction::Allow),
+                rule("bash", "rm -rf", RuleAction::Deny),
+                rule("bash", "git push", RuleAction::Ask),
+            ],
+        );
+        let table: &[(&str, fn(&Verdict) -> bool)] = &[
+            ("git status", is_allow),
+            ("git status -s", is_allow),
+            ("git stash", is_ask),
+            ("ls && git status", is_allow),
+            ("FOO=1 ls", is_allow),
+            ("FOO=1 rm -rf x", is_deny),
+            ("env FOO=1 rm -rf x", is_deny),
+            ("git status && rm -rf x", is_deny),
+            ("git status; rm x", is_ask),
+            ("echo $(rm x)", is_ask),
+            ("echo $(rm -rf x)", is_deny),
+            ("ls | bash -c 'rm -rf /'", is_deny),
+            ("echo hi > notes.txt", is_ask),
+            ("git push origin main", is_ask),
+            ("cat <<EOF\nrm -rf x\nEOF", is_deny),
+            ("for f in *; do ls $f; done", is_ask),
+        ];
+        for (command, expect) in table {
+            let verdict = bash(&policy, command);
+            assert!(expect(&verdict), "{command:?} gave {verdict:?}");
+        }
+    }
+
+    #[test]
+    fn modes_and_defaults() {
+        let root = PathBuf::from("/project");
+        let inside = ResolvedPath {
+            real: root.join("src/a.rs"),
+            display: "src/a.rs".into(),
+            inside: true,
+        };
+        let outside = ResolvedPath {
+            real: "/etc/passwd".into(),
+            display: "/etc/passwd".into(),
+            inside: false,
+        };
+        let read = |p: &Policy, path: &ResolvedPath| {
+            p.check("read_file", ToolCategory::Read, &Subject::Paths(vec![path]))
+        };
+        let edit = |p: &Policy, path: &ResolvedPath| {
+            p.check("edit_file", ToolCategory::Write, &Subject::Paths(vec![path]))
+        };
+        let normal = Policy::new(PermissionMode::Normal, vec![]);
+        assert!(is_allow(&read(&normal, &inside)));
+        assert!(is_ask(&read(&normal, &outside)));
+        assert!(is_ask(&edit(&normal, &inside)));
+        assert!(is_ask(&bash(&normal, "ls")));
+        assert!(is_ask(&normal.check("web_fetch", ToolCategory::Network, &Subject::Host("docs.rs"))));
+
+        let accept = Policy::new(PermissionMode::AcceptEdits, vec![]);
+        assert!(is_allow(&edit(&accept, &inside)));
+        assert!(is_ask(&edit(&accept, &outside)));
+        assert!(is_ask(&bash(&accept, "ls")));
+
+        let plan = Policy::new(PermissionMode::Plan, vec![]);
+        assert!(is_allow(&read(&plan, &inside)));
+        assert!(is_deny(&edit(&plan, &inside)));
+        assert!(is_deny(&bash(&plan, "ls")));
+
+        let yolo = Policy::new(
+            PermissionMode::Yolo,
+            vec![rule("edit_file", "*.lock", RuleAction::Deny)],
+        );
+        assert!(is_allow(&edit(&yolo, &outside)));
+        assert!(is_allow(&bash(&yolo, "rm -rf target")));
+        let lock = ResolvedPath {
+            real: root.join("sub/Cargo.lock"),
+            display: "sub/Cargo.lock".into(),
+            inside: true,
+        };
+        assert!(is_deny(&edit(&yolo, &lock)), "deny rules hold in yolo");
+
+        let rules = Policy::new(
+            PermissionMode::Normal,
+            vec![
+                rule("edit_file", "src/**", RuleAction::Allow),
+                rule("read_file", "/etc/**", RuleAction::Allow),
+                rule("web_fetch", "*.rust-lang.org", RuleAction::Allow),
+            ],
+        );
+        assert!(is_allow(&edit(&rules, &inside)));
+        assert!(is_allow(&read(&rules, &outside)));
+        let host = |h| rules.check("web_fetch", ToolCategory::Network, &Subject::Host(h));
+        assert!(is_allow(&host("doc.rust-lang.org")));
+        assert!(is_ask(&host("rust-lang.org.evil.com")));
+    }
+
+    #[test]
+    fn always_allow_suggests_the_real_command() {
+        let policy = Policy::new(
+            PermissionMode::Normal,
+            vec![rule("bash", "ls", RuleAction::Allow)],
+        );
+        let suggested = policy.suggest(
+            "bash",
+            &Subject::Command("FOO=1 env cargo test --all && ls && rm x"),
+        );
+        let patterns: Vec<&str> = suggested.iter().map(|r| r.pattern.as_str()).collect();
+        assert_eq!(patterns, ["cargo test", "rm"]);
+    }
+}

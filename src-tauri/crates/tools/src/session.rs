@@ -1,0 +1,320 @@
+//! One task's tool state, and the approval gate every tool call with side effects goes through.
+
+use crate::checkpoint::Checkpoints;
+use crate::policy::{Policy, Subject, Verdict};
+use crate::{builtin::process::ProcessTable, ToolOutput};
+use async_trait::async_trait;
+use codewright_protocol::{
+    Action, ApprovalRequest, Decision, DecisionKind, PermissionMode, PermissionRule, ProjectId,
+    Question, RuleAction, TaskId, ToolCategory,
+};
+use codewright_store::Store;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+/// The person (or policy) that answers approval requests and questions. The desktop shell shows
+/// them in the task's window; the CLI asks on the terminal.
+#[async_trait]
+pub trait Approver: Send + Sync {
+    /// Decides an approval request. Dropped (not answered) when the task is stopped.
+    async fn decide(&self, request: ApprovalRequest) -> Decision;
+    /// Answers a question; `None` when the user declined to answer.
+    async fn answer(&self, question: Question) -> Option<String>;
+}
+
+/// The approver of runs nobody watches: everything that needs asking is rejected, with a message
+/// that tells the model why.
+pub struct NonInteractive;
+
+#[async_trait]
+impl Approver for NonInteractive {
+    async fn decide(&self, request: ApprovalRequest) -> Decision {
+        Decision::Reject {
+            feedback: Some(format!(
+                "This run is non-interactive, so nothing that needs approval can run ({}). Do without it, or finish and tell the user what to run or allow.",
+                request.reason
+            )),
+        }
+    }
+
+    async fn answer(&self, _question: Question) -> Option<String> {
+        None
+    }
+}
+
+/// What an approval allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grant {
+    /// Everything proposed.
+    All,
+    /// Only these hunks of an edit.
+    Hunks(Vec<usize>),
+    /// This content instead of the proposed one.
+    Edited(String),
+}
+
+/// What a session is for.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    pub task: TaskId,
+    pub project: ProjectId,
+    /// The project folder.
+    pub root: PathBuf,
+    /// The data folder (checkpoint blobs live under it).
+    pub home: PathBuf,
+    pub mode: PermissionMode,
+    /// Run `bash` commands under Landlock (writes only inside the project and temp folders).
+    /// Always on in yolo mode.
+    pub sandbox: bool,
+    /// Let `web_fetch` reach loopback and private addresses.
+    pub allow_private_network: bool,
+    /// Rules from the user's settings, checked after the project's saved rules.
+    pub rules: Vec<PermissionRule>,
+}
+
+/// A file as the agent last saw it (read or wrote it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Seen {
+    pub hash: blake3::Hash,
+}
+
+/// One task's tool state.
+pub struct Session {
+    pub task: TaskId,
+    pub project: ProjectId,
+    /// The project folder, canonical.
+    pub root: PathBuf,
+    pub(crate) store: Arc<Mutex<Store>>,
+    pub(crate) approver: Arc<dyn Approver>,
+    policy: Mutex<Policy>,
+    pub(crate) sandbox: bool,
+    pub(crate) allow_private_network: bool,
+    turn: AtomicI64,
+    pub(crate) seen: Mutex<HashMap<PathBuf, Seen>>,
+    pub(crate) processes: ProcessTable,
+    pub(crate) checkpoints: Checkpoints,
+}
+
+static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
+
+/// A unique id for an approval request or question.
+pub(crate) fn next_request_id() -> u64 {
+    NEXT_REQUEST.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Session {
+    /// Opens a session: the project's saved rules come from the store.
+    pub fn new(
+        config: SessionConfig,
+        store: Arc<Mutex<Store>>,
+        approver: Arc<dyn Approver>,
+    ) -> Result<Arc<Session>, String> {
+        let root = config.root.canonicalize().map_err(|e| {
+            format!(
+                "cannot open the project folder {}: {e}",
+                config.root.display()
+            )
+        })?;
+        let saved = store
+            .lock()
+            .expect("store lock")
+            .rules(config.project)
+            .map_err(|e| e.to_string())?;
+        let mut rules: Vec<PermissionRule> = saved.into_iter().map(|s| s.rule).collect();
+        rules.extend(config.rules);
+        let sandbox = config.sandbox || config.mode == PermissionMode::Yolo;
+        Ok(Arc::new(Session {
+            task: config.task,
+            project: config.project,
+            checkpoints: Checkpoints::new(&config.home, store.clone()),
+            root,
+            store,
+            approver,
+            policy: Mutex::new(Policy::new(config.mode, rules)),
+            sandbox,
+            allow_private_network: config.allow_private_network,
+            turn: AtomicI64::new(1),
+            seen: Mutex::new(HashMap::new()),
+            processes: ProcessTable::default(),
+        }))
+    }
+
+    /// Starts a new turn: the next change to each file is checkpointed under it.
+    pub fn set_turn(&self, turn: i64) {
+        self.turn.store(turn, Ordering::SeqCst);
+    }
+
+    /// The current turn.
+    pub fn turn(&self) -> i64 {
+        self.turn.load(Ordering::SeqCst)
+    }
+
+    /// Changes the permission mode (takes effect for the next call).
+    pub fn set_mode(&self, mode: PermissionMode) {
+        self.policy.lock().expect("policy lock").mode = mode;
+    }
+
+    /// The permission mode.
+    pub fn mode(&self) -> PermissionMode {
+        self.policy.lock().expect("policy lock").mode
+    }
+
+    /// Kills the background processes this task started.
+    pub fn shutdown(&self) {
+        self.processes.kill_all();
+    }
+
+    pub(crate) fn remember(&self, path: &Path, content: &[u8]) {
+        self.seen.lock().expect("seen lock").insert(
+            path.to_path_buf(),
+            Seen {
+                hash: blake3::hash(content),
+            },
+        );
+    }
+
+    pub(crate) fn last_seen(&self, path: &Path) -> Option<Seen> {
+        self.seen.lock().expect("seen lock").get(path).copied()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.processes.kill_all();
+    }
+}
+
+/// What a running tool call can reach: its session, its call id, a cancel token (stop), and where
+/// to report progress.
+#[derive(Clone)]
+pub struct CallContext {
+    pub session: Arc<Session>,
+    pub call_id: String,
+    pub tool: String,
+    pub cancel: CancellationToken,
+    /// Receives output as it happens (command output), for the tool panel.
+    pub progress: Option<Arc<dyn Fn(&str) + Send + Sync>>,
+}
+
+/// What a call asks permission for.
+pub struct Ask<'a> {
+    pub category: ToolCategory,
+    pub subject: Subject<'a>,
+    pub action: Action,
+    pub summary: String,
+    pub decisions: &'a [DecisionKind],
+    /// Ask even when the policy would allow (the reason is shown), e.g. when the sandbox a
+    /// command was meant to run in is unavailable.
+    pub force_ask: Option<String>,
+}
+
+impl CallContext {
+    /// A context for running `tool` outside an agent loop (tests, `codewright-cli`).
+    pub fn new(session: Arc<Session>, tool: &str) -> CallContext {
+        CallContext {
+            session,
+            call_id: format!("call-{}", next_request_id()),
+            tool: tool.to_string(),
+            cancel: CancellationToken::new(),
+            progress: None,
+        }
+    }
+
+    pub(crate) fn report(&self, text: &str) {
+        if let Some(progress) = &self.progress {
+            progress(text);
+        }
+    }
+
+    /// Checks the policy and, when it says ask, asks the user. `Err` is the result to give the
+    /// model (denied, rejected with the user's feedback, or stopped).
+    pub(crate) async fn authorize(&self, ask: Ask<'_>) -> Result<Grant, ToolOutput> {
+        let session = &self.session;
+        let (verdict, always) = {
+            let policy = session.policy.lock().expect("policy lock");
+            (
+                policy.check(&self.tool, ask.category, &ask.subject),
+                policy.suggest(&self.tool, &ask.subject),
+            )
+        };
+        let reason = match (verdict, ask.force_ask) {
+            (Verdict::Deny(message), _) => return Err(ToolOutput::error(message)),
+            (Verdict::Allow, Some(reason)) => reason,
+            (Verdict::Allow, None) => return Ok(Grant::All),
+            (Verdict::Ask(reason), Some(extra)) => format!("{reason}; {extra}"),
+            (Verdict::Ask(reason), None) => reason,
+        };
+        let mut decisions = ask.decisions.to_vec();
+        if always.is_empty() {
+            decisions.retain(|d| *d != DecisionKind::ApproveAlways);
+        }
+        let request = ApprovalRequest {
+            id: next_request_id(),
+            task_id: session.task,
+            call_id: self.call_id.clone(),
+            tool: self.tool.clone(),
+            summary: ask.summary,
+            action: ask.action,
+            decisions,
+            always,
+            reason,
+        };
+        let decision = tokio::select! {
+            d = session.approver.decide(request) => d,
+            _ = self.cancel.cancelled() => {
+                return Err(ToolOutput::error("The user stopped the task before approving this call; it did not run."));
+            }
+        };
+        match decision {
+            Decision::Approve => Ok(Grant::All),
+            Decision::ApproveAlways { rules } => {
+                self.save_rules(rules)?;
+                Ok(Grant::All)
+            }
+            Decision::Reject { feedback } => Err(ToolOutput::error(rejection(&self.tool, feedback))),
+            Decision::ApproveHunks { hunks } if ask.decisions.contains(&DecisionKind::ApproveHunks) => {
+                Ok(Grant::Hunks(hunks))
+            }
+            Decision::ApproveEdited { content } if ask.decisions.contains(&DecisionKind::ApproveEdited) => {
+                Ok(Grant::Edited(content))
+            }
+            other => Err(ToolOutput::error(format!(
+                "The approval answer {other:?} does not apply to this {} call; it did not run. Try again.",
+                self.tool
+            ))),
+        }
+    }
+
+    /// Saves "always allow" rules for the project and applies them from now on.
+    fn save_rules(&self, rules: Vec<PermissionRule>) -> Result<(), ToolOutput> {
+        let session = &self.session;
+        let store = session.store.lock().expect("store lock");
+        for rule in &rules {
+            if rule.action != RuleAction::Allow {
+                continue;
+            }
+            store.save_rule(session.project, rule).map_err(|e| {
+                ToolOutput::error(format!("the rule could not be saved ({e}); the call did not run"))
+            })?;
+        }
+        drop(store);
+        let mut policy = session.policy.lock().expect("policy lock");
+        policy.rules.extend(rules);
+        Ok(())
+    }
+}
+
+/// The result text of a rejected call: the user's feedback, verbatim.
+fn rejection(tool: &str, feedback: Option<String>) -> String {
+    match feedback.filter(|f| !f.trim().is_empty()) {
+        Some(feedback) => format!(
+            "The user rejected this {tool} call; it did not run. The user said:\n{feedback}"
+        ),
+        None => format!(
+            "The user rejected this {tool} call; it did not run. Ask what they want instead, or take another approach."
+        ),
+    }
+}
