@@ -6,7 +6,7 @@
 
 use codewright_protocol::TaskId;
 use codewright_store::{PreImage, Store};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,41 @@ pub struct Checkpoints {
     store: Arc<Mutex<Store>>,
     /// (turn, path) already saved in this process: later changes in the same turn are free.
     saved: Mutex<HashSet<(i64, PathBuf)>>,
+    /// Files already saved as blobs, by their stamp: a tree scan only reads what changed.
+    known: Mutex<HashMap<PathBuf, (Stamp, String)>>,
 }
+
+/// What identifies a file's version without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified_ns: i128,
+    inode: u64,
+    mode: u32,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            len: meta.len(),
+            modified_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
+            inode: meta.ino(),
+            mode: meta.mode() & 0o7777,
+        }
+    }
+}
+
+/// The project's files before a command ran (ignored files and `.git` excluded), each saved as a
+/// blob, so whatever the command changes or deletes can be put back.
+pub(crate) struct Tree {
+    files: HashMap<PathBuf, (Stamp, String)>,
+}
+
+/// Projects with more files than this are not snapshotted before commands.
+pub(crate) const MAX_TREE_FILES: usize = 20_000;
+/// Files larger than this are left out of command snapshots.
+const MAX_TREE_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// What a restore did, file by file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +71,82 @@ impl Checkpoints {
             blobs: home.join("checkpoints").join("blobs"),
             store,
             saved: Mutex::new(HashSet::new()),
+            known: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Snapshots the project before a command: every file's stamp, new or changed ones saved as
+    /// blobs. `Err` says why the command's changes will not be undoable.
+    pub(crate) fn scan_tree(&self, root: &Path) -> Result<Tree, String> {
+        let stamps = stamps(root)?;
+        let mut known = self.known.lock().expect("known lock");
+        let mut files = HashMap::with_capacity(stamps.len());
+        for (path, stamp) in stamps {
+            let hash = match known.get(&path) {
+                Some((seen, hash)) if *seen == stamp => hash.clone(),
+                _ => {
+                    let Ok(content) = std::fs::read(&path) else {
+                        continue;
+                    };
+                    let hash = blake3::hash(&content).to_hex().to_string();
+                    let blob = self.blob_path(&hash);
+                    if !blob.exists() {
+                        write_atomically(&blob, &content, None)
+                            .map_err(|e| format!("cannot save checkpoint copies in {}: {e}", self.blobs.display()))?;
+                    }
+                    known.insert(path.clone(), (stamp, hash.clone()));
+                    hash
+                }
+            };
+            files.insert(path, (stamp, hash));
+        }
+        Ok(Tree { files })
+    }
+
+    /// After a command: records, in the turn's checkpoint, the earlier state of every file it
+    /// created, changed or deleted. Returns how many files changed.
+    pub(crate) fn record_tree_changes(
+        &self,
+        task: TaskId,
+        turn: i64,
+        root: &Path,
+        before: &Tree,
+    ) -> Result<usize, String> {
+        let after = stamps(root)?;
+        let mut changed: Vec<PreImage> = Vec::new();
+        for (path, (stamp, hash)) in &before.files {
+            if after.get(path) != Some(stamp) {
+                changed.push(PreImage {
+                    path: path.to_string_lossy().into_owned(),
+                    blob: Some(hash.clone()),
+                    mode: Some(stamp.mode),
+                });
+            }
+        }
+        for path in after.keys() {
+            if !before.files.contains_key(path) {
+                changed.push(PreImage {
+                    path: path.to_string_lossy().into_owned(),
+                    blob: None,
+                    mode: None,
+                });
+            }
+        }
+        if changed.is_empty() {
+            return Ok(0);
+        }
+        let store = self.store.lock().expect("store lock");
+        let checkpoint = store
+            .turn_checkpoint(task, turn)
+            .map_err(|e| format!("cannot record the checkpoint: {e}"))?;
+        let mut saved = self.saved.lock().expect("saved lock");
+        for pre in &changed {
+            store
+                .add_pre_image(checkpoint, pre)
+                .map_err(|e| format!("cannot record the checkpoint: {e}"))?;
+            saved.insert((turn, PathBuf::from(&pre.path)));
+        }
+        Ok(changed.len())
     }
 
     /// Saves `path` as it is now into the checkpoint of `turn`, unless this turn already did.
@@ -162,6 +271,42 @@ impl Checkpoints {
     fn blob_path(&self, hash: &str) -> PathBuf {
         self.blobs.join(&hash[..2]).join(&hash[2..])
     }
+}
+
+/// The stamps of the project's files (what .gitignore ignores, `.git`, and files over 10 MB left
+/// out).
+fn stamps(root: &Path) -> Result<HashMap<PathBuf, Stamp>, String> {
+    let found = Mutex::new(HashMap::new());
+    let too_many = std::sync::atomic::AtomicBool::new(false);
+    crate::builtin::walker(root).build_parallel().run(|| {
+        Box::new(|entry| {
+            let Ok(entry) = entry else {
+                return ignore::WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return ignore::WalkState::Continue;
+            }
+            let Ok(meta) = entry.metadata() else {
+                return ignore::WalkState::Continue;
+            };
+            if meta.len() > MAX_TREE_FILE_BYTES {
+                return ignore::WalkState::Continue;
+            }
+            let mut found = found.lock().expect("found lock");
+            if found.len() >= MAX_TREE_FILES {
+                too_many.store(true, std::sync::atomic::Ordering::Relaxed);
+                return ignore::WalkState::Quit;
+            }
+            found.insert(entry.into_path(), Stamp::of(&meta));
+            ignore::WalkState::Continue
+        })
+    });
+    if too_many.into_inner() {
+        return Err(format!(
+            "the project has more than {MAX_TREE_FILES} files, too many to snapshot before each command"
+        ));
+    }
+    Ok(found.into_inner().expect("found lock"))
 }
 
 /// Writes `content` to `path` through a temporary file in the same folder and a rename, so a

@@ -162,6 +162,11 @@ impl Session {
         self.policy.lock().expect("policy lock").mode
     }
 
+    /// The task's checkpoints (restore a turn, undo a restore).
+    pub fn checkpoints(&self) -> &Checkpoints {
+        &self.checkpoints
+    }
+
     /// Kills the background processes this task started.
     pub fn shutdown(&self) {
         self.processes.kill_all();

@@ -121,6 +121,16 @@ impl Tool for Bash {
         {
             return e;
         }
+        // Snapshot first, so what the command changes or deletes can be undone.
+        let snapshot = if input.background {
+            None
+        } else {
+            let (checkpoints, root) = (session.clone(), session.root.clone());
+            match super::blocking(move || checkpoints.checkpoints.scan_tree(&root)).await {
+                Ok(result) => Some(result),
+                Err(e) => return e,
+            }
+        };
         let env = login_environment();
         let started = match spawn_shell(&input.command, &cwd, env, sandbox) {
             Ok(s) => s,
@@ -137,7 +147,29 @@ impl Tool for Bash {
         }
         let timeout = Duration::from_secs(input.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).min(MAX_TIMEOUT_SECS));
         let idle = Duration::from_secs(input.idle_timeout.unwrap_or(DEFAULT_IDLE_SECS).min(MAX_TIMEOUT_SECS));
-        run_foreground(cx, &input.command, started, timeout, idle, sandboxed).await
+        let mut output = run_foreground(cx, &input.command, started, timeout, idle, sandboxed).await;
+        let note = match snapshot {
+            Some(Ok(tree)) => {
+                let (s, turn) = (session.clone(), session.turn());
+                let recorded = super::blocking(move || {
+                    s.checkpoints.record_tree_changes(s.task, turn, &s.root, &tree)
+                })
+                .await;
+                match recorded {
+                    Ok(Ok(_)) => None,
+                    Ok(Err(e)) => Some(e),
+                    Err(e) => Some(e.text_content()),
+                }
+            }
+            Some(Err(why)) => Some(why),
+            None => None,
+        };
+        if let Some(why) = note {
+            output.content.push(codewright_protocol::ToolContent::Text {
+                text: format!("(Changes this command made to files cannot be undone from Codewright: {why}.)"),
+            });
+        }
+        output
     }
 }
 

@@ -189,12 +189,28 @@ pub(crate) fn run_search(
                 truncated.store(true, Ordering::Relaxed);
                 return ignore::WalkState::Quit;
             }
+            let room = max - before;
+            let full = sink.matches >= room;
+            if sink.matches > room {
+                // Keep the first `room` matches (and their leading context).
+                let mut seen = 0;
+                let cut = sink
+                    .lines
+                    .iter()
+                    .position(|l| {
+                        seen += usize::from(!l.context);
+                        seen > room
+                    })
+                    .unwrap_or(sink.lines.len());
+                sink.lines.truncate(cut);
+            }
             results
                 .lock()
                 .expect("results lock")
                 .push((entry.into_path(), sink.lines));
-            if before + sink.matches >= max {
-                truncated.store(before + sink.matches > max, Ordering::Relaxed);
+            if full {
+                // The limit is reached: say the search stopped early.
+                truncated.store(true, Ordering::Relaxed);
                 return ignore::WalkState::Quit;
             }
             ignore::WalkState::Continue

@@ -18,6 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use process::ProcessTable;
+pub(crate) use grep::walker;
 
 /// Every built-in tool.
 pub fn all() -> Vec<Arc<dyn Tool>> {
