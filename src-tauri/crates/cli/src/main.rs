@@ -5,6 +5,7 @@ mod chat;
 mod output;
 mod providers;
 mod records;
+mod tools;
 
 use clap::{Parser, Subcommand};
 use codewright_llm::credentials::OsKeyring;
@@ -49,6 +50,15 @@ enum Command {
     Auth(providers::AuthCommand),
     /// Ask a model one question and stream the answer (no tools).
     Chat(chat::ChatArgs),
+    /// The agent's tools: list them, or run one as the agent would.
+    #[command(subcommand)]
+    Tool(tools::ToolCommand),
+    /// Permission rules a project saved ("always allow").
+    #[command(subcommand)]
+    Rules(tools::RulesCommand),
+    /// Undo the agent's file changes, turn by turn.
+    #[command(subcommand)]
+    Checkpoints(tools::CheckpointsCommand),
 }
 
 fn main() -> ExitCode {
@@ -97,5 +107,8 @@ fn run(cli: Cli) -> Result<String, String> {
         Command::Models(command) => providers::models(&store, command, json),
         Command::Auth(command) => providers::auth(&store, command, &OsKeyring),
         Command::Chat(args) => chat::chat(store, args, json),
+        Command::Tool(command) => tools::tool(store, &home, command, json),
+        Command::Rules(command) => tools::rules(&store, command, json),
+        Command::Checkpoints(command) => tools::checkpoints(store, &home, command, json),
     }
 }

@@ -9,6 +9,9 @@
 //! - Before a turn first changes a file, its pre-image is saved ([`checkpoint`]), so every turn
 //!   can be undone, and so can the undo.
 
+// Tool errors are results for the model, made once per call; their size does not matter.
+#![allow(clippy::result_large_err)]
+
 pub mod builtin;
 pub mod checkpoint;
 mod command;
@@ -26,7 +29,9 @@ pub use diff::{apply_hunks, hunks};
 pub use policy::{Policy, Subject, Verdict};
 pub use registry::Registry;
 pub use sandbox::{sandbox_support, SandboxSupport};
-pub use session::{Approver, CallContext, Grant, NonInteractive, Session, SessionConfig};
+pub use session::{
+    Approver, CallContext, Grant, NonInteractive, Progress, Session, SessionConfig,
+};
 pub use shell::login_environment;
 
 use async_trait::async_trait;

@@ -332,7 +332,8 @@ mod tests {
                 rule("bash", "git push", RuleAction::Ask),
             ],
         );
-        let table: &[(&str, fn(&Verdict) -> bool)] = &[
+        type Expect = fn(&Verdict) -> bool;
+        let table: &[(&str, Expect)] = &[
             ("git status", is_allow),
             ("git status -s", is_allow),
             ("git stash", is_ask),

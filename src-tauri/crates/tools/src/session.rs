@@ -192,6 +192,9 @@ impl Drop for Session {
     }
 }
 
+/// Where a tool reports output as it happens.
+pub type Progress = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// What a running tool call can reach: its session, its call id, a cancel token (stop), and where
 /// to report progress.
 #[derive(Clone)]
@@ -201,7 +204,7 @@ pub struct CallContext {
     pub tool: String,
     pub cancel: CancellationToken,
     /// Receives output as it happens (command output), for the tool panel.
-    pub progress: Option<Arc<dyn Fn(&str) + Send + Sync>>,
+    pub progress: Option<Progress>,
 }
 
 /// What a call asks permission for.

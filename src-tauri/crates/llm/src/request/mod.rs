@@ -9,7 +9,6 @@ mod responses;
 use crate::provider::{Protocol, Provider};
 use base64::Engine;
 use codewright_protocol::{answer_every_call, Attachment, AttachmentKind, Message, ToolSpec};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Said in place of a result that never came.

@@ -1,0 +1,390 @@
+//! `tool`, `rules` and `checkpoints`: run one tool the way the agent would (approvals asked on
+//! the terminal), manage the rules a project saved, and restore or undo a turn's file changes.
+
+use crate::output::{table, to_json};
+use async_trait::async_trait;
+use clap::Subcommand;
+use codewright_protocol::{
+    ApprovalRequest, Decision, DecisionKind, LineKind, PermissionMode, PermissionRule, ProjectId,
+    Question, RuleAction, TaskId,
+};
+use codewright_store::Store;
+use codewright_tools::{Approver, CallContext, NonInteractive, Registry, Session, SessionConfig};
+use serde_json::json;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+#[derive(Subcommand)]
+pub enum ToolCommand {
+    /// List the built-in tools.
+    List,
+    /// Run one tool in a task's project, as the agent would.
+    Run {
+        /// The tool's name (see `tool list`).
+        name: String,
+        /// Its arguments, as a JSON object.
+        arguments: String,
+        #[arg(long, value_name = "ID")]
+        task: TaskId,
+        /// Permission mode: normal, accept-edits, plan or yolo.
+        #[arg(long, default_value = "normal", value_parser = parse_mode)]
+        mode: PermissionMode,
+        /// The turn its file changes are checkpointed under.
+        #[arg(long, default_value_t = 1)]
+        turn: i64,
+        /// Run commands under the Landlock sandbox.
+        #[arg(long)]
+        sandbox: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum RulesCommand {
+    /// The rules a project saved.
+    List {
+        #[arg(long, value_name = "ID")]
+        project: ProjectId,
+    },
+    /// Save a rule: TOOL (or *) and an optional PATTERN (path glob, command prefix or host).
+    Add {
+        #[arg(long, value_name = "ID")]
+        project: ProjectId,
+        tool: String,
+        #[arg(default_value = "")]
+        pattern: String,
+        #[arg(long, value_parser = parse_action, default_value = "allow")]
+        action: RuleAction,
+    },
+    /// Remove a saved rule.
+    Rm { id: i64 },
+}
+
+#[derive(Subcommand)]
+pub enum CheckpointsCommand {
+    /// The checkpoints of a task: what each turn (or restore) changed.
+    List { task: TaskId },
+    /// Put the files a turn (and every later one) changed back as they were before it.
+    Restore {
+        task: TaskId,
+        /// The turn to go back to the start of.
+        #[arg(long, conflicts_with = "checkpoint", required_unless_present = "checkpoint")]
+        turn: Option<i64>,
+        /// A checkpoint id (from `checkpoints list`); a restore's own checkpoint undoes it.
+        #[arg(long)]
+        checkpoint: Option<i64>,
+    },
+}
+
+fn parse_mode(s: &str) -> Result<PermissionMode, String> {
+    PermissionMode::parse(s).ok_or_else(|| format!("unknown mode {s:?}: use normal, accept-edits, plan or yolo"))
+}
+
+fn parse_action(s: &str) -> Result<RuleAction, String> {
+    RuleAction::parse(s).ok_or_else(|| format!("unknown action {s:?}: use allow, ask or deny"))
+}
+
+/// Runs a `tool` command.
+pub fn tool(store: Store, home: &Path, command: ToolCommand, json: bool) -> Result<String, String> {
+    let registry = Registry::builtin();
+    match command {
+        ToolCommand::List => {
+            let specs = registry.specs();
+            if json {
+                return Ok(to_json(&specs));
+            }
+            Ok(table(
+                &["NAME", "DESCRIPTION"],
+                specs.iter().map(|s| {
+                    let first = s.description.split(". ").next().unwrap_or("").trim_end_matches('.');
+                    vec![s.name.clone(), first.to_string()]
+                }),
+            ))
+        }
+        ToolCommand::Run {
+            name,
+            arguments,
+            task,
+            mode,
+            turn,
+            sandbox,
+        } => {
+            let task = store.task(task).map_err(|e| e.to_string())?;
+            let project = store.project(task.project_id).map_err(|e| e.to_string())?;
+            let approver: Arc<dyn Approver> = if std::io::stdin().is_terminal() {
+                Arc::new(Terminal)
+            } else {
+                Arc::new(NonInteractive)
+            };
+            let session = Session::new(
+                SessionConfig {
+                    task: task.id,
+                    project: project.id,
+                    root: project.root_path.clone().into(),
+                    home: home.to_path_buf(),
+                    mode,
+                    sandbox,
+                    allow_private_network: false,
+                    rules: vec![],
+                },
+                Arc::new(Mutex::new(store)),
+                approver,
+            )?;
+            session.set_turn(turn);
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+            let output = runtime.block_on(async {
+                let cx = CallContext::new(session.clone(), &name);
+                let cancel = cx.cancel.clone();
+                tokio::spawn(async move {
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        cancel.cancel();
+                    }
+                });
+                registry.call(&name, &arguments, &cx).await
+            });
+            session.shutdown();
+            if json {
+                return Ok(to_json(&json!({
+                    "content": output.content,
+                    "isError": output.is_error,
+                    "detail": output.detail,
+                })));
+            }
+            let mut text = output.text_content();
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            if output.is_error {
+                Err(text.trim_end().to_string())
+            } else {
+                Ok(text)
+            }
+        }
+    }
+}
+
+/// Runs a `rules` command.
+pub fn rules(store: &Store, command: RulesCommand, json: bool) -> Result<String, String> {
+    match command {
+        RulesCommand::List { project } => {
+            store.project(project).map_err(|e| e.to_string())?;
+            let rules = store.rules(project).map_err(|e| e.to_string())?;
+            if json {
+                return Ok(to_json(&rules));
+            }
+            if rules.is_empty() {
+                return Ok("No saved rules for this project.\n".into());
+            }
+            Ok(table(
+                &["ID", "ACTION", "TOOL", "PATTERN"],
+                rules.iter().map(|r| {
+                    vec![
+                        r.id.to_string(),
+                        r.rule.action.as_str().into(),
+                        r.rule.tool.clone(),
+                        r.rule.pattern.clone(),
+                    ]
+                }),
+            ))
+        }
+        RulesCommand::Add {
+            project,
+            tool,
+            pattern,
+            action,
+        } => {
+            store.project(project).map_err(|e| e.to_string())?;
+            let saved = store
+                .save_rule(project, &PermissionRule { tool, pattern, action })
+                .map_err(|e| e.to_string())?;
+            Ok(if json {
+                to_json(&saved)
+            } else {
+                format!("Saved rule {}\n", saved.id)
+            })
+        }
+        RulesCommand::Rm { id } => {
+            store.remove_rule(id).map_err(|e| e.to_string())?;
+            Ok(format!("Removed rule {id}\n"))
+        }
+    }
+}
+
+/// Runs a `checkpoints` command.
+pub fn checkpoints(store: Store, home: &Path, command: CheckpointsCommand, json: bool) -> Result<String, String> {
+    match command {
+        CheckpointsCommand::List { task } => {
+            store.task(task).map_err(|e| e.to_string())?;
+            let list = store.checkpoints(task).map_err(|e| e.to_string())?;
+            if json {
+                return Ok(to_json(&list));
+            }
+            if list.is_empty() {
+                return Ok("No checkpoints: the agent has not changed files in this task.\n".into());
+            }
+            Ok(table(
+                &["ID", "TURN", "KIND", "FILES"],
+                list.iter().map(|c| {
+                    let files: Vec<String> = c
+                        .files
+                        .iter()
+                        .map(|f| if f.existed { f.path.clone() } else { format!("{} (new)", f.path) })
+                        .collect();
+                    vec![
+                        c.id.to_string(),
+                        c.turn.to_string(),
+                        format!("{:?}", c.kind).to_lowercase(),
+                        files.join(", "),
+                    ]
+                }),
+            ))
+        }
+        CheckpointsCommand::Restore { task, turn, checkpoint } => {
+            let checkpoints = codewright_tools::Checkpoints::new(home, Arc::new(Mutex::new(store)));
+            let restored = match (turn, checkpoint) {
+                (Some(turn), _) => checkpoints.restore_turn(task, turn)?,
+                (None, Some(id)) => checkpoints.restore(task, id)?,
+                (None, None) => return Err("give --turn N or --checkpoint ID".into()),
+            };
+            if json {
+                return Ok(to_json(&json!({
+                    "undoCheckpoint": restored.undo_checkpoint,
+                    "written": restored.written,
+                    "removed": restored.removed,
+                })));
+            }
+            let mut out = format!(
+                "Restored {} file(s), removed {} created file(s). Undo with: codewright-cli checkpoints restore {} --checkpoint {}\n",
+                restored.written.len(),
+                restored.removed.len(),
+                task,
+                restored.undo_checkpoint
+            );
+            for p in &restored.written {
+                out.push_str(&format!("  restored {}\n", p.display()));
+            }
+            for p in &restored.removed {
+                out.push_str(&format!("  removed  {}\n", p.display()));
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Asks approvals and questions on the terminal (stderr for the prompt, stdin for the answer).
+pub struct Terminal;
+
+fn read_line(prompt: String) -> Option<String> {
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{prompt}");
+    let _ = err.flush();
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line.trim().to_string()),
+    }
+}
+
+/// The request as the terminal shows it: summary, reason, the diff or command, the choices.
+pub fn describe(request: &ApprovalRequest) -> String {
+    let mut out = format!("\n? {} — {}\n", request.summary, request.reason);
+    match &request.action {
+        codewright_protocol::Action::Edit { hunks, .. } => {
+            for h in hunks {
+                out.push_str(&format!(
+                    "  @@ hunk {} · -{},{} +{},{} @@\n",
+                    h.index + 1,
+                    h.old_start,
+                    h.old_lines,
+                    h.new_start,
+                    h.new_lines
+                ));
+                for l in &h.lines {
+                    let mark = match l.kind {
+                        LineKind::Context => ' ',
+                        LineKind::Removed => '-',
+                        LineKind::Added => '+',
+                    };
+                    out.push_str(&format!("  {mark}{}\n", l.text));
+                }
+            }
+        }
+        codewright_protocol::Action::Command { command, cwd, .. } => {
+            out.push_str(&format!("  $ {command}   (in {cwd})\n"));
+        }
+        other => out.push_str(&format!("  {}\n", serde_json::to_string(other).unwrap_or_default())),
+    }
+    let mut choices = vec!["[y] approve".to_string()];
+    if request.decisions.contains(&DecisionKind::ApproveAlways) {
+        let rules: Vec<String> = request
+            .always
+            .iter()
+            .map(|r| format!("{} {}", r.tool, r.pattern).trim().to_string())
+            .collect();
+        choices.push(format!("[a] always allow ({})", rules.join("; ")));
+    }
+    if request.decisions.contains(&DecisionKind::ApproveHunks) {
+        choices.push("[h 1,3] only these hunks".into());
+    }
+    choices.push("[n] reject".into());
+    out.push_str(&format!("  {}\n", choices.join("  ")));
+    out
+}
+
+#[async_trait]
+impl Approver for Terminal {
+    async fn decide(&self, request: ApprovalRequest) -> Decision {
+        tokio::task::spawn_blocking(move || loop {
+            let Some(answer) = read_line(format!("{}> ", describe(&request))) else {
+                return Decision::Reject { feedback: None };
+            };
+            let lower = answer.to_lowercase();
+            match lower.as_str() {
+                "y" | "yes" => return Decision::Approve,
+                "a" | "always" if request.decisions.contains(&DecisionKind::ApproveAlways) => {
+                    return Decision::ApproveAlways { rules: request.always.clone() }
+                }
+                "n" | "no" => {
+                    let feedback = read_line("  feedback for the agent (optional): ".into())
+                        .filter(|f| !f.is_empty());
+                    return Decision::Reject { feedback };
+                }
+                _ if lower.starts_with('h') && request.decisions.contains(&DecisionKind::ApproveHunks) => {
+                    let hunks: Result<Vec<usize>, _> = lower[1..]
+                        .split(',')
+                        .map(|n| n.trim().parse::<usize>().map(|n| n.saturating_sub(1)))
+                        .collect();
+                    match hunks {
+                        Ok(hunks) => return Decision::ApproveHunks { hunks },
+                        Err(_) => eprintln!("  write the hunk numbers like: h 1,3"),
+                    }
+                }
+                _ => eprintln!("  answer y, n{}", if request.decisions.contains(&DecisionKind::ApproveAlways) { ", a" } else { "" }),
+            }
+        })
+        .await
+        .unwrap_or(Decision::Reject { feedback: None })
+    }
+
+    async fn answer(&self, question: Question) -> Option<String> {
+        tokio::task::spawn_blocking(move || {
+            let mut prompt = format!("\n? {}\n", question.question);
+            for (i, c) in question.choices.iter().enumerate() {
+                prompt.push_str(&format!("  [{}] {c}\n", i + 1));
+            }
+            let answer = read_line(format!("{}> ", prompt))?;
+            let picked = answer
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| question.choices.get(n.wrapping_sub(1)).cloned());
+            Some(picked.unwrap_or(answer)).filter(|a| !a.is_empty())
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+}
