@@ -157,6 +157,24 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
         "return document.getElementById('task-title').textContent",
         |v| v == "Renamed by the CLI",
     );
+    // The agent's plan (todo_write, here run through the CLI) appears in the task's window.
+    cli(
+        &data,
+        &[
+            "tool",
+            "run",
+            "todo_write",
+            r#"{"todos": [{"content": "Read the <b>code</b>", "status": "completed"}, {"content": "Fix it", "status": "in_progress"}]}"#,
+            "--task",
+            &first,
+        ],
+    );
+    app.wait_until(
+        "the plan in the task window",
+        WAIT,
+        "return Array.from(document.querySelectorAll('.plan-item')).map(e => e.dataset.status + ':' + e.textContent).join('|') + ' ' + document.getElementById('plan-progress').textContent",
+        |v| v == "completed:●Read the <b>code</b>|in_progress:◐Fix it 1 of 2 done",
+    );
     save_screenshot("task-window", &app.screenshot());
 
     app.switch_to(&main_window);

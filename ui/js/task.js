@@ -1,7 +1,7 @@
 // A task window: the task's title and status, its conversation, and the composer.
 
 import { call, messageOf, onStoreEvent } from './api.js';
-import { $, showFatal } from './dom.js';
+import { $, h, showFatal } from './dom.js';
 import { ago, statusLabel, when } from './format.js';
 
 const id = Number(new URLSearchParams(location.search).get('id'));
@@ -15,7 +15,24 @@ function render(task) {
   const meta = $('#task-meta');
   meta.textContent = `Started ${ago(task.createdAt)}`;
   meta.title = when(task.createdAt);
+  renderPlan(task.todos || []);
   $('#app').hidden = false;
+}
+
+const PLAN_MARKS = { pending: '○', in_progress: '◐', completed: '●' };
+const PLAN_LABELS = { pending: 'to do', in_progress: 'in progress', completed: 'done' };
+
+// The agent's plan for the task (todo_write), as it last wrote it.
+function renderPlan(todos) {
+  $('#plan').hidden = todos.length === 0;
+  const done = todos.filter((t) => t.status === 'completed').length;
+  $('#plan-progress').textContent = `${done} of ${todos.length} done`;
+  $('#plan-items').replaceChildren(
+    ...todos.map((t) =>
+      h('li', { class: `plan-item plan-${t.status}`, dataset: { status: t.status } },
+        h('span', { class: 'plan-mark', 'aria-label': PLAN_LABELS[t.status] || t.status, text: PLAN_MARKS[t.status] || '○' }),
+        h('span', { class: 'plan-text', text: t.content }))),
+  );
 }
 
 async function start() {
