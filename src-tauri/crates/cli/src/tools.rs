@@ -68,7 +68,11 @@ pub enum CheckpointsCommand {
     Restore {
         task: TaskId,
         /// The turn to go back to the start of.
-        #[arg(long, conflicts_with = "checkpoint", required_unless_present = "checkpoint")]
+        #[arg(
+            long,
+            conflicts_with = "checkpoint",
+            required_unless_present = "checkpoint"
+        )]
         turn: Option<i64>,
         /// A checkpoint id (from `checkpoints list`); a restore's own checkpoint undoes it.
         #[arg(long)]
@@ -77,7 +81,8 @@ pub enum CheckpointsCommand {
 }
 
 fn parse_mode(s: &str) -> Result<PermissionMode, String> {
-    PermissionMode::parse(s).ok_or_else(|| format!("unknown mode {s:?}: use normal, accept-edits, plan or yolo"))
+    PermissionMode::parse(s)
+        .ok_or_else(|| format!("unknown mode {s:?}: use normal, accept-edits, plan or yolo"))
 }
 
 fn parse_action(s: &str) -> Result<RuleAction, String> {
@@ -96,7 +101,12 @@ pub fn tool(store: Store, home: &Path, command: ToolCommand, json: bool) -> Resu
             Ok(table(
                 &["NAME", "DESCRIPTION"],
                 specs.iter().map(|s| {
-                    let first = s.description.split(". ").next().unwrap_or("").trim_end_matches('.');
+                    let first = s
+                        .description
+                        .split(". ")
+                        .next()
+                        .unwrap_or("")
+                        .trim_end_matches('.');
                     vec![s.name.clone(), first.to_string()]
                 }),
             ))
@@ -199,7 +209,14 @@ pub fn rules(store: &Store, command: RulesCommand, json: bool) -> Result<String,
         } => {
             store.project(project).map_err(|e| e.to_string())?;
             let saved = store
-                .save_rule(project, &PermissionRule { tool, pattern, action })
+                .save_rule(
+                    project,
+                    &PermissionRule {
+                        tool,
+                        pattern,
+                        action,
+                    },
+                )
                 .map_err(|e| e.to_string())?;
             Ok(if json {
                 to_json(&saved)
@@ -215,7 +232,12 @@ pub fn rules(store: &Store, command: RulesCommand, json: bool) -> Result<String,
 }
 
 /// Runs a `checkpoints` command.
-pub fn checkpoints(store: Store, home: &Path, command: CheckpointsCommand, json: bool) -> Result<String, String> {
+pub fn checkpoints(
+    store: Store,
+    home: &Path,
+    command: CheckpointsCommand,
+    json: bool,
+) -> Result<String, String> {
     match command {
         CheckpointsCommand::List { task } => {
             store.task(task).map_err(|e| e.to_string())?;
@@ -224,7 +246,9 @@ pub fn checkpoints(store: Store, home: &Path, command: CheckpointsCommand, json:
                 return Ok(to_json(&list));
             }
             if list.is_empty() {
-                return Ok("No checkpoints: the agent has not changed files in this task.\n".into());
+                return Ok(
+                    "No checkpoints: the agent has not changed files in this task.\n".into(),
+                );
             }
             Ok(table(
                 &["ID", "TURN", "KIND", "FILES"],
@@ -232,7 +256,13 @@ pub fn checkpoints(store: Store, home: &Path, command: CheckpointsCommand, json:
                     let files: Vec<String> = c
                         .files
                         .iter()
-                        .map(|f| if f.existed { f.path.clone() } else { format!("{} (new)", f.path) })
+                        .map(|f| {
+                            if f.existed {
+                                f.path.clone()
+                            } else {
+                                format!("{} (new)", f.path)
+                            }
+                        })
                         .collect();
                     vec![
                         c.id.to_string(),
@@ -243,7 +273,11 @@ pub fn checkpoints(store: Store, home: &Path, command: CheckpointsCommand, json:
                 }),
             ))
         }
-        CheckpointsCommand::Restore { task, turn, checkpoint } => {
+        CheckpointsCommand::Restore {
+            task,
+            turn,
+            checkpoint,
+        } => {
             let checkpoints = codewright_tools::Checkpoints::new(home, Arc::new(Mutex::new(store)));
             let restored = match (turn, checkpoint) {
                 (Some(turn), _) => checkpoints.restore_turn(task, turn)?,
@@ -316,7 +350,10 @@ pub fn describe(request: &ApprovalRequest) -> String {
         codewright_protocol::Action::Command { command, cwd, .. } => {
             out.push_str(&format!("  $ {command}   (in {cwd})\n"));
         }
-        other => out.push_str(&format!("  {}\n", serde_json::to_string(other).unwrap_or_default())),
+        other => out.push_str(&format!(
+            "  {}\n",
+            serde_json::to_string(other).unwrap_or_default()
+        )),
     }
     let mut choices = vec!["[y] approve".to_string()];
     if request.decisions.contains(&DecisionKind::ApproveAlways) {
@@ -346,14 +383,18 @@ impl Approver for Terminal {
             match lower.as_str() {
                 "y" | "yes" => return Decision::Approve,
                 "a" | "always" if request.decisions.contains(&DecisionKind::ApproveAlways) => {
-                    return Decision::ApproveAlways { rules: request.always.clone() }
+                    return Decision::ApproveAlways {
+                        rules: request.always.clone(),
+                    }
                 }
                 "n" | "no" => {
                     let feedback = read_line("  feedback for the agent (optional): ".into())
                         .filter(|f| !f.is_empty());
                     return Decision::Reject { feedback };
                 }
-                _ if lower.starts_with('h') && request.decisions.contains(&DecisionKind::ApproveHunks) => {
+                _ if lower.starts_with('h')
+                    && request.decisions.contains(&DecisionKind::ApproveHunks) =>
+                {
                     let hunks: Result<Vec<usize>, _> = lower[1..]
                         .split(',')
                         .map(|n| n.trim().parse::<usize>().map(|n| n.saturating_sub(1)))
@@ -363,7 +404,14 @@ impl Approver for Terminal {
                         Err(_) => eprintln!("  write the hunk numbers like: h 1,3"),
                     }
                 }
-                _ => eprintln!("  answer y, n{}", if request.decisions.contains(&DecisionKind::ApproveAlways) { ", a" } else { "" }),
+                _ => eprintln!(
+                    "  answer y, n{}",
+                    if request.decisions.contains(&DecisionKind::ApproveAlways) {
+                        ", a"
+                    } else {
+                        ""
+                    }
+                ),
             }
         })
         .await

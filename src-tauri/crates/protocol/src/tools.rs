@@ -213,16 +213,22 @@ pub struct ApprovalRequest {
 pub enum Decision {
     Approve,
     /// Approve, and save these allow rules for the project.
-    ApproveAlways { rules: Vec<PermissionRule> },
+    ApproveAlways {
+        rules: Vec<PermissionRule>,
+    },
     /// Refuse; `feedback` is sent to the model verbatim.
     Reject {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         feedback: Option<String>,
     },
     /// Apply only these hunks (by [`Hunk::index`]) of an edit.
-    ApproveHunks { hunks: Vec<usize> },
+    ApproveHunks {
+        hunks: Vec<usize>,
+    },
     /// Write this content instead of the proposed one.
-    ApproveEdited { content: String },
+    ApproveEdited {
+        content: String,
+    },
 }
 
 /// A question the model asks the user (`ask_user`).

@@ -54,7 +54,13 @@ impl Store {
              VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT(project_id, tool, pattern) DO UPDATE SET action = ?4
              RETURNING id",
-            params![project.0, rule.tool, rule.pattern, rule.action.as_str(), now_ms()],
+            params![
+                project.0,
+                rule.tool,
+                rule.pattern,
+                rule.action.as_str(),
+                now_ms()
+            ],
             |r| r.get(0),
         )?;
         self.rules(project)?

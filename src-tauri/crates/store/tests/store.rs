@@ -301,18 +301,22 @@ fn a_reader_left_behind_by_pruning_is_told_to_resync() {
 fn rules_upsert_list_remove_and_go_with_their_project() {
     use codewright_protocol::{PermissionRule, RuleAction};
     let (home, store) = fresh();
-    let project = store
-        .add_project(&folder(home.path(), "p"), None)
-        .unwrap();
+    let project = store.add_project(&folder(home.path(), "p"), None).unwrap();
     let rule = |pattern: &str, action| PermissionRule {
         tool: "bash".into(),
         pattern: pattern.into(),
         action,
     };
-    let first = store.save_rule(project.id, &rule("cargo test", RuleAction::Allow)).unwrap();
-    store.save_rule(project.id, &rule("rm", RuleAction::Deny)).unwrap();
+    let first = store
+        .save_rule(project.id, &rule("cargo test", RuleAction::Allow))
+        .unwrap();
+    store
+        .save_rule(project.id, &rule("rm", RuleAction::Deny))
+        .unwrap();
     // Saving the same tool + pattern again changes its action, not the count.
-    let again = store.save_rule(project.id, &rule("cargo test", RuleAction::Ask)).unwrap();
+    let again = store
+        .save_rule(project.id, &rule("cargo test", RuleAction::Ask))
+        .unwrap();
     assert_eq!(again.id, first.id);
     let rules = store.rules(project.id).unwrap();
     assert_eq!(rules.len(), 2);
@@ -321,7 +325,10 @@ fn rules_upsert_list_remove_and_go_with_their_project() {
         .save_rule(project.id, &rule("x", RuleAction::Allow).clone())
         .is_ok());
     store.remove_rule(first.id).unwrap();
-    assert!(matches!(store.remove_rule(first.id), Err(StoreError::NotFound { .. })));
+    assert!(matches!(
+        store.remove_rule(first.id),
+        Err(StoreError::NotFound { .. })
+    ));
     assert_eq!(store.rules(project.id).unwrap().len(), 2);
     store.remove_project(project.id).unwrap();
     assert!(store.rules(project.id).unwrap().is_empty());
@@ -331,9 +338,7 @@ fn rules_upsert_list_remove_and_go_with_their_project() {
 fn checkpoints_keep_the_first_pre_image_of_each_file_per_turn() {
     use codewright_store::PreImage;
     let (home, mut store) = fresh();
-    let project = store
-        .add_project(&folder(home.path(), "p"), None)
-        .unwrap();
+    let project = store.add_project(&folder(home.path(), "p"), None).unwrap();
     let task = store.add_task(project.id, "t").unwrap();
     let pre = |path: &str, blob: Option<&str>| PreImage {
         path: path.into(),
@@ -342,17 +347,34 @@ fn checkpoints_keep_the_first_pre_image_of_each_file_per_turn() {
     };
     let turn1 = store.turn_checkpoint(task.id, 1).unwrap();
     assert_eq!(store.turn_checkpoint(task.id, 1).unwrap(), turn1);
-    assert!(store.add_pre_image(turn1, &pre("/p/a", Some("h1"))).unwrap());
-    assert!(!store.add_pre_image(turn1, &pre("/p/a", Some("h2"))).unwrap());
+    assert!(store
+        .add_pre_image(turn1, &pre("/p/a", Some("h1")))
+        .unwrap());
+    assert!(!store
+        .add_pre_image(turn1, &pre("/p/a", Some("h2")))
+        .unwrap());
     store.add_pre_image(turn1, &pre("/p/new", None)).unwrap();
     let turn2 = store.turn_checkpoint(task.id, 2).unwrap();
-    store.add_pre_image(turn2, &pre("/p/a", Some("h3"))).unwrap();
-    store.add_pre_image(turn2, &pre("/p/b", Some("h4"))).unwrap();
+    store
+        .add_pre_image(turn2, &pre("/p/a", Some("h3")))
+        .unwrap();
+    store
+        .add_pre_image(turn2, &pre("/p/b", Some("h4")))
+        .unwrap();
 
     // Undoing turn 1 and later: each file at its earliest state since turn 1.
     let since = store.pre_images_since(task.id, turn1).unwrap();
-    assert_eq!(since, vec![pre("/p/a", Some("h1")), pre("/p/b", Some("h4")), pre("/p/new", None)]);
-    let restore = store.record_restore(task.id, 1, &[pre("/p/a", Some("h9"))]).unwrap();
+    assert_eq!(
+        since,
+        vec![
+            pre("/p/a", Some("h1")),
+            pre("/p/b", Some("h4")),
+            pre("/p/new", None)
+        ]
+    );
+    let restore = store
+        .record_restore(task.id, 1, &[pre("/p/a", Some("h9"))])
+        .unwrap();
     let list = store.checkpoints(task.id).unwrap();
     assert_eq!(list.len(), 3);
     assert_eq!(list[2].id, restore);

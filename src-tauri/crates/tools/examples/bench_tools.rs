@@ -16,7 +16,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let tree = Path::new(&args[1]).canonicalize().expect("tree exists");
     let runs: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let home = tempfile::tempdir().unwrap();
     let session = open_session(home.path(), &tree, PermissionMode::Normal);
     let registry = Registry::builtin();
@@ -29,17 +32,28 @@ fn main() {
 
     let pattern = r"needle_[0-9]+\(";
     let grep_rg = || {
-        let out = Command::new("rg").args(["-n", pattern]).arg(&tree).output().unwrap();
+        let out = Command::new("rg")
+            .args(["-n", pattern])
+            .arg(&tree)
+            .output()
+            .unwrap();
         assert!(out.status.success());
         String::from_utf8_lossy(&out.stdout).lines().count()
     };
     let grep_ours = || {
         let out = call("grep", json!({"pattern": pattern, "max_results": 5000}));
-        out.text_content().lines().filter(|l| l.starts_with("  ")).count()
+        out.text_content()
+            .lines()
+            .filter(|l| l.starts_with("  "))
+            .count()
     };
     assert_eq!(grep_rg(), grep_ours(), "both find the same lines");
     let glob_rg = || {
-        let out = Command::new("rg").args(["--files", "-g", "file99*.rs"]).arg(&tree).output().unwrap();
+        let out = Command::new("rg")
+            .args(["--files", "-g", "file99*.rs"])
+            .arg(&tree)
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).lines().count()
     };
     let glob_ours = || {
@@ -47,14 +61,21 @@ fn main() {
         out.text_content().lines().count()
     };
 
-    println!("tree: {} ({runs} runs each, interleaved; median)", tree.display());
+    println!(
+        "tree: {} ({runs} runs each, interleaved; median)",
+        tree.display()
+    );
     for (name, cold) in [("grep, warm cache", false), ("grep, cold cache", true)] {
         let (ours, rg) = compare(runs, cold, &tree, &grep_ours, &grep_rg);
         report(name, ours, rg);
     }
     assert_eq!(glob_rg(), glob_ours(), "both find the same files");
     let (ours, rg) = compare(runs, false, &tree, &glob_ours, &glob_rg);
-    report("glob **/file99*.rs vs rg --files -g 'file99*.rs', warm", ours, rg);
+    report(
+        "glob **/file99*.rs vs rg --files -g 'file99*.rs', warm",
+        ours,
+        rg,
+    );
 
     // edit_file on a 5 MB file: read it, then replace one line near the end (yolo: no approval).
     let project = tempfile::tempdir().unwrap();
@@ -62,7 +83,9 @@ fn main() {
     let mut text = String::new();
     let mut i = 0;
     while text.len() < 5 * 1024 * 1024 {
-        text.push_str(&format!("    let value_{i} = compute({i}, \"some text here\");\n"));
+        text.push_str(&format!(
+            "    let value_{i} = compute({i}, \"some text here\");\n"
+        ));
         i += 1;
     }
     std::fs::write(&big, &text).unwrap();
@@ -72,10 +95,17 @@ fn main() {
         let out = runtime.block_on(registry.call(tool, &input.to_string(), &cx));
         assert!(!out.is_error, "{}", out.text_content());
     };
-    edit_call("read_file", json!({"path": "big.rs", "offset": 1, "limit": 1}));
+    edit_call(
+        "read_file",
+        json!({"path": "big.rs", "offset": 1, "limit": 1}),
+    );
     let mut times = Vec::new();
     for run in 0..runs.max(5) {
-        let (from, to) = if run % 2 == 0 { ("compute(", "calculate(") } else { ("calculate(", "compute(") };
+        let (from, to) = if run % 2 == 0 {
+            ("compute(", "calculate(")
+        } else {
+            ("calculate(", "compute(")
+        };
         let line = i - 10;
         let start = Instant::now();
         edit_call(
@@ -95,7 +125,12 @@ fn open_session(home: &Path, root: &Path, mode: PermissionMode) -> Arc<Session> 
     let store = Store::open_in(home).unwrap();
     let project = match store.add_project(root, None) {
         Ok(p) => p,
-        Err(_) => store.projects().unwrap().into_iter().find(|p| Path::new(&p.root_path) == root).unwrap(),
+        Err(_) => store
+            .projects()
+            .unwrap()
+            .into_iter()
+            .find(|p| Path::new(&p.root_path) == root)
+            .unwrap(),
     };
     let task = store.add_task(project.id, "bench").unwrap();
     Session::new(
@@ -154,7 +189,13 @@ fn report(name: &str, ours: Duration, rg: Duration) {
 /// Drops the tree's files from the page cache (posix_fadvise DONTNEED; no root needed).
 fn evict(tree: &Path) {
     use std::os::fd::AsRawFd;
-    for entry in ignore::WalkBuilder::new(tree).hidden(false).ignore(false).git_ignore(false).build().flatten() {
+    for entry in ignore::WalkBuilder::new(tree)
+        .hidden(false)
+        .ignore(false)
+        .git_ignore(false)
+        .build()
+        .flatten()
+    {
         if entry.file_type().is_some_and(|t| t.is_file()) {
             if let Ok(f) = std::fs::File::open(entry.path()) {
                 // SAFETY: plain syscall on an open descriptor.

@@ -91,8 +91,12 @@ impl Checkpoints {
                     let hash = blake3::hash(&content).to_hex().to_string();
                     let blob = self.blob_path(&hash);
                     if !blob.exists() {
-                        write_atomically(&blob, &content, None)
-                            .map_err(|e| format!("cannot save checkpoint copies in {}: {e}", self.blobs.display()))?;
+                        write_atomically(&blob, &content, None).map_err(|e| {
+                            format!(
+                                "cannot save checkpoint copies in {}: {e}",
+                                self.blobs.display()
+                            )
+                        })?;
                     }
                     known.insert(path.clone(), (stamp, hash.clone()));
                     hash
@@ -183,7 +187,12 @@ impl Checkpoints {
                 .ok_or_else(|| {
                     format!("task {} has no checkpoint {from}; list them with `codewright-cli checkpoints list {}`", task.0, task.0)
                 })?;
-            (store.pre_images_since(task, from).map_err(|e| e.to_string())?, turn)
+            (
+                store
+                    .pre_images_since(task, from)
+                    .map_err(|e| e.to_string())?,
+                turn,
+            )
         };
         // Record what is there now first, so this restore can be undone.
         let now: Vec<PreImage> = pres
@@ -206,7 +215,10 @@ impl Checkpoints {
             match &pre.blob {
                 Some(hash) => {
                     let content = std::fs::read(self.blob_path(hash)).map_err(|e| {
-                        format!("the saved copy of {} is missing ({e}); it was not restored", path.display())
+                        format!(
+                            "the saved copy of {} is missing ({e}); it was not restored",
+                            path.display()
+                        )
                     })?;
                     write_atomically(&path, &content, pre.mode)
                         .map_err(|e| format!("cannot restore {}: {e}", path.display()))?;
@@ -249,7 +261,10 @@ impl Checkpoints {
                 let blob = self.blob_path(&hash);
                 if !blob.exists() {
                     write_atomically(&blob, &content, None).map_err(|e| {
-                        format!("cannot save a checkpoint copy of {shown} in {}: {e}", self.blobs.display())
+                        format!(
+                            "cannot save a checkpoint copy of {shown} in {}: {e}",
+                            self.blobs.display()
+                        )
                     })?;
                 }
                 Ok(PreImage {

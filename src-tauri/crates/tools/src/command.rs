@@ -114,7 +114,13 @@ fn finish(
             return Ok(());
         };
         match program {
-            "env" => words = strip_options(&words[1..], &["-u", "--unset", "-C", "--chdir"], &["-S", "--split-string"])?,
+            "env" => {
+                words = strip_options(
+                    &words[1..],
+                    &["-u", "--unset", "-C", "--chdir"],
+                    &["-S", "--split-string"],
+                )?
+            }
             "command" | "builtin" | "exec" | "nohup" => {
                 if words.get(1).is_some_and(|w| w == "-v" || w == "-V") {
                     break;
@@ -125,7 +131,8 @@ fn finish(
             "nice" => words = strip_options(&words[1..], &["-n", "--adjustment"], &[])?,
             "stdbuf" => words = strip_options(&words[1..], &["-i", "-o", "-e"], &[])?,
             "timeout" => {
-                let mut rest = strip_options(&words[1..], &["-s", "--signal", "-k", "--kill-after"], &[])?;
+                let mut rest =
+                    strip_options(&words[1..], &["-s", "--signal", "-k", "--kill-after"], &[])?;
                 if !rest.is_empty() {
                     rest.remove(0); // the duration
                 }
@@ -134,12 +141,32 @@ fn finish(
             "xargs" => {
                 words = strip_options(
                     &words[1..],
-                    &["-I", "-i", "-n", "-P", "-d", "-L", "-s", "-E", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file"],
+                    &[
+                        "-I",
+                        "-i",
+                        "-n",
+                        "-P",
+                        "-d",
+                        "-L",
+                        "-s",
+                        "-E",
+                        "-a",
+                        "--max-args",
+                        "--max-procs",
+                        "--delimiter",
+                        "--arg-file",
+                    ],
                     &[],
                 )?
             }
             "sh" | "bash" | "zsh" | "dash" | "ksh" => {
-                let script = words.iter().position(|w| w == "-c" || (w.starts_with('-') && !w.starts_with("--") && w.ends_with('c') && w.len() > 2));
+                let script = words.iter().position(|w| {
+                    w == "-c"
+                        || (w.starts_with('-')
+                            && !w.starts_with("--")
+                            && w.ends_with('c')
+                            && w.len() > 2)
+                });
                 match script.and_then(|i| words.get(i + 1)) {
                     Some(inner) => return parse_into(inner, out, depth + 1),
                     None => break,
@@ -218,7 +245,10 @@ fn strip_options(
             i += 1;
             break;
         }
-        if unsupported.iter().any(|u| w == *u || w.starts_with(&format!("{u}="))) {
+        if unsupported
+            .iter()
+            .any(|u| w == *u || w.starts_with(&format!("{u}=")))
+        {
             return Err(format!("the `{w}` option"));
         }
         if w.starts_with('-') && w.len() > 1 {
@@ -235,7 +265,10 @@ fn strip_options(
 enum Token {
     Word(String),
     /// A redirection operator; `has_target` when a file name follows (`>&2` has none).
-    Redirect { output: bool, has_target: bool },
+    Redirect {
+        output: bool,
+        has_target: bool,
+    },
     /// `;`, `&&`, `|`, a newline, `(`, … (by its first character).
     Separator(char),
     End,
@@ -281,7 +314,10 @@ impl Lexer {
                 }
                 self.pos += 1;
                 // `&&`, `||`, `|&`, `;;`
-                if matches!((c, self.peek(0)), ('&', Some('&')) | ('|', Some('|' | '&')) | (';', Some(';'))) {
+                if matches!(
+                    (c, self.peek(0)),
+                    ('&', Some('&')) | ('|', Some('|' | '&')) | (';', Some(';'))
+                ) {
                     self.pos += 1;
                 }
                 return Ok(Token::Separator(c));
@@ -553,19 +589,28 @@ mod tests {
             ("git status && rm -rf x", &["git status", "rm -rf x"]),
             ("a; b || c | d & e", &["a", "b", "c", "d", "e"]),
             ("echo $(rm x)", &["echo $(…)", "rm x"]),
-            ("echo \"in $(rm -r y) quotes\"", &["echo in $(…) quotes", "rm -r y"]),
+            (
+                "echo \"in $(rm -r y) quotes\"",
+                &["echo in $(…) quotes", "rm -r y"],
+            ),
             ("echo `rm z`", &["echo $(…)", "rm z"]),
             ("diff <(sort a) b", &["diff <(…) b", "sort a"]),
             ("bash -c 'rm -rf /'", &["rm -rf /"]),
             ("bash -lc \"git push\"", &["git push"]),
             ("timeout 5 nohup nice -n 5 cargo test", &["cargo test"]),
             ("/usr/bin/env git log", &["git log"]),
-            ("find . -name '*.tmp' -exec rm {} ;", &["rm {}", "find . -name *.tmp"]),
+            (
+                "find . -name '*.tmp' -exec rm {} ;",
+                &["rm {}", "find . -name *.tmp"],
+            ),
             ("ls | xargs -n 1 rm", &["ls", "rm"]),
             ("if true; then rm x; fi", &["true", "rm x"]),
             ("(cd sub && make)", &["cd sub", "make"]),
             ("echo $((1 + 2))", &["echo $((1 + 2))"]),
-            ("cargo test 2>&1 | tail -n 20", &["cargo test", "tail -n 20"]),
+            (
+                "cargo test 2>&1 | tail -n 20",
+                &["cargo test", "tail -n 20"],
+            ),
             ("ls # rm -rf comment", &["ls"]),
             ("eval 'rm q'", &["rm q"]),
         ];

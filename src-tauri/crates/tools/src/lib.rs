@@ -29,9 +29,7 @@ pub use diff::{apply_hunks, hunks};
 pub use policy::{Policy, Subject, Verdict};
 pub use registry::Registry;
 pub use sandbox::{sandbox_support, SandboxSupport};
-pub use session::{
-    Approver, CallContext, Grant, NonInteractive, Progress, Session, SessionConfig,
-};
+pub use session::{Approver, CallContext, Grant, NonInteractive, Progress, Session, SessionConfig};
 pub use shell::login_environment;
 
 use async_trait::async_trait;
@@ -106,8 +104,11 @@ impl ToolOutput {
 /// Parses a tool's input after schema validation (serde errors here mean the schema and the input
 /// type disagree, which is still reported, never a panic).
 pub(crate) fn parse_input<T: serde::de::DeserializeOwned>(input: Value) -> Result<T, ToolOutput> {
-    serde_json::from_value(input)
-        .map_err(|e| ToolOutput::error(format!("invalid arguments: {e}. Check the tool's schema and call it again.")))
+    serde_json::from_value(input).map_err(|e| {
+        ToolOutput::error(format!(
+            "invalid arguments: {e}. Check the tool's schema and call it again."
+        ))
+    })
 }
 
 /// The JSON Schema of an input type, inlined (no `$ref`s) for providers.

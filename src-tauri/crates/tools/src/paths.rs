@@ -109,13 +109,21 @@ mod tests {
         let inside = |p: &str| resolve(&root, p).unwrap();
         assert_eq!(inside("src/main.rs").display, "src/main.rs");
         assert!(inside("src/main.rs").inside);
-        assert_eq!(inside("./src/../src/new/deep.rs").display, "src/new/deep.rs");
+        assert_eq!(
+            inside("./src/../src/new/deep.rs").display,
+            "src/new/deep.rs"
+        );
         assert_eq!(inside(".").display, ".");
         assert_eq!(inside("src-link/a.rs").display, "src/a.rs");
         let abs = root.join("src/x.rs");
         assert!(inside(abs.to_str().unwrap()).inside);
 
-        for escape in ["../outside.txt", "/etc/passwd", "etc-link/passwd", "src/../../x"] {
+        for escape in [
+            "../outside.txt",
+            "/etc/passwd",
+            "etc-link/passwd",
+            "src/../../x",
+        ] {
             let r = resolve(&root, escape).unwrap();
             assert!(!r.inside, "{escape} should be external");
             assert!(r.display.starts_with('/'), "{escape} shown absolute");

@@ -374,14 +374,22 @@ mod tests {
             p.check("read_file", ToolCategory::Read, &Subject::Paths(vec![path]))
         };
         let edit = |p: &Policy, path: &ResolvedPath| {
-            p.check("edit_file", ToolCategory::Write, &Subject::Paths(vec![path]))
+            p.check(
+                "edit_file",
+                ToolCategory::Write,
+                &Subject::Paths(vec![path]),
+            )
         };
         let normal = Policy::new(PermissionMode::Normal, vec![]);
         assert!(is_allow(&read(&normal, &inside)));
         assert!(is_ask(&read(&normal, &outside)));
         assert!(is_ask(&edit(&normal, &inside)));
         assert!(is_ask(&bash(&normal, "ls")));
-        assert!(is_ask(&normal.check("web_fetch", ToolCategory::Network, &Subject::Host("docs.rs"))));
+        assert!(is_ask(&normal.check(
+            "web_fetch",
+            ToolCategory::Network,
+            &Subject::Host("docs.rs")
+        )));
 
         let accept = Policy::new(PermissionMode::AcceptEdits, vec![]);
         assert!(is_allow(&edit(&accept, &inside)));

@@ -37,9 +37,13 @@ impl Registry {
         let name = tool.name().to_string();
         if name.is_empty()
             || name.len() > 64
-            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            return Err(format!("invalid tool name {name:?}: use 1–64 letters, digits, _ or -"));
+            return Err(format!(
+                "invalid tool name {name:?}: use 1–64 letters, digits, _ or -"
+            ));
         }
         if self.by_name.contains_key(&name) {
             return Err(format!("a tool named {name} already exists"));

@@ -3,8 +3,8 @@
 //! enforce it, callers say so and ask instead — never run unconfined silently.
 
 use landlock::{
-    path_beneath_rules, AccessFs, RestrictionStatus, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, RulesetStatus, ABI,
+    path_beneath_rules, AccessFs, RestrictionStatus, Ruleset, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, RulesetStatus, ABI,
 };
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -305,7 +305,9 @@ impl CallContext {
                 continue;
             }
             store.save_rule(session.project, rule).map_err(|e| {
-                ToolOutput::error(format!("the rule could not be saved ({e}); the call did not run"))
+                ToolOutput::error(format!(
+                    "the rule could not be saved ({e}); the call did not run"
+                ))
             })?;
         }
         drop(store);

@@ -13,15 +13,33 @@ async fn restore_and_undo_restore_round_trip() {
     h.write("a.txt", "original a\n");
     h.write("c.txt", "doomed c\n");
     h.write("d.txt", "the user's file\n");
-    std::fs::set_permissions(h.path("c.txt"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(
+        h.path("c.txt"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
 
     // Turn 1: edit a, create b, delete c (by command), append to a (by command).
     h.session.set_turn(1);
     h.call("read_file", json!({"path": "a.txt"})).await;
-    let out = h.call("edit_file", json!({"path": "a.txt", "old_string": "original", "new_string": "turn one"})).await;
+    let out = h
+        .call(
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "original", "new_string": "turn one"}),
+        )
+        .await;
     assert!(!out.is_error, "{}", out.text_content());
-    h.call("write_file", json!({"path": "sub/b.txt", "content": "new b\n"})).await;
-    let out = h.call("bash", json!({"command": "rm c.txt && echo appended >> a.txt"})).await;
+    h.call(
+        "write_file",
+        json!({"path": "sub/b.txt", "content": "new b\n"}),
+    )
+    .await;
+    let out = h
+        .call(
+            "bash",
+            json!({"command": "rm c.txt && echo appended >> a.txt"}),
+        )
+        .await;
     assert!(!out.is_error, "{}", out.text_content());
     assert!(!h.path("c.txt").exists());
 
@@ -31,7 +49,11 @@ async fn restore_and_undo_restore_round_trip() {
     // Turn 2: another edit.
     h.session.set_turn(2);
     h.call("read_file", json!({"path": "a.txt"})).await;
-    h.call("edit_file", json!({"path": "a.txt", "old_string": "turn one", "new_string": "turn two"})).await;
+    h.call(
+        "edit_file",
+        json!({"path": "a.txt", "old_string": "turn one", "new_string": "turn two"}),
+    )
+    .await;
     let after_turn_two = h.read("a.txt");
     assert_eq!(after_turn_two, "turn two a\nappended\n");
 
@@ -45,15 +67,25 @@ async fn restore_and_undo_restore_round_trip() {
     files.sort();
     assert_eq!(
         files,
-        [("a.txt".to_string(), true), ("b.txt".to_string(), false), ("c.txt".to_string(), true)]
+        [
+            ("a.txt".to_string(), true),
+            ("b.txt".to_string(), false),
+            ("c.txt".to_string(), true)
+        ]
     );
     assert!(checkpoints[1].files.len() == 1 && checkpoints[1].turn == 2);
 
     // Restore turn 1: everything as before it; d.txt keeps the user's edit.
-    let restored = h.session.checkpoints().restore_turn(h.session.task, 1).unwrap();
+    let restored = h
+        .session
+        .checkpoints()
+        .restore_turn(h.session.task, 1)
+        .unwrap();
     assert_eq!(h.read("a.txt"), "original a\n");
     assert_eq!(h.read("c.txt"), "doomed c\n");
-    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(h.path("c.txt")).unwrap().permissions());
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(h.path("c.txt")).unwrap().permissions(),
+    );
     assert_eq!(mode & 0o777, 0o755, "permissions restored");
     assert!(!h.path("sub/b.txt").exists());
     assert_eq!(h.read("d.txt"), "the user's file, edited\n");
@@ -61,7 +93,10 @@ async fn restore_and_undo_restore_round_trip() {
     assert_eq!(restored.written.len(), 2);
 
     // Undo the restore: back to after turn 2.
-    h.session.checkpoints().restore(h.session.task, restored.undo_checkpoint).unwrap();
+    h.session
+        .checkpoints()
+        .restore(h.session.task, restored.undo_checkpoint)
+        .unwrap();
     assert_eq!(h.read("a.txt"), after_turn_two);
     assert_eq!(h.read("sub/b.txt"), "new b\n");
     assert!(!h.path("c.txt").exists());
@@ -76,5 +111,13 @@ async fn restore_and_undo_restore_round_trip() {
         .iter()
         .map(|c| c.kind)
         .collect();
-    assert_eq!(kinds, [CheckpointKind::Turn, CheckpointKind::Turn, CheckpointKind::Restore, CheckpointKind::Restore]);
+    assert_eq!(
+        kinds,
+        [
+            CheckpointKind::Turn,
+            CheckpointKind::Turn,
+            CheckpointKind::Restore,
+            CheckpointKind::Restore
+        ]
+    );
 }

@@ -3,7 +3,9 @@
 
 mod common;
 
-use codewright_protocol::{Action, Decision, PermissionMode, PermissionRule, RuleAction, ToolDetail};
+use codewright_protocol::{
+    Action, Decision, PermissionMode, PermissionRule, RuleAction, ToolDetail,
+};
 use codewright_tools::{sandbox_support, CallContext, SandboxSupport};
 use common::{alive, Harness};
 use serde_json::json;
@@ -12,12 +14,24 @@ use std::time::{Duration, Instant};
 #[tokio::test]
 async fn runs_in_the_project_and_reports_the_exit_code() {
     let h = Harness::new(PermissionMode::Yolo);
-    let out = h.call("bash", json!({"command": "pwd; echo err >&2; exit 3"})).await;
+    let out = h
+        .call("bash", json!({"command": "pwd; echo err >&2; exit 3"}))
+        .await;
     assert!(out.is_error);
     let t = out.text_content();
-    assert!(t.starts_with(&format!("{}\nerr\n", h.root().display())), "{t}");
+    assert!(
+        t.starts_with(&format!("{}\nerr\n", h.root().display())),
+        "{t}"
+    );
     assert!(t.ends_with("[exit code 3]"));
-    let Some(ToolDetail::Command { exit_code, timed_out, .. }) = out.detail else { panic!() };
+    let Some(ToolDetail::Command {
+        exit_code,
+        timed_out,
+        ..
+    }) = out.detail
+    else {
+        panic!()
+    };
     assert_eq!((exit_code, timed_out), (Some(3), false));
 
     let out = h.call("bash", json!({"command": "true"})).await;
@@ -37,7 +51,9 @@ async fn ten_megabytes_of_output_keep_head_and_tail() {
     assert!(t.contains("LAST\n[exit code 0]"));
     assert!(t.contains("MB of output omitted"), "omission marker");
     assert!(t.len() < 30 * 1024, "capped: {} bytes", t.len());
-    let Some(ToolDetail::Command { omitted_bytes, .. }) = out.detail else { panic!() };
+    let Some(ToolDetail::Command { omitted_bytes, .. }) = out.detail else {
+        panic!()
+    };
     assert!(omitted_bytes > 10_000_000);
 }
 
@@ -45,13 +61,24 @@ async fn ten_megabytes_of_output_keep_head_and_tail() {
 #[tokio::test]
 async fn timeouts_kill_the_whole_process_group() {
     let h = Harness::new(PermissionMode::Yolo);
-    let script = "sh -c 'trap \"\" TERM; echo $$ > grandchild.pid; while true; do sleep 0.1; done' & \
+    let script =
+        "sh -c 'trap \"\" TERM; echo $$ > grandchild.pid; while true; do sleep 0.1; done' & \
                   echo $! > child.pid; trap '' TERM; wait";
     let started = Instant::now();
-    let out = h.call("bash", json!({"command": script, "timeout": 1})).await;
-    assert!(started.elapsed() < Duration::from_secs(6), "took {:?}", started.elapsed());
+    let out = h
+        .call("bash", json!({"command": script, "timeout": 1}))
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "took {:?}",
+        started.elapsed()
+    );
     assert!(out.is_error);
-    assert!(out.text_content().contains("timed out after 1 s"), "{}", out.text_content());
+    assert!(
+        out.text_content().contains("timed out after 1 s"),
+        "{}",
+        out.text_content()
+    );
     let pid: u32 = h.read("grandchild.pid").trim().parse().unwrap();
     std::thread::sleep(Duration::from_millis(100));
     assert!(!alive(pid), "grandchild {pid} survived");
@@ -60,8 +87,17 @@ async fn timeouts_kill_the_whole_process_group() {
 #[tokio::test]
 async fn idle_timeout_and_stop() {
     let h = Harness::new(PermissionMode::Yolo);
-    let out = h.call("bash", json!({"command": "echo start; sleep 30", "idle_timeout": 1})).await;
-    assert!(out.text_content().contains("printed nothing for 1 s"), "{}", out.text_content());
+    let out = h
+        .call(
+            "bash",
+            json!({"command": "echo start; sleep 30", "idle_timeout": 1}),
+        )
+        .await;
+    assert!(
+        out.text_content().contains("printed nothing for 1 s"),
+        "{}",
+        out.text_content()
+    );
 
     let cx = CallContext::new(h.session.clone(), "bash");
     let cancel = cx.cancel.clone();
@@ -72,7 +108,11 @@ async fn idle_timeout_and_stop() {
     let started = Instant::now();
     let out = h
         .registry
-        .call("bash", &json!({"command": "echo $$ > shell.pid; sleep 30"}).to_string(), &cx)
+        .call(
+            "bash",
+            &json!({"command": "echo $$ > shell.pid; sleep 30"}).to_string(),
+            &cx,
+        )
         .await;
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(out.text_content().contains("stopped by the user"));
@@ -87,12 +127,17 @@ async fn background_processes_are_listed_read_and_killed() {
         .call("bash", json!({"command": "for i in 1 2 3; do echo tick $i; sleep 0.1; done; sleep 30", "background": true}))
         .await;
     assert!(!out.is_error, "{}", out.text_content());
-    let Some(ToolDetail::Processes { processes }) = out.detail else { panic!() };
+    let Some(ToolDetail::Processes { processes }) = out.detail else {
+        panic!()
+    };
     let id = processes[0].id;
     tokio::time::sleep(Duration::from_millis(600)).await;
     let out = h.call("process_output", json!({"id": id})).await;
     let t = out.text_content();
-    assert!(t.contains("tick 1\ntick 2\ntick 3\n") && t.contains("is running"), "{t}");
+    assert!(
+        t.contains("tick 1\ntick 2\ntick 3\n") && t.contains("is running"),
+        "{t}"
+    );
     let out = h.call("process_output", json!({"id": id})).await;
     assert!(out.text_content().starts_with("(no new output)"));
     let out = h.call("process_list", json!({})).await;
@@ -101,13 +146,21 @@ async fn background_processes_are_listed_read_and_killed() {
     assert!(!out.is_error);
     assert!(!alive(id));
     let out = h.call("process_list", json!({})).await;
-    assert!(out.text_content().contains("killed"), "{}", out.text_content());
+    assert!(
+        out.text_content().contains("killed"),
+        "{}",
+        out.text_content()
+    );
     let out = h.call("process_output", json!({"id": 999_999})).await;
     assert!(out.is_error);
 
     // Dropping the session kills what is still running.
-    let out = h.call("bash", json!({"command": "sleep 30", "background": true})).await;
-    let Some(ToolDetail::Processes { processes }) = out.detail else { panic!() };
+    let out = h
+        .call("bash", json!({"command": "sleep 30", "background": true}))
+        .await;
+    let Some(ToolDetail::Processes { processes }) = out.detail else {
+        panic!()
+    };
     let pid = processes[0].id;
     h.session.shutdown();
     std::thread::sleep(Duration::from_millis(200));
@@ -117,19 +170,42 @@ async fn background_processes_are_listed_read_and_killed() {
 #[tokio::test]
 async fn rules_are_checked_on_the_parsed_command() {
     let h = Harness::new(PermissionMode::Normal);
-    for (pattern, action) in [("rm -rf", RuleAction::Deny), ("git status", RuleAction::Allow), ("echo", RuleAction::Allow)] {
+    for (pattern, action) in [
+        ("rm -rf", RuleAction::Deny),
+        ("git status", RuleAction::Allow),
+        ("echo", RuleAction::Allow),
+    ] {
         h.store
             .lock()
             .unwrap()
-            .save_rule(h.session.project, &PermissionRule { tool: "bash".into(), pattern: pattern.into(), action })
+            .save_rule(
+                h.session.project,
+                &PermissionRule {
+                    tool: "bash".into(),
+                    pattern: pattern.into(),
+                    action,
+                },
+            )
             .unwrap();
     }
     // Rules are loaded when the session opens.
     let h = reopen(h);
     h.write("x/keep.txt", "keep");
-    for denied in ["FOO=1 rm -rf x", "git status && rm -rf x", "echo $(rm -rf x)", "env -i rm -rf x"] {
+    for denied in [
+        "FOO=1 rm -rf x",
+        "git status && rm -rf x",
+        "echo $(rm -rf x)",
+        "env -i rm -rf x",
+    ] {
         let out = h.call("bash", json!({"command": denied})).await;
-        assert!(out.is_error && out.text_content().contains("denied by the rule `deny bash rm -rf`"), "{denied}: {}", out.text_content());
+        assert!(
+            out.is_error
+                && out
+                    .text_content()
+                    .contains("denied by the rule `deny bash rm -rf`"),
+            "{denied}: {}",
+            out.text_content()
+        );
     }
     assert!(h.path("x/keep.txt").exists());
     assert!(h.requests().is_empty(), "denied without asking");
@@ -138,12 +214,23 @@ async fn rules_are_checked_on_the_parsed_command() {
     assert!(!out.is_error && h.requests().is_empty());
 
     // `$(rm x)` needs approval even inside an allowed echo; the request shows the whole command.
-    let out = h.call("bash", json!({"command": "echo $(rm x/keep.txt)"})).await;
+    let out = h
+        .call("bash", json!({"command": "echo $(rm x/keep.txt)"}))
+        .await;
     assert!(out.is_error);
     assert!(h.path("x/keep.txt").exists());
     let request = h.requests().pop().unwrap();
-    assert!(matches!(&request.action, Action::Command { command, .. } if command == "echo $(rm x/keep.txt)"));
-    assert_eq!(request.always.iter().map(|r| r.pattern.as_str()).collect::<Vec<_>>(), ["rm"]);
+    assert!(
+        matches!(&request.action, Action::Command { command, .. } if command == "echo $(rm x/keep.txt)")
+    );
+    assert_eq!(
+        request
+            .always
+            .iter()
+            .map(|r| r.pattern.as_str())
+            .collect::<Vec<_>>(),
+        ["rm"]
+    );
 
     // Plan mode: no commands.
     h.session.set_mode(PermissionMode::Plan);
@@ -175,7 +262,10 @@ async fn the_sandbox_confines_writes_or_says_why_it_cannot() {
     let h = Harness::with(PermissionMode::Yolo, false);
     let outside = tempfile::tempdir_in(std::env::var("HOME").unwrap()).unwrap();
     let target = outside.path().join("escaped.txt");
-    let h = Harness { session: sandboxed(&h), ..h };
+    let h = Harness {
+        session: sandboxed(&h),
+        ..h
+    };
     let command = format!("echo inside > in.txt; echo outside > {}", target.display());
     eprintln!("sandbox support here: {:?}", sandbox_support());
     match sandbox_support() {
@@ -183,8 +273,14 @@ async fn the_sandbox_confines_writes_or_says_why_it_cannot() {
             let out = h.call("bash", json!({"command": command})).await;
             assert!(h.path("in.txt").exists(), "{}", out.text_content());
             assert!(!target.exists(), "the sandbox let a write out");
-            assert!(out.text_content().contains("ermission denied"), "{}", out.text_content());
-            let Some(ToolDetail::Command { sandboxed, .. }) = out.detail else { panic!() };
+            assert!(
+                out.text_content().contains("ermission denied"),
+                "{}",
+                out.text_content()
+            );
+            let Some(ToolDetail::Command { sandboxed, .. }) = out.detail else {
+                panic!()
+            };
             assert!(sandboxed);
         }
         SandboxSupport::Unavailable(why) => {
@@ -192,8 +288,15 @@ async fn the_sandbox_confines_writes_or_says_why_it_cannot() {
             h.decide([Decision::Reject { feedback: None }]);
             let out = h.call("bash", json!({"command": command})).await;
             assert!(out.is_error);
-            let request = h.requests().pop().expect("asked instead of running unconfined");
-            assert!(request.reason.contains("sandbox is unavailable"), "{} / {why}", request.reason);
+            let request = h
+                .requests()
+                .pop()
+                .expect("asked instead of running unconfined");
+            assert!(
+                request.reason.contains("sandbox is unavailable"),
+                "{} / {why}",
+                request.reason
+            );
             assert!(!target.exists());
         }
     }

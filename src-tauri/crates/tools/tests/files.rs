@@ -3,7 +3,9 @@
 
 mod common;
 
-use codewright_protocol::{Action, Decision, DecisionKind, PermissionMode, ToolContent, ToolDetail};
+use codewright_protocol::{
+    Action, Decision, DecisionKind, PermissionMode, ToolContent, ToolDetail,
+};
 use common::Harness;
 use serde_json::json;
 
@@ -18,19 +20,35 @@ async fn read_file_numbers_lines_reads_ranges_and_explains_limits() {
     assert!(t.starts_with("     1\tline 1\n"));
     assert!(t.contains("  2000\tline 2000\n") && !t.contains("line 2001\n"));
     assert!(t.contains("has 3000 lines; showing 1–2000. Read more with offset 2001"));
-    let out = h.call("read_file", json!({"path": "big.txt", "offset": 2999, "limit": 5})).await;
+    let out = h
+        .call(
+            "read_file",
+            json!({"path": "big.txt", "offset": 2999, "limit": 5}),
+        )
+        .await;
     assert_eq!(out.text_content(), "  2999\tline 2999\n  3000\tline 3000\n");
     assert_eq!(
         out.detail,
-        Some(ToolDetail::File { path: "big.txt".into(), first_line: 2999, last_line: 3000, total_lines: 3000 })
+        Some(ToolDetail::File {
+            path: "big.txt".into(),
+            first_line: 2999,
+            last_line: 3000,
+            total_lines: 3000
+        })
     );
 
     // Over 10 MB: a clear message, and a range still works.
     h.write("huge.log", "x".repeat(11 * 1024 * 1024));
     let out = h.call("read_file", json!({"path": "huge.log"})).await;
     assert!(out.is_error);
-    assert!(out.text_content().contains("is 11.0 MB; read a range"), "{}", out.text_content());
-    let out = h.call("read_file", json!({"path": "huge.log", "limit": 1})).await;
+    assert!(
+        out.text_content().contains("is 11.0 MB; read a range"),
+        "{}",
+        out.text_content()
+    );
+    let out = h
+        .call("read_file", json!({"path": "huge.log", "limit": 1}))
+        .await;
     assert!(!out.is_error);
 
     h.write("blob.bin", [0u8, 1, 2, 3, 0, 255]);
@@ -45,7 +63,10 @@ async fn read_file_numbers_lines_reads_ranges_and_explains_limits() {
     // Not UTF-8: shown lossily, with a note.
     h.write("latin1.txt", b"caf\xe9\nna\xefve\n");
     let out = h.call("read_file", json!({"path": "latin1.txt"})).await;
-    assert!(out.text_content().contains("caf\u{fffd}") && out.text_content().contains("not valid UTF-8"));
+    assert!(
+        out.text_content().contains("caf\u{fffd}")
+            && out.text_content().contains("not valid UTF-8")
+    );
 
     let out = h.call("read_file", json!({"path": "missing.rs"})).await;
     assert!(out.is_error && out.text_content().contains("does not exist"));
@@ -55,18 +76,34 @@ async fn read_file_numbers_lines_reads_ranges_and_explains_limits() {
 async fn bad_calls_become_errors_that_quote_the_problem() {
     let h = Harness::new(PermissionMode::Normal);
     let out = h.call_raw("read_file", "{\"path\": ").await;
-    assert!(out.is_error && out.text_content().contains("not valid JSON"), "{}", out.text_content());
+    assert!(
+        out.is_error && out.text_content().contains("not valid JSON"),
+        "{}",
+        out.text_content()
+    );
     let out = h.call("read_file", json!({"file": "x"})).await;
     assert!(out.is_error);
-    assert!(out.text_content().contains("path"), "{}", out.text_content());
+    assert!(
+        out.text_content().contains("path"),
+        "{}",
+        out.text_content()
+    );
     let out = h.call("read_file", json!({"path": 42})).await;
-    assert!(out.is_error && out.text_content().contains("/path"), "{}", out.text_content());
+    assert!(
+        out.is_error && out.text_content().contains("/path"),
+        "{}",
+        out.text_content()
+    );
     let out = h.call("frobnicate", json!({})).await;
     assert!(out.is_error && out.text_content().contains("no tool named \"frobnicate\""));
     assert!(out.text_content().contains("read_file"));
     for spec in h.registry.specs() {
         assert_eq!(spec.input_schema["type"], "object", "{}", spec.name);
-        assert!(!spec.input_schema.to_string().contains("$ref"), "{}", spec.name);
+        assert!(
+            !spec.input_schema.to_string().contains("$ref"),
+            "{}",
+            spec.name
+        );
     }
 }
 
@@ -83,7 +120,11 @@ async fn paths_that_leave_the_project_need_their_own_approval() {
     // Parent of the project temp dir is the same temp root, so `..` reaches the other dir.
     let escapes = [
         rel.clone(),
-        outside.path().join("secret.txt").to_string_lossy().into_owned(),
+        outside
+            .path()
+            .join("secret.txt")
+            .to_string_lossy()
+            .into_owned(),
         "etc-link/hostname".to_string(),
     ];
     for path in &escapes {
@@ -95,7 +136,10 @@ async fn paths_that_leave_the_project_need_their_own_approval() {
     let requests = h.requests();
     assert_eq!(requests.len(), 3);
     for r in &requests {
-        assert!(matches!(&r.action, Action::ExternalPath { write: false, .. }), "{r:?}");
+        assert!(
+            matches!(&r.action, Action::ExternalPath { write: false, .. }),
+            "{r:?}"
+        );
         assert!(r.reason.contains("outside the project"));
     }
     // Approved: read.
@@ -106,7 +150,10 @@ async fn paths_that_leave_the_project_need_their_own_approval() {
     // Writes outside ask with the edit itself; rejected means not written.
     let target = outside.path().join("new.txt");
     let out = h
-        .call("write_file", json!({"path": target.to_string_lossy(), "content": "x"}))
+        .call(
+            "write_file",
+            json!({"path": target.to_string_lossy(), "content": "x"}),
+        )
         .await;
     assert!(out.is_error);
     assert!(!target.exists());
@@ -134,9 +181,16 @@ async fn non_interactive_runs_refuse_external_paths() {
     )
     .unwrap();
     let cx = codewright_tools::CallContext::new(session, "read_file");
-    let out = h.registry.call("read_file", r#"{"path": "/etc/hostname"}"#, &cx).await;
+    let out = h
+        .registry
+        .call("read_file", r#"{"path": "/etc/hostname"}"#, &cx)
+        .await;
     assert!(out.is_error);
-    assert!(out.text_content().contains("non-interactive"), "{}", out.text_content());
+    assert!(
+        out.text_content().contains("non-interactive"),
+        "{}",
+        out.text_content()
+    );
 }
 
 #[tokio::test]
@@ -144,7 +198,10 @@ async fn list_glob_and_grep_respect_gitignore() {
     let h = Harness::new(PermissionMode::Normal);
     h.write(".gitignore", "target/\n*.log\n");
     h.write("src/main.rs", "fn main() {\n    println!(\"hello\");\n}\n");
-    h.write("src/lib.rs", "pub fn hello() -> &'static str {\n    \"Hello\"\n}\n// TODO: more\n");
+    h.write(
+        "src/lib.rs",
+        "pub fn hello() -> &'static str {\n    \"Hello\"\n}\n// TODO: more\n",
+    );
     h.write("src/deep/mod.rs", "// hello from deep\n");
     h.write("target/debug/out.rs", "hello ignored\n");
     h.write("run.log", "hello log\n");
@@ -156,25 +213,50 @@ async fn list_glob_and_grep_respect_gitignore() {
     assert!(t.contains("run.log"));
 
     let out = h.call("glob", json!({"pattern": "**/*.rs"})).await;
-    assert_eq!(out.text_content(), "src/deep/mod.rs\nsrc/lib.rs\nsrc/main.rs");
+    assert_eq!(
+        out.text_content(),
+        "src/deep/mod.rs\nsrc/lib.rs\nsrc/main.rs"
+    );
 
     let out = h.call("grep", json!({"pattern": "hello"})).await;
     let t = out.text_content();
     assert!(t.starts_with("3 matching lines in 3 files\n"), "{t}");
     assert!(!t.contains("ignored") && !t.contains("log") && !t.contains("binary"));
 
-    let out = h.call("grep", json!({"pattern": "hello", "case_insensitive": true, "glob": "*.rs", "path": "src"})).await;
-    assert!(out.text_content().starts_with("4 matching lines in 3 files"), "{}", out.text_content());
+    let out = h
+        .call(
+            "grep",
+            json!({"pattern": "hello", "case_insensitive": true, "glob": "*.rs", "path": "src"}),
+        )
+        .await;
+    assert!(
+        out.text_content()
+            .starts_with("4 matching lines in 3 files"),
+        "{}",
+        out.text_content()
+    );
 
-    let out = h.call("grep", json!({"pattern": "fn hello() -> &'static", "literal": true, "context": 1})).await;
+    let out = h
+        .call(
+            "grep",
+            json!({"pattern": "fn hello() -> &'static", "literal": true, "context": 1}),
+        )
+        .await;
     let t = out.text_content();
-    assert!(t.contains("src/lib.rs\n  1: pub fn hello() -> &'static str {\n  2-     \"Hello\"\n"), "{t}");
+    assert!(
+        t.contains("src/lib.rs\n  1: pub fn hello() -> &'static str {\n  2-     \"Hello\"\n"),
+        "{t}"
+    );
 
     let out = h.call("grep", json!({"pattern": "[unclosed"})).await;
     assert!(out.is_error && out.text_content().contains("literal: true"));
 
-    let out = h.call("grep", json!({"pattern": "e", "max_results": 2})).await;
-    let Some(ToolDetail::Matches { truncated, .. }) = out.detail else { panic!() };
+    let out = h
+        .call("grep", json!({"pattern": "e", "max_results": 2}))
+        .await;
+    let Some(ToolDetail::Matches { truncated, .. }) = out.detail else {
+        panic!()
+    };
     assert!(truncated);
 }
 
@@ -182,7 +264,12 @@ async fn list_glob_and_grep_respect_gitignore() {
 async fn write_file_creates_with_approval_and_overwrites_only_read_files() {
     let h = Harness::new(PermissionMode::Normal);
     h.decide([Decision::Approve]);
-    let out = h.call("write_file", json!({"path": "new/dir/a.txt", "content": "one\ntwo\n"})).await;
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "new/dir/a.txt", "content": "one\ntwo\n"}),
+        )
+        .await;
     assert!(!out.is_error, "{}", out.text_content());
     assert_eq!(h.read("new/dir/a.txt"), "one\ntwo\n");
     let request = &h.requests()[0];
@@ -191,29 +278,50 @@ async fn write_file_creates_with_approval_and_overwrites_only_read_files() {
     assert_eq!(request.always[0].pattern, "new/dir/a.txt");
 
     h.write("existing.txt", "old\n");
-    let out = h.call("write_file", json!({"path": "existing.txt", "content": "new\n"})).await;
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "existing.txt", "content": "new\n"}),
+        )
+        .await;
     assert!(out.is_error && out.text_content().contains("read it first"));
     assert_eq!(h.read("existing.txt"), "old\n");
 
     // Rejected with feedback: the feedback reaches the model verbatim.
     h.call("read_file", json!({"path": "existing.txt"})).await;
-    h.decide([Decision::Reject { feedback: Some("Use tabs, not spaces.".into()) }]);
-    let out = h.call("write_file", json!({"path": "existing.txt", "content": "new\n"})).await;
+    h.decide([Decision::Reject {
+        feedback: Some("Use tabs, not spaces.".into()),
+    }]);
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "existing.txt", "content": "new\n"}),
+        )
+        .await;
     assert!(out.is_error);
-    assert!(out.text_content().ends_with("The user said:\nUse tabs, not spaces."));
+    assert!(out
+        .text_content()
+        .ends_with("The user said:\nUse tabs, not spaces."));
     assert_eq!(h.read("existing.txt"), "old\n");
 
     // Accept-edits mode writes without asking.
     h.session.set_mode(PermissionMode::AcceptEdits);
     let before = h.requests().len();
-    let out = h.call("write_file", json!({"path": "existing.txt", "content": "new\n"})).await;
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "existing.txt", "content": "new\n"}),
+        )
+        .await;
     assert!(!out.is_error);
     assert_eq!(h.requests().len(), before);
     assert_eq!(h.read("existing.txt"), "new\n");
 
     // Plan mode refuses with a message the model understands.
     h.session.set_mode(PermissionMode::Plan);
-    let out = h.call("write_file", json!({"path": "plan.txt", "content": "x"})).await;
+    let out = h
+        .call("write_file", json!({"path": "plan.txt", "content": "x"}))
+        .await;
     assert!(out.is_error && out.text_content().contains("plan mode"));
     assert!(!h.path("plan.txt").exists());
 }
@@ -225,7 +333,11 @@ async fn edit_file_matches_carefully_and_refuses_stale_files() {
     let edit = |old: &str, new: &str| json!({"path": "a.rs", "old_string": old, "new_string": new});
 
     let out = h.call("edit_file", edit("fn b() {}", "fn bee() {}")).await;
-    assert!(out.text_content().contains("you have not read a.rs"), "{}", out.text_content());
+    assert!(
+        out.text_content().contains("you have not read a.rs"),
+        "{}",
+        out.text_content()
+    );
     h.call("read_file", json!({"path": "a.rs"})).await;
 
     let out = h.call("edit_file", edit("fn b() {}", "fn bee() {}")).await;
@@ -234,12 +346,20 @@ async fn edit_file_matches_carefully_and_refuses_stale_files() {
 
     let out = h.call("edit_file", edit("fn a() {}", "fn z() {}")).await;
     assert!(out.is_error);
-    assert!(out.text_content().contains("matches 2 places in a.rs (lines 1, 3)"), "{}", out.text_content());
+    assert!(
+        out.text_content()
+            .contains("matches 2 places in a.rs (lines 1, 3)"),
+        "{}",
+        out.text_content()
+    );
 
     let out = h.call("edit_file", edit("fn bea() {}", "x")).await;
     assert!(out.is_error);
     let t = out.text_content();
-    assert!(t.contains("Read the file again") && t.contains("closest text is at line 2:\nfn bee() {}"), "{t}");
+    assert!(
+        t.contains("Read the file again") && t.contains("closest text is at line 2:\nfn bee() {}"),
+        "{t}"
+    );
 
     let out = h.call("edit_file", json!({"path": "a.rs", "old_string": "fn a() {}", "new_string": "fn z() {}", "replace_all": true})).await;
     assert!(!out.is_error);
@@ -247,38 +367,66 @@ async fn edit_file_matches_carefully_and_refuses_stale_files() {
 
     // A batch is all or nothing.
     let out = h
-        .call("edit_file", json!({"path": "a.rs", "edits": [
-            {"old_string": "fn bee() {}", "new_string": "fn b() {}"},
-            {"old_string": "not there", "new_string": "x"}
-        ]}))
+        .call(
+            "edit_file",
+            json!({"path": "a.rs", "edits": [
+                {"old_string": "fn bee() {}", "new_string": "fn b() {}"},
+                {"old_string": "not there", "new_string": "x"}
+            ]}),
+        )
         .await;
     assert!(out.is_error && out.text_content().starts_with("edit 2 of 2:"));
     assert_eq!(h.read("a.rs"), "fn z() {}\nfn bee() {}\nfn z() {}\n");
 
     // Changed on disk since the last read: refused.
-    h.write("a.rs", "fn z() {}\nfn bee() {}\nfn z() {} // edited by the user\n");
+    h.write(
+        "a.rs",
+        "fn z() {}\nfn bee() {}\nfn z() {} // edited by the user\n",
+    );
     let out = h.call("edit_file", edit("fn bee() {}", "fn b() {}")).await;
-    assert!(out.is_error && out.text_content().contains("changed on disk since you last read it"));
+    assert!(
+        out.is_error
+            && out
+                .text_content()
+                .contains("changed on disk since you last read it")
+    );
 
     // CRLF files keep CRLF.
     h.write("win.txt", "one\r\ntwo\r\nthree\r\n");
     h.call("read_file", json!({"path": "win.txt"})).await;
-    let out = h.call("edit_file", json!({"path": "win.txt", "old_string": "two\nthree", "new_string": "2\n3"})).await;
+    let out = h
+        .call(
+            "edit_file",
+            json!({"path": "win.txt", "old_string": "two\nthree", "new_string": "2\n3"}),
+        )
+        .await;
     assert!(!out.is_error, "{}", out.text_content());
     assert_eq!(h.read("win.txt"), "one\r\n2\r\n3\r\n");
 
     // Not UTF-8: exact matches, other bytes untouched.
     h.write("latin1.txt", b"caf\xe9 = 1\nname = old\n");
     h.call("read_file", json!({"path": "latin1.txt"})).await;
-    let out = h.call("edit_file", json!({"path": "latin1.txt", "old_string": "name = old", "new_string": "name = new"})).await;
+    let out = h
+        .call(
+            "edit_file",
+            json!({"path": "latin1.txt", "old_string": "name = old", "new_string": "name = new"}),
+        )
+        .await;
     assert!(!out.is_error, "{}", out.text_content());
-    assert_eq!(std::fs::read(h.path("latin1.txt")).unwrap(), b"caf\xe9 = 1\nname = new\n");
+    assert_eq!(
+        std::fs::read(h.path("latin1.txt")).unwrap(),
+        b"caf\xe9 = 1\nname = new\n"
+    );
 
     // Indentation-flexible fallback.
     h.write("py.py", "def f():\n    if x:\n        go()\n");
     h.call("read_file", json!({"path": "py.py"})).await;
     let out = h.call("edit_file", json!({"path": "py.py", "old_string": "if x:\n    go()", "new_string": "if y:\n    stop()"})).await;
-    assert!(out.text_content().contains("ignoring indentation"), "{}", out.text_content());
+    assert!(
+        out.text_content().contains("ignoring indentation"),
+        "{}",
+        out.text_content()
+    );
     assert_eq!(h.read("py.py"), "def f():\n    if y:\n        stop()\n");
 }
 
@@ -290,27 +438,51 @@ async fn per_hunk_review_applies_exactly_the_approved_hunks() {
     h.call("read_file", json!({"path": "f.txt"})).await;
     h.decide([Decision::ApproveHunks { hunks: vec![1] }]);
     let out = h
-        .call("edit_file", json!({"path": "f.txt", "edits": [
-            {"old_string": "line 2\n", "new_string": "line two\n"},
-            {"old_string": "line 20\n", "new_string": "line twenty\n"},
-            {"old_string": "line 38\n", "new_string": "line thirty-eight\n"}
-        ]}))
+        .call(
+            "edit_file",
+            json!({"path": "f.txt", "edits": [
+                {"old_string": "line 2\n", "new_string": "line two\n"},
+                {"old_string": "line 20\n", "new_string": "line twenty\n"},
+                {"old_string": "line 38\n", "new_string": "line thirty-eight\n"}
+            ]}),
+        )
         .await;
     assert!(!out.is_error, "{}", out.text_content());
     let request = &h.requests()[0];
-    let Action::Edit { hunks, created: false, .. } = &request.action else { panic!() };
+    let Action::Edit {
+        hunks,
+        created: false,
+        ..
+    } = &request.action
+    else {
+        panic!()
+    };
     assert_eq!(hunks.len(), 3);
     assert!(request.decisions.contains(&DecisionKind::ApproveHunks));
     assert_eq!(h.read("f.txt"), old.replace("line 20\n", "line twenty\n"));
     let t = out.text_content();
     assert!(t.contains("applied hunk #2 (old lines 17–23) and rejected hunk #1 (old lines 1–5), #3 (old lines 35–40) of 3"), "{t}");
-    let Some(ToolDetail::Diff { applied, rejected, .. }) = out.detail else { panic!() };
+    let Some(ToolDetail::Diff {
+        applied, rejected, ..
+    }) = out.detail
+    else {
+        panic!()
+    };
     assert_eq!((applied, rejected), (vec![1], vec![0, 2]));
 
     // The user's edited version is what gets written.
-    h.decide([Decision::ApproveEdited { content: "mine\n".into() }]);
-    let out = h.call("edit_file", json!({"path": "f.txt", "old_string": "line 1\n", "new_string": "line one\n"})).await;
-    assert!(out.text_content().contains("The user edited the proposed content"));
+    h.decide([Decision::ApproveEdited {
+        content: "mine\n".into(),
+    }]);
+    let out = h
+        .call(
+            "edit_file",
+            json!({"path": "f.txt", "old_string": "line 1\n", "new_string": "line one\n"}),
+        )
+        .await;
+    assert!(out
+        .text_content()
+        .contains("The user edited the proposed content"));
     assert_eq!(h.read("f.txt"), "mine\n");
 }
 
@@ -324,13 +496,17 @@ async fn always_allow_saves_a_project_rule() {
             action: codewright_protocol::RuleAction::Allow,
         }],
     }]);
-    let out = h.call("write_file", json!({"path": "notes/a.md", "content": "a"})).await;
+    let out = h
+        .call("write_file", json!({"path": "notes/a.md", "content": "a"}))
+        .await;
     assert!(!out.is_error);
     let saved = h.store.lock().unwrap().rules(h.session.project).unwrap();
     assert_eq!(saved.len(), 1);
     assert_eq!(saved[0].rule.pattern, "notes/**");
     // Applies at once: no second question.
-    let out = h.call("write_file", json!({"path": "notes/b.md", "content": "b"})).await;
+    let out = h
+        .call("write_file", json!({"path": "notes/b.md", "content": "b"}))
+        .await;
     assert!(!out.is_error);
     assert_eq!(h.requests().len(), 1);
 }

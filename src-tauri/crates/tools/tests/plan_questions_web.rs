@@ -12,31 +12,51 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 async fn the_plan_is_stored_with_the_task() {
     let h = Harness::new(PermissionMode::Plan);
     let out = h
-        .call("todo_write", json!({"todos": [
-            {"content": "Read the code", "status": "completed"},
-            {"content": "Fix the bug", "status": "in_progress"},
-            {"content": "Add a test", "status": "pending"}
-        ]}))
+        .call(
+            "todo_write",
+            json!({"todos": [
+                {"content": "Read the code", "status": "completed"},
+                {"content": "Fix the bug", "status": "in_progress"},
+                {"content": "Add a test", "status": "pending"}
+            ]}),
+        )
         .await;
     assert!(!out.is_error, "{}", out.text_content());
     assert!(out.text_content().starts_with("Plan saved (1 of 3 done)"));
     let task = h.store.lock().unwrap().task(h.session.task).unwrap();
     assert_eq!(task.todos.len(), 3);
     assert_eq!(task.todos[1].status, TodoStatus::InProgress);
-    let out = h.call("todo_write", json!({"todos": [{"content": "x", "status": "later"}]})).await;
+    let out = h
+        .call(
+            "todo_write",
+            json!({"todos": [{"content": "x", "status": "later"}]}),
+        )
+        .await;
     assert!(out.is_error, "unknown status is a schema error");
 }
 
 #[tokio::test]
 async fn questions_reach_the_user() {
     let h = Harness::new(PermissionMode::Normal);
-    h.approver.answers.lock().unwrap().push_back(Some("Postgres".into()));
+    h.approver
+        .answers
+        .lock()
+        .unwrap()
+        .push_back(Some("Postgres".into()));
     let out = h
-        .call("ask_user", json!({"question": "Which database?", "choices": ["SQLite", "Postgres"]}))
+        .call(
+            "ask_user",
+            json!({"question": "Which database?", "choices": ["SQLite", "Postgres"]}),
+        )
         .await;
     assert_eq!(out.text_content(), "The user answered:\nPostgres");
-    assert_eq!(h.approver.questions.lock().unwrap()[0].choices, ["SQLite", "Postgres"]);
-    let out = h.call("ask_user", json!({"question": "Anything else?"})).await;
+    assert_eq!(
+        h.approver.questions.lock().unwrap()[0].choices,
+        ["SQLite", "Postgres"]
+    );
+    let out = h
+        .call("ask_user", json!({"question": "Anything else?"}))
+        .await;
     assert!(out.is_error && out.text_content().contains("did not answer"));
 }
 
@@ -67,10 +87,19 @@ async fn web_fetch_refuses_private_addresses_and_converts_html() {
     let h = Harness::new(PermissionMode::Yolo);
     let out = h.call("web_fetch", json!({"url": url})).await;
     assert!(out.is_error);
-    assert!(out.text_content().contains("private or local network address"), "{}", out.text_content());
-    let out = h.call("web_fetch", json!({"url": "http://localhost:1/"})).await;
+    assert!(
+        out.text_content()
+            .contains("private or local network address"),
+        "{}",
+        out.text_content()
+    );
+    let out = h
+        .call("web_fetch", json!({"url": "http://localhost:1/"}))
+        .await;
     assert!(out.text_content().contains("private or local"));
-    let out = h.call("web_fetch", json!({"url": "file:///etc/passwd"})).await;
+    let out = h
+        .call("web_fetch", json!({"url": "file:///etc/passwd"}))
+        .await;
     assert!(out.is_error && out.text_content().contains("only http and https"));
 
     // Allowed by the session: fetched and converted.
@@ -94,9 +123,15 @@ async fn web_fetch_refuses_private_addresses_and_converts_html() {
     let out = h.call("web_fetch", json!({"url": url})).await;
     assert!(!out.is_error, "{}", out.text_content());
     let t = out.text_content();
-    assert!(t.contains("# Hello") && t.contains("[link](https://e.com)"), "{t}");
+    assert!(
+        t.contains("# Hello") && t.contains("[link](https://e.com)"),
+        "{t}"
+    );
     assert!(!t.contains("alert"));
-    assert!(matches!(out.detail, Some(ToolDetail::Fetch { status: 200, .. })));
+    assert!(matches!(
+        out.detail,
+        Some(ToolDetail::Fetch { status: 200, .. })
+    ));
     let request = &h.requests()[0];
     assert_eq!(request.always[0].pattern, "127.0.0.1");
 }

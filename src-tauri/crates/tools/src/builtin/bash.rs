@@ -88,7 +88,9 @@ impl Tool for Bash {
                 }
                 SandboxSupport::Unavailable(why) => (
                     None,
-                    Some(format!("the sandbox is unavailable ({why}), so the command would run unconfined")),
+                    Some(format!(
+                        "the sandbox is unavailable ({why}), so the command would run unconfined"
+                    )),
                 ),
             }
         } else {
@@ -96,10 +98,18 @@ impl Tool for Bash {
         };
         let sandboxed = sandbox.is_some();
         let shown_cwd = super::shown(&session.root, &cwd);
-        let shown_cwd = if shown_cwd.is_empty() { ".".to_string() } else { shown_cwd };
+        let shown_cwd = if shown_cwd.is_empty() {
+            ".".to_string()
+        } else {
+            shown_cwd
+        };
         let summary = format!(
             "Run{} `{}`{}",
-            if input.background { " in the background" } else { "" },
+            if input.background {
+                " in the background"
+            } else {
+                ""
+            },
             first_line(&input.command),
             if sandboxed { " (sandboxed)" } else { "" }
         );
@@ -114,7 +124,11 @@ impl Tool for Bash {
                     background: input.background,
                 },
                 summary,
-                decisions: &[DecisionKind::Approve, DecisionKind::ApproveAlways, DecisionKind::Reject],
+                decisions: &[
+                    DecisionKind::Approve,
+                    DecisionKind::ApproveAlways,
+                    DecisionKind::Reject,
+                ],
                 force_ask,
             })
             .await
@@ -145,14 +159,26 @@ impl Tool for Bash {
                 processes: session.processes.list().into_iter().filter(|p| p.id == id).collect(),
             });
         }
-        let timeout = Duration::from_secs(input.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).min(MAX_TIMEOUT_SECS));
-        let idle = Duration::from_secs(input.idle_timeout.unwrap_or(DEFAULT_IDLE_SECS).min(MAX_TIMEOUT_SECS));
-        let mut output = run_foreground(cx, &input.command, started, timeout, idle, sandboxed).await;
+        let timeout = Duration::from_secs(
+            input
+                .timeout
+                .unwrap_or(DEFAULT_TIMEOUT_SECS)
+                .min(MAX_TIMEOUT_SECS),
+        );
+        let idle = Duration::from_secs(
+            input
+                .idle_timeout
+                .unwrap_or(DEFAULT_IDLE_SECS)
+                .min(MAX_TIMEOUT_SECS),
+        );
+        let mut output =
+            run_foreground(cx, &input.command, started, timeout, idle, sandboxed).await;
         let note = match snapshot {
             Some(Ok(tree)) => {
                 let (s, turn) = (session.clone(), session.turn());
                 let recorded = super::blocking(move || {
-                    s.checkpoints.record_tree_changes(s.task, turn, &s.root, &tree)
+                    s.checkpoints
+                        .record_tree_changes(s.task, turn, &s.root, &tree)
                 })
                 .await;
                 match recorded {
@@ -166,7 +192,9 @@ impl Tool for Bash {
         };
         if let Some(why) = note {
             output.content.push(codewright_protocol::ToolContent::Text {
-                text: format!("(Changes this command made to files cannot be undone from Codewright: {why}.)"),
+                text: format!(
+                    "(Changes this command made to files cannot be undone from Codewright: {why}.)"
+                ),
             });
         }
         output
@@ -364,7 +392,11 @@ impl Tool for ProcessOutput {
         if skipped > 0 {
             text.push_str(&format!("[… {} not kept …]\n", super::human_bytes(skipped)));
         }
-        text.push_str(if output.is_empty() { "(no new output)\n" } else { &output });
+        text.push_str(if output.is_empty() {
+            "(no new output)\n"
+        } else {
+            &output
+        });
         if !text.ends_with('\n') {
             text.push('\n');
         }

@@ -57,19 +57,18 @@ impl Tool for EditFile {
             Ok(i) => i,
             Err(e) => return e,
         };
-        let edits = match (input.edits, input.old_string, input.new_string) {
-            (Some(edits), None, None) if !edits.is_empty() => edits,
-            (None, Some(old_string), Some(new_string)) => vec![Edit {
-                old_string,
-                new_string,
-                replace_all: input.replace_all,
-            }],
-            _ => {
-                return ToolOutput::error(
+        let edits =
+            match (input.edits, input.old_string, input.new_string) {
+                (Some(edits), None, None) if !edits.is_empty() => edits,
+                (None, Some(old_string), Some(new_string)) => vec![Edit {
+                    old_string,
+                    new_string,
+                    replace_all: input.replace_all,
+                }],
+                _ => return ToolOutput::error(
                     "give either old_string and new_string, or a non-empty edits list (not both)",
-                )
-            }
-        };
+                ),
+            };
         let path = match resolve_path(cx, &input.path, true).await {
             Ok(p) => p,
             Err(e) => return e,
@@ -98,7 +97,11 @@ impl Tool for EditFile {
 
 /// Applies the edits in order to the file's bytes. Text files get the whole fallback chain;
 /// files that are not UTF-8 only exact matches, every other byte kept as it is.
-fn apply_edits(old: &[u8], edits: &[Edit], shown: &str) -> Result<(Vec<u8>, Vec<String>), ToolOutput> {
+fn apply_edits(
+    old: &[u8],
+    edits: &[Edit],
+    shown: &str,
+) -> Result<(Vec<u8>, Vec<String>), ToolOutput> {
     let numbered = |i: usize| {
         if edits.len() > 1 {
             format!("edit {} of {}: ", i + 1, edits.len())

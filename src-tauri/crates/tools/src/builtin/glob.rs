@@ -64,7 +64,9 @@ impl Tool for Glob {
             if shown_paths.is_empty() {
                 text = format!("no files match {} under {}", input.pattern, base.display);
             } else if truncated {
-                text.push_str(&format!("\n(stopped at {MAX_PATHS} files; use a narrower pattern)"));
+                text.push_str(&format!(
+                    "\n(stopped at {MAX_PATHS} files; use a narrower pattern)"
+                ));
             }
             ToolOutput::text(text).with_detail(ToolDetail::Paths {
                 paths: shown_paths,
@@ -78,7 +80,11 @@ impl Tool for Glob {
 
 /// Walks `base` in parallel (honouring ignore files; hidden files included, `.git` skipped) and
 /// returns up to `max` files matching `matcher`, relative to `base`.
-pub(crate) fn find(base: &Path, matcher: &globset::GlobMatcher, max: usize) -> (Vec<PathBuf>, bool) {
+pub(crate) fn find(
+    base: &Path,
+    matcher: &globset::GlobMatcher,
+    max: usize,
+) -> (Vec<PathBuf>, bool) {
     let found = Mutex::new(Vec::new());
     let count = AtomicUsize::new(0);
     let truncated = std::sync::atomic::AtomicBool::new(false);
@@ -101,5 +107,8 @@ pub(crate) fn find(base: &Path, matcher: &globset::GlobMatcher, max: usize) -> (
             ignore::WalkState::Continue
         })
     });
-    (found.into_inner().expect("found lock"), truncated.into_inner())
+    (
+        found.into_inner().expect("found lock"),
+        truncated.into_inner(),
+    )
 }

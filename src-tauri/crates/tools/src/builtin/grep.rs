@@ -98,7 +98,10 @@ fn search(root: &Path, base: &Path, input: &Input) -> ToolOutput {
         }
     };
     let filter = match &input.glob {
-        Some(g) => match globset::GlobBuilder::new(g).literal_separator(g.contains('/')).build() {
+        Some(g) => match globset::GlobBuilder::new(g)
+            .literal_separator(g.contains('/'))
+            .build()
+        {
             Ok(g) => Some(g.compile_matcher()),
             Err(e) => return ToolOutput::error(format!("invalid glob {g:?}: {e}")),
         },
@@ -131,7 +134,10 @@ fn search(root: &Path, base: &Path, input: &Input) -> ToolOutput {
     if detail.is_empty() {
         text = format!("no matches for {:?}", input.pattern);
     } else {
-        text.insert_str(0, &format!("{count} matching lines in {} files\n", detail.len()));
+        text.insert_str(
+            0,
+            &format!("{count} matching lines in {} files\n", detail.len()),
+        );
         if truncated {
             text.push_str(&format!("(stopped at {max} matching lines; narrow the search with path or glob, or raise max_results)\n"));
         }
@@ -178,7 +184,9 @@ pub(crate) fn run_search(
                 }
             }
             let mut sink = Lines::default();
-            if searcher.search_path(matcher, entry.path(), &mut sink).is_err()
+            if searcher
+                .search_path(matcher, entry.path(), &mut sink)
+                .is_err()
                 || sink.binary
                 || sink.lines.is_empty()
             {

@@ -75,7 +75,9 @@ impl Tool for ListDir {
                 text.push_str(&format!("({} is empty)\n", path.display));
             }
             if truncated {
-                text.push_str(&format!("(only the first {MAX_ENTRIES} entries are shown)\n"));
+                text.push_str(&format!(
+                    "(only the first {MAX_ENTRIES} entries are shown)\n"
+                ));
             }
             ToolOutput::text(text).with_detail(ToolDetail::Listing {
                 path: path.display.clone(),

@@ -67,7 +67,11 @@ fn line_of(text: &str, byte: usize) -> usize {
 }
 
 /// `Err(None)`: no match; `Err(Some)`: ambiguous.
-fn exact(text: &str, old: &str, replace_all: bool) -> Result<Vec<std::ops::Range<usize>>, Option<Miss>> {
+fn exact(
+    text: &str,
+    old: &str,
+    replace_all: bool,
+) -> Result<Vec<std::ops::Range<usize>>, Option<Miss>> {
     if old.is_empty() {
         return Err(None);
     }
@@ -103,7 +107,12 @@ fn indent_of(line: &str) -> &str {
 
 /// Matches `old` line by line. With `flexible_indent`, leading whitespace may differ by a common
 /// amount, and the replacement is re-indented by the same amount.
-fn by_lines(text: &str, old: &str, new: &str, flexible_indent: bool) -> Result<Option<Found>, Miss> {
+fn by_lines(
+    text: &str,
+    old: &str,
+    new: &str,
+    flexible_indent: bool,
+) -> Result<Option<Found>, Miss> {
     let old_lines: Vec<&str> = old.trim_end_matches('\n').lines().collect();
     if old_lines.iter().all(|l| l.trim().is_empty()) {
         return Ok(None);
@@ -143,9 +152,16 @@ fn by_lines(text: &str, old: &str, new: &str, flexible_indent: bool) -> Result<O
     } else {
         "\n"
     };
-    let mut new_lines: Vec<String> = new.trim_end_matches('\n').lines().map(String::from).collect();
+    let mut new_lines: Vec<String> = new
+        .trim_end_matches('\n')
+        .lines()
+        .map(String::from)
+        .collect();
     if flexible_indent {
-        let first = old_lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0);
+        let first = old_lines
+            .iter()
+            .position(|l| !l.trim().is_empty())
+            .unwrap_or(0);
         let have = indent_of(lines[start + first].1);
         let wrote = indent_of(old_lines[first]);
         new_lines = new_lines
@@ -189,12 +205,7 @@ fn closest(text: &str, old: &str) -> Option<(usize, String)> {
         }
     }
     let (score, i) = best?;
-    (score >= 0.6).then(|| {
-        (
-            i + 1,
-            lines[i..(i + span).min(lines.len())].join("\n"),
-        )
-    })
+    (score >= 0.6).then(|| (i + 1, lines[i..(i + span).min(lines.len())].join("\n")))
 }
 
 #[cfg(test)]
@@ -221,7 +232,9 @@ mod tests {
         let all = find(text, "fn a() {}", "x", true).unwrap();
         assert_eq!(apply(text, &all), "x\nfn b() {}\nx\n");
         match find(text, "fn c() {}", "x", false) {
-            Err(Miss::NotFound { closest: Some((1, _)) }) => {}
+            Err(Miss::NotFound {
+                closest: Some((1, _)),
+            }) => {}
             other => panic!("{other:?}"),
         }
         assert!(matches!(
@@ -241,7 +254,13 @@ mod tests {
     #[test]
     fn whitespace_and_indentation_fallbacks_still_need_one_match() {
         let text = "fn main() {\n    if x {  \n        go();\n    }\n}\n";
-        let f = find(text, "if x {\n    go();\n}", "if y {\n    stop();\n}", false).unwrap();
+        let f = find(
+            text,
+            "if x {\n    go();\n}",
+            "if y {\n    stop();\n}",
+            false,
+        )
+        .unwrap();
         assert_eq!(f.how, Some("ignoring indentation"));
         assert_eq!(
             apply(text, &f),

@@ -17,8 +17,8 @@ use crate::{CallContext, Tool, ToolOutput};
 use std::path::Path;
 use std::sync::Arc;
 
-pub use process::ProcessTable;
 pub(crate) use grep::walker;
+pub use process::ProcessTable;
 
 /// Every built-in tool.
 pub fn all() -> Vec<Arc<dyn Tool>> {
@@ -68,8 +68,7 @@ pub(crate) async fn resolve_path(
     input: &str,
     write: bool,
 ) -> Result<crate::paths::ResolvedPath, ToolOutput> {
-    let resolved =
-        crate::paths::resolve(&cx.session.root, input).map_err(ToolOutput::error)?;
+    let resolved = crate::paths::resolve(&cx.session.root, input).map_err(ToolOutput::error)?;
     if !resolved.inside && !write {
         // Read tools on an external path: its own approval. (Writes ask with the edit itself.)
         cx.authorize(crate::session::Ask {

@@ -45,8 +45,7 @@ impl CappedOutput {
         if bytes.len() >= self.tail_limit {
             self.omitted += (self.tail.len() + bytes.len() - self.tail_limit) as u64;
             self.tail.clear();
-            self.tail
-                .extend(&bytes[bytes.len() - self.tail_limit..]);
+            self.tail.extend(&bytes[bytes.len() - self.tail_limit..]);
             return;
         }
         self.tail.extend(bytes);
@@ -258,7 +257,12 @@ impl ProcessTable {
     /// New output since the last read (or the newest part of it when more was produced than is
     /// kept), and the process's state.
     pub fn read(&self, id: u32) -> Option<(String, u64, ProcessInfo)> {
-        let bg = self.processes.lock().expect("processes lock").get(&id)?.clone();
+        let bg = self
+            .processes
+            .lock()
+            .expect("processes lock")
+            .get(&id)?
+            .clone();
         let mut out = bg.output.lock().expect("output lock");
         let unread = (out.total - out.read) as usize;
         let available = unread.min(out.buffer.len());
@@ -267,12 +271,21 @@ impl ProcessTable {
         let bytes: Vec<u8> = out.buffer.range(start..).copied().collect();
         out.read = out.total;
         drop(out);
-        Some((String::from_utf8_lossy(&bytes).into_owned(), skipped, info(&bg)))
+        Some((
+            String::from_utf8_lossy(&bytes).into_owned(),
+            skipped,
+            info(&bg),
+        ))
     }
 
     /// Kills a background process and its children.
     pub async fn kill(&self, id: u32) -> Option<ProcessInfo> {
-        let bg = self.processes.lock().expect("processes lock").get(&id)?.clone();
+        let bg = self
+            .processes
+            .lock()
+            .expect("processes lock")
+            .get(&id)?
+            .clone();
         terminate_group(bg.pid).await;
         for _ in 0..50 {
             if bg.exit.lock().expect("exit lock").is_some() {

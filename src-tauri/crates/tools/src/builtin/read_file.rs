@@ -74,7 +74,9 @@ fn read(
         Err(e) => return io_error(shown, &e),
     };
     if meta.is_dir() {
-        return ToolOutput::error(format!("{shown} is a folder; use list_dir to see what it contains"));
+        return ToolOutput::error(format!(
+            "{shown} is a folder; use list_dir to see what it contains"
+        ));
     }
     if let Some(mime) = image_mime(&path.real) {
         if meta.len() > MAX_IMAGE_BYTES {
@@ -138,7 +140,9 @@ fn read(
         let line = line.strip_suffix('\r').unwrap_or(line);
         if line.chars().count() > MAX_LINE_CHARS {
             let cut: String = line.chars().take(MAX_LINE_CHARS).collect();
-            out.push_str(&format!("{total:>6}\t{cut}… [line cut at {MAX_LINE_CHARS} characters]\n"));
+            out.push_str(&format!(
+                "{total:>6}\t{cut}… [line cut at {MAX_LINE_CHARS} characters]\n"
+            ));
         } else {
             out.push_str(&format!("{total:>6}\t{line}\n"));
         }

@@ -77,7 +77,10 @@ impl Tool for TodoWrite {
         if let Err(e) = stored {
             return ToolOutput::error(format!("the plan could not be saved: {e}"));
         }
-        let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
+        let done = todos
+            .iter()
+            .filter(|t| t.status == TodoStatus::Completed)
+            .count();
         let mut text = format!("Plan saved ({done} of {} done):\n", todos.len());
         for t in &todos {
             let mark = match t.status {

@@ -68,7 +68,11 @@ impl Tool for WebFetch {
                     url: url.to_string(),
                 },
                 summary: format!("Fetch {url}"),
-                decisions: &[DecisionKind::Approve, DecisionKind::ApproveAlways, DecisionKind::Reject],
+                decisions: &[
+                    DecisionKind::Approve,
+                    DecisionKind::ApproveAlways,
+                    DecisionKind::Reject,
+                ],
                 force_ask: None,
             })
             .await
@@ -136,7 +140,9 @@ async fn fetch(url: reqwest::Url, allow_private: bool) -> ToolOutput {
                     break;
                 }
             }
-            Err(e) => return ToolOutput::error(format!("reading {shown} failed: {}", error_chain(&e))),
+            Err(e) => {
+                return ToolOutput::error(format!("reading {shown} failed: {}", error_chain(&e)))
+            }
         }
     }
     let textual = content_type.is_empty()
@@ -147,12 +153,18 @@ async fn fetch(url: reqwest::Url, allow_private: bool) -> ToolOutput {
     if !textual || super::looks_binary(&body) {
         return ToolOutput::error(format!(
             "{shown} is {} ({}), not text; it was not shown",
-            if content_type.is_empty() { "binary" } else { &content_type },
+            if content_type.is_empty() {
+                "binary"
+            } else {
+                &content_type
+            },
             super::human_bytes(body.len() as u64)
         ));
     }
     let raw = String::from_utf8_lossy(&body);
-    let mut text = if content_type.contains("html") || raw.trim_start().starts_with('<') && raw.contains("<html") {
+    let mut text = if content_type.contains("html")
+        || raw.trim_start().starts_with('<') && raw.contains("<html")
+    {
         to_markdown(&raw)
     } else {
         raw.into_owned()
@@ -176,7 +188,10 @@ async fn fetch(url: reqwest::Url, allow_private: bool) -> ToolOutput {
     if status.is_success() {
         output
     } else {
-        ToolOutput { is_error: true, ..output }
+        ToolOutput {
+            is_error: true,
+            ..output
+        }
     }
 }
 
@@ -199,11 +214,11 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 fn to_markdown(html: &str) -> String {
     let converter = htmd::HtmlToMarkdown::builder()
-        .skip_tags(vec!["script", "style", "noscript", "template", "head", "svg", "iframe"])
+        .skip_tags(vec![
+            "script", "style", "noscript", "template", "head", "svg", "iframe",
+        ])
         .build();
-    converter
-        .convert(html)
-        .unwrap_or_else(|_| html.to_string())
+    converter.convert(html).unwrap_or_else(|_| html.to_string())
 }
 
 /// A host written as an IP address that is not public.
@@ -254,7 +269,9 @@ impl reqwest::dns::Resolve for PublicOnly {
         let host = name.as_str().to_string();
         Box::pin(async move {
             let addrs: Vec<SocketAddr> = tokio::task::spawn_blocking(move || {
-                (host.as_str(), 0).to_socket_addrs().map(|a| a.collect::<Vec<_>>())
+                (host.as_str(), 0)
+                    .to_socket_addrs()
+                    .map(|a| a.collect::<Vec<_>>())
             })
             .await
             .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)??;
@@ -273,7 +290,19 @@ mod tests {
 
     #[test]
     fn private_addresses_are_recognised() {
-        for private in ["127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.5.5", "169.254.169.254", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1", "100.64.0.1", "0.0.0.0"] {
+        for private in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "192.168.0.1",
+            "172.16.5.5",
+            "169.254.169.254",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "100.64.0.1",
+            "0.0.0.0",
+        ] {
             assert!(!is_public(private.parse().unwrap()), "{private}");
         }
         for public in ["1.1.1.1", "93.184.216.34", "2606:4700::1111"] {

@@ -5,7 +5,9 @@ use super::{resolve_path, MAX_FILE_BYTES};
 use crate::checkpoint::write_atomically;
 use crate::paths::ResolvedPath;
 use crate::session::Ask;
-use crate::{apply_hunks, hunks, parse_input, schema_of, CallContext, Grant, Subject, Tool, ToolOutput};
+use crate::{
+    apply_hunks, hunks, parse_input, schema_of, CallContext, Grant, Subject, Tool, ToolOutput,
+};
 use async_trait::async_trait;
 use codewright_protocol::{Action, DecisionKind, ToolCategory, ToolDetail};
 use schemars::JsonSchema;
@@ -67,7 +69,10 @@ impl Tool for WriteFile {
 }
 
 /// The file's current bytes, `None` when it does not exist.
-pub(crate) fn current(cx: &CallContext, path: &ResolvedPath) -> Result<Option<Vec<u8>>, ToolOutput> {
+pub(crate) fn current(
+    cx: &CallContext,
+    path: &ResolvedPath,
+) -> Result<Option<Vec<u8>>, ToolOutput> {
     let _ = cx;
     match std::fs::metadata(&path.real) {
         Ok(m) if m.is_dir() => Err(ToolOutput::error(format!("{} is a folder", path.display))),
@@ -143,11 +148,14 @@ pub(crate) async fn apply_change(
         }
         decisions.push(DecisionKind::ApproveEdited);
     }
-    let (added, removed) = proposal.iter().flat_map(|h| &h.lines).fold((0, 0), |(a, r), l| match l.kind {
-        codewright_protocol::LineKind::Added => (a + 1, r),
-        codewright_protocol::LineKind::Removed => (a, r + 1),
-        codewright_protocol::LineKind::Context => (a, r),
-    });
+    let (added, removed) = proposal
+        .iter()
+        .flat_map(|h| &h.lines)
+        .fold((0, 0), |(a, r), l| match l.kind {
+            codewright_protocol::LineKind::Added => (a + 1, r),
+            codewright_protocol::LineKind::Removed => (a, r + 1),
+            codewright_protocol::LineKind::Context => (a, r),
+        });
     let summary = if created {
         format!("Create {} ({added} lines)", path.display)
     } else {
@@ -188,7 +196,11 @@ pub(crate) async fn apply_change(
         }
         Grant::Edited(content) => (content.into_bytes(), all.clone(), true),
     };
-    let rejected: Vec<usize> = all.iter().copied().filter(|i| !applied.contains(i)).collect();
+    let rejected: Vec<usize> = all
+        .iter()
+        .copied()
+        .filter(|i| !applied.contains(i))
+        .collect();
     let detail = |applied: Vec<usize>, rejected: Vec<usize>| ToolDetail::Diff {
         path: path.display.clone(),
         created,
@@ -243,7 +255,12 @@ pub(crate) async fn apply_change(
             v.iter()
                 .map(|i| {
                     let h = &proposal[*i];
-                    format!("#{} (old lines {}–{})", i + 1, h.old_start, h.old_start + h.old_lines.max(1) - 1)
+                    format!(
+                        "#{} (old lines {}–{})",
+                        i + 1,
+                        h.old_start,
+                        h.old_start + h.old_lines.max(1) - 1
+                    )
                 })
                 .collect::<Vec<_>>()
                 .join(", ")
