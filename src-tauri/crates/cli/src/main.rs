@@ -2,6 +2,7 @@
 //! app, at the same time; every change it makes shows up in the app's open windows.
 
 mod chat;
+mod exec;
 mod output;
 mod providers;
 mod records;
@@ -50,6 +51,8 @@ enum Command {
     Auth(providers::AuthCommand),
     /// Ask a model one question and stream the answer (no tools).
     Chat(chat::ChatArgs),
+    /// Run the agent on a task to the end (reads, edits, commands, with approvals).
+    Exec(exec::ExecArgs),
     /// The agent's tools: list them, or run one as the agent would.
     #[command(subcommand)]
     Tool(tools::ToolCommand),
@@ -77,7 +80,8 @@ fn main() -> ExitCode {
         }
     };
     match run(cli) {
-        Ok(output) => {
+        Ok(Finished::Code(code)) => code,
+        Ok(Finished::Print(output)) => {
             let mut stdout = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth reporting.
             let _ = stdout
@@ -92,15 +96,26 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs one command and returns what to print.
-fn run(cli: Cli) -> Result<String, String> {
+/// What a command left to do.
+enum Finished {
+    /// Print this and exit 0.
+    Print(String),
+    /// It printed as it went; exit with this code.
+    Code(ExitCode),
+}
+
+/// Runs one command.
+fn run(cli: Cli) -> Result<Finished, String> {
     let home = cli
         .home
         .or_else(default_data_dir)
         .ok_or("cannot find a home folder for the data; pass --home DIR or set CODEWRIGHT_HOME")?;
     let store = Store::open_in(&home).map_err(|e| e.to_string())?;
     let json = cli.json;
-    match cli.command {
+    if let Command::Exec(args) = cli.command {
+        return exec::exec(store, &home, args, json).map(Finished::Code);
+    }
+    let text = match cli.command {
         Command::Projects(command) => records::projects(&store, command, json),
         Command::Tasks(command) => records::tasks(&store, command, json),
         Command::Providers(command) => providers::providers(&store, command, json),
@@ -110,5 +125,7 @@ fn run(cli: Cli) -> Result<String, String> {
         Command::Tool(command) => tools::tool(store, &home, command, json),
         Command::Rules(command) => tools::rules(&store, command, json),
         Command::Checkpoints(command) => tools::checkpoints(store, &home, command, json),
-    }
+        Command::Exec(_) => unreachable!("handled above"),
+    }?;
+    Ok(Finished::Print(text))
 }

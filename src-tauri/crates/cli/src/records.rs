@@ -37,6 +37,8 @@ pub enum TasksCommand {
         project: ProjectId,
         title: String,
     },
+    /// Print a task's conversation.
+    Show { id: TaskId },
     /// Rename a task.
     Rename { id: TaskId, title: String },
     /// Delete a task.
@@ -123,6 +125,15 @@ pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String,
                 )
             }
         }
+        TasksCommand::Show { id } => {
+            let task = store.task(id).map_err(|e| e.to_string())?;
+            let history = store.history(id).map_err(|e| e.to_string())?;
+            if json {
+                to_json(&serde_json::json!({ "task": task, "messages": history }))
+            } else {
+                show(&task, &history)
+            }
+        }
         TasksCommand::Rename { id, title } => {
             let t = store.rename_task(id, &title).map_err(|e| e.to_string())?;
             if json {
@@ -141,4 +152,57 @@ pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String,
             }
         }
     })
+}
+
+/// A conversation as text: each message under its role, tool calls and results one line each.
+fn show(task: &codewright_protocol::Task, history: &[codewright_protocol::MessageRecord]) -> String {
+    use codewright_protocol::{Part, Role, ToolContent};
+    let mut out = format!("Task {} \"{}\" ({})\n", task.id, task.title, task.status.as_str());
+    for record in history {
+        let m = &record.message;
+        let who = match m.role {
+            Role::User => "you",
+            Role::Assistant => "agent",
+            Role::Tool => "tools",
+            Role::System => "system",
+        };
+        let mut note = String::new();
+        if !record.complete {
+            note.push_str(" (streaming)");
+        }
+        if let Some(stop) = m.stop_reason {
+            if !matches!(stop, codewright_protocol::StopReason::EndTurn | codewright_protocol::StopReason::ToolUse) {
+                note.push_str(&format!(" ({})", serde_json::to_value(stop).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()));
+            }
+        }
+        out.push_str(&format!("\n── {who}{note}\n"));
+        for part in &m.parts {
+            match part {
+                Part::Text { text } => {
+                    out.push_str(text.trim_end());
+                    out.push('\n');
+                }
+                Part::Thinking { text, .. } if !text.is_empty() => {
+                    out.push_str(&format!("(thinking) {}\n", text.lines().next().unwrap_or("")));
+                }
+                Part::Thinking { .. } => {}
+                Part::ToolCall { name, arguments, .. } => {
+                    let args: String = arguments.chars().take(160).collect();
+                    out.push_str(&format!("→ {name} {args}\n"));
+                }
+                Part::ToolResult { content, is_error, .. } => {
+                    let first = content
+                        .iter()
+                        .find_map(|c| match c {
+                            ToolContent::Text { text } => Some(text.lines().next().unwrap_or("").to_string()),
+                            ToolContent::Image { .. } => Some("[image]".into()),
+                        })
+                        .unwrap_or_default();
+                    out.push_str(&format!("{} {first}\n", if *is_error { "✗" } else { "✓" }));
+                }
+                Part::Attachment(a) => out.push_str(&format!("[attached {}]\n", a.name)),
+            }
+        }
+    }
+    out
 }

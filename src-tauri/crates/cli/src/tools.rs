@@ -80,7 +80,7 @@ pub enum CheckpointsCommand {
     },
 }
 
-fn parse_mode(s: &str) -> Result<PermissionMode, String> {
+pub fn parse_mode(s: &str) -> Result<PermissionMode, String> {
     PermissionMode::parse(s)
         .ok_or_else(|| format!("unknown mode {s:?}: use normal, accept-edits, plan or yolo"))
 }
@@ -312,7 +312,7 @@ pub fn checkpoints(
 /// Asks approvals and questions on the terminal (stderr for the prompt, stdin for the answer).
 pub struct Terminal;
 
-fn read_line(prompt: String) -> Option<String> {
+pub fn read_line(prompt: String) -> Option<String> {
     let mut err = std::io::stderr().lock();
     let _ = write!(err, "{prompt}");
     let _ = err.flush();

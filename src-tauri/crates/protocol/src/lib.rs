@@ -2,6 +2,7 @@
 //! the CLI and the UI. Everything here is plain data with a stable serde shape, plus the pure
 //! functions that define their invariants ([`answer_every_call`]); no I/O lives in this crate.
 
+mod agent;
 pub mod conversation;
 mod events;
 mod ids;
@@ -9,6 +10,7 @@ mod message;
 mod records;
 mod tools;
 
+pub use agent::{AgentEvent, AgentState, RunOutcome};
 pub use conversation::{answer_every_call, Repairs};
 pub use events::StoreEvent;
 pub use ids::{MessageId, ProjectId, TaskId};

@@ -137,6 +137,25 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Every message of a task, oldest first.
+    pub fn history(&self, task: TaskId) -> Result<Vec<MessageRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM messages WHERE task_id = ?1 ORDER BY seq"))?;
+        let rows = stmt.query_map([task.0], from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Closes messages a crash left streaming: they keep what was written and are marked
+    /// complete, stopped (`aborted`). Returns how many there were.
+    pub fn close_interrupted(&self, task: TaskId) -> Result<usize> {
+        Ok(self.conn.execute(
+            "UPDATE messages SET complete = 1, stop_reason = 'aborted', updated_at = ?2
+             WHERE task_id = ?1 AND complete = 0",
+            params![task.0, now_ms()],
+        )?)
+    }
+
     /// Starts an assistant message that will be streamed into. Its row exists right away.
     pub fn start_streaming(&self, task: TaskId, model: &str) -> Result<StreamingMessage> {
         let mut message = Message::new(Role::Assistant, Vec::new());

@@ -88,6 +88,18 @@ impl Store {
         self.task(id)
     }
 
+    /// Sets the task's status (running, paused, …).
+    pub fn set_task_status(&self, id: TaskId, status: TaskStatus) -> Result<()> {
+        let changed = self.conn.execute(
+            "UPDATE tasks SET status = ?1, updated_at = ?2 WHERE id = ?3 AND status != ?1",
+            params![status.as_str(), now_ms(), id.0],
+        )?;
+        if changed == 0 {
+            self.task(id)?;
+        }
+        Ok(())
+    }
+
     /// Replaces the task's plan.
     pub fn set_todos(&self, id: TaskId, todos: &[Todo]) -> Result<Task> {
         let json = serde_json::to_string(todos).expect("todos serialize");

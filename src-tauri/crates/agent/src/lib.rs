@@ -1,0 +1,22 @@
+//! The agent loop: runs one task — builds the system prompt, sends the (repaired) history with the
+//! tools, streams the answer into the store, runs the tool calls (reads in parallel, the rest in
+//! order, each through the approval gate), and repeats until the model stops calling tools, the
+//! user stops it, or the iteration limit pauses it. Everything it does is reported as
+//! [`AgentEvent`]s; the desktop shell and the CLI only consume them and answer approvals.
+//!
+//! States ([`AgentState`]): queued → streaming → (awaiting approval ⇄ running tools) → streaming
+//! → … → idle. See [`state::next`] for the allowed transitions.
+
+mod approvals;
+mod dispatch;
+mod prompt;
+mod run;
+pub mod state;
+
+pub use prompt::system_prompt;
+pub use run::{Agent, AgentConfig, Model, RunRequest, TaskHandle};
+
+use codewright_protocol::AgentEvent;
+
+/// Where a run sends its events.
+pub type Events = tokio::sync::mpsc::UnboundedSender<AgentEvent>;

@@ -1,0 +1,660 @@
+//! The loop itself, and the handle a front end holds on a running task.
+
+use crate::approvals::{EventApprover, Pending};
+use crate::dispatch::{run_calls, Call};
+use crate::state::{next, Step};
+use crate::Events;
+use codewright_llm::request::build_body;
+use codewright_llm::{ChatRequest, Client, Delta, ErrorKind, ModelInfo, Provider, RetryPolicy};
+use codewright_protocol::{
+    answer_every_call, AgentEvent, AgentState, Message, Part, PermissionMode, Role, RunOutcome,
+    StopReason, TaskId, TaskStatus,
+};
+use codewright_store::{Store, UsageEvent};
+use codewright_tools::{Registry, Session, SessionConfig};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+/// How the loop behaves.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// Requests per run before the task pauses with a summary (default 100).
+    pub max_iterations: u32,
+    /// Tasks running at once; more wait, visibly queued (default 3).
+    pub max_running: usize,
+    /// Retries of a provider call that failed before anything arrived.
+    pub retry: RetryPolicy,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            max_iterations: 100,
+            max_running: 3,
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// The model a run uses.
+#[derive(Debug, Clone)]
+pub struct Model {
+    pub info: ModelInfo,
+    pub provider: Provider,
+    pub key: Option<String>,
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub task: TaskId,
+    /// The user's new message; `None` continues the task as it is (after a pause or a crash).
+    pub prompt: Option<String>,
+    pub model: Model,
+    pub mode: PermissionMode,
+    /// Run commands under the Landlock sandbox (always on in yolo mode).
+    pub sandbox: bool,
+}
+
+/// Runs tasks. Cheap to clone; clones share the running-task limit.
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<Mutex<Store>>,
+    home: PathBuf,
+    client: Client,
+    registry: Arc<Registry>,
+    config: AgentConfig,
+    slots: Arc<Semaphore>,
+}
+
+/// A running task: stop it, steer it, answer its approvals, wait for it.
+pub struct TaskHandle {
+    task: TaskId,
+    cancel: CancellationToken,
+    steer: Arc<Mutex<VecDeque<String>>>,
+    pending: Arc<Pending>,
+    join: tokio::task::JoinHandle<RunOutcome>,
+}
+
+impl TaskHandle {
+    pub fn task(&self) -> TaskId {
+        self.task
+    }
+
+    /// Stops the run: streaming ends (what arrived is kept), running tools are killed, waiting
+    /// approvals are resolved as rejected, and every unanswered call gets a result.
+    pub fn stop(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Queues a message for the model; it is delivered at the next turn boundary (before the
+    /// next request), never lost while the run lives.
+    pub fn steer(&self, text: impl Into<String>) {
+        self.steer.lock().expect("steer lock").push_back(text.into());
+    }
+
+    /// Answers an approval request; false if it no longer waits.
+    pub fn decide(&self, id: u64, decision: codewright_protocol::Decision) -> bool {
+        self.pending.decide(id, decision)
+    }
+
+    /// Answers a question; false if it no longer waits.
+    pub fn answer(&self, id: u64, answer: Option<String>) -> bool {
+        self.pending.answer(id, answer)
+    }
+
+    /// Waits for the run to end.
+    pub async fn wait(self) -> RunOutcome {
+        self.join.await.unwrap_or(RunOutcome::Failed)
+    }
+}
+
+/// Sent (not stored) when the model answered with nothing.
+const NUDGE: &str = "Your last answer was empty. Continue with the task: call a tool, or answer the user.";
+/// What a stop leaves as the result of calls that did not run.
+const STOPPED: &str = "interrupted: the user stopped the task before this tool ran";
+const SUMMARY_REQUEST: &str = "Stop here: the iteration limit is reached. Without calling tools, write a short checkpoint of this task for whoever continues it: Goal; Progress (done / in progress); Key decisions; Next steps; Files touched.";
+
+impl Agent {
+    pub fn new(store: Arc<Mutex<Store>>, home: PathBuf, config: AgentConfig) -> Agent {
+        Agent {
+            inner: Arc::new(Inner {
+                store,
+                home,
+                client: Client::new(config.retry.clone()),
+                registry: Arc::new(Registry::builtin()),
+                slots: Arc::new(Semaphore::new(config.max_running.max(1))),
+                config,
+            }),
+        }
+    }
+
+    /// Starts a run on the current tokio runtime.
+    pub fn start(&self, request: RunRequest, events: Events) -> TaskHandle {
+        let cancel = CancellationToken::new();
+        let steer = Arc::new(Mutex::new(VecDeque::new()));
+        let pending = Arc::new(Pending::default());
+        let run = Run {
+            inner: self.inner.clone(),
+            task: request.task,
+            events,
+            cancel: cancel.clone(),
+            steer: steer.clone(),
+            pending: pending.clone(),
+            state: AgentState::Queued,
+        };
+        TaskHandle {
+            task: request.task,
+            cancel,
+            steer,
+            pending,
+            join: tokio::spawn(run.run(request)),
+        }
+    }
+}
+
+struct Run {
+    inner: Arc<Inner>,
+    task: TaskId,
+    events: Events,
+    cancel: CancellationToken,
+    steer: Arc<Mutex<VecDeque<String>>>,
+    pending: Arc<Pending>,
+    state: AgentState,
+}
+
+impl Run {
+    fn emit(&self, event: AgentEvent) {
+        let _ = self.events.send(event);
+    }
+
+    fn notice(&self, message: impl Into<String>) {
+        self.emit(AgentEvent::Notice {
+            task_id: self.task,
+            message: message.into(),
+        });
+    }
+
+    fn error(&self, kind: &str, message: impl Into<String>) {
+        self.emit(AgentEvent::Error {
+            task_id: self.task,
+            kind: kind.to_string(),
+            message: message.into(),
+        });
+    }
+
+    fn step(&mut self, step: Step) {
+        let to = next(self.state, step).unwrap_or_else(|| {
+            debug_assert!(false, "{:?} cannot {:?}", self.state, step);
+            AgentState::Idle
+        });
+        if to != self.state {
+            self.state = to;
+            self.emit(AgentEvent::State {
+                task_id: self.task,
+                state: to,
+            });
+        }
+    }
+
+    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.inner.store.lock().expect("store lock")
+    }
+
+    async fn run(mut self, request: RunRequest) -> RunOutcome {
+        let outcome = match self.run_inner(request).await {
+            Ok(outcome) => outcome,
+            Err(message) => {
+                self.error("setup", message);
+                RunOutcome::Failed
+            }
+        };
+        let status = match outcome {
+            RunOutcome::Paused => TaskStatus::Paused,
+            RunOutcome::Failed => TaskStatus::Failed,
+            RunOutcome::Done | RunOutcome::Stopped => TaskStatus::Idle,
+        };
+        let _ = self.store().set_task_status(self.task, status);
+        self.step(Step::End);
+        self.emit(AgentEvent::RunFinished {
+            task_id: self.task,
+            outcome,
+        });
+        outcome
+    }
+
+    async fn run_inner(&mut self, request: RunRequest) -> Result<RunOutcome, String> {
+        let task = self.task;
+        // Wait for a slot (visibly).
+        let slots = self.inner.slots.clone();
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                self.emit(AgentEvent::State {
+                    task_id: task,
+                    state: AgentState::Queued,
+                });
+                tokio::select! {
+                    p = slots.acquire_owned() => p.map_err(|e| e.to_string())?,
+                    _ = self.cancel.cancelled() => return Ok(RunOutcome::Stopped),
+                }
+            }
+        };
+        let _permit = permit;
+
+        let (project, mut messages, interrupted) = self.load(request.prompt.as_deref())?;
+        if interrupted {
+            self.notice("The previous run of this task was interrupted (Codewright stopped while it ran). What was saved is kept; calls that did not finish were answered as interrupted.");
+        }
+        let turn = messages.iter().filter(|m| m.role == Role::User).count() as i64;
+        let approver = Arc::new(EventApprover {
+            events: self.events.clone(),
+            pending: self.pending.clone(),
+        });
+        let session = Session::new(
+            SessionConfig {
+                task,
+                project: project.id,
+                root: PathBuf::from(&project.root_path),
+                home: self.inner.home.clone(),
+                mode: request.mode,
+                sandbox: request.sandbox,
+                allow_private_network: false,
+                rules: vec![],
+            },
+            self.inner.store.clone(),
+            approver,
+        )?;
+        session.set_turn(turn);
+        self.store()
+            .set_task_status(task, TaskStatus::Running)
+            .map_err(|e| e.to_string())?;
+        self.emit(AgentEvent::RunStarted { task_id: task, turn });
+        let system = crate::system_prompt(
+            &session.root,
+            &project.context,
+            &project.rules,
+            &today(),
+        );
+        let outcome = self.iterate(&request.model, &session, &system, &mut messages).await;
+        session.shutdown();
+        Ok(outcome)
+    }
+
+    /// Reads the task and its history, closes what a crash left open, and appends the prompt.
+    fn load(
+        &self,
+        prompt: Option<&str>,
+    ) -> Result<(codewright_protocol::Project, Vec<Message>, bool), String> {
+        let store = self.store();
+        let task = store.task(self.task).map_err(|e| e.to_string())?;
+        let project = store.project(task.project_id).map_err(|e| e.to_string())?;
+        let closed = store
+            .close_interrupted(self.task)
+            .map_err(|e| e.to_string())?;
+        let interrupted = closed > 0 || task.status == TaskStatus::Running;
+        let mut messages: Vec<Message> = store
+            .history(self.task)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|r| r.message)
+            // An empty answer (or a stream that died before anything arrived) says nothing.
+            .filter(|m| !(m.role == Role::Assistant && m.parts.is_empty()))
+            .collect();
+        // Calls a crash or a stop left without results get them now, in the store.
+        let (_, repairs) = answer_every_call(&messages, STOPPED);
+        let dangling: Vec<String> = match messages.last() {
+            Some(last) if last.role == Role::Assistant => repairs
+                .answered
+                .into_iter()
+                .filter(|id| last.tool_calls().any(|c| c.id == id))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !dangling.is_empty() {
+            let results = dangling
+                .iter()
+                .map(|id| codewright_protocol::conversation::interrupted_result(id, STOPPED))
+                .collect();
+            let message = Message::new(Role::Tool, results);
+            store
+                .append_message(self.task, &message)
+                .map_err(|e| e.to_string())?;
+            messages.push(message);
+        }
+        match prompt {
+            Some(text) if !text.trim().is_empty() => {
+                let message = Message::user(text);
+                store
+                    .append_message(self.task, &message)
+                    .map_err(|e| e.to_string())?;
+                messages.push(message);
+            }
+            Some(_) => return Err("the message is empty; say what the agent should do".into()),
+            None if messages.is_empty() => {
+                return Err("this task has no messages to continue; send a message first".into())
+            }
+            None => {}
+        }
+        Ok((project, messages, interrupted))
+    }
+
+    /// Delivers steered messages (stored as user messages, in order).
+    fn deliver_steer(&self, messages: &mut Vec<Message>) -> Result<(), String> {
+        let queued: Vec<String> = self.steer.lock().expect("steer lock").drain(..).collect();
+        for text in queued {
+            let message = Message::user(text);
+            self.store()
+                .append_message(self.task, &message)
+                .map_err(|e| e.to_string())?;
+            messages.push(message);
+        }
+        Ok(())
+    }
+
+    async fn iterate(
+        &mut self,
+        model: &Model,
+        session: &Arc<Session>,
+        system: &str,
+        messages: &mut Vec<Message>,
+    ) -> RunOutcome {
+        let specs = self.inner.registry.specs();
+        let mut empty_retry = false;
+        let mut iteration = 0u32;
+        loop {
+            if let Err(e) = self.deliver_steer(messages) {
+                self.error("store", e);
+                return RunOutcome::Failed;
+            }
+            if self.cancel.is_cancelled() {
+                return RunOutcome::Stopped;
+            }
+            iteration += 1;
+            if iteration > self.inner.config.max_iterations {
+                return self.pause(model, system, messages).await;
+            }
+            if self.state != AgentState::Streaming {
+                self.step(if self.state == AgentState::RunningTools {
+                    Step::ToolsDone
+                } else {
+                    Step::Start
+                });
+            }
+            self.emit(AgentEvent::Request {
+                task_id: self.task,
+                iteration,
+                model: model.info.id.clone(),
+            });
+            let mut request_messages = messages.clone();
+            if empty_retry {
+                request_messages.push(Message::user(NUDGE));
+            }
+            let answer = match self
+                .ask_model(model, Some(system), request_messages, specs.clone())
+                .await
+            {
+                Ok(answer) => answer,
+                Err(outcome) => return outcome,
+            };
+            let calls: Vec<Call> = answer
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                        truncated,
+                        ..
+                    } => Some(Call {
+                        id: id.clone(),
+                        name: name.clone(),
+                        arguments: arguments.clone(),
+                        truncated: *truncated,
+                    }),
+                    _ => None,
+                })
+                .collect();
+            if calls.is_empty() {
+                let said_something = answer.parts.iter().any(|p| match p {
+                    Part::Text { text } => !text.trim().is_empty(),
+                    _ => false,
+                });
+                if !said_something {
+                    if !empty_retry {
+                        empty_retry = true;
+                        self.notice("The model sent an empty answer; asking it once more.");
+                        continue;
+                    }
+                    self.notice("The model sent an empty answer again, so the run stops here. Send a message to continue, or try another model.");
+                    return RunOutcome::Done;
+                }
+                messages.push(answer);
+                if !self.steer.lock().expect("steer lock").is_empty() {
+                    continue;
+                }
+                return RunOutcome::Done;
+            }
+            empty_retry = false;
+            messages.push(answer);
+            self.step(Step::ToolCalls);
+            let results = run_calls(
+                &self.inner.registry,
+                session,
+                calls,
+                &self.cancel,
+                &self.events,
+            )
+            .await;
+            let message = Message::new(Role::Tool, results);
+            if let Err(e) = self.store().append_message(self.task, &message) {
+                self.error("store", e.to_string());
+                return RunOutcome::Failed;
+            }
+            messages.push(message);
+            if self.cancel.is_cancelled() {
+                return RunOutcome::Stopped;
+            }
+        }
+    }
+
+    /// One streamed request. The answer is stored as it streams and finished with its usage.
+    /// `Err` is how the run ends (stopped, or failed after reporting the error).
+    async fn ask_model(
+        &mut self,
+        model: &Model,
+        system: Option<&str>,
+        messages: Vec<Message>,
+        tools: Vec<codewright_protocol::ToolSpec>,
+    ) -> Result<Message, RunOutcome> {
+        let task = self.task;
+        let request = ChatRequest {
+            model: model.info.name().to_string(),
+            system: system.map(String::from),
+            messages,
+            tools: if model.info.tools { tools } else { Vec::new() },
+            max_output_tokens: model.info.max_output.min(32_000) as u32,
+            thinking_budget: None,
+        };
+        let body = build_body(&model.provider, &request);
+        let streaming = self.store().start_streaming(task, &model.info.id);
+        let mut streaming = match streaming {
+            Ok(s) => s,
+            Err(e) => {
+                self.error("store", e.to_string());
+                return Err(RunOutcome::Failed);
+            }
+        };
+        let store = self.inner.store.clone();
+        let events = self.events.clone();
+        let mut write_error = None;
+        let mut on_delta = |delta: &Delta, parts: &[Part]| {
+            let bytes = match delta {
+                Delta::Text(text) => {
+                    let _ = events.send(AgentEvent::TextDelta {
+                        task_id: task,
+                        text: text.clone(),
+                    });
+                    text.len()
+                }
+                Delta::Thinking(text) => {
+                    let _ = events.send(AgentEvent::ThinkingDelta {
+                        task_id: task,
+                        text: text.clone(),
+                    });
+                    text.len()
+                }
+                Delta::ToolCallStarted { id, name } => {
+                    let _ = events.send(AgentEvent::ToolCallStarted {
+                        task_id: task,
+                        call_id: id.clone(),
+                        name: name.clone(),
+                    });
+                    name.len()
+                }
+                Delta::ToolCallArguments { id, arguments } => {
+                    let _ = events.send(AgentEvent::ToolCallArguments {
+                        task_id: task,
+                        call_id: id.clone(),
+                        delta: arguments.clone(),
+                    });
+                    arguments.len()
+                }
+                Delta::Usage(_) | Delta::Idle => 0,
+            };
+            if let Err(e) = streaming.update(&store.lock().expect("store lock"), parts, bytes) {
+                write_error.get_or_insert(e.to_string());
+            }
+        };
+        let result = self
+            .inner
+            .client
+            .stream(
+                &model.provider,
+                model.key.as_deref(),
+                model.info.name(),
+                &body,
+                &self.cancel,
+                &mut on_delta,
+            )
+            .await;
+        if let Some(e) = write_error {
+            self.notice(format!("Saving the answer while it streamed failed ({e}); it is saved when it ends."));
+        }
+        match result {
+            Ok(message) => {
+                let usage = message.usage.unwrap_or_default();
+                let event = UsageEvent {
+                    model: model.info.id.clone(),
+                    provider: model.provider.name.clone(),
+                    usage,
+                    cost: model.info.pricing.cost(&usage),
+                };
+                if let Err(e) = streaming.finish(&self.store(), &message, Some(&event)) {
+                    self.error("store", e.to_string());
+                    return Err(RunOutcome::Failed);
+                }
+                self.emit(AgentEvent::Usage {
+                    task_id: task,
+                    usage,
+                    context_tokens: usage.input + usage.cache_read + usage.cache_write + usage.output,
+                    context_window: model.info.context_window,
+                });
+                Ok(message)
+            }
+            Err(failure) => {
+                let stopped = failure.error.kind == ErrorKind::Cancelled;
+                let mut partial = failure.partial.unwrap_or_else(|| {
+                    let mut m = Message::new(Role::Assistant, Vec::new());
+                    m.model = Some(model.info.id.clone());
+                    m
+                });
+                partial.stop_reason = Some(if stopped {
+                    StopReason::Aborted
+                } else {
+                    StopReason::Error
+                });
+                let _ = streaming.finish(&self.store(), &partial, None);
+                // Calls in what arrived never run: answer them now.
+                let ids: Vec<String> = partial.tool_calls().map(|c| c.id.to_string()).collect();
+                if !ids.is_empty() {
+                    let results = ids
+                        .iter()
+                        .map(|id| codewright_protocol::conversation::interrupted_result(id, STOPPED))
+                        .collect();
+                    let _ = self
+                        .store()
+                        .append_message(task, &Message::new(Role::Tool, results));
+                }
+                if stopped {
+                    return Err(RunOutcome::Stopped);
+                }
+                let message = if failure.error.kind == ErrorKind::ContextOverflow {
+                    format!("{} Start a new task, or compact this one, to go on.", failure.error.message)
+                } else {
+                    failure.error.message.clone()
+                };
+                self.error(kind_name(failure.error.kind), message);
+                Err(RunOutcome::Failed)
+            }
+        }
+    }
+
+    /// The iteration limit: ask for a checkpoint summary (stored as an answer), then pause.
+    async fn pause(&mut self, model: &Model, system: &str, messages: &mut Vec<Message>) -> RunOutcome {
+        let mut request = messages.clone();
+        request.push(Message::user(SUMMARY_REQUEST));
+        if self.state == AgentState::RunningTools {
+            self.step(Step::ToolsDone);
+        }
+        let summarized = self.ask_model(model, Some(system), request, Vec::new()).await.is_ok();
+        self.notice(format!(
+            "Paused after {} requests (the iteration limit){}. Send a message to continue.",
+            self.inner.config.max_iterations,
+            if summarized { "; a summary of the progress was written" } else { "" }
+        ));
+        RunOutcome::Paused
+    }
+}
+
+fn kind_name(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Auth => "auth",
+        ErrorKind::RateLimit => "rateLimit",
+        ErrorKind::Overloaded => "overloaded",
+        ErrorKind::ContextOverflow => "contextOverflow",
+        ErrorKind::InvalidRequest => "invalidRequest",
+        ErrorKind::NotFound => "notFound",
+        ErrorKind::Network => "network",
+        ErrorKind::StreamEndedEarly => "streamEndedEarly",
+        ErrorKind::Provider => "provider",
+        ErrorKind::Cancelled => "cancelled",
+    }
+}
+
+/// Today's date (UTC), for the system prompt.
+fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() / 86_400)
+        .unwrap_or(0) as i64;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}

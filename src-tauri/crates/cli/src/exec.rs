@@ -1,0 +1,263 @@
+//! `exec`: runs the agent loop on a task to the end, headless. Plain output is the assistant's
+//! text and one line per tool call; `--json` prints every protocol event, one per line.
+//! Approvals are asked on the terminal when there is one; otherwise whatever needs asking is
+//! rejected with a message telling the model why.
+
+use crate::providers::{custom_models, provider};
+use crate::tools::{describe, read_line};
+use codewright_agent::{Agent, AgentConfig, Model, RunRequest};
+use codewright_llm::catalog::{parse_model_id, resolve_model};
+use codewright_llm::credentials::{find_key, OsKeyring};
+use codewright_llm::ModelRole;
+use codewright_protocol::{AgentEvent, Decision, DecisionKind, PermissionMode, RunOutcome, TaskId};
+use codewright_store::Store;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+#[derive(clap::Args)]
+pub struct ExecArgs {
+    /// The project folder (default: the current folder; added as a project if new).
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Continue this task instead of starting a new one.
+    #[arg(long, value_name = "ID")]
+    task: Option<TaskId>,
+    /// The model, as MODEL@PROVIDER (default: the main model).
+    #[arg(long, value_name = "MODEL@PROVIDER")]
+    model: Option<String>,
+    /// Permission mode: normal, accept-edits, plan or yolo.
+    #[arg(long, default_value = "normal", value_parser = crate::tools::parse_mode)]
+    mode: PermissionMode,
+    /// Run commands under the Landlock sandbox (always on in yolo mode).
+    #[arg(long)]
+    sandbox: bool,
+    /// Requests before the task pauses with a summary.
+    #[arg(long, default_value_t = 100)]
+    max_iterations: u32,
+    /// What the agent should do (omit with --task to continue a paused or interrupted task).
+    prompt: Option<String>,
+}
+
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+}
+
+/// Runs `exec`; returns the exit code (0 done, 1 error, 130 stopped).
+pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<ExitCode, String> {
+    let task = match args.task {
+        Some(id) => {
+            let task = store.task(id).map_err(|e| e.to_string())?;
+            if let Some(dir) = &args.project {
+                let project = store.project(task.project_id).map_err(|e| e.to_string())?;
+                let dir = dir.canonicalize().map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
+                if Path::new(&project.root_path) != dir {
+                    return Err(format!(
+                        "task {id} belongs to the project in {}, not {}",
+                        project.root_path,
+                        dir.display()
+                    ));
+                }
+            }
+            task
+        }
+        None => {
+            let prompt = args.prompt.as_deref().unwrap_or("").trim();
+            if prompt.is_empty() {
+                return Err("say what the agent should do: codewright-cli exec \"PROMPT\"".into());
+            }
+            let dir = match &args.project {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?,
+            };
+            let project = find_or_add_project(&store, &dir)?;
+            store
+                .add_task(project, &title_of(prompt))
+                .map_err(|e| e.to_string())?
+        }
+    };
+    let model = model(&store, args.model.as_deref())?;
+    let store = Arc::new(Mutex::new(store));
+    let agent = Agent::new(
+        store,
+        home.to_path_buf(),
+        AgentConfig {
+            max_iterations: args.max_iterations,
+            ..AgentConfig::default()
+        },
+    );
+    let interactive = std::io::stdin().is_terminal();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let mode = args.mode;
+    let outcome = runtime.block_on(async move {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let handle = Arc::new(agent.start(
+            RunRequest {
+                task: task.id,
+                prompt: args.prompt.clone(),
+                model,
+                mode,
+                sandbox: args.sandbox,
+            },
+            tx,
+        ));
+        let on_ctrl_c = handle.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_ctrl_c.stop();
+            }
+        });
+        let mut outcome = RunOutcome::Failed;
+        let mut at_line_start = true;
+        while let Some(event) = rx.recv().await {
+            if json {
+                out(&format!("{}\n", serde_json::to_string(&event).expect("events serialize")));
+            }
+            match &event {
+                AgentEvent::TextDelta { text, .. } if !json => {
+                    out(text);
+                    at_line_start = text.ends_with('\n');
+                }
+                AgentEvent::ToolFinished { name, is_error, preview, .. } if !json => {
+                    if !at_line_start {
+                        out("\n");
+                        at_line_start = true;
+                    }
+                    let first = preview.lines().next().unwrap_or("");
+                    out(&format!("[{name}{}] {first}\n", if *is_error { " failed" } else { "" }));
+                }
+                AgentEvent::Notice { message, .. } if !json => eprintln!("codewright-cli: {message}"),
+                AgentEvent::Error { message, .. } if !json => eprintln!("codewright-cli: {message}"),
+                AgentEvent::ApprovalRequested { request } => {
+                    let decision = if interactive {
+                        let request = request.clone();
+                        tokio::task::spawn_blocking(move || terminal_decision(&request))
+                            .await
+                            .unwrap_or(Decision::Reject { feedback: None })
+                    } else {
+                        Decision::Reject {
+                            feedback: Some(format!(
+                                "Not run: `exec` has no terminal to ask on and the {} mode does not allow this ({}). Do without it, or finish and tell the user what to run or allow (for example with --mode accept-edits or a saved rule).",
+                                mode.as_str(),
+                                request.reason
+                            )),
+                        }
+                    };
+                    handle.decide(request.id, decision);
+                }
+                AgentEvent::QuestionAsked { question } => {
+                    let answer = if interactive {
+                        let q = question.clone();
+                        tokio::task::spawn_blocking(move || {
+                            let mut prompt = format!("\n? {}\n", q.question);
+                            for (i, c) in q.choices.iter().enumerate() {
+                                prompt.push_str(&format!("  [{}] {c}\n", i + 1));
+                            }
+                            read_line(format!("{prompt}> ")).map(|a| {
+                                a.parse::<usize>()
+                                    .ok()
+                                    .and_then(|n| q.choices.get(n.wrapping_sub(1)).cloned())
+                                    .unwrap_or(a)
+                            })
+                        })
+                        .await
+                        .ok()
+                        .flatten()
+                    } else {
+                        None
+                    };
+                    handle.answer(question.id, answer);
+                }
+                AgentEvent::RunFinished { outcome: o, .. } => outcome = *o,
+                _ => {}
+            }
+        }
+        if !json && !at_line_start {
+            out("\n");
+        }
+        outcome
+    });
+    Ok(match outcome {
+        RunOutcome::Done | RunOutcome::Paused => ExitCode::SUCCESS,
+        RunOutcome::Stopped => ExitCode::from(130),
+        RunOutcome::Failed => ExitCode::FAILURE,
+    })
+}
+
+fn terminal_decision(request: &codewright_protocol::ApprovalRequest) -> Decision {
+    loop {
+        let Some(answer) = read_line(format!("{}> ", describe(request))) else {
+            return Decision::Reject { feedback: None };
+        };
+        let lower = answer.to_lowercase();
+        match lower.as_str() {
+            "y" | "yes" => return Decision::Approve,
+            "a" | "always" if request.decisions.contains(&DecisionKind::ApproveAlways) => {
+                return Decision::ApproveAlways {
+                    rules: request.always.clone(),
+                }
+            }
+            "n" | "no" => {
+                let feedback = read_line("  feedback for the agent (optional): ".into()).filter(|f| !f.is_empty());
+                return Decision::Reject { feedback };
+            }
+            _ if lower.starts_with('h') && request.decisions.contains(&DecisionKind::ApproveHunks) => {
+                if let Ok(hunks) = lower[1..]
+                    .split(',')
+                    .map(|n| n.trim().parse::<usize>().map(|n| n.saturating_sub(1)))
+                    .collect::<Result<Vec<_>, _>>()
+                {
+                    return Decision::ApproveHunks { hunks };
+                }
+                eprintln!("  write the hunk numbers like: h 1,3");
+            }
+            _ => eprintln!("  answer y or n"),
+        }
+    }
+}
+
+/// The project whose folder is `dir`, added if it is not one yet.
+fn find_or_add_project(store: &Store, dir: &Path) -> Result<codewright_protocol::ProjectId, String> {
+    let real = dir
+        .canonicalize()
+        .map_err(|e| format!("cannot open the project folder {}: {e}", dir.display()))?;
+    let projects = store.projects().map_err(|e| e.to_string())?;
+    if let Some(p) = projects.iter().find(|p| Path::new(&p.root_path) == real) {
+        return Ok(p.id);
+    }
+    store
+        .add_project(&real, None)
+        .map(|p| p.id)
+        .map_err(|e| e.to_string())
+}
+
+/// A task title from the prompt's first line.
+fn title_of(prompt: &str) -> String {
+    let line = prompt.lines().next().unwrap_or("").trim();
+    let mut title: String = line.chars().take(80).collect();
+    if title.len() < line.len() {
+        title.push('…');
+    }
+    title
+}
+
+/// The model to use: given, else the main role's.
+fn model(store: &Store, given: Option<&str>) -> Result<Model, String> {
+    let id = match given {
+        Some(id) => id.to_string(),
+        None => crate::providers::model_for(store, ModelRole::Main)?
+            .map(|(m, _)| m)
+            .ok_or("no model given and no main model set: pass --model MODEL@PROVIDER, or set one with `codewright-cli models role main MODEL@PROVIDER`")?,
+    };
+    let (_, provider_name) = parse_model_id(&id)?;
+    let provider = provider(store, provider_name)?;
+    let info = resolve_model(&id, &custom_models(store)?);
+    let (key, _) = find_key(&OsKeyring, &provider, |var| std::env::var(var).ok())?;
+    Ok(Model { info, provider, key })
+}
