@@ -33,9 +33,8 @@ pub(crate) async fn run_calls(
     let mut results = Vec::with_capacity(calls.len());
     let mut i = 0;
     while i < calls.len() {
-        let parallel = |c: &Call| {
-            !c.truncated && registry.get(&c.name).is_some_and(|t| t.concurrent())
-        };
+        let parallel =
+            |c: &Call| !c.truncated && registry.get(&c.name).is_some_and(|t| t.concurrent());
         let end = if parallel(&calls[i]) {
             i + calls[i..].iter().take_while(|c| parallel(c)).count()
         } else {

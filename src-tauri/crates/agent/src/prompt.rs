@@ -15,17 +15,28 @@ const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 const MAX_INSTRUCTIONS: usize = 32 * 1024;
 
 /// Builds the system prompt for a project.
-pub fn system_prompt(root: &Path, project_context: &str, project_rules: &str, date: &str) -> String {
+pub fn system_prompt(
+    root: &Path,
+    project_context: &str,
+    project_rules: &str,
+    date: &str,
+) -> String {
     let mut out = String::from(INSTRUCTIONS);
     for name in INSTRUCTION_FILES {
         if let Ok(text) = std::fs::read_to_string(root.join(name)) {
             let text: String = text.chars().take(MAX_INSTRUCTIONS).collect();
-            out.push_str(&format!("\n\n# Project instructions ({name})\n\n{}", text.trim()));
+            out.push_str(&format!(
+                "\n\n# Project instructions ({name})\n\n{}",
+                text.trim()
+            ));
             break;
         }
     }
     if !project_context.trim().is_empty() {
-        out.push_str(&format!("\n\n# Project context\n\n{}", project_context.trim()));
+        out.push_str(&format!(
+            "\n\n# Project context\n\n{}",
+            project_context.trim()
+        ));
     }
     if !project_rules.trim().is_empty() {
         out.push_str(&format!("\n\n# Project rules\n\n{}", project_rules.trim()));

@@ -97,7 +97,10 @@ impl TaskHandle {
     /// Queues a message for the model; it is delivered at the next turn boundary (before the
     /// next request), never lost while the run lives.
     pub fn steer(&self, text: impl Into<String>) {
-        self.steer.lock().expect("steer lock").push_back(text.into());
+        self.steer
+            .lock()
+            .expect("steer lock")
+            .push_back(text.into());
     }
 
     /// Answers an approval request; false if it no longer waits.
@@ -117,7 +120,10 @@ impl TaskHandle {
 }
 
 /// Sent (not stored) when the model answered with nothing.
-const NUDGE: &str = "Your last answer was empty. Continue with the task: call a tool, or answer the user.";
+const NUDGE: &str =
+    "Your last answer was empty. Continue with the task: call a tool, or answer the user.";
+/// Stored as the user's message when a task is continued without one.
+const CONTINUE: &str = "Continue.";
 /// What a stop leaves as the result of calls that did not run.
 const STOPPED: &str = "interrupted: the user stopped the task before this tool ran";
 const SUMMARY_REQUEST: &str = "Stop here: the iteration limit is reached. Without calling tools, write a short checkpoint of this task for whoever continues it: Goal; Progress (done / in progress); Key decisions; Next steps; Files touched.";
@@ -276,14 +282,15 @@ impl Run {
         self.store()
             .set_task_status(task, TaskStatus::Running)
             .map_err(|e| e.to_string())?;
-        self.emit(AgentEvent::RunStarted { task_id: task, turn });
-        let system = crate::system_prompt(
-            &session.root,
-            &project.context,
-            &project.rules,
-            &today(),
-        );
-        let outcome = self.iterate(&request.model, &session, &system, &mut messages).await;
+        self.emit(AgentEvent::RunStarted {
+            task_id: task,
+            turn,
+        });
+        let system =
+            crate::system_prompt(&session.root, &project.context, &project.rules, &today());
+        let outcome = self
+            .iterate(&request.model, &session, &system, &mut messages)
+            .await;
         session.shutdown();
         Ok(outcome)
     }
@@ -340,6 +347,17 @@ impl Run {
             Some(_) => return Err("the message is empty; say what the agent should do".into()),
             None if messages.is_empty() => {
                 return Err("this task has no messages to continue; send a message first".into())
+            }
+            // The model spoke last (a pause's summary, a stopped answer): ask it to go on.
+            None if messages
+                .last()
+                .is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none()) =>
+            {
+                let message = Message::user(CONTINUE);
+                store
+                    .append_message(self.task, &message)
+                    .map_err(|e| e.to_string())?;
+                messages.push(message);
             }
             None => {}
         }
@@ -547,7 +565,9 @@ impl Run {
             )
             .await;
         if let Some(e) = write_error {
-            self.notice(format!("Saving the answer while it streamed failed ({e}); it is saved when it ends."));
+            self.notice(format!(
+                "Saving the answer while it streamed failed ({e}); it is saved when it ends."
+            ));
         }
         match result {
             Ok(message) => {
@@ -565,7 +585,10 @@ impl Run {
                 self.emit(AgentEvent::Usage {
                     task_id: task,
                     usage,
-                    context_tokens: usage.input + usage.cache_read + usage.cache_write + usage.output,
+                    context_tokens: usage.input
+                        + usage.cache_read
+                        + usage.cache_write
+                        + usage.output,
                     context_window: model.info.context_window,
                 });
                 Ok(message)
@@ -588,7 +611,9 @@ impl Run {
                 if !ids.is_empty() {
                     let results = ids
                         .iter()
-                        .map(|id| codewright_protocol::conversation::interrupted_result(id, STOPPED))
+                        .map(|id| {
+                            codewright_protocol::conversation::interrupted_result(id, STOPPED)
+                        })
                         .collect();
                     let _ = self
                         .store()
@@ -598,7 +623,10 @@ impl Run {
                     return Err(RunOutcome::Stopped);
                 }
                 let message = if failure.error.kind == ErrorKind::ContextOverflow {
-                    format!("{} Start a new task, or compact this one, to go on.", failure.error.message)
+                    format!(
+                        "{} Start a new task, or compact this one, to go on.",
+                        failure.error.message
+                    )
                 } else {
                     failure.error.message.clone()
                 };
@@ -609,17 +637,29 @@ impl Run {
     }
 
     /// The iteration limit: ask for a checkpoint summary (stored as an answer), then pause.
-    async fn pause(&mut self, model: &Model, system: &str, messages: &mut Vec<Message>) -> RunOutcome {
+    async fn pause(
+        &mut self,
+        model: &Model,
+        system: &str,
+        messages: &mut Vec<Message>,
+    ) -> RunOutcome {
         let mut request = messages.clone();
         request.push(Message::user(SUMMARY_REQUEST));
         if self.state == AgentState::RunningTools {
             self.step(Step::ToolsDone);
         }
-        let summarized = self.ask_model(model, Some(system), request, Vec::new()).await.is_ok();
+        let summarized = self
+            .ask_model(model, Some(system), request, Vec::new())
+            .await
+            .is_ok();
         self.notice(format!(
             "Paused after {} requests (the iteration limit){}. Send a message to continue.",
             self.inner.config.max_iterations,
-            if summarized { "; a summary of the progress was written" } else { "" }
+            if summarized {
+                "; a summary of the progress was written"
+            } else {
+                ""
+            }
         ));
         RunOutcome::Paused
     }

@@ -68,7 +68,11 @@ mod tests {
             (Compacting, Step::ToolCalls),
             (AwaitingApproval, Step::ToolsDone),
         ] {
-            assert_eq!(next(from, step), None, "{from:?} --{step:?}--> must not happen");
+            assert_eq!(
+                next(from, step),
+                None,
+                "{from:?} --{step:?}--> must not happen"
+            );
         }
     }
 }

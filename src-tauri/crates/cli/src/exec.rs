@@ -42,7 +42,9 @@ pub struct ExecArgs {
 
 fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
 }
 
 /// Runs `exec`; returns the exit code (0 done, 1 error, 130 stopped).
@@ -52,7 +54,9 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
             let task = store.task(id).map_err(|e| e.to_string())?;
             if let Some(dir) = &args.project {
                 let project = store.project(task.project_id).map_err(|e| e.to_string())?;
-                let dir = dir.canonicalize().map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
+                let dir = dir
+                    .canonicalize()
+                    .map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
                 if Path::new(&project.root_path) != dir {
                     return Err(format!(
                         "task {id} belongs to the project in {}, not {}",
@@ -70,7 +74,8 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
             }
             let dir = match &args.project {
                 Some(dir) => dir.clone(),
-                None => std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?,
+                None => std::env::current_dir()
+                    .map_err(|e| format!("cannot read the current folder: {e}"))?,
             };
             let project = find_or_add_project(&store, &dir)?;
             store
@@ -204,10 +209,13 @@ fn terminal_decision(request: &codewright_protocol::ApprovalRequest) -> Decision
                 }
             }
             "n" | "no" => {
-                let feedback = read_line("  feedback for the agent (optional): ".into()).filter(|f| !f.is_empty());
+                let feedback = read_line("  feedback for the agent (optional): ".into())
+                    .filter(|f| !f.is_empty());
                 return Decision::Reject { feedback };
             }
-            _ if lower.starts_with('h') && request.decisions.contains(&DecisionKind::ApproveHunks) => {
+            _ if lower.starts_with('h')
+                && request.decisions.contains(&DecisionKind::ApproveHunks) =>
+            {
                 if let Ok(hunks) = lower[1..]
                     .split(',')
                     .map(|n| n.trim().parse::<usize>().map(|n| n.saturating_sub(1)))
@@ -223,7 +231,10 @@ fn terminal_decision(request: &codewright_protocol::ApprovalRequest) -> Decision
 }
 
 /// The project whose folder is `dir`, added if it is not one yet.
-fn find_or_add_project(store: &Store, dir: &Path) -> Result<codewright_protocol::ProjectId, String> {
+fn find_or_add_project(
+    store: &Store,
+    dir: &Path,
+) -> Result<codewright_protocol::ProjectId, String> {
     let real = dir
         .canonicalize()
         .map_err(|e| format!("cannot open the project folder {}: {e}", dir.display()))?;
@@ -259,5 +270,9 @@ fn model(store: &Store, given: Option<&str>) -> Result<Model, String> {
     let provider = provider(store, provider_name)?;
     let info = resolve_model(&id, &custom_models(store)?);
     let (key, _) = find_key(&OsKeyring, &provider, |var| std::env::var(var).ok())?;
-    Ok(Model { info, provider, key })
+    Ok(Model {
+        info,
+        provider,
+        key,
+    })
 }

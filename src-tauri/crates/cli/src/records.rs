@@ -155,9 +155,17 @@ pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String,
 }
 
 /// A conversation as text: each message under its role, tool calls and results one line each.
-fn show(task: &codewright_protocol::Task, history: &[codewright_protocol::MessageRecord]) -> String {
+fn show(
+    task: &codewright_protocol::Task,
+    history: &[codewright_protocol::MessageRecord],
+) -> String {
     use codewright_protocol::{Part, Role, ToolContent};
-    let mut out = format!("Task {} \"{}\" ({})\n", task.id, task.title, task.status.as_str());
+    let mut out = format!(
+        "Task {} \"{}\" ({})\n",
+        task.id,
+        task.title,
+        task.status.as_str()
+    );
     for record in history {
         let m = &record.message;
         let who = match m.role {
@@ -171,8 +179,17 @@ fn show(task: &codewright_protocol::Task, history: &[codewright_protocol::Messag
             note.push_str(" (streaming)");
         }
         if let Some(stop) = m.stop_reason {
-            if !matches!(stop, codewright_protocol::StopReason::EndTurn | codewright_protocol::StopReason::ToolUse) {
-                note.push_str(&format!(" ({})", serde_json::to_value(stop).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()));
+            if !matches!(
+                stop,
+                codewright_protocol::StopReason::EndTurn | codewright_protocol::StopReason::ToolUse
+            ) {
+                note.push_str(&format!(
+                    " ({})",
+                    serde_json::to_value(stop)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default()
+                ));
             }
         }
         out.push_str(&format!("\n── {who}{note}\n"));
@@ -183,18 +200,27 @@ fn show(task: &codewright_protocol::Task, history: &[codewright_protocol::Messag
                     out.push('\n');
                 }
                 Part::Thinking { text, .. } if !text.is_empty() => {
-                    out.push_str(&format!("(thinking) {}\n", text.lines().next().unwrap_or("")));
+                    out.push_str(&format!(
+                        "(thinking) {}\n",
+                        text.lines().next().unwrap_or("")
+                    ));
                 }
                 Part::Thinking { .. } => {}
-                Part::ToolCall { name, arguments, .. } => {
+                Part::ToolCall {
+                    name, arguments, ..
+                } => {
                     let args: String = arguments.chars().take(160).collect();
                     out.push_str(&format!("→ {name} {args}\n"));
                 }
-                Part::ToolResult { content, is_error, .. } => {
+                Part::ToolResult {
+                    content, is_error, ..
+                } => {
                     let first = content
                         .iter()
                         .find_map(|c| match c {
-                            ToolContent::Text { text } => Some(text.lines().next().unwrap_or("").to_string()),
+                            ToolContent::Text { text } => {
+                                Some(text.lines().next().unwrap_or("").to_string())
+                            }
                             ToolContent::Image { .. } => Some("[image]".into()),
                         })
                         .unwrap_or_default();

@@ -139,9 +139,9 @@ impl Store {
 
     /// Every message of a task, oldest first.
     pub fn history(&self, task: TaskId) -> Result<Vec<MessageRecord>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM messages WHERE task_id = ?1 ORDER BY seq"))?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM messages WHERE task_id = ?1 ORDER BY seq"
+        ))?;
         let rows = stmt.query_map([task.0], from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }

@@ -1,0 +1,472 @@
+//! The agent loop against a scripted provider that checks every request it receives.
+
+mod common;
+
+use codewright_agent::{AgentConfig, TaskHandle};
+use codewright_protocol::{
+    AgentEvent, AgentState, Decision, Part, PermissionMode, Role, RunOutcome, TaskStatus,
+};
+use common::{calls, has_tools, last_text, text, tool_results, Reply, World};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// Consumes a run's events to the end; `on` sees each one with the handle (to answer approvals,
+/// stop, steer).
+async fn drive(
+    handle: TaskHandle,
+    mut rx: UnboundedReceiver<AgentEvent>,
+    mut on: impl FnMut(&AgentEvent, &TaskHandle),
+) -> (RunOutcome, Vec<AgentEvent>) {
+    let mut seen = Vec::new();
+    let mut outcome = None;
+    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await {
+        on(&event, &handle);
+        if let AgentEvent::RunFinished { outcome: o, .. } = event {
+            outcome = Some(o);
+        }
+        seen.push(event);
+    }
+    assert_eq!(handle.wait().await, outcome.expect("the run finished"));
+    (outcome.unwrap(), seen)
+}
+
+fn approve_all(event: &AgentEvent, handle: &TaskHandle) {
+    if let AgentEvent::ApprovalRequested { request } = event {
+        handle.decide(request.id, Decision::Approve);
+    }
+}
+
+fn script(f: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static) -> common::Script {
+    Arc::new(f)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_edit_approved_bash_answer() {
+    let world = World::new(script(|i, _| match i {
+        0 => calls(&[("read_file", json!({"path": "src/lib.rs"}))]),
+        1 => calls(&[(
+            "edit_file",
+            json!({"path": "src/lib.rs", "old_string": "1 + 1", "new_string": "2"}),
+        )]),
+        2 => calls(&[("bash", json!({"command": "grep -c 2 src/lib.rs"}))]),
+        _ => text("Done: simplified the constant and checked it."),
+    }))
+    .await;
+    std::fs::create_dir(world.path("src")).unwrap();
+    std::fs::write(world.path("src/lib.rs"), "pub const X: i32 = 1 + 1;\n").unwrap();
+    let (handle, rx) = world.start(world.task, Some("Simplify X"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, approve_all).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    assert_eq!(
+        std::fs::read_to_string(world.path("src/lib.rs")).unwrap(),
+        "pub const X: i32 = 2;\n"
+    );
+
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(requests.iter().all(has_tools));
+    let results = tool_results(&requests[3]);
+    assert_eq!(results.len(), 3);
+    assert!(results[0].1.contains("pub const X: i32 = 1 + 1;"));
+    assert!(results[1].1.starts_with("Edited src/lib.rs"));
+    assert!(results[2].1.contains("[exit code 0]"));
+    // Two approvals (edit, bash), both resolved; states moved through the machine.
+    let approvals = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::ApprovalRequested { .. }))
+        .count();
+    assert_eq!(approvals, 2);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AgentEvent::State {
+            state: AgentState::AwaitingApproval,
+            ..
+        }
+    )));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::TextDelta { .. })));
+    let text_out: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text_out, "Done: simplified the constant and checked it.");
+
+    // Stored: user, assistant, tool ×3 pairs, final assistant; the task is idle again.
+    let stored = world.messages(world.task);
+    let roles: Vec<Role> = stored.iter().map(|m| m.message.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant
+        ]
+    );
+    assert!(stored.iter().all(|m| m.complete));
+    let task = world.store.lock().unwrap().task(world.task).unwrap();
+    assert_eq!(task.status, TaskStatus::Idle);
+    assert_eq!(task.input_tokens, 1000 + 1100 + 1200 + 1300);
+    // The edit is checkpointed under turn 1.
+    let checkpoints = world.store.lock().unwrap().checkpoints(world.task).unwrap();
+    assert_eq!(checkpoints[0].turn, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_reads_come_back_in_call_order() {
+    let world = World::new(script(|i, _| match i {
+        0 => calls(&[
+            ("read_file", json!({"path": "a.txt"})),
+            ("grep", json!({"pattern": "needle"})),
+            ("read_file", json!({"path": "missing.txt"})),
+            ("read_file", json!({"path": "b.txt"})),
+        ]),
+        _ => text("Read them."),
+    }))
+    .await;
+    std::fs::write(world.path("a.txt"), "alpha needle\n").unwrap();
+    std::fs::write(world.path("b.txt"), "beta\n").unwrap();
+    let (handle, rx) = world.start(world.task, Some("Read"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    let results = tool_results(&world.server.requests()[1]);
+    let ids: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(ids, ["call_0_0", "call_0_1", "call_0_2", "call_0_3"]);
+    assert!(results[0].1.contains("alpha") && results[3].1.contains("beta"));
+    assert!(results[2].1.contains("does not exist"));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ApprovalRequested { .. })),
+        "reads need no approval"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejected_edit_feedback_reaches_the_model_and_hunks_can_be_partial() {
+    let world = World::new(script(|i, _| match i {
+        0 => calls(&[("read_file", json!({"path": "f.txt"}))]),
+        1 => calls(&[(
+            "edit_file",
+            json!({"path": "f.txt", "old_string": "one", "new_string": "ONE"}),
+        )]),
+        2 => calls(&[(
+            "edit_file",
+            json!({"path": "f.txt", "edits": [
+                {"old_string": "two", "new_string": "TWO"},
+                {"old_string": "nine", "new_string": "NINE"}
+            ]}),
+        )]),
+        _ => text("ok"),
+    }))
+    .await;
+    let content: String = [
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "x", "x", "x", "x", "x",
+        "x", "nine",
+    ]
+    .iter()
+    .map(|w| format!("{w}\n"))
+    .collect();
+    std::fs::write(world.path("f.txt"), &content).unwrap();
+    let (handle, rx) = world.start(world.task, Some("Shout"), PermissionMode::Normal);
+    let mut answered = 0;
+    let (outcome, _) = drive(handle, rx, |e, h| {
+        if let AgentEvent::ApprovalRequested { request } = e {
+            answered += 1;
+            let decision = if answered == 1 {
+                Decision::Reject {
+                    feedback: Some("Keep lowercase; only the numbers after one.".into()),
+                }
+            } else {
+                Decision::ApproveHunks { hunks: vec![1] }
+            };
+            h.decide(request.id, decision);
+        }
+    })
+    .await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    let requests = world.server.requests();
+    let rejected = &tool_results(&requests[2])[1].1;
+    assert!(
+        rejected.ends_with("The user said:\nKeep lowercase; only the numbers after one."),
+        "{rejected}"
+    );
+    let partial = &tool_results(&requests[3])[2].1;
+    assert!(
+        partial.contains("applied hunk #2") && partial.contains("rejected hunk #1"),
+        "{partial}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.path("f.txt")).unwrap(),
+        content.replace("nine", "NINE")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_while_streaming_keeps_the_partial_answer_and_the_next_message_works() {
+    let world = World::new(script(|i, _| match i {
+        0 => Reply::Hang("I am thinking about this ".into()),
+        _ => text("Fresh answer."),
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Start"), PermissionMode::Normal);
+    let (outcome, _) = drive(handle, rx, |e, h| {
+        if matches!(e, AgentEvent::TextDelta { text, .. } if text.contains("about")) {
+            h.stop();
+        }
+    })
+    .await;
+    assert_eq!(outcome, RunOutcome::Stopped);
+    let stored = world.messages(world.task);
+    assert!(
+        stored[1].message.text().starts_with("I am thinking about"),
+        "{}",
+        stored[1].message.text()
+    );
+    assert!(stored[1].complete);
+
+    let (handle, rx) = world.start(world.task, Some("Go on"), PermissionMode::Normal);
+    let (outcome, _) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    let second = &world.server.requests()[1];
+    let texts: Vec<String> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("I am thinking about")),
+        "the partial answer is history"
+    );
+    assert_eq!(last_text(second), "Go on");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_while_waiting_for_approval_rejects_it() {
+    let world = World::new(script(|i, _| match i {
+        0 => calls(&[
+            ("bash", json!({"command": "touch should-not-exist"})),
+            ("read_file", json!({"path": "x"})),
+        ]),
+        _ => text("Understood."),
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Touch"), PermissionMode::Normal);
+    let (outcome, _) = drive(handle, rx, |e, h| {
+        if matches!(e, AgentEvent::ApprovalRequested { .. }) {
+            h.stop();
+        }
+    })
+    .await;
+    assert_eq!(outcome, RunOutcome::Stopped);
+    assert!(!world.path("should-not-exist").exists());
+    let stored = world.messages(world.task);
+    let results: Vec<&Part> = stored.last().unwrap().message.parts.iter().collect();
+    assert_eq!(results.len(), 2, "every call answered");
+    let (handle, rx) = world.start(world.task, Some("Never mind"), PermissionMode::Normal);
+    assert_eq!(drive(handle, rx, |_, _| {}).await.0, RunOutcome::Done);
+    world.server.assert_clean();
+    let results = tool_results(&world.server.requests()[1]);
+    assert!(
+        results[0].1.contains("stopped the task before approving"),
+        "{results:?}"
+    );
+    assert!(results[1].1.contains("interrupted"), "{results:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_during_a_long_command_kills_it() {
+    let world = World::new(script(|i, _| match i {
+        0 => calls(&[(
+            "bash",
+            json!({"command": "echo $$ > pid; echo started; sleep 30"}),
+        )]),
+        _ => text("Next."),
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Sleep"), PermissionMode::Yolo);
+    let started = Instant::now();
+    let (outcome, _) = drive(handle, rx, |e, h| {
+        // The command is running once it printed.
+        if matches!(e, AgentEvent::ToolProgress { text, .. } if text.contains("started")) {
+            h.stop();
+        }
+    })
+    .await;
+    assert_eq!(outcome, RunOutcome::Stopped);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let pid: i32 = std::fs::read_to_string(world.path("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap()
+                .contains(") Z")
+    );
+    let (handle, rx) = world.start(world.task, Some("Continue"), PermissionMode::Yolo);
+    assert_eq!(drive(handle, rx, |_, _| {}).await.0, RunOutcome::Done);
+    world.server.assert_clean();
+    let results = tool_results(&world.server.requests()[1]);
+    assert!(results[0].1.contains("stopped by the user"), "{results:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steering_is_delivered_at_the_next_boundary() {
+    let world = World::new(script(|i, _| match i {
+        0 => calls(&[("bash", json!({"command": "sleep 0.5"}))]),
+        1 => text("Noted your message."),
+        _ => text("unexpected"),
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Wait"), PermissionMode::Yolo);
+    let (outcome, _) = drive(handle, rx, |e, h| {
+        if matches!(
+            e,
+            AgentEvent::State {
+                state: AgentState::RunningTools,
+                ..
+            }
+        ) {
+            h.steer("Also update the README.");
+        }
+    })
+    .await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    let second = &world.server.requests()[1];
+    assert_eq!(last_text(second), "Also update the README.");
+    let stored = world.messages(world.task);
+    assert_eq!(stored[3].message.role, Role::User);
+    assert_eq!(stored[3].message.text(), "Also update the README.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_answer_is_retried_once_with_a_nudge() {
+    let world = World::new(script(|i, _| match i {
+        0 => Reply::Empty,
+        1 => text("Here it is."),
+        2 | 3 => Reply::Empty,
+        _ => text("unexpected"),
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Answer"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    assert!(last_text(&world.server.requests()[1]).contains("Your last answer was empty"));
+    assert!(events.iter().any(
+        |e| matches!(e, AgentEvent::Notice { message, .. } if message.contains("empty answer"))
+    ));
+
+    let (handle, rx) = world.start(world.task, Some("Again"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    assert_eq!(world.server.requests().len(), 4);
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::Notice { message, .. } if message.contains("again"))));
+    world.server.assert_clean();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_iteration_limit_pauses_with_a_summary() {
+    let world = World::with_config(
+        script(|_, body| {
+            if has_tools(body) {
+                calls(&[("list_dir", json!({}))])
+            } else {
+                text("Goal: explore. Progress: listed the folder three times. Next steps: stop looping.")
+            }
+        }),
+        AgentConfig { max_iterations: 3, ..AgentConfig::default() },
+    )
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Loop"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Paused);
+    world.server.assert_clean();
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(!has_tools(&requests[3]));
+    assert!(last_text(&requests[3]).contains("iteration limit"));
+    let stored = world.messages(world.task);
+    assert!(stored
+        .last()
+        .unwrap()
+        .message
+        .text()
+        .starts_with("Goal: explore."));
+    assert_eq!(
+        world.store.lock().unwrap().task(world.task).unwrap().status,
+        TaskStatus::Paused
+    );
+    assert!(events.iter().any(
+        |e| matches!(e, AgentEvent::Notice { message, .. } if message.contains("Paused after 3"))
+    ));
+    // Continuing works.
+    let (handle, rx) = world.start(world.task, None, PermissionMode::Normal);
+    let (outcome, _) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Paused);
+    world.server.assert_clean();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tasks_run_at_once() {
+    let world = World::new(script(|_, body| {
+        let results = tool_results(body);
+        if results.is_empty() {
+            calls(&[("bash", json!({"command": "sleep 0.3; echo slept"}))])
+        } else {
+            text("finished")
+        }
+    }))
+    .await;
+    let other = world.new_task();
+    let started = Instant::now();
+    let (h1, rx1) = world.start(world.task, Some("one"), PermissionMode::Yolo);
+    let (h2, rx2) = world.start(other, Some("two"), PermissionMode::Yolo);
+    let (a, b) = tokio::join!(drive(h1, rx1, |_, _| {}), drive(h2, rx2, |_, _| {}));
+    assert_eq!((a.0, b.0), (RunOutcome::Done, RunOutcome::Done));
+    assert!(started.elapsed() < Duration::from_millis(3000));
+    world.server.assert_clean();
+    assert_eq!(world.server.requests().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_errors_end_the_run_with_a_clear_error() {
+    let world = World::new(script(|_, _| {
+        Reply::Status(400, r#"{"error": {"message": "This model's maximum context length is 128000 tokens", "code": "context_length_exceeded"}}"#.into())
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Big"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Failed);
+    let error = events.iter().find_map(|e| match e {
+        AgentEvent::Error { kind, message, .. } => Some((kind.clone(), message.clone())),
+        _ => None,
+    });
+    let (kind, message) = error.unwrap();
+    assert_eq!(kind, "contextOverflow");
+    assert!(message.contains("new task"), "{message}");
+    assert_eq!(
+        world.store.lock().unwrap().task(world.task).unwrap().status,
+        TaskStatus::Failed
+    );
+}

@@ -1,0 +1,373 @@
+//! A scripted provider: a local HTTP server speaking OpenAI Chat Completions that answers each
+//! request with what the test's script says, and checks every request it receives — each tool
+//! call answered exactly once, right after its call; no orphan results; roles in an order the
+//! protocol accepts; the tools list present.
+#![allow(dead_code)]
+
+use codewright_agent::{Agent, AgentConfig, Model, RunRequest, TaskHandle};
+use codewright_llm::{Protocol, Provider, RetryPolicy};
+use codewright_protocol::{AgentEvent, PermissionMode, TaskId};
+use codewright_store::Store;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// What the model answers.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// Text, then stop.
+    Text(String),
+    /// Optional text, then tool calls `(name, arguments)`; ids are `call_<request>_<n>`.
+    Calls(String, Vec<(String, Value)>),
+    /// Nothing at all.
+    Empty,
+    /// Some text, then the stream stays open (until the client goes away).
+    Hang(String),
+    /// An HTTP error with a body.
+    Status(u16, String),
+}
+
+pub fn text(t: &str) -> Reply {
+    Reply::Text(t.to_string())
+}
+
+pub fn calls(list: &[(&str, Value)]) -> Reply {
+    Reply::Calls(
+        String::new(),
+        list.iter()
+            .map(|(n, a)| (n.to_string(), a.clone()))
+            .collect(),
+    )
+}
+
+pub type Script = Arc<dyn Fn(usize, &Value) -> Reply + Send + Sync>;
+
+pub struct Server {
+    pub url: String,
+    /// Every request body received, in order.
+    pub requests: Arc<Mutex<Vec<Value>>>,
+    /// Problems found in requests (the test asserts it stays empty).
+    pub violations: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    pub fn assert_clean(&self) {
+        let v = self.violations.lock().unwrap();
+        assert!(v.is_empty(), "the provider received bad requests: {v:#?}");
+    }
+}
+
+pub async fn serve(script: Script) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let violations = Arc::new(Mutex::new(Vec::new()));
+    let (r, v) = (requests.clone(), violations.clone());
+    tokio::spawn(async move {
+        loop {
+            let Ok((socket, _)) = listener.accept().await else {
+                break;
+            };
+            let (r, v, script) = (r.clone(), v.clone(), script.clone());
+            tokio::spawn(async move {
+                let _ = handle(socket, r, v, script).await;
+            });
+        }
+    });
+    Server {
+        url,
+        requests,
+        violations,
+    }
+}
+
+async fn handle(
+    mut socket: tokio::net::TcpStream,
+    requests: Arc<Mutex<Vec<Value>>>,
+    violations: Arc<Mutex<Vec<String>>>,
+    script: Script,
+) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let header_end = loop {
+        let n = socket.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..header_end]).to_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while buf.len() < header_end + length {
+        let n = socket.read(&mut chunk).await?;
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let body: Value = serde_json::from_slice(&buf[header_end..]).unwrap_or(Value::Null);
+    let index = {
+        let mut all = requests.lock().unwrap();
+        all.push(body.clone());
+        all.len() - 1
+    };
+    for problem in check(&body) {
+        violations
+            .lock()
+            .unwrap()
+            .push(format!("request {index}: {problem}"));
+    }
+    let reply = script(index, &body);
+    if let Reply::Status(status, text) = &reply {
+        let response = format!(
+            "HTTP/1.1 {status} Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+            text.len()
+        );
+        socket.write_all(response.as_bytes()).await?;
+        return Ok(());
+    }
+    socket
+        .write_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+        )
+        .await?;
+    for event in events(index, &reply) {
+        socket
+            .write_all(format!("data: {event}\n\n").as_bytes())
+            .await?;
+        socket.flush().await?;
+    }
+    if let Reply::Hang(_) = reply {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        return Ok(());
+    }
+    socket.write_all(b"data: [DONE]\n\n").await?;
+    Ok(())
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": "test-model",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    .to_string()
+}
+
+fn events(index: usize, reply: &Reply) -> Vec<String> {
+    let mut out = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    let finish = match reply {
+        Reply::Text(t) | Reply::Hang(t) => {
+            // Several deltas, like a real stream.
+            for piece in t.split_inclusive(' ') {
+                out.push(chunk(json!({"content": piece}), None));
+            }
+            "stop"
+        }
+        Reply::Calls(t, list) => {
+            if !t.is_empty() {
+                out.push(chunk(json!({"content": t}), None));
+            }
+            for (n, (name, args)) in list.iter().enumerate() {
+                let id = format!("call_{index}_{n}");
+                out.push(chunk(
+                    json!({"tool_calls": [{"index": n, "id": id, "type": "function",
+                                           "function": {"name": name, "arguments": ""}}]}),
+                    None,
+                ));
+                let args = args.to_string();
+                let (a, b) = args.split_at(args.len() / 2);
+                for part in [a, b] {
+                    out.push(chunk(
+                        json!({"tool_calls": [{"index": n, "function": {"arguments": part}}]}),
+                        None,
+                    ));
+                }
+            }
+            "tool_calls"
+        }
+        Reply::Empty => "stop",
+        Reply::Status(..) => unreachable!(),
+    };
+    if !matches!(reply, Reply::Hang(_)) {
+        out.push(chunk(json!({}), Some(finish)));
+        out.push(
+            json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
+                   "usage": {"prompt_tokens": 1000 + index * 100, "completion_tokens": 20}})
+            .to_string(),
+        );
+    }
+    out
+}
+
+/// The invariants every request must keep.
+fn check(body: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Some(messages) = body["messages"].as_array() else {
+        return vec!["no messages".into()];
+    };
+    if messages.first().map(|m| m["role"].as_str()) != Some(Some("system")) {
+        problems.push("the first message is not the system prompt".into());
+    }
+    let mut i = 0;
+    while i < messages.len() {
+        let m = &messages[i];
+        let role = m["role"].as_str().unwrap_or("");
+        match role {
+            "assistant" => {
+                if i > 0 && messages[i - 1]["role"] == "assistant" {
+                    problems.push(format!("two assistant messages in a row at {i}"));
+                }
+                let calls: Vec<&str> = m["tool_calls"]
+                    .as_array()
+                    .map(|c| c.iter().filter_map(|c| c["id"].as_str()).collect())
+                    .unwrap_or_default();
+                let mut j = i + 1;
+                let mut answered = Vec::new();
+                while j < messages.len() && messages[j]["role"] == "tool" {
+                    answered.push(messages[j]["tool_call_id"].as_str().unwrap_or(""));
+                    j += 1;
+                }
+                if answered != calls {
+                    problems.push(format!("calls {calls:?} at {i} answered by {answered:?}"));
+                }
+                for call in m["tool_calls"].as_array().into_iter().flatten() {
+                    let args = call["function"]["arguments"].as_str().unwrap_or("");
+                    if serde_json::from_str::<Value>(args).is_err() {
+                        problems.push(format!("call arguments are not JSON: {args}"));
+                    }
+                }
+                i = j;
+                continue;
+            }
+            "tool" => problems.push(format!("a tool result at {i} without its call before it")),
+            "user" | "system" => {}
+            other => problems.push(format!("unknown role {other}")),
+        }
+        i += 1;
+    }
+    problems
+}
+
+/// True when the request offered tools.
+pub fn has_tools(body: &Value) -> bool {
+    body["tools"].as_array().is_some_and(|t| !t.is_empty())
+}
+
+/// The text of the last message of a request.
+pub fn last_text(body: &Value) -> String {
+    let m = body["messages"].as_array().unwrap().last().unwrap();
+    m["content"]
+        .as_str()
+        .map(String::from)
+        .unwrap_or_else(|| m["content"].to_string())
+}
+
+/// Tool results in a request, `(call id, text)`.
+pub fn tool_results(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap_or("").to_string(),
+                m["content"]
+                    .as_str()
+                    .map(String::from)
+                    .unwrap_or_else(|| m["content"].to_string()),
+            )
+        })
+        .collect()
+}
+
+/// A project folder, a store, an agent and a task.
+pub struct World {
+    pub project: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+    pub store: Arc<Mutex<Store>>,
+    pub agent: Agent,
+    pub task: TaskId,
+    pub server: Server,
+}
+
+impl World {
+    pub async fn new(script: Script) -> World {
+        World::with_config(script, AgentConfig::default()).await
+    }
+
+    pub async fn with_config(script: Script, mut config: AgentConfig) -> World {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::open_in(home.path()).unwrap();
+        let p = store.add_project(project.path(), None).unwrap();
+        let task = store.add_task(p.id, "scripted").unwrap().id;
+        let store = Arc::new(Mutex::new(store));
+        config.retry = RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        };
+        let agent = Agent::new(store.clone(), home.path().to_path_buf(), config);
+        World {
+            project,
+            home,
+            store,
+            agent,
+            task,
+            server: serve(script).await,
+        }
+    }
+
+    pub fn model(&self) -> Model {
+        Model {
+            info: codewright_llm::resolve_model("test-model@scripted", &[]),
+            provider: Provider::new("scripted", Protocol::OpenAiChat, &self.server.url, None),
+            key: Some("sk-test".into()),
+        }
+    }
+
+    pub fn new_task(&self) -> TaskId {
+        let store = self.store.lock().unwrap();
+        let project = store.projects().unwrap()[0].id;
+        store.add_task(project, "another").unwrap().id
+    }
+
+    pub fn start(
+        &self,
+        task: TaskId,
+        prompt: Option<&str>,
+        mode: PermissionMode,
+    ) -> (TaskHandle, mpsc::UnboundedReceiver<AgentEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let handle = self.agent.start(
+            RunRequest {
+                task,
+                prompt: prompt.map(String::from),
+                model: self.model(),
+                mode,
+                sandbox: false,
+            },
+            tx,
+        );
+        (handle, rx)
+    }
+
+    pub fn path(&self, rel: &str) -> std::path::PathBuf {
+        self.project.path().join(rel)
+    }
+
+    pub fn messages(&self, task: TaskId) -> Vec<codewright_protocol::MessageRecord> {
+        self.store.lock().unwrap().history(task).unwrap()
+    }
+}
