@@ -8,6 +8,7 @@
 //! → … → idle. See [`state::next`] for the allowed transitions.
 
 mod approvals;
+mod compaction;
 mod dispatch;
 mod prompt;
 mod run;

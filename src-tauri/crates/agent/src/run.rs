@@ -1,6 +1,7 @@
 //! The loop itself, and the handle a front end holds on a running task.
 
 use crate::approvals::{EventApprover, Pending};
+use crate::compaction::{self, View};
 use crate::dispatch::{run_calls, Call};
 use crate::state::{next, Step};
 use crate::Events;
@@ -10,7 +11,7 @@ use codewright_protocol::{
     answer_every_call, AgentEvent, AgentState, Message, Part, PermissionMode, Role, RunOutcome,
     StopReason, TaskId, TaskStatus,
 };
-use codewright_store::{Store, UsageEvent};
+use codewright_store::{Compaction, Store, UsageEvent};
 use codewright_tools::{Registry, Session, SessionConfig};
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -142,6 +143,31 @@ impl Agent {
         }
     }
 
+    /// Compacts a task now (the user asked, `/compact`): summarizes all but the recent messages.
+    /// `Ok(false)` when there is too little to compact. Reports through `events` like a run.
+    pub async fn compact(
+        &self,
+        task: TaskId,
+        model: Model,
+        events: Events,
+    ) -> Result<bool, String> {
+        let mut run = Run {
+            inner: self.inner.clone(),
+            task,
+            events,
+            cancel: CancellationToken::new(),
+            steer: Arc::new(Mutex::new(VecDeque::new())),
+            pending: Arc::new(Pending::default()),
+            state: AgentState::Idle,
+        };
+        let mut view = compaction::view(&self.inner.store.lock().expect("store lock"), task)?;
+        let compacted = run.compact(&model, &mut view).await.map_err(|_| {
+            "the conversation was not compacted (the error above says why)".to_string()
+        })?;
+        run.step(Step::End);
+        Ok(compacted)
+    }
+
     /// Starts a run on the current tokio runtime.
     pub fn start(&self, request: RunRequest, events: Events) -> TaskHandle {
         let cancel = CancellationToken::new();
@@ -255,11 +281,10 @@ impl Run {
         };
         let _permit = permit;
 
-        let (project, mut messages, interrupted) = self.load(request.prompt.as_deref())?;
+        let (project, mut view, turn, interrupted) = self.load(request.prompt.as_deref())?;
         if interrupted {
             self.notice("The previous run of this task was interrupted (Codewright stopped while it ran). What was saved is kept; calls that did not finish were answered as interrupted.");
         }
-        let turn = messages.iter().filter(|m| m.role == Role::User).count() as i64;
         let approver = Arc::new(EventApprover {
             events: self.events.clone(),
             pending: self.pending.clone(),
@@ -289,17 +314,19 @@ impl Run {
         let system =
             crate::system_prompt(&session.root, &project.context, &project.rules, &today());
         let outcome = self
-            .iterate(&request.model, &session, &system, &mut messages)
+            .iterate(&request.model, &session, &system, &mut view)
             .await;
         session.shutdown();
         Ok(outcome)
     }
 
-    /// Reads the task and its history, closes what a crash left open, and appends the prompt.
+    /// Reads the task, closes what a crash left open, answers calls left without results,
+    /// appends the prompt, and returns what the model will see, the turn number, and whether
+    /// the last run was interrupted.
     fn load(
         &self,
         prompt: Option<&str>,
-    ) -> Result<(codewright_protocol::Project, Vec<Message>, bool), String> {
+    ) -> Result<(codewright_protocol::Project, View, i64, bool), String> {
         let store = self.store();
         let task = store.task(self.task).map_err(|e| e.to_string())?;
         let project = store.project(task.project_id).map_err(|e| e.to_string())?;
@@ -307,15 +334,7 @@ impl Run {
             .close_interrupted(self.task)
             .map_err(|e| e.to_string())?;
         let interrupted = closed > 0 || task.status == TaskStatus::Running;
-        let mut messages: Vec<Message> = store
-            .history(self.task)
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|r| r.message)
-            // An empty answer (or a stream that died before anything arrived) says nothing.
-            .filter(|m| !(m.role == Role::Assistant && m.parts.is_empty()))
-            .collect();
-        // Calls a crash or a stop left without results get them now, in the store.
+        let messages = compaction::view(&store, self.task)?.messages;
         let (_, repairs) = answer_every_call(&messages, STOPPED);
         let dangling: Vec<String> = match messages.last() {
             Some(last) if last.role == Role::Assistant => repairs
@@ -330,49 +349,55 @@ impl Run {
                 .iter()
                 .map(|id| codewright_protocol::conversation::interrupted_result(id, STOPPED))
                 .collect();
-            let message = Message::new(Role::Tool, results);
             store
-                .append_message(self.task, &message)
+                .append_message(self.task, &Message::new(Role::Tool, results))
                 .map_err(|e| e.to_string())?;
-            messages.push(message);
         }
-        match prompt {
-            Some(text) if !text.trim().is_empty() => {
-                let message = Message::user(text);
-                store
-                    .append_message(self.task, &message)
-                    .map_err(|e| e.to_string())?;
-                messages.push(message);
+        let spoke_last = messages
+            .last()
+            .is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none());
+        let text = match prompt {
+            Some(text) if text.trim().is_empty() => {
+                return Err("the message is empty; say what the agent should do".into())
             }
-            Some(_) => return Err("the message is empty; say what the agent should do".into()),
+            Some(text) => Some(text),
             None if messages.is_empty() => {
                 return Err("this task has no messages to continue; send a message first".into())
             }
             // The model spoke last (a pause's summary, a stopped answer): ask it to go on.
-            None if messages
-                .last()
-                .is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none()) =>
-            {
-                let message = Message::user(CONTINUE);
-                store
-                    .append_message(self.task, &message)
-                    .map_err(|e| e.to_string())?;
-                messages.push(message);
-            }
-            None => {}
+            None if spoke_last => Some(CONTINUE),
+            None => None,
+        };
+        if let Some(text) = text {
+            store
+                .append_message(self.task, &Message::user(text))
+                .map_err(|e| e.to_string())?;
         }
-        Ok((project, messages, interrupted))
+        let turn = store
+            .history(self.task)
+            .map_err(|e| e.to_string())?
+            .iter()
+            .filter(|r| r.message.role == Role::User)
+            .count() as i64;
+        let view = compaction::view(&store, self.task)?;
+        Ok((project, view, turn, interrupted))
+    }
+
+    /// Stores and appends a message the run produced.
+    fn push(&self, view: &mut View, message: Message) -> Result<(), RunOutcome> {
+        if let Err(e) = self.store().append_message(self.task, &message) {
+            self.error("store", e.to_string());
+            return Err(RunOutcome::Failed);
+        }
+        view.messages.push(message);
+        Ok(())
     }
 
     /// Delivers steered messages (stored as user messages, in order).
-    fn deliver_steer(&self, messages: &mut Vec<Message>) -> Result<(), String> {
+    fn deliver_steer(&self, view: &mut View) -> Result<(), RunOutcome> {
         let queued: Vec<String> = self.steer.lock().expect("steer lock").drain(..).collect();
         for text in queued {
-            let message = Message::user(text);
-            self.store()
-                .append_message(self.task, &message)
-                .map_err(|e| e.to_string())?;
-            messages.push(message);
+            self.push(view, Message::user(text))?;
         }
         Ok(())
     }
@@ -382,22 +407,35 @@ impl Run {
         model: &Model,
         session: &Arc<Session>,
         system: &str,
-        messages: &mut Vec<Message>,
+        view: &mut View,
     ) -> RunOutcome {
+        match self.iterate_inner(model, session, system, view).await {
+            Ok(outcome) | Err(outcome) => outcome,
+        }
+    }
+
+    async fn iterate_inner(
+        &mut self,
+        model: &Model,
+        session: &Arc<Session>,
+        system: &str,
+        view: &mut View,
+    ) -> Result<RunOutcome, RunOutcome> {
         let specs = self.inner.registry.specs();
         let mut empty_retry = false;
+        let mut overflow_retried = false;
         let mut iteration = 0u32;
         loop {
-            if let Err(e) = self.deliver_steer(messages) {
-                self.error("store", e);
-                return RunOutcome::Failed;
-            }
+            self.deliver_steer(view)?;
             if self.cancel.is_cancelled() {
-                return RunOutcome::Stopped;
+                return Ok(RunOutcome::Stopped);
             }
             iteration += 1;
             if iteration > self.inner.config.max_iterations {
-                return self.pause(model, system, messages).await;
+                return Ok(self.pause(model, system, view).await);
+            }
+            if view.tokens() > compaction::threshold(&model.info) {
+                self.compact(model, view).await?;
             }
             if self.state != AgentState::Streaming {
                 self.step(if self.state == AgentState::RunningTools {
@@ -411,17 +449,38 @@ impl Run {
                 iteration,
                 model: model.info.id.clone(),
             });
-            let mut request_messages = messages.clone();
+            let mut request_messages = view.messages.clone();
             if empty_retry {
                 request_messages.push(Message::user(NUDGE));
             }
             let answer = match self
-                .ask_model(model, Some(system), request_messages, specs.clone())
+                .ask_model(model, Some(system), request_messages, specs.clone(), true)
                 .await
             {
                 Ok(answer) => answer,
-                Err(outcome) => return outcome,
+                Err(Failure::Overflow(message)) if !overflow_retried => {
+                    overflow_retried = true;
+                    self.notice(format!(
+                        "{message} Compacting the conversation and trying again."
+                    ));
+                    if !self.compact(model, view).await? {
+                        self.error("contextOverflow", format!("{message} There is too little history to compact: start a new task."));
+                        return Ok(RunOutcome::Failed);
+                    }
+                    continue;
+                }
+                Err(Failure::Overflow(message)) => {
+                    self.error(
+                        "contextOverflow",
+                        format!("{message} It still does not fit after compacting: start a new task, or compact again (`codewright-cli tasks compact ID`)."),
+                    );
+                    return Ok(RunOutcome::Failed);
+                }
+                Err(Failure::Ended(outcome)) => return Ok(outcome),
             };
+            let counted = answer
+                .usage
+                .map(|u| u.input + u.cache_read + u.cache_write + u.output);
             let calls: Vec<Call> = answer
                 .parts
                 .iter()
@@ -453,16 +512,16 @@ impl Run {
                         continue;
                     }
                     self.notice("The model sent an empty answer again, so the run stops here. Send a message to continue, or try another model.");
-                    return RunOutcome::Done;
+                    return Ok(RunOutcome::Done);
                 }
-                messages.push(answer);
+                view.push_answer(answer, counted);
                 if !self.steer.lock().expect("steer lock").is_empty() {
                     continue;
                 }
-                return RunOutcome::Done;
+                return Ok(RunOutcome::Done);
             }
             empty_retry = false;
-            messages.push(answer);
+            view.push_answer(answer, counted);
             self.step(Step::ToolCalls);
             let results = run_calls(
                 &self.inner.registry,
@@ -472,27 +531,23 @@ impl Run {
                 &self.events,
             )
             .await;
-            let message = Message::new(Role::Tool, results);
-            if let Err(e) = self.store().append_message(self.task, &message) {
-                self.error("store", e.to_string());
-                return RunOutcome::Failed;
-            }
-            messages.push(message);
+            self.push(view, Message::new(Role::Tool, results))?;
             if self.cancel.is_cancelled() {
-                return RunOutcome::Stopped;
+                return Ok(RunOutcome::Stopped);
             }
         }
     }
 
-    /// One streamed request. The answer is stored as it streams and finished with its usage.
-    /// `Err` is how the run ends (stopped, or failed after reporting the error).
+    /// One streamed request. With `store`, the answer is saved as it streams and finished with
+    /// its usage (a summary request is not part of the conversation: only its usage is kept).
     async fn ask_model(
         &mut self,
         model: &Model,
         system: Option<&str>,
         messages: Vec<Message>,
         tools: Vec<codewright_protocol::ToolSpec>,
-    ) -> Result<Message, RunOutcome> {
+        store_answer: bool,
+    ) -> Result<Message, Failure> {
         let task = self.task;
         let request = ChatRequest {
             model: model.info.name().to_string(),
@@ -503,18 +558,24 @@ impl Run {
             thinking_budget: None,
         };
         let body = build_body(&model.provider, &request);
-        let streaming = self.store().start_streaming(task, &model.info.id);
-        let mut streaming = match streaming {
-            Ok(s) => s,
-            Err(e) => {
-                self.error("store", e.to_string());
-                return Err(RunOutcome::Failed);
+        let mut streaming = if store_answer {
+            match self.store().start_streaming(task, &model.info.id) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    self.error("store", e.to_string());
+                    return Err(Failure::Ended(RunOutcome::Failed));
+                }
             }
+        } else {
+            None
         };
         let store = self.inner.store.clone();
         let events = self.events.clone();
         let mut write_error = None;
         let mut on_delta = |delta: &Delta, parts: &[Part]| {
+            let Some(streaming) = streaming.as_mut() else {
+                return;
+            };
             let bytes = match delta {
                 Delta::Text(text) => {
                     let _ = events.send(AgentEvent::TextDelta {
@@ -578,9 +639,15 @@ impl Run {
                     usage,
                     cost: model.info.pricing.cost(&usage),
                 };
-                if let Err(e) = streaming.finish(&self.store(), &message, Some(&event)) {
+                let saved = match streaming {
+                    Some(streaming) => streaming
+                        .finish(&self.store(), &message, Some(&event))
+                        .map(|_| ()),
+                    None => self.store().record_usage(task, &event),
+                };
+                if let Err(e) = saved {
                     self.error("store", e.to_string());
-                    return Err(RunOutcome::Failed);
+                    return Err(Failure::Ended(RunOutcome::Failed));
                 }
                 self.emit(AgentEvent::Usage {
                     task_id: task,
@@ -595,61 +662,136 @@ impl Run {
             }
             Err(failure) => {
                 let stopped = failure.error.kind == ErrorKind::Cancelled;
-                let mut partial = failure.partial.unwrap_or_else(|| {
-                    let mut m = Message::new(Role::Assistant, Vec::new());
-                    m.model = Some(model.info.id.clone());
-                    m
-                });
-                partial.stop_reason = Some(if stopped {
-                    StopReason::Aborted
-                } else {
-                    StopReason::Error
-                });
-                let _ = streaming.finish(&self.store(), &partial, None);
-                // Calls in what arrived never run: answer them now.
-                let ids: Vec<String> = partial.tool_calls().map(|c| c.id.to_string()).collect();
-                if !ids.is_empty() {
-                    let results = ids
-                        .iter()
-                        .map(|id| {
-                            codewright_protocol::conversation::interrupted_result(id, STOPPED)
-                        })
-                        .collect();
-                    let _ = self
-                        .store()
-                        .append_message(task, &Message::new(Role::Tool, results));
+                if let Some(streaming) = streaming {
+                    let mut partial = failure.partial.clone().unwrap_or_else(|| {
+                        let mut m = Message::new(Role::Assistant, Vec::new());
+                        m.model = Some(model.info.id.clone());
+                        m
+                    });
+                    partial.stop_reason = Some(if stopped {
+                        StopReason::Aborted
+                    } else {
+                        StopReason::Error
+                    });
+                    let _ = streaming.finish(&self.store(), &partial, None);
+                    // Calls in what arrived never run: answer them now.
+                    let ids: Vec<String> = partial.tool_calls().map(|c| c.id.to_string()).collect();
+                    if !ids.is_empty() {
+                        let results = ids
+                            .iter()
+                            .map(|id| {
+                                codewright_protocol::conversation::interrupted_result(id, STOPPED)
+                            })
+                            .collect();
+                        let _ = self
+                            .store()
+                            .append_message(task, &Message::new(Role::Tool, results));
+                    }
                 }
                 if stopped {
-                    return Err(RunOutcome::Stopped);
+                    return Err(Failure::Ended(RunOutcome::Stopped));
                 }
-                let message = if failure.error.kind == ErrorKind::ContextOverflow {
-                    format!(
-                        "{} Start a new task, or compact this one, to go on.",
-                        failure.error.message
-                    )
-                } else {
-                    failure.error.message.clone()
-                };
-                self.error(kind_name(failure.error.kind), message);
-                Err(RunOutcome::Failed)
+                if failure.error.kind == ErrorKind::ContextOverflow && failure.partial.is_none() {
+                    return Err(Failure::Overflow(failure.error.message));
+                }
+                self.error(kind_name(failure.error.kind), failure.error.message);
+                Err(Failure::Ended(RunOutcome::Failed))
             }
         }
     }
 
+    /// Summarizes the older messages; false when there was too little to compact.
+    async fn compact(&mut self, model: &Model, view: &mut View) -> Result<bool, RunOutcome> {
+        let plan = compaction::plan(&self.store(), self.task, &model.info);
+        let plan = match plan {
+            Ok(Some(plan)) => plan,
+            Ok(None) => return Ok(false),
+            Err(e) => {
+                self.error("store", e);
+                return Err(RunOutcome::Failed);
+            }
+        };
+        self.step(Step::Compact);
+        let budget_chars = (compaction::threshold(&model.info) as usize).saturating_sub(2_000) * 3;
+        let prompt = compaction::transcript(
+            plan.previous.as_ref().map(|c| c.summary.as_str()),
+            &plan.to_summarize,
+            budget_chars,
+        );
+        let summary = match self
+            .ask_model(
+                model,
+                Some(compaction::INSTRUCTIONS),
+                vec![Message::user(prompt)],
+                Vec::new(),
+                false,
+            )
+            .await
+        {
+            Ok(answer) if !answer.text().trim().is_empty() => answer.text(),
+            Ok(_) => {
+                self.error("compaction", "The model wrote an empty summary, so the conversation was not compacted. Start a new task to go on.");
+                return Err(RunOutcome::Failed);
+            }
+            Err(Failure::Ended(outcome)) => return Err(outcome),
+            Err(Failure::Overflow(message)) => {
+                self.error(
+                    "contextOverflow",
+                    format!("{message} Even the summary request does not fit: start a new task."),
+                );
+                return Err(RunOutcome::Failed);
+            }
+        };
+        let kept_tokens = {
+            let store = self.store();
+            let kept: Vec<Message> =
+                compaction::visible(store.history(self.task).unwrap_or_default())
+                    .into_iter()
+                    .filter(|r| r.seq >= plan.first_kept_seq)
+                    .map(|r| r.message)
+                    .collect();
+            compaction::estimate(&kept)
+        };
+        let tokens_after = kept_tokens + compaction::estimate(&[Message::user(summary.clone())]);
+        let record = Compaction {
+            summary,
+            first_kept_seq: plan.first_kept_seq,
+            tokens_before: plan.tokens_before,
+            tokens_after,
+            created_at: 0,
+        };
+        let reloaded = {
+            let store = self.store();
+            store
+                .record_compaction(self.task, &record)
+                .map_err(|e| e.to_string())
+                .and_then(|()| compaction::view(&store, self.task))
+        };
+        match reloaded {
+            Ok(new_view) => *view = new_view,
+            Err(e) => {
+                self.error("store", e);
+                return Err(RunOutcome::Failed);
+            }
+        }
+        self.emit(AgentEvent::Compaction {
+            task_id: self.task,
+            tokens_before: plan.tokens_before,
+            tokens_after,
+        });
+        self.step(Step::Compacted);
+        Ok(true)
+    }
+
     /// The iteration limit: ask for a checkpoint summary (stored as an answer), then pause.
-    async fn pause(
-        &mut self,
-        model: &Model,
-        system: &str,
-        messages: &mut Vec<Message>,
-    ) -> RunOutcome {
-        let mut request = messages.clone();
+    async fn pause(&mut self, model: &Model, system: &str, view: &mut View) -> RunOutcome {
+        let mut request = view.messages.clone();
         request.push(Message::user(SUMMARY_REQUEST));
         if self.state == AgentState::RunningTools {
             self.step(Step::ToolsDone);
         }
         let summarized = self
-            .ask_model(model, Some(system), request, Vec::new())
+            .ask_model(model, Some(system), request, Vec::new(), true)
             .await
             .is_ok();
         self.notice(format!(
@@ -663,6 +805,14 @@ impl Run {
         ));
         RunOutcome::Paused
     }
+}
+
+/// How a request failed.
+enum Failure {
+    /// The conversation does not fit the context window (nothing arrived): compact and retry.
+    Overflow(String),
+    /// The run ends this way (the error, if any, was reported).
+    Ended(RunOutcome),
 }
 
 fn kind_name(kind: ErrorKind) -> &'static str {

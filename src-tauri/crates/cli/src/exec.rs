@@ -195,6 +195,62 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
     })
 }
 
+/// `tasks compact ID`: summarizes the task's older messages now.
+pub fn compact(
+    store: Store,
+    home: &Path,
+    task: TaskId,
+    model_id: Option<&str>,
+    json: bool,
+) -> Result<String, String> {
+    store.task(task).map_err(|e| e.to_string())?;
+    let model_id = match model_id {
+        Some(id) => Some(id.to_string()),
+        None => crate::providers::model_for(&store, ModelRole::Compaction)?.map(|(m, _)| m),
+    };
+    let model = model(&store, model_id.as_deref())?;
+    let agent = Agent::new(
+        Arc::new(Mutex::new(store)),
+        home.to_path_buf(),
+        AgentConfig::default(),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let compacted = runtime.block_on(agent.compact(task, model, tx));
+    let mut report = None;
+    let mut error = None;
+    while let Ok(event) = rx.try_recv() {
+        match event {
+            AgentEvent::Compaction {
+                tokens_before,
+                tokens_after,
+                ..
+            } => report = Some((tokens_before, tokens_after)),
+            AgentEvent::Error { message, .. } => error = Some(message),
+            _ => {}
+        }
+    }
+    match (compacted, report) {
+        (Ok(true), Some((before, after))) => Ok(if json {
+            format!(
+                "{}\n",
+                serde_json::json!({"compacted": true, "tokensBefore": before, "tokensAfter": after})
+            )
+        } else {
+            format!("Compacted task {task}: about {before} → {after} tokens. The earlier messages stay in the task, marked as compacted.\n")
+        }),
+        (Ok(_), _) => Ok(if json {
+            format!("{}\n", serde_json::json!({"compacted": false}))
+        } else {
+            "Nothing to compact: the task's history is already short.\n".to_string()
+        }),
+        (Err(e), _) => Err(error.unwrap_or(e)),
+    }
+}
+
 fn terminal_decision(request: &codewright_protocol::ApprovalRequest) -> Decision {
     loop {
         let Some(answer) = read_line(format!("{}> ", describe(request))) else {

@@ -112,8 +112,12 @@ fn run(cli: Cli) -> Result<Finished, String> {
         .ok_or("cannot find a home folder for the data; pass --home DIR or set CODEWRIGHT_HOME")?;
     let store = Store::open_in(&home).map_err(|e| e.to_string())?;
     let json = cli.json;
-    if let Command::Exec(args) = cli.command {
-        return exec::exec(store, &home, args, json).map(Finished::Code);
+    match cli.command {
+        Command::Exec(args) => return exec::exec(store, &home, args, json).map(Finished::Code),
+        Command::Tasks(records::TasksCommand::Compact { id, model }) => {
+            return exec::compact(store, &home, id, model.as_deref(), json).map(Finished::Print)
+        }
+        _ => {}
     }
     let text = match cli.command {
         Command::Projects(command) => records::projects(&store, command, json),

@@ -39,6 +39,13 @@ pub enum TasksCommand {
     },
     /// Print a task's conversation.
     Show { id: TaskId },
+    /// Summarize a task's older messages so it fits the model's context again.
+    Compact {
+        id: TaskId,
+        /// The model that writes the summary (default: the compaction model, else the main one).
+        #[arg(long, value_name = "MODEL@PROVIDER")]
+        model: Option<String>,
+    },
     /// Rename a task.
     Rename { id: TaskId, title: String },
     /// Delete a task.
@@ -125,6 +132,7 @@ pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String,
                 )
             }
         }
+        TasksCommand::Compact { .. } => unreachable!("run by exec::compact"),
         TasksCommand::Show { id } => {
             let task = store.task(id).map_err(|e| e.to_string())?;
             let history = store.history(id).map_err(|e| e.to_string())?;
@@ -175,6 +183,9 @@ fn show(
             Role::System => "system",
         };
         let mut note = String::new();
+        if record.compacted {
+            note.push_str(" (compacted)");
+        }
         if !record.complete {
             note.push_str(" (streaming)");
         }

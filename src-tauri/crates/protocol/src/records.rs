@@ -103,6 +103,9 @@ pub struct MessageRecord {
     pub complete: bool,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Summarized by a compaction: shown to the user, no longer sent to the model.
+    #[serde(default)]
+    pub compacted: bool,
 }
 
 /// One full-text search match.

@@ -19,7 +19,9 @@ mod tasks;
 mod tools;
 
 pub use error::StoreError;
-pub use messages::{StreamingMessage, UsageEvent, FLUSH_BYTES, FLUSH_INTERVAL, RANK_LIMIT};
+pub use messages::{
+    Compaction, StreamingMessage, UsageEvent, FLUSH_BYTES, FLUSH_INTERVAL, RANK_LIMIT,
+};
 pub use paths::{default_data_dir, DB_FILE_NAME};
 pub use settings::{ModelRow, ProviderRow};
 pub use tools::PreImage;

@@ -14,6 +14,18 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(250);
 /// …or as soon as this much new content has arrived.
 pub const FLUSH_BYTES: usize = 4096;
 
+/// A summary that stands for a task's earlier messages when talking to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compaction {
+    pub summary: String,
+    /// The first message the model still sees in full.
+    pub first_kept_seq: i64,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// Set by the store.
+    pub created_at: i64,
+}
+
 /// One provider response's cost, recorded with the message that carries it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UsageEvent {
@@ -25,7 +37,8 @@ pub struct UsageEvent {
 }
 
 const COLUMNS: &str =
-    "id, task_id, seq, role, parts, usage, model, stop_reason, complete, created_at, updated_at";
+    "id, task_id, seq, role, parts, usage, model, stop_reason, complete, created_at, \
+                       updated_at, compacted";
 
 fn from_row(row: &Row) -> rusqlite::Result<MessageRecord> {
     let role: String = row.get(3)?;
@@ -55,6 +68,7 @@ fn from_row(row: &Row) -> rusqlite::Result<MessageRecord> {
         complete: row.get(8)?,
         created_at: row.get(9)?,
         updated_at: row.get(10)?,
+        compacted: row.get(11)?,
     })
 }
 
@@ -144,6 +158,50 @@ impl Store {
         ))?;
         let rows = stmt.query_map([task.0], from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Records the usage of a request that produced no message of the task (a compaction's
+    /// summary request), so the task's totals include it.
+    pub fn record_usage(&self, task: TaskId, usage: &UsageEvent) -> Result<()> {
+        insert_usage(&self.conn, Some(task), None, usage)
+    }
+
+    /// Records a compaction: the summary, and the messages before `first_kept_seq` marked as
+    /// compacted (they stay, for the user), in one transaction.
+    pub fn record_compaction(&self, task: TaskId, c: &Compaction) -> Result<()> {
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO compactions (task_id, summary, first_kept_seq, tokens_before, tokens_after, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![task.0, c.summary, c.first_kept_seq, c.tokens_before as i64, c.tokens_after as i64, now_ms()],
+        )?;
+        tx.execute(
+            "UPDATE messages SET compacted = 1 WHERE task_id = ?1 AND seq < ?2 AND compacted = 0",
+            params![task.0, c.first_kept_seq],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The task's latest compaction, if any.
+    pub fn latest_compaction(&self, task: TaskId) -> Result<Option<Compaction>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT summary, first_kept_seq, tokens_before, tokens_after, created_at FROM compactions
+                 WHERE task_id = ?1 ORDER BY id DESC LIMIT 1",
+                [task.0],
+                |r| {
+                    Ok(Compaction {
+                        summary: r.get(0)?,
+                        first_kept_seq: r.get(1)?,
+                        tokens_before: r.get::<_, i64>(2)? as u64,
+                        tokens_after: r.get::<_, i64>(3)? as u64,
+                        created_at: r.get(4)?,
+                    })
+                },
+            )
+            .optional()?)
     }
 
     /// Closes messages a crash left streaming: they keep what was written and are marked

@@ -12,6 +12,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0002_messages.sql"),
     include_str!("../migrations/0003_providers.sql"),
     include_str!("../migrations/0004_tools.sql"),
+    include_str!("../migrations/0005_compaction.sql"),
 ];
 
 /// The schema version this build writes.

@@ -144,7 +144,9 @@ async fn handle(
             b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
         )
         .await?;
-    for event in events(index, &reply) {
+    // Like a real provider, count the prompt (roughly: 4 bytes a token).
+    let prompt_tokens = buf.len().saturating_sub(header_end) / 4;
+    for event in events(index, &reply, prompt_tokens) {
         socket
             .write_all(format!("data: {event}\n\n").as_bytes())
             .await?;
@@ -164,7 +166,7 @@ fn chunk(delta: Value, finish: Option<&str>) -> String {
     .to_string()
 }
 
-fn events(index: usize, reply: &Reply) -> Vec<String> {
+fn events(index: usize, reply: &Reply, prompt_tokens: usize) -> Vec<String> {
     let mut out = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
     let finish = match reply {
         Reply::Text(t) | Reply::Hang(t) => {
@@ -203,7 +205,7 @@ fn events(index: usize, reply: &Reply) -> Vec<String> {
         out.push(chunk(json!({}), Some(finish)));
         out.push(
             json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
-                   "usage": {"prompt_tokens": 1000 + index * 100, "completion_tokens": 20}})
+                   "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 20}})
             .to_string(),
         );
     }

@@ -1,0 +1,303 @@
+//! Keeping the conversation inside the model's context window. When the next request would not
+//! fit (window − reserve, so the summary request itself always fits), the older messages are
+//! summarized in fixed sections and the model sees the summary plus the recent messages. The
+//! boundary never separates a tool call from its result. Originals stay in the store, marked
+//! compacted; a later compaction updates the previous summary.
+
+use codewright_llm::ModelInfo;
+use codewright_protocol::{Message, MessageRecord, Part, Role, TaskId, ToolContent};
+use codewright_store::{Compaction, Store};
+
+/// How the summary is introduced to the model.
+pub(crate) const SUMMARY_PREFIX: &str =
+    "[The earlier part of this conversation was compacted. Summary of it:]";
+
+/// What the summary must contain.
+pub(crate) const INSTRUCTIONS: &str = "You compact the history of a coding session so the work can continue with less context. Write the summary in exactly these sections, as Markdown headings, each filled in (\"none\" if empty):\n## Goal\n## Constraints and preferences\n## Progress\n### Done\n### In progress\n## Key decisions\n## Next steps\n## Files touched\n## Critical context\nBe specific: file paths, function names, commands, error messages, the user's exact requests. Do not call tools.";
+
+/// Characters of one tool result or message text kept in the transcript.
+const MAX_PART_CHARS: usize = 2000;
+
+/// Tokens kept as recent messages, at most.
+fn keep_budget(info: &ModelInfo) -> u64 {
+    (info.context_window / 4).min(20_000)
+}
+
+/// Tokens kept free for the answer (and for the summary request).
+pub(crate) fn reserve(info: &ModelInfo) -> u64 {
+    info.max_output.min(32_000) + 4_096
+}
+
+/// Above this many context tokens, compact before the next request.
+pub(crate) fn threshold(info: &ModelInfo) -> u64 {
+    info.context_window.saturating_sub(reserve(info))
+}
+
+/// A rough token count for content no provider has counted yet (4 characters a token).
+pub(crate) fn estimate(messages: &[Message]) -> u64 {
+    let chars: usize = messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .map(|p| match p {
+            Part::Text { text } => text.len(),
+            Part::Thinking { text, .. } => text.len(),
+            Part::ToolCall {
+                name, arguments, ..
+            } => name.len() + arguments.len(),
+            Part::ToolResult { content, .. } => content
+                .iter()
+                .map(|c| match c {
+                    ToolContent::Text { text } => text.len(),
+                    ToolContent::Image { .. } => 4 * 1_000,
+                })
+                .sum(),
+            Part::Attachment(a) => a.data.as_ref().map_or(200, |d| d.len() / 2),
+        })
+        .sum();
+    (chars / 4) as u64 + 4 * messages.len() as u64
+}
+
+/// The messages the model sees, and what is known of their size.
+pub(crate) struct View {
+    pub messages: Vec<Message>,
+    /// Tokens the provider counted for the prefix ending at `counted_len` messages (the last
+    /// answer since the latest compaction, with its usage).
+    pub counted: Option<(usize, u64)>,
+}
+
+impl View {
+    /// Context tokens the next request would use: the provider's count, plus estimates for
+    /// what came after it.
+    pub fn tokens(&self) -> u64 {
+        match self.counted {
+            Some((len, tokens)) => tokens + estimate(self.messages.get(len..).unwrap_or_default()),
+            None => estimate(&self.messages),
+        }
+    }
+
+    /// Appends an answer the provider counted (`tokens`: its whole context plus the answer).
+    pub fn push_answer(&mut self, answer: Message, tokens: Option<u64>) {
+        self.messages.push(answer);
+        if let Some(tokens) = tokens {
+            self.counted = Some((self.messages.len(), tokens));
+        }
+    }
+}
+
+/// Messages worth sending: empty answers (a stream that died before anything arrived) say
+/// nothing and some providers refuse them.
+pub(crate) fn visible(records: Vec<MessageRecord>) -> Vec<MessageRecord> {
+    records
+        .into_iter()
+        .filter(|r| !(r.message.role == Role::Assistant && r.message.parts.is_empty()))
+        .collect()
+}
+
+/// The task's messages as the model sees them: the latest summary, then what it did not cover.
+pub(crate) fn view(store: &Store, task: TaskId) -> Result<View, String> {
+    let latest = store.latest_compaction(task).map_err(|e| e.to_string())?;
+    let records: Vec<MessageRecord> = visible(store.history(task).map_err(|e| e.to_string())?)
+        .into_iter()
+        .filter(|r| latest.as_ref().is_none_or(|c| r.seq >= c.first_kept_seq))
+        .collect();
+    let mut messages = Vec::with_capacity(records.len() + 1);
+    if let Some(c) = &latest {
+        messages.push(Message::user(format!("{SUMMARY_PREFIX}\n\n{}", c.summary)));
+    }
+    let offset = messages.len();
+    let since = latest.as_ref().map_or(0, |c| c.created_at);
+    let counted = records.iter().enumerate().rev().find_map(|(i, r)| {
+        let usage = r.message.usage?;
+        (r.message.role == Role::Assistant && r.updated_at >= since).then(|| {
+            (
+                offset + i + 1,
+                usage.input + usage.cache_read + usage.cache_write + usage.output,
+            )
+        })
+    });
+    messages.extend(records.into_iter().map(|r| r.message));
+    Ok(View { messages, counted })
+}
+
+/// Where the kept part starts: the oldest message such that the kept part stays within the
+/// budget, moved back so it never starts at a tool result. `None`: nothing to summarize.
+pub(crate) fn boundary(records: &[MessageRecord], info: &ModelInfo) -> Option<usize> {
+    let budget = keep_budget(info);
+    let mut kept = 0u64;
+    let mut start = records.len();
+    while start > 0 {
+        let size = estimate(std::slice::from_ref(&records[start - 1].message));
+        if kept + size > budget && start < records.len() {
+            break;
+        }
+        kept += size;
+        start -= 1;
+    }
+    // Never start at tool results: their calls must stay with them.
+    while start > 0 && start < records.len() && records[start].message.role == Role::Tool {
+        start -= 1;
+    }
+    // Keep at least the last message; summarize at least one.
+    let start = start.min(records.len().saturating_sub(1));
+    (start > 0).then_some(start)
+}
+
+/// The summary request: the previous summary and the messages to fold in, as a transcript.
+pub(crate) fn transcript(
+    previous: Option<&str>,
+    records: &[MessageRecord],
+    max_chars: usize,
+) -> String {
+    let cut = |s: &str| -> String {
+        if s.len() > MAX_PART_CHARS {
+            let head: String = s.chars().take(MAX_PART_CHARS).collect();
+            format!("{head} […]")
+        } else {
+            s.to_string()
+        }
+    };
+    let mut lines: Vec<String> = Vec::new();
+    for r in records {
+        for part in &r.message.parts {
+            let line = match (r.message.role, part) {
+                (Role::User, Part::Text { text }) => format!("USER: {}", cut(text)),
+                (_, Part::Text { text }) => format!("ASSISTANT: {}", cut(text)),
+                (
+                    _,
+                    Part::ToolCall {
+                        name, arguments, ..
+                    },
+                ) => format!("TOOL CALL {name}: {}", cut(arguments)),
+                (
+                    _,
+                    Part::ToolResult {
+                        content, is_error, ..
+                    },
+                ) => {
+                    let text: String = content
+                        .iter()
+                        .filter_map(|c| match c {
+                            ToolContent::Text { text } => Some(text.as_str()),
+                            ToolContent::Image { .. } => Some("[image]"),
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    format!(
+                        "TOOL RESULT{}: {}",
+                        if *is_error { " (error)" } else { "" },
+                        cut(&text)
+                    )
+                }
+                _ => continue,
+            };
+            lines.push(line);
+        }
+    }
+    // Oldest lines go first when the transcript is too long for the summary request.
+    let mut total: usize = lines.iter().map(|l| l.len() + 1).sum();
+    let mut skip = 0;
+    while total > max_chars && skip < lines.len() {
+        total -= lines[skip].len() + 1;
+        skip += 1;
+    }
+    let mut out = String::new();
+    if let Some(previous) = previous {
+        out.push_str(
+            "The previous summary (update it with what follows; keep what is still true):\n\n",
+        );
+        out.push_str(previous);
+        out.push_str("\n\n");
+    }
+    if skip > 0 {
+        out.push_str(&format!("[{skip} older entries left out for length]\n"));
+    }
+    out.push_str("The conversation to summarize:\n\n");
+    out.push_str(&lines[skip..].join("\n"));
+    out
+}
+
+/// What a compaction will write.
+pub(crate) struct Plan {
+    pub previous: Option<Compaction>,
+    pub to_summarize: Vec<MessageRecord>,
+    pub first_kept_seq: i64,
+    pub tokens_before: u64,
+}
+
+/// Decides what to summarize; `None` when there is too little history to compact.
+pub(crate) fn plan(store: &Store, task: TaskId, info: &ModelInfo) -> Result<Option<Plan>, String> {
+    let before = view(store, task)?.tokens();
+    let previous = store.latest_compaction(task).map_err(|e| e.to_string())?;
+    let records: Vec<MessageRecord> = visible(store.history(task).map_err(|e| e.to_string())?)
+        .into_iter()
+        .filter(|r| previous.as_ref().is_none_or(|c| r.seq >= c.first_kept_seq))
+        .collect();
+    let Some(at) = boundary(&records, info) else {
+        return Ok(None);
+    };
+    let first_kept_seq = records[at].seq;
+    let mut to_summarize = records;
+    to_summarize.truncate(at);
+    Ok(Some(Plan {
+        previous,
+        to_summarize,
+        first_kept_seq,
+        tokens_before: before,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codewright_protocol::{MessageId, TaskId};
+
+    fn record(seq: i64, message: Message) -> MessageRecord {
+        MessageRecord {
+            id: MessageId(seq),
+            task_id: TaskId(1),
+            seq,
+            message,
+            complete: true,
+            created_at: 0,
+            updated_at: 0,
+            compacted: false,
+        }
+    }
+
+    #[test]
+    fn the_boundary_never_separates_a_call_from_its_result() {
+        let call = Message::new(
+            Role::Assistant,
+            vec![Part::ToolCall {
+                id: "c1".into(),
+                name: "write_file".into(),
+                arguments: "z".repeat(100_000),
+                truncated: false,
+                signature: None,
+            }],
+        );
+        let result = Message::new(
+            Role::Tool,
+            vec![Part::ToolResult {
+                call_id: "c1".into(),
+                content: vec![ToolContent::Text { text: "ok".into() }],
+                is_error: false,
+                detail: None,
+            }],
+        );
+        let records = vec![
+            record(1, Message::user("x".repeat(1_000))),
+            record(2, call),
+            record(3, result),
+            record(4, Message::user("short")),
+        ];
+        let info = codewright_llm::resolve_model("m@p", &[]);
+        // The 20k-token budget holds the last user message and the small result, not the 25k-token
+        // call: the boundary would fall between the call and its result, so it moves to the call.
+        let at = boundary(&records, &info).unwrap();
+        assert_eq!(at, 1);
+        assert_eq!(records[at].message.role, Role::Assistant);
+        // Too little to summarize.
+        assert_eq!(boundary(&records[3..], &info), None);
+    }
+}
