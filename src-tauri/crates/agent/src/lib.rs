@@ -13,6 +13,7 @@ mod dispatch;
 mod prompt;
 mod run;
 pub mod state;
+pub mod text_calls;
 
 pub use prompt::system_prompt;
 pub use run::{Agent, AgentConfig, Model, RunRequest, TaskHandle};

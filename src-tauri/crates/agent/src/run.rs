@@ -4,6 +4,7 @@ use crate::approvals::{EventApprover, Pending};
 use crate::compaction::{self, View};
 use crate::dispatch::{run_calls, Call};
 use crate::state::{next, Step};
+use crate::text_calls;
 use crate::Events;
 use codewright_llm::request::build_body;
 use codewright_llm::{ChatRequest, Client, Delta, ErrorKind, ModelInfo, Provider, RetryPolicy};
@@ -422,6 +423,13 @@ impl Run {
         view: &mut View,
     ) -> Result<RunOutcome, RunOutcome> {
         let specs = self.inner.registry.specs();
+        // Models without native tool calling get the tools in the prompt and write calls as text.
+        let text_mode = !model.info.tools;
+        let system = if text_mode {
+            format!("{system}{}", text_calls::describe_tools(&specs))
+        } else {
+            system.to_string()
+        };
         let mut empty_retry = false;
         let mut overflow_retried = false;
         let mut iteration = 0u32;
@@ -432,7 +440,7 @@ impl Run {
             }
             iteration += 1;
             if iteration > self.inner.config.max_iterations {
-                return Ok(self.pause(model, system, view).await);
+                return Ok(self.pause(model, &system, view).await);
             }
             if view.tokens() > compaction::threshold(&model.info) {
                 self.compact(model, view).await?;
@@ -449,12 +457,16 @@ impl Run {
                 iteration,
                 model: model.info.id.clone(),
             });
-            let mut request_messages = view.messages.clone();
+            let mut request_messages = if text_mode {
+                text_calls::as_text_protocol(&view.messages)
+            } else {
+                view.messages.clone()
+            };
             if empty_retry {
                 request_messages.push(Message::user(NUDGE));
             }
             let answer = match self
-                .ask_model(model, Some(system), request_messages, specs.clone(), true)
+                .ask_model(model, Some(&system), request_messages, specs.clone(), true)
                 .await
             {
                 Ok(answer) => answer,
@@ -553,7 +565,11 @@ impl Run {
             model: model.info.name().to_string(),
             system: system.map(String::from),
             messages,
-            tools: if model.info.tools { tools } else { Vec::new() },
+            tools: if model.info.tools {
+                tools.clone()
+            } else {
+                Vec::new()
+            },
             max_output_tokens: model.info.max_output.min(32_000) as u32,
             thinking_budget: None,
         };
@@ -632,6 +648,11 @@ impl Run {
         }
         match result {
             Ok(message) => {
+                let message = if !model.info.tools && !tools.is_empty() {
+                    with_text_calls(message, &tools)
+                } else {
+                    message
+                };
                 let usage = message.usage.unwrap_or_default();
                 let event = UsageEvent {
                     model: model.info.id.clone(),
@@ -813,6 +834,44 @@ enum Failure {
     Overflow(String),
     /// The run ends this way (the error, if any, was reported).
     Ended(RunOutcome),
+}
+
+/// An answer from a model without native tool calling, with the calls it wrote as text (and
+/// its `<think>` block) turned into parts. The text stays as the model wrote it.
+fn with_text_calls(mut message: Message, specs: &[codewright_protocol::ToolSpec]) -> Message {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let parsed = text_calls::parse(&message.text());
+    if parsed.calls.is_empty() && parsed.thinking.is_none() {
+        return message;
+    }
+    let mut parts = Vec::new();
+    if let Some(thinking) = parsed.thinking {
+        parts.push(Part::Thinking {
+            text: thinking,
+            signature: None,
+            redacted: None,
+        });
+    }
+    if !parsed.text.trim().is_empty() {
+        parts.push(Part::Text { text: parsed.text });
+    }
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    for call in parsed.calls {
+        let spec = specs.iter().find(|s| s.name == call.name);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        parts.push(Part::ToolCall {
+            id: format!("text_{stamp}_{n}"),
+            name: call.name.clone(),
+            arguments: text_calls::coerce(&call, spec).to_string(),
+            truncated: false,
+            signature: None,
+        });
+    }
+    message.parts = parts;
+    message
 }
 
 fn kind_name(kind: ErrorKind) -> &'static str {

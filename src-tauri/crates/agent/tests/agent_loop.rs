@@ -582,3 +582,50 @@ async fn a_full_window_is_compacted_before_the_request() {
     assert!(requests.iter().any(is_summary_request));
     assert!(sees_summary(requests.last().unwrap()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_without_native_tools_write_calls_as_text() {
+    let world = World::new(script(|i, _| match i {
+        0 => text("<think>Check the file first.</think>\nLet me read it.\n<tool_call>\n<function=read_file>\n<parameter=path>\nnotes.txt\n</parameter>\n<parameter=limit>5</parameter>\n</function>\n</tool_call>"),
+        _ => text("The notes say hello."),
+    }))
+    .await;
+    std::fs::write(world.path("notes.txt"), "hello\n").unwrap();
+    let mut model = world.model();
+    model.info.tools = false;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = world.agent.start(
+        codewright_agent::RunRequest {
+            task: world.task,
+            prompt: Some("Read notes".into()),
+            model,
+            mode: PermissionMode::Normal,
+            sandbox: false,
+        },
+        tx,
+    );
+    let (outcome, _) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    let requests = world.server.requests();
+    assert!(!has_tools(&requests[0]));
+    assert!(requests[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("<function=TOOL_NAME>"));
+    let second = &requests[1];
+    let result = last_text(second);
+    assert!(
+        result.starts_with("<tool_result>") && result.contains("     1\thello"),
+        "{result}"
+    );
+    // Stored natively: thinking, text, the call, and its result.
+    let stored = world.messages(world.task);
+    let parts = &stored[1].message.parts;
+    assert!(matches!(&parts[0], Part::Thinking { text, .. } if text == "Check the file first."));
+    assert!(
+        matches!(&parts[2], Part::ToolCall { name, arguments, .. } if name == "read_file" && arguments == r#"{"limit":5,"path":"notes.txt"}"#),
+        "{parts:?}"
+    );
+    assert_eq!(stored[2].message.role, Role::Tool);
+}

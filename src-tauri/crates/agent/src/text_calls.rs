@@ -1,0 +1,365 @@
+//! Tool calls from models without native tool calling. The tools are described in the system
+//! prompt; the model writes calls as text in one of the formats local models use, and they are
+//! parsed here: `<function=NAME><parameter=K>V</parameter></function>` (optionally inside
+//! `<tool_call>`, parameters possibly unclosed), `<function=NAME>V</function>` for tools with one
+//! parameter, DeepSeek's `<function_calls><invoke name="X"><parameter name="k">v</parameter>
+//! </invoke></function_calls>` (also with `｜DSML｜`), Hermes-style `<tool_call>{"name": …,
+//! "arguments": …}</tool_call>`, and a JSON array `[{"function": {"name": …, "arguments": …}}]`.
+//! `<think>` blocks are split off as thinking.
+
+use codewright_protocol::{Message, Part, Role, ToolContent, ToolSpec};
+use serde_json::{Map, Value};
+
+/// A call found in text: the tool's name and its arguments (values still as written).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextCall {
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// What a text answer contained.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Parsed {
+    pub thinking: Option<String>,
+    /// The text with the thinking removed (calls stay, as the model wrote them).
+    pub text: String,
+    pub calls: Vec<TextCall>,
+}
+
+/// Splits `<think>` off and finds the tool calls in an answer.
+pub fn parse(answer: &str) -> Parsed {
+    let cleaned = answer.replace("｜DSML｜", "");
+    let (thinking, text) = split_thinking(&cleaned);
+    let mut calls = Vec::new();
+    calls.extend(function_tags(&text));
+    calls.extend(invokes(&text));
+    if calls.is_empty() {
+        calls.extend(hermes(&text));
+    }
+    if calls.is_empty() {
+        calls.extend(json_array(&text));
+    }
+    Parsed {
+        thinking,
+        text,
+        calls,
+    }
+}
+
+fn split_thinking(text: &str) -> (Option<String>, String) {
+    let Some(start) = text.find("<think>") else {
+        // Some models omit the opening tag.
+        if let Some(end) = text.find("</think>") {
+            return (
+                Some(text[..end].trim().to_string()),
+                text[end + 8..].trim_start().to_string(),
+            );
+        }
+        return (None, text.to_string());
+    };
+    let after = &text[start + 7..];
+    match after.find("</think>") {
+        Some(end) => (
+            Some(after[..end].trim().to_string()),
+            format!("{}{}", &text[..start], after[end + 8..].trim_start()),
+        ),
+        None => (Some(after.trim().to_string()), text[..start].to_string()),
+    }
+}
+
+/// `<function=NAME>…</function>` blocks.
+fn function_tags(text: &str) -> Vec<TextCall> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("<function=") {
+        let after = &rest[at + 10..];
+        let Some(name_end) = after.find('>') else {
+            break;
+        };
+        let name = after[..name_end].trim().trim_matches('"').to_string();
+        let body_all = &after[name_end + 1..];
+        let (body, next) = match body_all.find("</function>") {
+            Some(end) => (&body_all[..end], &body_all[end + 11..]),
+            None => (body_all, ""),
+        };
+        let mut args = Map::new();
+        if body.contains("<parameter=") {
+            for chunk in body.split("<parameter=").skip(1) {
+                let Some(key_end) = chunk.find('>') else {
+                    continue;
+                };
+                let key = chunk[..key_end].trim().trim_matches('"').to_string();
+                let value = &chunk[key_end + 1..];
+                let value = value.split("</parameter>").next().unwrap_or(value);
+                args.insert(key, Value::String(trim_value(value)));
+            }
+        } else if !body.trim().is_empty() {
+            // A single value: the tool's only parameter (named when the tools are known).
+            args.insert(String::new(), Value::String(trim_value(body)));
+        }
+        out.push(TextCall {
+            name,
+            arguments: Value::Object(args),
+        });
+        rest = next;
+    }
+    out
+}
+
+/// `<invoke name="X"><parameter name="k">v</parameter></invoke>` blocks.
+fn invokes(text: &str) -> Vec<TextCall> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("<invoke name=") {
+        let after = &rest[at + 13..];
+        let quote = after.chars().next().unwrap_or('"');
+        let after = after.trim_start_matches(['"', '\'']);
+        let Some(name_end) = after.find(quote) else {
+            break;
+        };
+        let name = after[..name_end].to_string();
+        let body_all = &after[name_end..];
+        let (body, next) = match body_all.find("</invoke>") {
+            Some(end) => (&body_all[..end], &body_all[end + 9..]),
+            None => (body_all, ""),
+        };
+        let mut args = Map::new();
+        for chunk in body.split("<parameter name=").skip(1) {
+            let chunk = chunk.trim_start_matches(['"', '\'']);
+            let Some(key_end) = chunk.find(['"', '\'']) else {
+                continue;
+            };
+            let key = chunk[..key_end].to_string();
+            let value = chunk[key_end..].trim_start_matches(['"', '\'']);
+            let value = value.split_once('>').map_or(value, |(_, v)| v);
+            let value = value.split("</parameter>").next().unwrap_or(value);
+            args.insert(key, Value::String(trim_value(value)));
+        }
+        out.push(TextCall {
+            name,
+            arguments: Value::Object(args),
+        });
+        rest = next;
+    }
+    out
+}
+
+/// `<tool_call>{"name": …, "arguments": …}</tool_call>` blocks.
+fn hermes(text: &str) -> Vec<TextCall> {
+    text.split("<tool_call>")
+        .skip(1)
+        .filter_map(|chunk| {
+            let json = chunk.split("</tool_call>").next()?.trim();
+            let value: Value = serde_json::from_str(json).ok()?;
+            call_from_json(&value)
+        })
+        .collect()
+}
+
+/// A JSON array of calls, anywhere in the text (possibly in a code fence).
+fn json_array(text: &str) -> Vec<TextCall> {
+    let Some(start) = text.find('[') else {
+        return Vec::new();
+    };
+    let Some(end) = text.rfind(']') else {
+        return Vec::new();
+    };
+    if end < start {
+        return Vec::new();
+    }
+    match serde_json::from_str::<Value>(&text[start..=end]) {
+        Ok(Value::Array(items)) => items.iter().filter_map(call_from_json).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn call_from_json(value: &Value) -> Option<TextCall> {
+    let f = value.get("function").unwrap_or(value);
+    let name = f.get("name")?.as_str()?.to_string();
+    let arguments = match f.get("arguments").or_else(|| f.get("parameters")) {
+        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::Object(Map::new())),
+        Some(v @ Value::Object(_)) => v.clone(),
+        _ => Value::Object(Map::new()),
+    };
+    Some(TextCall { name, arguments })
+}
+
+fn trim_value(value: &str) -> String {
+    let v = value.strip_prefix('\n').unwrap_or(value);
+    let v = v.strip_suffix('\n').unwrap_or(v);
+    v.trim_end_matches([' ', '\t']).to_string()
+}
+
+/// Turns parsed arguments into what the tool's schema expects: the unnamed single value gets
+/// the name of the tool's only (or first required) parameter, and values written as text are
+/// parsed as JSON where the schema wants a number, boolean, array or object.
+pub fn coerce(call: &TextCall, spec: Option<&ToolSpec>) -> Value {
+    let Some(spec) = spec else {
+        return call.arguments.clone();
+    };
+    let properties = spec.input_schema["properties"].as_object();
+    let mut out = Map::new();
+    for (key, value) in call.arguments.as_object().into_iter().flatten() {
+        let key = if key.is_empty() {
+            let required = spec.input_schema["required"]
+                .as_array()
+                .and_then(|r| r.first())
+                .and_then(Value::as_str);
+            match required.or_else(|| properties.and_then(|p| p.keys().next().map(String::as_str)))
+            {
+                Some(k) => k.to_string(),
+                None => continue,
+            }
+        } else {
+            key.clone()
+        };
+        let wants_text = properties
+            .and_then(|p| p.get(&key))
+            .map(|schema| {
+                let t = &schema["type"];
+                t == "string"
+                    || t.as_array()
+                        .is_some_and(|a| a.iter().any(|x| x == "string"))
+            })
+            .unwrap_or(true);
+        let value = match value {
+            Value::String(s) if !wants_text => serde_json::from_str(s).unwrap_or(value.clone()),
+            other => other.clone(),
+        };
+        out.insert(key, value);
+    }
+    Value::Object(out)
+}
+
+/// How the tools are described to a model without native tool calling.
+pub fn describe_tools(specs: &[ToolSpec]) -> String {
+    let mut out = String::from(
+        "\n\n# Tools\n\nYou can call tools. To call one, write exactly:\n<tool_call>\n<function=TOOL_NAME>\n<parameter=NAME>value</parameter>\n</function>\n</tool_call>\nOne block per call; several blocks for several calls. Then stop and wait: the results come back in the next message. Values that are numbers, booleans, arrays or objects are written as JSON.\n\nAvailable tools (JSON Schema of each input):\n",
+    );
+    for spec in specs {
+        out.push_str(&format!(
+            "\n## {}\n{}\n{}\n",
+            spec.name, spec.description, spec.input_schema
+        ));
+    }
+    out
+}
+
+/// The history as a model without native tool calling can read it: calls stay in the
+/// assistant's text (as it wrote them); results come back as a user message.
+pub fn as_text_protocol(messages: &[Message]) -> Vec<Message> {
+    messages
+        .iter()
+        .map(|m| match m.role {
+            Role::Assistant => Message {
+                parts: m
+                    .parts
+                    .iter()
+                    .filter(|p| matches!(p, Part::Text { .. }))
+                    .cloned()
+                    .collect(),
+                ..m.clone()
+            },
+            Role::Tool => {
+                let mut text = String::new();
+                for part in &m.parts {
+                    if let Part::ToolResult {
+                        content, is_error, ..
+                    } = part
+                    {
+                        text.push_str(if *is_error {
+                            "<tool_result error=\"true\">\n"
+                        } else {
+                            "<tool_result>\n"
+                        });
+                        for c in content {
+                            match c {
+                                ToolContent::Text { text: t } => text.push_str(t),
+                                ToolContent::Image { .. } => {
+                                    text.push_str("[an image; this model cannot see it]")
+                                }
+                            }
+                        }
+                        text.push_str("\n</tool_result>\n");
+                    }
+                }
+                Message::user(text)
+            }
+            _ => m.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn one(text: &str) -> (String, Value) {
+        let parsed = parse(text);
+        assert_eq!(parsed.calls.len(), 1, "{text}: {parsed:?}");
+        (
+            parsed.calls[0].name.clone(),
+            parsed.calls[0].arguments.clone(),
+        )
+    }
+
+    #[test]
+    fn every_format_local_models_write() {
+        assert_eq!(
+            one("Let me look.\n<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/main.rs\n</parameter>\n</function>\n</tool_call>"),
+            ("read_file".into(), json!({"path": "src/main.rs"}))
+        );
+        // Unclosed parameters.
+        assert_eq!(
+            one("<function=grep><parameter=pattern>fn main<parameter=path>src</function>"),
+            ("grep".into(), json!({"pattern": "fn main", "path": "src"}))
+        );
+        // A single value.
+        assert_eq!(
+            one("<function=bash>ls -la</function>"),
+            ("bash".into(), json!({"": "ls -la"}))
+        );
+        // DeepSeek, with and without DSML markers.
+        for text in [
+            "<function_calls><invoke name=\"read_file\"><parameter name=\"path\">a.txt</parameter></invoke></function_calls>",
+            "<｜DSML｜function_calls><｜DSML｜invoke name=\"read_file\"><｜DSML｜parameter name=\"path\">a.txt</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>",
+        ] {
+            assert_eq!(one(text), ("read_file".into(), json!({"path": "a.txt"})));
+        }
+        assert_eq!(
+            one("<tool_call>{\"name\": \"glob\", \"arguments\": {\"pattern\": \"**/*.rs\"}}</tool_call>"),
+            ("glob".into(), json!({"pattern": "**/*.rs"}))
+        );
+        assert_eq!(
+            one("```json\n[{\"function\": {\"name\": \"list_dir\", \"arguments\": \"{\\\"path\\\": \\\"src\\\"}\"}}]\n```"),
+            ("list_dir".into(), json!({"path": "src"}))
+        );
+        let two = parse("<function=read_file><parameter=path>a</parameter></function> and <function=read_file><parameter=path>b</parameter></function>");
+        assert_eq!(two.calls.len(), 2);
+        assert!(parse("Just an answer with [brackets] and no calls.")
+            .calls
+            .is_empty());
+    }
+
+    #[test]
+    fn thinking_is_split_off_and_values_follow_the_schema() {
+        let parsed = parse("<think>I should read it.</think>\nReading.\n<function=read_file><parameter=path>a</parameter><parameter=limit>10</parameter></function>");
+        assert_eq!(parsed.thinking.as_deref(), Some("I should read it."));
+        assert!(parsed.text.starts_with("Reading."));
+        let spec = ToolSpec {
+            name: "read_file".into(),
+            description: String::new(),
+            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": ["integer", "null"]}}, "required": ["path"]}),
+        };
+        assert_eq!(
+            coerce(&parsed.calls[0], Some(&spec)),
+            json!({"path": "a", "limit": 10})
+        );
+        let single = TextCall {
+            name: "read_file".into(),
+            arguments: json!({"": "x.rs"}),
+        };
+        assert_eq!(coerce(&single, Some(&spec)), json!({"path": "x.rs"}));
+    }
+}
