@@ -265,6 +265,8 @@ impl Run {
 
     async fn run_inner(&mut self, request: RunRequest) -> Result<RunOutcome, String> {
         let task = self.task;
+        // The user's message is stored first: whatever happens next (a queue, a stop), it is kept.
+        let (project, mut view, turn, interrupted) = self.load(request.prompt.as_deref())?;
         // Wait for a slot (visibly).
         let slots = self.inner.slots.clone();
         let permit = match slots.clone().try_acquire_owned() {
@@ -281,8 +283,6 @@ impl Run {
             }
         };
         let _permit = permit;
-
-        let (project, mut view, turn, interrupted) = self.load(request.prompt.as_deref())?;
         if interrupted {
             self.notice("The previous run of this task was interrupted (Codewright stopped while it ran). What was saved is kept; calls that did not finish were answered as interrupted.");
         }

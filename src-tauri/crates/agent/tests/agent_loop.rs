@@ -629,3 +629,57 @@ async fn models_without_native_tools_write_calls_as_text() {
     );
     assert_eq!(stored[2].message.role, Role::Tool);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_over_the_limit_wait_visibly_and_can_be_stopped_while_queued() {
+    let world = World::with_config(
+        script(|_, body| {
+            if tool_results(body).is_empty() {
+                calls(&[("bash", json!({"command": "sleep 0.4"}))])
+            } else {
+                text("finished")
+            }
+        }),
+        AgentConfig {
+            max_running: 1,
+            ..AgentConfig::default()
+        },
+    )
+    .await;
+    let second = world.new_task();
+    let third = world.new_task();
+    let (h1, rx1) = world.start(world.task, Some("one"), PermissionMode::Yolo);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (h2, rx2) = world.start(second, Some("two"), PermissionMode::Yolo);
+    let (h3, rx3) = world.start(third, Some("three"), PermissionMode::Yolo);
+    h3.stop();
+    let (a, b, c) = tokio::join!(
+        drive(h1, rx1, |_, _| {}),
+        drive(h2, rx2, |_, _| {}),
+        drive(h3, rx3, |_, _| {})
+    );
+    assert_eq!(
+        (a.0, b.0, c.0),
+        (RunOutcome::Done, RunOutcome::Done, RunOutcome::Stopped)
+    );
+    assert!(
+        matches!(
+            b.1[0],
+            AgentEvent::State {
+                state: AgentState::Queued,
+                ..
+            }
+        ),
+        "{:?}",
+        b.1[0]
+    );
+    // The second started only after the first finished.
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(common::last_text(&requests[2]).contains("two"));
+    // The stopped one never sent anything, and its message is kept in the task.
+    let kept = world.messages(third);
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].message.text(), "three");
+    world.server.assert_clean();
+}

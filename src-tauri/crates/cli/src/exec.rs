@@ -70,7 +70,8 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
         None => {
             let prompt = args.prompt.as_deref().unwrap_or("").trim();
             if prompt.is_empty() {
-                return Err("say what the agent should do: codewright-cli exec \"PROMPT\"".into());
+                eprintln!("codewright-cli: say what the agent should do: codewright-cli exec \"PROMPT\" (or continue a task with --task ID)");
+                return Ok(ExitCode::from(2));
             }
             let dir = match &args.project {
                 Some(dir) => dir.clone(),

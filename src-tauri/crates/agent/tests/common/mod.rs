@@ -27,6 +27,8 @@ pub enum Reply {
     Hang(String),
     /// An HTTP error with a body.
     Status(u16, String),
+    /// Another reply, with a pause before each event (a slow model).
+    Paced(Box<Reply>, u64),
 }
 
 pub fn text(t: &str) -> Reply {
@@ -130,7 +132,12 @@ async fn handle(
             .unwrap()
             .push(format!("request {index}: {problem}"));
     }
-    let reply = script(index, &body);
+    let mut reply = script(index, &body);
+    let mut pace = 0;
+    if let Reply::Paced(inner, ms) = reply {
+        reply = *inner;
+        pace = ms;
+    }
     if let Reply::Status(status, text) = &reply {
         let response = format!(
             "HTTP/1.1 {status} Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
@@ -147,6 +154,9 @@ async fn handle(
     // Like a real provider, count the prompt (roughly: 4 bytes a token).
     let prompt_tokens = buf.len().saturating_sub(header_end) / 4;
     for event in events(index, &reply, prompt_tokens) {
+        if pace > 0 {
+            tokio::time::sleep(Duration::from_millis(pace)).await;
+        }
         socket
             .write_all(format!("data: {event}\n\n").as_bytes())
             .await?;
@@ -199,7 +209,7 @@ fn events(index: usize, reply: &Reply, prompt_tokens: usize) -> Vec<String> {
             "tool_calls"
         }
         Reply::Empty => "stop",
-        Reply::Status(..) => unreachable!(),
+        Reply::Status(..) | Reply::Paced(..) => unreachable!(),
     };
     if !matches!(reply, Reply::Hang(_)) {
         out.push(chunk(json!({}), Some(finish)));

@@ -76,6 +76,15 @@ pub(crate) fn inline_image(a: &Attachment) -> Option<(&str, &str)> {
     }
 }
 
+/// The arguments of a call as JSON text that parses to an object: a call cut off mid-arguments
+/// (output limit, a stop, a crash) would otherwise make servers that parse history reject it.
+pub(crate) fn arguments_text(arguments: &str) -> String {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(_)) => arguments.to_string(),
+        _ => "{}".to_string(),
+    }
+}
+
 /// The arguments of a call as a JSON object (providers that want an object, not text).
 pub(crate) fn arguments_object(arguments: &str) -> Value {
     match serde_json::from_str::<Value>(arguments) {

@@ -23,7 +23,7 @@ pub(crate) fn body(provider: &Provider, r: &ChatRequest) -> Value {
                 }
                 let calls: Vec<Value> = m
                     .tool_calls()
-                    .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                    .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": super::arguments_text(c.arguments)}}))
                     .collect();
                 let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
                 if !calls.is_empty() {

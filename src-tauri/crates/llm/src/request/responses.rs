@@ -33,7 +33,7 @@ pub(crate) fn body(r: &ChatRequest) -> Value {
                             input.push(json!({"role": "assistant", "content": [{"type": "output_text", "text": text}]}))
                         }
                         Part::ToolCall { id, name, arguments, .. } => input.push(
-                            json!({"type": "function_call", "call_id": id, "name": name, "arguments": arguments}),
+                            json!({"type": "function_call", "call_id": id, "name": name, "arguments": super::arguments_text(arguments)}),
                         ),
                         // Reasoning the provider gave back encrypted (id and content, kept as the
                         // thinking part's opaque signature) returns as the same reasoning item.

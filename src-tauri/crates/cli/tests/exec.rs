@@ -1,0 +1,300 @@
+//! `exec` and `tasks show` through the built binary, against the scripted provider; and the crash
+//! drill: `exec` SIGKILLed at 20 points, then resumed — no lost user message, no orphan call.
+
+#[path = "../../agent/tests/common/mod.rs"]
+mod common;
+
+use common::{calls, text, tool_results, Reply, Server};
+use serde_json::{json, Value};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+struct Cli {
+    home: tempfile::TempDir,
+    project: tempfile::TempDir,
+}
+
+impl Cli {
+    fn new(server: &Server) -> Cli {
+        let cli = Cli {
+            home: tempfile::tempdir().unwrap(),
+            project: tempfile::tempdir().unwrap(),
+        };
+        let out = cli.run(&[
+            "providers",
+            "add",
+            "scripted",
+            "--protocol",
+            "openai",
+            "--base-url",
+            &server.url,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        cli
+    }
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_codewright-cli"));
+        c.arg("--home")
+            .arg(self.home.path())
+            .args(args)
+            .current_dir(self.project.path());
+        c
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).stdin(Stdio::null()).output().unwrap()
+    }
+    fn exec(&self, extra: &[&str]) -> Output {
+        let mut args = vec!["exec", "--model", "test-model@scripted"];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_prints_text_and_tool_lines_or_json_events_and_uses_exit_codes() {
+    let server = common::serve(Arc::new(|_, body: &Value| {
+        let messages = body["messages"].as_array().unwrap();
+        let answering_results = messages.last().unwrap()["role"] == "tool";
+        let last = common::last_text(body);
+        if answering_results {
+            text(&format!(
+                "Done after {} tool results.",
+                tool_results(body).len()
+            ))
+        } else if last.contains("run a command") {
+            calls(&[("bash", json!({"command": "touch ran.txt"}))])
+        } else if last.contains("sleep") {
+            calls(&[("bash", json!({"command": "sleep 30"}))])
+        } else {
+            calls(&[("read_file", json!({"path": "a.txt"}))])
+        }
+    }))
+    .await;
+    let cli = Cli::new(&server);
+    std::fs::write(cli.project.path().join("a.txt"), "alpha\n").unwrap();
+
+    let out = cli.exec(&["Read a.txt"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text_out = stdout(&out);
+    assert!(text_out.contains("[read_file]      1\talpha"), "{text_out}");
+    assert!(
+        text_out.ends_with("Done after 1 tool results.\n"),
+        "{text_out}"
+    );
+
+    // The project was registered from the current folder; the task can be shown.
+    let projects: Value =
+        serde_json::from_slice(&cli.run(&["projects", "list", "--json"]).stdout).unwrap();
+    let project = projects[0]["id"].to_string();
+    let tasks: Value = serde_json::from_slice(
+        &cli.run(&["tasks", "list", "--project", &project, "--json"])
+            .stdout,
+    )
+    .unwrap();
+    let task = tasks[0]["id"].to_string();
+    assert_eq!(tasks[0]["title"], "Read a.txt");
+    let shown = stdout(&cli.run(&["tasks", "show", &task]));
+    assert!(
+        shown.contains("── you\nRead a.txt")
+            && shown.contains("→ read_file {\"path\":\"a.txt\"}")
+            && shown.contains("✓      1\talpha"),
+        "{shown}"
+    );
+
+    // JSON: one protocol event per line; continuing the same task.
+    let out = cli.exec(&["--task", &task, "--json", "Read it again"]);
+    assert_eq!(out.status.code(), Some(0));
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"runStarted"));
+    assert_eq!(events[0]["turn"], 2);
+    assert!(
+        types.contains(&"toolFinished") && types.contains(&"textDelta") && types.contains(&"usage")
+    );
+    assert_eq!(events.last().unwrap()["outcome"], "done");
+
+    // No terminal: what needs approval is rejected with a reason the model sees.
+    let out = cli.exec(&["--task", &task, "Please run a command"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!cli.project.path().join("ran.txt").exists());
+    let last = server.requests().pop().unwrap();
+    assert!(
+        tool_results(&last)
+            .last()
+            .unwrap()
+            .1
+            .contains("no terminal to ask on"),
+        "{last}"
+    );
+
+    // Usage errors exit 2; SIGINT stops a run and exits 130.
+    assert_eq!(cli.exec(&[]).status.code(), Some(2));
+    assert_eq!(cli.exec(&["--mode", "wild", "x"]).status.code(), Some(2));
+    let child = cli
+        .command(&[
+            "exec",
+            "--model",
+            "test-model@scripted",
+            "--mode",
+            "yolo",
+            "--task",
+            &task,
+            "Now sleep",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server.assert_clean();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_at_twenty_points_then_resume_loses_nothing() {
+    // A slow model: a call with some text, then (after the result) a longer answer.
+    let server = common::serve(Arc::new(|_, body: &Value| {
+        let messages = body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap();
+        if last["role"] == "tool" {
+            Reply::Paced(
+                Box::new(text(
+                    "Finished this step; everything went as planned and the file is in place.",
+                )),
+                15,
+            )
+        } else {
+            Reply::Paced(
+                Box::new(Reply::Calls(
+                    "Working on it.".into(),
+                    vec![(
+                        "bash".into(),
+                        json!({"command": "sleep 0.1; echo step >> log.txt"}),
+                    )],
+                )),
+                15,
+            )
+        }
+    }))
+    .await;
+    let cli = Cli::new(&server);
+    let project: Value = serde_json::from_slice(
+        &cli.run(&[
+            "projects",
+            "add",
+            cli.project.path().to_str().unwrap(),
+            "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let task: Value = serde_json::from_slice(
+        &cli.run(&[
+            "tasks",
+            "add",
+            "--project",
+            &project["id"].to_string(),
+            "drill",
+            "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let task = task["id"].to_string();
+
+    let mut acknowledged = Vec::new();
+    for k in 0..20u64 {
+        let prompt = format!("step {k}");
+        let mut child = cli
+            .command(&[
+                "exec",
+                "--model",
+                "test-model@scripted",
+                "--mode",
+                "yolo",
+                "--task",
+                &task,
+                "--json",
+                &prompt,
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Spread over start-up, streaming, the command and the answer.
+        let at = 20 + (k * 137) % 700;
+        tokio::time::sleep(Duration::from_millis(at)).await;
+        child.kill().unwrap(); // SIGKILL
+        let out = child.wait_with_output().unwrap();
+        if stdout(&out).lines().any(|l| l.contains("\"runStarted\"")) {
+            acknowledged.push(prompt);
+        }
+    }
+    assert!(
+        acknowledged.len() >= 10,
+        "most runs got going: {acknowledged:?}"
+    );
+
+    // Resume with one message: it works, and says the last run was interrupted.
+    let out = cli.exec(&["--task", &task, "--mode", "yolo", "--json", "finish up"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = stdout(&out);
+    assert!(events.contains("\"outcome\":\"done\""));
+
+    let shown: Value =
+        serde_json::from_slice(&cli.run(&["tasks", "show", &task, "--json"]).stdout).unwrap();
+    let history: Vec<codewright_protocol::MessageRecord> =
+        serde_json::from_value(shown["messages"].clone()).unwrap();
+    let users: Vec<String> = history
+        .iter()
+        .filter(|r| r.message.role == codewright_protocol::Role::User)
+        .map(|r| r.message.text())
+        .collect();
+    for prompt in &acknowledged {
+        assert!(users.contains(prompt), "{prompt} was lost: {users:?}");
+    }
+    assert!(history.iter().all(|r| r.complete), "nothing left streaming");
+    let messages: Vec<codewright_protocol::Message> =
+        history.iter().map(|r| r.message.clone()).collect();
+    let (_, repairs) = codewright_protocol::answer_every_call(&messages, "x");
+    assert!(
+        repairs.answered.is_empty(),
+        "orphan calls: {:?}",
+        repairs.answered
+    );
+    assert_eq!(repairs.dropped_results, 0);
+    assert_eq!(shown["task"]["status"], "idle");
+    server.assert_clean();
+}
