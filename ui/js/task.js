@@ -16,6 +16,9 @@ function render(task) {
   meta.textContent = `Started ${ago(task.createdAt)}`;
   meta.title = when(task.createdAt);
   renderPlan(task.todos || []);
+  $('#composer-note').textContent =
+    `Messages cannot be sent from this window yet: the agent runs from the command line today ` +
+    `(codewright-cli exec --task ${task.id} "…"). The conversation view arrives next.`;
   $('#app').hidden = false;
 }
 

@@ -176,10 +176,7 @@ pub(crate) fn transcript(
                 ) => {
                     let text: String = content
                         .iter()
-                        .filter_map(|c| match c {
-                            ToolContent::Text { text } => Some(text.as_str()),
-                            ToolContent::Image { .. } => Some("[image]"),
-                        })
+                        .map(ToolContent::as_text)
                         .collect::<Vec<_>>()
                         .join("\n");
                     format!(

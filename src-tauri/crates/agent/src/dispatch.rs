@@ -99,10 +99,7 @@ fn finished(events: &Events, task: TaskId, call: &Call, output: &ToolOutput) {
     let text = output
         .content
         .iter()
-        .filter_map(|c| match c {
-            ToolContent::Text { text } => Some(text.as_str()),
-            ToolContent::Image { .. } => Some("[image]"),
-        })
+        .map(ToolContent::as_text)
         .collect::<Vec<_>>()
         .join("\n");
     let _ = events.send(AgentEvent::ToolFinished {

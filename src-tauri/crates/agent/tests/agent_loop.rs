@@ -6,7 +6,7 @@ use codewright_agent::{AgentConfig, TaskHandle};
 use codewright_protocol::{
     AgentEvent, AgentState, Decision, Part, PermissionMode, Role, RunOutcome, TaskStatus,
 };
-use common::{calls, has_tools, last_text, text, tool_results, Reply, World};
+use common::{calls, has_tools, last_text, recorded, text, tool_results, Reply, World};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -682,4 +682,62 @@ async fn tasks_over_the_limit_wait_visibly_and_can_be_stopped_while_queued() {
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].message.text(), "three");
     world.server.assert_clean();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recorded_parallel_calls_each_get_one_result() {
+    let world = World::new(script(|i, _| match i {
+        0 => recorded("openai-chat/parallel_tool_calls_args_split.sse"),
+        _ => text("Both answered."),
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Weather?"), PermissionMode::Normal);
+    let (outcome, _) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    let results = tool_results(&world.server.requests()[1]);
+    assert_eq!(results.len(), 2);
+    // The recorded model called a tool Codewright does not have: the model is told so.
+    assert!(
+        results
+            .iter()
+            .all(|r| r.1.contains("there is no tool named")),
+        "{results:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recorded_anthropic_thinking_signatures_are_sent_back() {
+    let world = World::new(script(|i, _| match i {
+        0 => recorded("anthropic/thinking_then_tool_use.sse"),
+        _ => recorded("anthropic/after_tool_result_text.sse"),
+    }))
+    .await;
+    let mut model = world.model();
+    model.provider = codewright_llm::Provider::new(
+        "scripted",
+        codewright_llm::Protocol::Anthropic,
+        &world.server.url,
+        None,
+    );
+    model.info = codewright_llm::resolve_model("claude-haiku-4-5@anthropic", &[]);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = world.agent.start(
+        codewright_agent::RunRequest {
+            task: world.task,
+            prompt: Some("Think, then use a tool".into()),
+            model,
+            mode: PermissionMode::Normal,
+            sandbox: false,
+        },
+        tx,
+    );
+    let (outcome, _) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    let second = world.server.requests()[1].to_string();
+    assert!(
+        second.contains("\"type\":\"thinking\"") && second.contains("\"signature\""),
+        "{second}"
+    );
 }

@@ -167,7 +167,7 @@ fn show(
     task: &codewright_protocol::Task,
     history: &[codewright_protocol::MessageRecord],
 ) -> String {
-    use codewright_protocol::{Part, Role, ToolContent};
+    use codewright_protocol::{Part, Role};
     let mut out = format!(
         "Task {} \"{}\" ({})\n",
         task.id,
@@ -227,13 +227,8 @@ fn show(
                     content, is_error, ..
                 } => {
                     let first = content
-                        .iter()
-                        .find_map(|c| match c {
-                            ToolContent::Text { text } => {
-                                Some(text.lines().next().unwrap_or("").to_string())
-                            }
-                            ToolContent::Image { .. } => Some("[image]".into()),
-                        })
+                        .first()
+                        .map(|c| c.as_text().lines().next().unwrap_or(""))
                         .unwrap_or_default();
                     out.push_str(&format!("{} {first}\n", if *is_error { "✗" } else { "✓" }));
                 }

@@ -94,6 +94,16 @@ pub enum ToolContent {
     },
 }
 
+impl ToolContent {
+    /// The text, or `[image]` for an image (for logs, previews and text-only models).
+    pub fn as_text(&self) -> &str {
+        match self {
+            ToolContent::Text { text } => text,
+            ToolContent::Image { .. } => "[image]",
+        }
+    }
+}
+
 /// What kind of thing is attached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

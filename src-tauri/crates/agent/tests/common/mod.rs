@@ -29,6 +29,13 @@ pub enum Reply {
     Status(u16, String),
     /// Another reply, with a pause before each event (a slow model).
     Paced(Box<Reply>, u64),
+    /// A recorded response body (`llm/tests/fixtures/sse/<name>`), sent as recorded.
+    Recorded(&'static str),
+}
+
+/// A recorded stream from the providers' fixtures.
+pub fn recorded(name: &'static str) -> Reply {
+    Reply::Recorded(name)
 }
 
 pub fn text(t: &str) -> Reply {
@@ -108,6 +115,10 @@ async fn handle(
         }
     };
     let head = String::from_utf8_lossy(&buf[..header_end]).to_lowercase();
+    let anthropic = head
+        .lines()
+        .next()
+        .is_some_and(|l| l.contains("/messages "));
     let length: usize = head
         .lines()
         .find_map(|l| l.strip_prefix("content-length:"))
@@ -126,7 +137,12 @@ async fn handle(
         all.push(body.clone());
         all.len() - 1
     };
-    for problem in check(&body) {
+    let problems = if anthropic {
+        check_anthropic(&body)
+    } else {
+        check(&body)
+    };
+    for problem in problems {
         violations
             .lock()
             .unwrap()
@@ -151,6 +167,15 @@ async fn handle(
             b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
         )
         .await?;
+    if let Reply::Recorded(name) = reply {
+        let path = format!(
+            "{}/../llm/tests/fixtures/sse/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let body = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        socket.write_all(&body).await?;
+        return Ok(());
+    }
     // Like a real provider, count the prompt (roughly: 4 bytes a token).
     let prompt_tokens = buf.len().saturating_sub(header_end) / 4;
     for event in events(index, &reply, prompt_tokens) {
@@ -209,7 +234,7 @@ fn events(index: usize, reply: &Reply, prompt_tokens: usize) -> Vec<String> {
             "tool_calls"
         }
         Reply::Empty => "stop",
-        Reply::Status(..) | Reply::Paced(..) => unreachable!(),
+        Reply::Status(..) | Reply::Paced(..) | Reply::Recorded(_) => unreachable!(),
     };
     if !matches!(reply, Reply::Hang(_)) {
         out.push(chunk(json!({}), Some(finish)));
@@ -267,6 +292,66 @@ fn check(body: &Value) -> Vec<String> {
             other => problems.push(format!("unknown role {other}")),
         }
         i += 1;
+    }
+    problems
+}
+
+/// The invariants of an Anthropic Messages request: roles alternate, starting with the user;
+/// each tool_use is answered by exactly one tool_result in the next user message (and results
+/// appear nowhere else); thinking blocks carry their signatures back.
+fn check_anthropic(body: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Some(messages) = body["messages"].as_array() else {
+        return vec!["no messages".into()];
+    };
+    if body["system"].is_null() {
+        problems.push("no system prompt".into());
+    }
+    if !has_tools(body) {
+        problems.push("no tools".into());
+    }
+    let blocks = |m: &Value| m["content"].as_array().cloned().unwrap_or_default();
+    for (i, m) in messages.iter().enumerate() {
+        let want = if i % 2 == 0 { "user" } else { "assistant" };
+        if m["role"] != want {
+            problems.push(format!("message {i} is {} where {want} must be", m["role"]));
+        }
+        let uses: Vec<String> = blocks(m)
+            .iter()
+            .filter(|b| b["type"] == "tool_use")
+            .filter_map(|b| b["id"].as_str().map(String::from))
+            .collect();
+        for b in blocks(m) {
+            if b["type"] == "thinking" && b["signature"].as_str().is_none_or(str::is_empty) {
+                problems.push(format!(
+                    "a thinking block in message {i} lost its signature"
+                ));
+            }
+        }
+        let next_results: Vec<String> = messages
+            .get(i + 1)
+            .map(|n| {
+                blocks(n)
+                    .iter()
+                    .filter(|b| b["type"] == "tool_result")
+                    .filter_map(|b| b["tool_use_id"].as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if m["role"] == "assistant" && uses != next_results {
+            problems.push(format!(
+                "tool_use {uses:?} in message {i} answered by {next_results:?}"
+            ));
+        }
+        let after_assistant = i > 0 && messages[i - 1]["role"] == "assistant";
+        if m["role"] == "user"
+            && !after_assistant
+            && blocks(m).iter().any(|b| b["type"] == "tool_result")
+        {
+            problems.push(format!(
+                "tool_result in message {i} without a tool_use before it"
+            ));
+        }
     }
     problems
 }
