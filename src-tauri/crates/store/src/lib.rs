@@ -9,6 +9,7 @@
 
 mod changes;
 mod error;
+mod mcp;
 mod messages;
 pub mod migrations;
 mod names;
@@ -19,6 +20,7 @@ mod tasks;
 mod tools;
 
 pub use error::StoreError;
+pub use mcp::{McpServerRow, McpTransport};
 pub use messages::{
     Compaction, StreamingMessage, UsageEvent, FLUSH_BYTES, FLUSH_INTERVAL, RANK_LIMIT,
 };

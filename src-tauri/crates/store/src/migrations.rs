@@ -13,6 +13,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0003_providers.sql"),
     include_str!("../migrations/0004_tools.sql"),
     include_str!("../migrations/0005_compaction.sql"),
+    include_str!("../migrations/0006_mcp.sql"),
 ];
 
 /// The schema version this build writes.
