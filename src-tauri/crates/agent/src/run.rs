@@ -132,16 +132,37 @@ const SUMMARY_REQUEST: &str = "Stop here: the iteration limit is reached. Withou
 
 impl Agent {
     pub fn new(store: Arc<Mutex<Store>>, home: PathBuf, config: AgentConfig) -> Agent {
-        Agent {
+        Agent::with_tools(store, home, config, Vec::new()).0
+    }
+
+    /// An agent with more tools than the built-in ones (MCP servers' tools). Tools the registry
+    /// refuses (a name taken, a schema that does not compile) are left out; the second value
+    /// says which and why.
+    pub fn with_tools(
+        store: Arc<Mutex<Store>>,
+        home: PathBuf,
+        config: AgentConfig,
+        tools: Vec<Arc<dyn codewright_tools::Tool>>,
+    ) -> (Agent, Vec<String>) {
+        let mut registry = Registry::builtin();
+        let mut refused = Vec::new();
+        for tool in tools {
+            let name = tool.name().to_string();
+            if let Err(e) = registry.register(tool) {
+                refused.push(format!("the tool {name} was left out: {e}"));
+            }
+        }
+        let agent = Agent {
             inner: Arc::new(Inner {
                 store,
                 home,
                 client: Client::new(config.retry.clone()),
-                registry: Arc::new(Registry::builtin()),
+                registry: Arc::new(registry),
                 slots: Arc::new(Semaphore::new(config.max_running.max(1))),
                 config,
             }),
-        }
+        };
+        (agent, refused)
     }
 
     /// Compacts a task now (the user asked, `/compact`): summarizes all but the recent messages.

@@ -85,15 +85,7 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
         }
     };
     let model = model(&store, args.model.as_deref())?;
-    let store = Arc::new(Mutex::new(store));
-    let agent = Agent::new(
-        store,
-        home.to_path_buf(),
-        AgentConfig {
-            max_iterations: args.max_iterations,
-            ..AgentConfig::default()
-        },
-    );
+    let project = store.project(task.project_id).map_err(|e| e.to_string())?;
     let interactive = std::io::stdin().is_terminal();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -101,6 +93,44 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let mode = args.mode;
+    let notice = |message: String| {
+        if json {
+            let event = AgentEvent::Notice {
+                task_id: task.id,
+                message,
+            };
+            out(&format!(
+                "{}\n",
+                serde_json::to_string(&event).expect("events serialize")
+            ));
+        } else {
+            eprintln!("codewright-cli: {message}");
+        }
+    };
+    // The enabled MCP servers' tools join the built-in ones; a server that fails is reported,
+    // not fatal.
+    let servers = runtime.block_on(crate::mcp::start_for(
+        &store,
+        project.id,
+        Path::new(&project.root_path),
+    ))?;
+    for (name, state) in servers.states() {
+        if let codewright_mcp::ServerState::Failed { error } = state {
+            notice(format!("MCP server {name} is not available: {error}"));
+        }
+    }
+    let (agent, refused) = Agent::with_tools(
+        Arc::new(Mutex::new(store)),
+        home.to_path_buf(),
+        AgentConfig {
+            max_iterations: args.max_iterations,
+            ..AgentConfig::default()
+        },
+        servers.tools(),
+    );
+    for why in refused {
+        notice(why);
+    }
     let outcome = runtime.block_on(async move {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let handle = Arc::new(agent.start(
@@ -187,6 +217,7 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
         if !json && !at_line_start {
             out("\n");
         }
+        servers.shutdown().await;
         outcome
     });
     Ok(match outcome {

@@ -3,6 +3,7 @@
 
 mod chat;
 mod exec;
+mod mcp;
 mod output;
 mod providers;
 mod records;
@@ -59,6 +60,9 @@ enum Command {
     /// Permission rules a project saved ("always allow").
     #[command(subcommand)]
     Rules(tools::RulesCommand),
+    /// MCP servers: add, import, list, their tools, call one.
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
     /// Undo the agent's file changes, turn by turn.
     #[command(subcommand)]
     Checkpoints(tools::CheckpointsCommand),
@@ -128,6 +132,7 @@ fn run(cli: Cli) -> Result<Finished, String> {
         Command::Chat(args) => chat::chat(store, args, json),
         Command::Tool(command) => tools::tool(store, &home, command, json),
         Command::Rules(command) => tools::rules(&store, command, json),
+        Command::Mcp(command) => mcp::mcp(&store, command, json),
         Command::Checkpoints(command) => tools::checkpoints(store, &home, command, json),
         Command::Exec(_) => unreachable!("handled above"),
     }?;

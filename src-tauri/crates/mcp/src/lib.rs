@@ -6,5 +6,7 @@
 pub mod client;
 pub mod import;
 pub mod names;
+pub mod servers;
 
 pub use client::{CallOutcome, Connection, Endpoint, McpFailure, Notice, RemoteTool};
+pub use servers::{endpoint, McpServers, ServerState};

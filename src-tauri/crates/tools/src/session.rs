@@ -237,6 +237,26 @@ impl CallContext {
         }
     }
 
+    /// Asks permission for a call that has no paths, command or host to check (an MCP tool):
+    /// rules match its name. `Err` is the result to give the model.
+    pub async fn authorize_call(
+        &self,
+        category: ToolCategory,
+        action: Action,
+        summary: String,
+        decisions: &[DecisionKind],
+    ) -> Result<Grant, ToolOutput> {
+        self.authorize(Ask {
+            category,
+            subject: Subject::Plain,
+            action,
+            summary,
+            decisions,
+            force_ask: None,
+        })
+        .await
+    }
+
     /// Checks the policy and, when it says ask, asks the user. `Err` is the result to give the
     /// model (denied, rejected with the user's feedback, or stopped).
     pub(crate) async fn authorize(&self, ask: Ask<'_>) -> Result<Grant, ToolOutput> {

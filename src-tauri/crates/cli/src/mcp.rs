@@ -1,0 +1,387 @@
+//! `mcp`: configure MCP servers (added by hand or imported from Claude Desktop / Cursor /
+//! `.mcp.json` files), see their state and tools, call one tool. `exec` uses the enabled ones.
+
+use crate::output::{table, to_json};
+use clap::Subcommand;
+use codewright_llm::credentials::{OsKeyring, SecretStore};
+use codewright_mcp::{Connection, McpServers, ServerState};
+use codewright_protocol::ProjectId;
+use codewright_store::{McpServerRow, McpTransport, Store};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Subcommand)]
+pub enum McpCommand {
+    /// The configured servers and their state (each enabled one is connected to check).
+    List,
+    /// Add a server: `mcp add NAME -- COMMAND ARGS…` (stdio) or `mcp add NAME --url URL`.
+    Add {
+        name: String,
+        /// The server's URL (streamable HTTP, or legacy SSE with --transport sse).
+        #[arg(long)]
+        url: Option<String>,
+        #[arg(long, value_parser = ["http", "sse"], default_value = "http")]
+        transport: String,
+        /// An HTTP header, K=V (values of Authorization / *token* / *key* go to the keyring).
+        #[arg(long = "header", value_name = "K=V")]
+        headers: Vec<String>,
+        /// An environment variable for a stdio server, K=V (secret-looking ones go to the keyring).
+        #[arg(long = "env", value_name = "K=V")]
+        env: Vec<String>,
+        /// Only for this project (default: every project).
+        #[arg(long, value_name = "ID")]
+        project: Option<ProjectId>,
+        /// The command and its arguments (after --).
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Import the servers of a Claude Desktop / Cursor / .mcp.json file.
+    Import {
+        file: PathBuf,
+        #[arg(long, value_name = "ID")]
+        project: Option<ProjectId>,
+    },
+    /// The tools a server offers.
+    Tools {
+        name: String,
+    },
+    /// Call one tool of a server with JSON arguments.
+    Call {
+        name: String,
+        tool: String,
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// Stop using a server (kept, disabled) or use it again.
+    Disable {
+        name: String,
+    },
+    Enable {
+        name: String,
+    },
+    /// Remove a server (and its secrets from the keyring).
+    Rm {
+        name: String,
+    },
+}
+
+fn pairs(list: &[String], what: &str) -> Result<BTreeMap<String, String>, String> {
+    list.iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| format!("{what} {kv:?} is not K=V"))
+        })
+        .collect()
+}
+
+fn secret_account(server: &str, key: &str) -> String {
+    format!("mcp:{server}:{key}")
+}
+
+/// Reads a server's secret: the keyring, else the environment variable of the same name.
+pub fn read_secret(server: &str, key: &str) -> Option<String> {
+    OsKeyring
+        .get(&secret_account(server, key))
+        .ok()
+        .flatten()
+        .or_else(|| std::env::var(key).ok())
+}
+
+/// Saves a server, its secret values going to the keyring.
+fn save(
+    store: &Store,
+    mut row: McpServerRow,
+    secrets: Vec<(String, String)>,
+) -> Result<(), String> {
+    for (key, value) in secrets {
+        OsKeyring.set(&secret_account(&row.name, &key), &value).map_err(|e| {
+            format!("the secret {key} of {} could not be kept in the keyring ({e}); set it in the environment instead and add the server without it", row.name)
+        })?;
+        if !row.secrets.contains(&key) {
+            row.secrets.push(key);
+        }
+    }
+    store
+        .save_mcp_server(&row)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+fn find(store: &Store, name: &str) -> Result<McpServerRow, String> {
+    store
+        .mcp_servers()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| {
+            format!("there is no MCP server named '{name}'; see `codewright-cli mcp list`")
+        })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+async fn connect(row: &McpServerRow) -> Result<Connection, String> {
+    let env = codewright_tools::login_environment();
+    let endpoint = codewright_mcp::endpoint(row, &read_secret, env, None)?;
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    Connection::connect(
+        &endpoint,
+        vec![],
+        tx,
+        codewright_mcp::client::CONNECT_TIMEOUT,
+    )
+    .await
+    .map_err(|e| format!("{}: {e}", row.name))
+}
+
+/// Runs an `mcp` command.
+pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, String> {
+    match command {
+        McpCommand::List => {
+            let rows = store.mcp_servers().map_err(|e| e.to_string())?;
+            if rows.is_empty() {
+                return Ok("No MCP servers. Add one with `codewright-cli mcp add NAME -- COMMAND …` or import a config with `codewright-cli mcp import FILE`.\n".into());
+            }
+            let states = runtime()?.block_on(async {
+                let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+                let servers = McpServers::start(
+                    &rows,
+                    &read_secret,
+                    codewright_tools::login_environment(),
+                    std::env::temp_dir(),
+                    tx,
+                )
+                .await;
+                let states = servers.states();
+                servers.shutdown().await;
+                states
+            });
+            let status = |name: &str| -> String {
+                match states.iter().find(|(n, _)| n == name).map(|(_, s)| s) {
+                    Some(ServerState::Connected {
+                        server,
+                        version,
+                        tools,
+                    }) => format!("connected: {tools} tools ({server} {version})"),
+                    Some(ServerState::Failed { error }) => format!("failed: {error}"),
+                    Some(ServerState::Disabled) | None => "disabled".into(),
+                }
+            };
+            if json {
+                return Ok(to_json(
+                    &rows
+                        .iter()
+                        .map(|r| json!({"name": r.name, "transport": describe(&r.transport), "enabled": r.enabled,
+                                         "project": r.project, "status": status(&r.name)}))
+                        .collect::<Vec<_>>(),
+                ));
+            }
+            Ok(table(
+                &["NAME", "TRANSPORT", "STATUS"],
+                rows.iter()
+                    .map(|r| vec![r.name.clone(), describe(&r.transport), status(&r.name)]),
+            ))
+        }
+        McpCommand::Add {
+            name,
+            url,
+            transport,
+            headers,
+            env,
+            project,
+            command,
+        } => {
+            let mut headers = pairs(&headers, "header")?;
+            let mut env = pairs(&env, "env")?;
+            let transport = match (url, command.split_first()) {
+                (Some(_), Some(_)) => return Err("give either --url or a command after --, not both".into()),
+                (Some(url), None) if transport == "sse" => McpTransport::Sse { url },
+                (Some(url), None) => McpTransport::Http { url },
+                (None, Some((command, args))) => McpTransport::Stdio { command: command.clone(), args: args.to_vec() },
+                (None, None) => return Err("give the server's command after -- (mcp add NAME -- npx -y SERVER) or its --url".into()),
+            };
+            let mut secrets = Vec::new();
+            for map in [&mut headers, &mut env] {
+                let keys: Vec<String> = map
+                    .keys()
+                    .filter(|k| codewright_mcp::import::is_secret(k))
+                    .cloned()
+                    .collect();
+                for k in keys {
+                    let v = map.remove(&k).expect("listed");
+                    secrets.push((k, v));
+                }
+            }
+            let row = McpServerRow {
+                id: 0,
+                name: name.clone(),
+                transport,
+                env,
+                headers,
+                secrets: vec![],
+                enabled: true,
+                project,
+            };
+            save(store, row, secrets)?;
+            Ok(format!(
+                "Added MCP server {name}. Check it with: codewright-cli mcp tools {name}\n"
+            ))
+        }
+        McpCommand::Import { file, project } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let found = codewright_mcp::import::parse(&text)
+                .map_err(|e| format!("{}: {e}", file.display()))?;
+            let mut imported = Vec::new();
+            let mut skipped = found.skipped;
+            for (mut row, secrets) in found.servers {
+                row.project = project;
+                let name = row.name.clone();
+                match save(store, row, secrets) {
+                    Ok(()) => imported.push(name),
+                    Err(e) => skipped.push((name, e)),
+                }
+            }
+            if json {
+                return Ok(to_json(
+                    &json!({"imported": imported, "skipped": skipped.iter().map(|(n, w)| json!({"name": n, "why": w})).collect::<Vec<_>>()}),
+                ));
+            }
+            let mut out = format!(
+                "Imported {} server(s) from {}: {}\n",
+                imported.len(),
+                file.display(),
+                imported.join(", ")
+            );
+            for (name, why) in &skipped {
+                out.push_str(&format!("Skipped {name}: {why}\n"));
+            }
+            Ok(out)
+        }
+        McpCommand::Tools { name } => {
+            let row = find(store, &name)?;
+            let tools = runtime()?.block_on(async {
+                let c = connect(&row).await?;
+                let tools = c.tools().await.map_err(|e| e.to_string());
+                c.close().await;
+                tools
+            })?;
+            if json {
+                return Ok(to_json(&tools.iter().map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema, "readOnly": t.read_only})).collect::<Vec<_>>()));
+            }
+            Ok(table(
+                &["TOOL", "DESCRIPTION"],
+                tools.iter().map(|t| {
+                    vec![
+                        t.name.clone(),
+                        t.description.lines().next().unwrap_or("").to_string(),
+                    ]
+                }),
+            ))
+        }
+        McpCommand::Call {
+            name,
+            tool,
+            arguments,
+        } => {
+            let row = find(store, &name)?;
+            let args: serde_json::Value = serde_json::from_str(&arguments)
+                .map_err(|e| format!("the arguments are not valid JSON ({e})"))?;
+            let outcome = runtime()?.block_on(async {
+                let c = connect(&row).await?;
+                let never = tokio_util::sync::CancellationToken::new();
+                let r = c
+                    .call(&tool, args, Duration::from_secs(120), &never)
+                    .await
+                    .map_err(|e| e.to_string());
+                c.close().await;
+                r
+            })?;
+            let (_, outcome) = outcome;
+            if json {
+                return Ok(to_json(
+                    &json!({"content": outcome.content, "isError": outcome.is_error}),
+                ));
+            }
+            let text: Vec<String> = outcome
+                .content
+                .iter()
+                .map(|c| {
+                    c["text"]
+                        .as_str()
+                        .map(String::from)
+                        .unwrap_or_else(|| format!("[{}]", c["type"].as_str().unwrap_or("content")))
+                })
+                .collect();
+            let text = format!("{}\n", text.join("\n"));
+            if outcome.is_error {
+                Err(text.trim_end().to_string())
+            } else {
+                Ok(text)
+            }
+        }
+        McpCommand::Disable { name } => {
+            store
+                .set_mcp_enabled(&name, false)
+                .map_err(|e| e.to_string())?;
+            Ok(format!("Disabled MCP server {name}\n"))
+        }
+        McpCommand::Enable { name } => {
+            store
+                .set_mcp_enabled(&name, true)
+                .map_err(|e| e.to_string())?;
+            Ok(format!("Enabled MCP server {name}\n"))
+        }
+        McpCommand::Rm { name } => {
+            let row = find(store, &name)?;
+            store.remove_mcp_server(&name).map_err(|e| e.to_string())?;
+            for key in &row.secrets {
+                let _ = OsKeyring.delete(&secret_account(&name, key));
+            }
+            Ok(format!("Removed MCP server {name}\n"))
+        }
+    }
+}
+
+fn describe(t: &McpTransport) -> String {
+    match t {
+        McpTransport::Stdio { command, args } => format!("stdio: {command} {}", args.join(" "))
+            .trim_end()
+            .to_string(),
+        McpTransport::Http { url } => format!("http: {url}"),
+        McpTransport::Sse { url } => format!("sse: {url}"),
+    }
+}
+
+/// The enabled servers available in a project, connected, for `exec`.
+pub async fn start_for(
+    store: &Store,
+    project: ProjectId,
+    root: &Path,
+) -> Result<McpServers, String> {
+    let rows: Vec<McpServerRow> = store
+        .mcp_servers()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| r.project.is_none_or(|p| p == project))
+        .collect();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    Ok(McpServers::start(
+        &rows,
+        &read_secret,
+        codewright_tools::login_environment(),
+        root.to_path_buf(),
+        tx,
+    )
+    .await)
+}
