@@ -16,7 +16,7 @@ use codewright_store::{Compaction, Store, UsageEvent};
 use codewright_tools::{Registry, Session, SessionConfig};
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -71,9 +71,17 @@ struct Inner {
     store: Arc<Mutex<Store>>,
     home: PathBuf,
     client: Client,
-    registry: Arc<Registry>,
+    /// Built-in tools plus extra ones; replaced whole by [`Agent::set_tools`].
+    registry: RwLock<Arc<Registry>>,
     config: AgentConfig,
     slots: Arc<Semaphore>,
+}
+
+impl Inner {
+    /// The tools as they are now.
+    fn registry(&self) -> Arc<Registry> {
+        self.registry.read().expect("registry lock").clone()
+    }
 }
 
 /// A running task: stop it, steer it, answer its approvals, wait for it.
@@ -144,6 +152,24 @@ impl Agent {
         config: AgentConfig,
         tools: Vec<Arc<dyn codewright_tools::Tool>>,
     ) -> (Agent, Vec<String>) {
+        let agent = Agent {
+            inner: Arc::new(Inner {
+                store,
+                home,
+                client: Client::new(config.retry.clone()),
+                registry: RwLock::new(Arc::new(Registry::builtin())),
+                slots: Arc::new(Semaphore::new(config.max_running.max(1))),
+                config,
+            }),
+        };
+        let refused = agent.set_tools(tools);
+        (agent, refused)
+    }
+
+    /// Replaces the extra tools (an MCP server's tools changed). Running tasks see the new set
+    /// from their next request on; calls already made finish with the tools they started with.
+    /// Returns why any tool was left out, as [`Agent::with_tools`] does.
+    pub fn set_tools(&self, tools: Vec<Arc<dyn codewright_tools::Tool>>) -> Vec<String> {
         let mut registry = Registry::builtin();
         let mut refused = Vec::new();
         for tool in tools {
@@ -152,17 +178,8 @@ impl Agent {
                 refused.push(format!("the tool {name} was left out: {e}"));
             }
         }
-        let agent = Agent {
-            inner: Arc::new(Inner {
-                store,
-                home,
-                client: Client::new(config.retry.clone()),
-                registry: Arc::new(registry),
-                slots: Arc::new(Semaphore::new(config.max_running.max(1))),
-                config,
-            }),
-        };
-        (agent, refused)
+        *self.inner.registry.write().expect("registry lock") = Arc::new(registry);
+        refused
     }
 
     /// Compacts a task now (the user asked, `/compact`): summarizes all but the recent messages.
@@ -443,18 +460,21 @@ impl Run {
         system: &str,
         view: &mut View,
     ) -> Result<RunOutcome, RunOutcome> {
-        let specs = self.inner.registry.specs();
         // Models without native tool calling get the tools in the prompt and write calls as text.
         let text_mode = !model.info.tools;
-        let system = if text_mode {
-            format!("{system}{}", text_calls::describe_tools(&specs))
-        } else {
-            system.to_string()
-        };
+        let base_system = system;
         let mut empty_retry = false;
         let mut overflow_retried = false;
         let mut iteration = 0u32;
         loop {
+            // The tools as they are now (an MCP server's may have changed since the last turn).
+            let registry = self.inner.registry();
+            let specs = registry.specs();
+            let system = if text_mode {
+                format!("{base_system}{}", text_calls::describe_tools(&specs))
+            } else {
+                base_system.to_string()
+            };
             self.deliver_steer(view)?;
             if self.cancel.is_cancelled() {
                 return Ok(RunOutcome::Stopped);
@@ -556,14 +576,7 @@ impl Run {
             empty_retry = false;
             view.push_answer(answer, counted);
             self.step(Step::ToolCalls);
-            let results = run_calls(
-                &self.inner.registry,
-                session,
-                calls,
-                &self.cancel,
-                &self.events,
-            )
-            .await;
+            let results = run_calls(&registry, session, calls, &self.cancel, &self.events).await;
             self.push(view, Message::new(Role::Tool, results))?;
             if self.cancel.is_cancelled() {
                 return Ok(RunOutcome::Stopped);

@@ -741,3 +741,56 @@ async fn recorded_anthropic_thinking_signatures_are_sent_back() {
         "{second}"
     );
 }
+
+/// A tool that arrives mid-run (an MCP server said its tools changed).
+struct Late;
+
+#[async_trait::async_trait]
+impl codewright_tools::Tool for Late {
+    fn name(&self) -> &str {
+        "late__tool"
+    }
+    fn description(&self) -> &str {
+        "A tool added while the task runs."
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn category(&self) -> codewright_protocol::ToolCategory {
+        codewright_protocol::ToolCategory::Read
+    }
+    async fn run(
+        &self,
+        _: Value,
+        _: &codewright_tools::CallContext,
+    ) -> codewright_tools::ToolOutput {
+        codewright_tools::ToolOutput::text("late result")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_that_change_mid_run_are_offered_from_the_next_request() {
+    let world = World::new(script(|i, _| match i {
+        0 => calls(&[("bash", json!({"command": "true"}))]),
+        1 => calls(&[("late__tool", json!({}))]),
+        _ => text("Done."),
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Go"), PermissionMode::Normal);
+    let agent = world.agent.clone();
+    let (outcome, _) = drive(handle, rx, |e, h| {
+        if let AgentEvent::ApprovalRequested { request } = e {
+            // While the first call waits, the tools change.
+            assert!(agent.set_tools(vec![Arc::new(Late)]).is_empty());
+            h.decide(request.id, Decision::Approve);
+        }
+    })
+    .await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    let requests = world.server.requests();
+    let offered = |r: &Value| r["tools"].to_string().contains("late__tool");
+    assert!(!offered(&requests[0]));
+    assert!(offered(&requests[1]) && offered(&requests[2]));
+    assert_eq!(tool_results(&requests[2])[1].1, "late result");
+}

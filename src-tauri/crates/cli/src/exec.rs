@@ -93,12 +93,10 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let mode = args.mode;
-    let notice = |message: String| {
+    let task_id = task.id;
+    let notice = move |message: String| {
         if json {
-            let event = AgentEvent::Notice {
-                task_id: task.id,
-                message,
-            };
+            let event = AgentEvent::Notice { task_id, message };
             out(&format!(
                 "{}\n",
                 serde_json::to_string(&event).expect("events serialize")
@@ -109,11 +107,11 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
     };
     // The enabled MCP servers' tools join the built-in ones; a server that fails is reported,
     // not fatal.
-    let servers = runtime.block_on(crate::mcp::start_for(
+    let servers = Arc::new(runtime.block_on(crate::mcp::start_for(
         &store,
         project.id,
         Path::new(&project.root_path),
-    ))?;
+    ))?);
     for (name, state) in servers.states() {
         if let codewright_mcp::ServerState::Failed { error } = state {
             notice(format!("MCP server {name} is not available: {error}"));
@@ -130,6 +128,12 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
     );
     for why in refused {
         notice(why);
+    }
+    // A server whose tools change mid-task (`tools/list_changed`) updates the agent's tools.
+    {
+        let _runtime = runtime.enter();
+        let agent = agent.clone();
+        servers.watch(move |tools| agent.set_tools(tools).into_iter().for_each(notice));
     }
     let outcome = runtime.block_on(async move {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

@@ -153,13 +153,11 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
                 return Ok("No MCP servers. Add one with `codewright-cli mcp add NAME -- COMMAND …` or import a config with `codewright-cli mcp import FILE`.\n".into());
             }
             let states = runtime()?.block_on(async {
-                let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
                 let servers = McpServers::start(
                     &rows,
                     &read_secret,
                     codewright_tools::login_environment(),
                     std::env::temp_dir(),
-                    tx,
                 )
                 .await;
                 let states = servers.states();
@@ -301,13 +299,12 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
                 let c = connect(&row).await?;
                 let never = tokio_util::sync::CancellationToken::new();
                 let r = c
-                    .call(&tool, args, Duration::from_secs(120), &never)
+                    .call(&tool, args, Duration::from_secs(120), &never, None)
                     .await
                     .map_err(|e| e.to_string());
                 c.close().await;
                 r
             })?;
-            let (_, outcome) = outcome;
             if json {
                 return Ok(to_json(
                     &json!({"content": outcome.content, "isError": outcome.is_error}),
@@ -375,13 +372,11 @@ pub async fn start_for(
         .into_iter()
         .filter(|r| r.project.is_none_or(|p| p == project))
         .collect();
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     Ok(McpServers::start(
         &rows,
         &read_secret,
         codewright_tools::login_environment(),
         root.to_path_buf(),
-        tx,
     )
     .await)
 }

@@ -1,6 +1,7 @@
 //! One connection to an MCP server, through `rmcp` (kept behind this small API so its churn stays
-//! here): connect over stdio or streamable HTTP, list tools, call a tool with a timeout and
-//! cancellation, report notifications (tools changed, progress, log messages), shut down.
+//! here): connect over stdio, streamable HTTP or legacy SSE ([`crate::sse`]), list tools, call a
+//! tool with a timeout, cancellation and progress, report that the server's tools changed, shut
+//! down.
 //!
 //! Roots and logging are deprecated in the newest protocol revision, but servers in use today
 //! (the filesystem server asks for `roots/list`) still rely on them.
@@ -10,7 +11,9 @@ use rmcp::model::{
     CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
     ListRootsResult, ProgressNotificationParam,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::service::{
+    NotificationContext, Peer, PeerRequestOptions, RequestContext, RunningService,
+};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, ServiceExt};
 use serde_json::{json, Value};
@@ -27,21 +30,36 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bytes of a stdio server's stderr kept for error reports.
 const STDERR_TAIL: usize = 4096;
 
-/// Where a connection sends what the server tells it unasked.
+/// What a server tells a connection unasked.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notice {
     /// The server's tools changed: list them again.
     ToolsChanged,
-    /// Progress of a request (`token` is the one the call was sent with).
-    Progress {
-        token: String,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    },
-    /// A log message from the server.
-    Log { level: String, text: String },
 }
+
+/// One progress notification of a running call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressUpdate {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+impl std::fmt::Display for ProgressUpdate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.total {
+            Some(total) => write!(f, "progress {} of {}", self.progress, total)?,
+            None => write!(f, "progress {}", self.progress)?,
+        }
+        match &self.message {
+            Some(m) => write!(f, ": {m}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Receives a call's progress notifications.
+pub type OnProgress = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 
 /// How to reach a server.
 #[derive(Debug, Clone)]
@@ -52,17 +70,43 @@ pub enum Endpoint {
         env: HashMap<String, String>,
         cwd: Option<PathBuf>,
     },
+    /// Streamable HTTP.
     Http {
         url: String,
         headers: BTreeMap<String, String>,
     },
+    /// The legacy HTTP+SSE transport (protocol 2024-11-05).
+    Sse {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
 }
+
+/// Progress notifications routed to the calls they belong to. One that arrives before its call
+/// registered (the server answered faster than the call got its token back) waits in `early`.
+#[derive(Default)]
+struct ProgressRoutes {
+    listeners: HashMap<String, OnProgress>,
+    early: VecDeque<(String, ProgressUpdate)>,
+}
+
+/// Progress notifications kept for calls that have not registered yet.
+const EARLY_PROGRESS: usize = 64;
 
 #[derive(Clone)]
 struct Handler {
     info: ClientConfig,
     roots: Vec<PathBuf>,
     notices: mpsc::UnboundedSender<Notice>,
+    progress: Arc<Mutex<ProgressRoutes>>,
+}
+
+/// A progress token as a map key (servers echo it as a number or a string).
+fn token_key(token: &Value) -> String {
+    match token {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 impl ClientHandler for Handler {
@@ -96,32 +140,61 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) {
         let value = serde_json::to_value(&params).unwrap_or_default();
-        let token = match &value["progressToken"] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let _ = self.notices.send(Notice::Progress {
-            token,
+        let token = token_key(&value["progressToken"]);
+        let update = ProgressUpdate {
             progress: value["progress"].as_f64().unwrap_or(0.0),
             total: value["total"].as_f64(),
             message: value["message"].as_str().map(String::from),
-        });
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: rmcp::model::LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let value = serde_json::to_value(&params).unwrap_or_default();
-        let text = match &value["data"] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
         };
-        let _ = self.notices.send(Notice::Log {
-            level: value["level"].as_str().unwrap_or("info").to_string(),
-            text,
-        });
+        let listener = {
+            let mut routes = self.progress.lock().expect("progress lock");
+            let listener = routes.listeners.get(&token).cloned();
+            if listener.is_none() {
+                if routes.early.len() == EARLY_PROGRESS {
+                    routes.early.pop_front();
+                }
+                routes.early.push_back((token, update.clone()));
+            }
+            listener
+        };
+        if let Some(listener) = listener {
+            listener(update);
+        }
+    }
+}
+
+/// Unregisters a call's progress listener when the call ends, however it ends.
+struct ProgressGuard {
+    routes: Arc<Mutex<ProgressRoutes>>,
+    token: String,
+}
+
+impl ProgressGuard {
+    fn register(routes: &Arc<Mutex<ProgressRoutes>>, token: String, listener: OnProgress) -> Self {
+        let early: Vec<ProgressUpdate> = {
+            let mut r = routes.lock().expect("progress lock");
+            r.listeners.insert(token.clone(), listener.clone());
+            let (mine, others) = r.early.drain(..).partition(|(t, _)| *t == token);
+            r.early = others;
+            mine.into_iter()
+                .map(|(_, u): (String, ProgressUpdate)| u)
+                .collect()
+        };
+        for update in early {
+            listener(update);
+        }
+        ProgressGuard {
+            routes: routes.clone(),
+            token,
+        }
+    }
+}
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        if let Ok(mut r) = self.routes.lock() {
+            r.listeners.remove(&self.token);
+        }
     }
 }
 
@@ -144,7 +217,9 @@ pub struct CallOutcome {
 
 /// A live connection.
 pub struct Connection {
-    service: RunningService<RoleClient, Handler>,
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
+    progress: Arc<Mutex<ProgressRoutes>>,
     /// The server's name and version, as it said.
     pub server: (String, String),
     stderr: Arc<Mutex<VecDeque<u8>>>,
@@ -194,10 +269,12 @@ impl Connection {
             "clientInfo": {"name": "codewright", "version": env!("CARGO_PKG_VERSION")}
         }))
         .expect("a valid client config");
+        let progress = Arc::new(Mutex::new(ProgressRoutes::default()));
         let handler = Handler {
             info,
             roots,
             notices,
+            progress: progress.clone(),
         };
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let fail = |message: String, stderr: &Arc<Mutex<VecDeque<u8>>>| McpFailure {
@@ -250,17 +327,18 @@ impl Connection {
             Endpoint::Http { url, headers } => {
                 let mut config =
                     rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                for (k, v) in headers {
-                    if k.eq_ignore_ascii_case("authorization") {
-                        config = config.auth_header(v.trim_start_matches("Bearer ").to_string());
-                        continue;
-                    }
-                    let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-                        .map_err(|e| fail(format!("bad header name {k}: {e}"), &stderr))?;
-                    let value = reqwest::header::HeaderValue::from_str(v)
-                        .map_err(|e| fail(format!("bad value for header {k}: {e}"), &stderr))?;
-                    config.custom_headers.insert(name, value);
+                let mut others = headers.clone();
+                if let Some(auth) = others
+                    .remove("Authorization")
+                    .or_else(|| others.remove("authorization"))
+                {
+                    config = config.auth_header(auth.trim_start_matches("Bearer ").to_string());
                 }
+                config.custom_headers = crate::sse::header_map(&others)
+                    .map_err(|e| fail(e, &stderr))?
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k?, v)))
+                    .collect();
                 let transport =
                     StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
                 tokio::time::timeout(timeout, handler.serve(transport))
@@ -275,6 +353,30 @@ impl Connection {
                         )
                     })?
                     .map_err(|e| fail(format!("{url} failed during initialize: {e}"), &stderr))?
+            }
+            Endpoint::Sse { url, headers } => {
+                let started = tokio::time::Instant::now();
+                let late = || {
+                    fail(
+                        format!(
+                            "{url} did not answer initialize within {} s",
+                            timeout.as_secs()
+                        ),
+                        &stderr,
+                    )
+                };
+                let transport =
+                    tokio::time::timeout(timeout, crate::sse::LegacySse::connect(url, headers))
+                        .await
+                        .map_err(|_| late())?
+                        .map_err(|e| fail(e, &stderr))?;
+                tokio::time::timeout(
+                    timeout.saturating_sub(started.elapsed()),
+                    handler.serve(transport),
+                )
+                .await
+                .map_err(|_| late())?
+                .map_err(|e| fail(format!("{url} failed during initialize: {e}"), &stderr))?
             }
         };
         let peer_info = service.peer_info();
@@ -291,7 +393,9 @@ impl Connection {
             })
             .unwrap_or_default();
         Ok(Connection {
-            service,
+            peer: service.peer().clone(),
+            service: tokio::sync::Mutex::new(Some(service)),
+            progress,
             server,
             stderr,
         })
@@ -305,8 +409,7 @@ impl Connection {
     /// Every tool the server offers (all pages).
     pub async fn tools(&self) -> Result<Vec<RemoteTool>, McpFailure> {
         let tools = self
-            .service
-            .peer()
+            .peer
             .list_all_tools()
             .await
             .map_err(|e| self.failure(format!("listing tools failed: {e}")))?;
@@ -330,23 +433,23 @@ impl Connection {
     /// The server's prompt names (they become slash commands later).
     pub async fn prompts(&self) -> Result<Vec<String>, McpFailure> {
         let prompts = self
-            .service
-            .peer()
+            .peer
             .list_all_prompts()
             .await
             .map_err(|e| self.failure(format!("listing prompts failed: {e}")))?;
         Ok(prompts.into_iter().map(|p| p.name.to_string()).collect())
     }
 
-    /// Calls a tool. `progress_token` is what progress notices will carry. A stop sends
-    /// `notifications/cancelled`; so does the timeout.
+    /// Calls a tool; `on_progress` receives the server's progress notifications for it, and
+    /// `timeout` restarts with each. A stop (`cancel`) sends `notifications/cancelled`.
     pub async fn call(
         &self,
         tool: &str,
         arguments: Value,
         timeout: Duration,
         cancel: &CancellationToken,
-    ) -> Result<(String, CallOutcome), McpFailure> {
+        on_progress: Option<OnProgress>,
+    ) -> Result<CallOutcome, McpFailure> {
         let arguments = match arguments {
             Value::Object(map) => Some(map),
             Value::Null => None,
@@ -365,17 +468,16 @@ impl Connection {
         let mut options = PeerRequestOptions::no_options();
         options.timeout = Some(timeout);
         options.reset_timeout_on_progress = true;
-        let peer = self.service.peer().clone();
+        let peer = self.peer.clone();
         let handle = peer
             .send_cancellable_request(request, options)
             .await
             .map_err(|e| self.failure(format!("the call could not be sent: {e}")))?;
-        let token = serde_json::to_value(&handle.progress_token)
-            .map(|v| match v {
-                Value::String(s) => s,
-                other => other.to_string(),
-            })
-            .unwrap_or_default();
+        let _progress = on_progress.map(|listener| {
+            let token =
+                token_key(&serde_json::to_value(&handle.progress_token).unwrap_or_default());
+            ProgressGuard::register(&self.progress, token, listener)
+        });
         let id = handle.id.clone();
         let response = tokio::select! {
             r = handle.await_response() => r,
@@ -391,23 +493,23 @@ impl Connection {
         };
         let response = response.map_err(|e| self.failure(format!("the call failed: {e}")))?;
         let value = serde_json::to_value(&response).unwrap_or_default();
-        Ok((
-            token,
-            CallOutcome {
-                content: value["content"].as_array().cloned().unwrap_or_default(),
-                is_error: value["isError"].as_bool().unwrap_or(false),
-            },
-        ))
+        Ok(CallOutcome {
+            content: value["content"].as_array().cloned().unwrap_or_default(),
+            is_error: value["isError"].as_bool().unwrap_or(false),
+        })
     }
 
     /// Whether the connection is gone (the server exited or the transport closed).
     pub fn is_closed(&self) -> bool {
-        self.service.is_transport_closed()
+        self.peer.is_transport_closed()
     }
 
-    /// Closes the connection; a stdio server gets its stdin closed, then SIGTERM, then SIGKILL.
-    pub async fn close(self) {
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.service.cancel()).await;
+    /// Closes the connection; a stdio server gets its stdin closed, then SIGTERM, then SIGKILL
+    /// (and is killed at once if that takes more than 5 s). Calls still running fail.
+    pub async fn close(&self) {
+        if let Some(service) = self.service.lock().await.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), service.cancel()).await;
+        }
     }
 
     fn failure(&self, message: String) -> McpFailure {

@@ -1,12 +1,16 @@
 //! Codewright's MCP client. Servers users already run with Claude Desktop, Cursor or Claude Code
 //! work unchanged: configured in the store ([`codewright_store::McpServerRow`]), imported from
-//! their `mcpServers` JSON ([`import`]), connected over stdio or streamable HTTP ([`client`]),
-//! and their tools merged into the registry as `server__tool` ([`names`]).
+//! their `mcpServers` JSON ([`import`]), connected over stdio, streamable HTTP or legacy SSE
+//! ([`client`]; legacy SSE is our own transport, `sse`), and their tools merged into the registry as `server__tool` ([`names`]),
+//! kept current when a server says its tools changed ([`servers`]).
 
 pub mod client;
 pub mod import;
 pub mod names;
 pub mod servers;
+mod sse;
 
-pub use client::{CallOutcome, Connection, Endpoint, McpFailure, Notice, RemoteTool};
+pub use client::{
+    CallOutcome, Connection, Endpoint, McpFailure, Notice, OnProgress, ProgressUpdate, RemoteTool,
+};
 pub use servers::{endpoint, McpServers, ServerState};

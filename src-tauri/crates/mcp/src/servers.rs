@@ -1,9 +1,11 @@
 //! The configured servers of a run: connected in parallel at start (each with a timeout), their
 //! state (connected with tool count, failed with the error and stderr tail, disabled), their
-//! tools as registry tools (`server__tool`), reconnection on the next use after a crash, and
-//! shutdown.
+//! tools as registry tools (`server__tool`, progress reported to the tool panel), kept current on
+//! `tools/list_changed`, reconnection on the next use after a crash, and shutdown.
 
-use crate::client::{Connection, Endpoint, McpFailure, Notice, RemoteTool};
+use crate::client::{
+    Connection, Endpoint, McpFailure, Notice, OnProgress, ProgressUpdate, RemoteTool,
+};
 use crate::names::tool_name;
 use async_trait::async_trait;
 use codewright_protocol::{Action, DecisionKind, ToolCategory, ToolContent};
@@ -12,7 +14,7 @@ use codewright_tools::{CallContext, Tool, ToolOutput};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, Mutex};
 
@@ -36,32 +38,97 @@ pub enum ServerState {
 /// Reads secret values (`mcp:<server>:<key>` in the keyring, or the environment).
 pub type Secrets<'a> = &'a dyn Fn(&str, &str) -> Option<String>;
 
+/// One configured server of a run: how to reach it, its connection (made again on the next use
+/// after a crash), its tools and state.
 struct Live {
     name: String,
-    endpoint: Endpoint,
+    /// `None` when the configuration itself failed (a secret missing): never connected.
+    endpoint: Option<Endpoint>,
     roots: Vec<PathBuf>,
-    connection: Mutex<Option<Connection>>,
-    notices: mpsc::UnboundedSender<Notice>,
+    connection: Mutex<Option<Arc<Connection>>>,
+    tools: StdMutex<Vec<RemoteTool>>,
+    state: StdMutex<ServerState>,
+    /// Receives the names of servers whose tools changed.
+    changed: mpsc::UnboundedSender<String>,
 }
 
 impl Live {
-    async fn connect(&self) -> Result<(), McpFailure> {
-        let c = Connection::connect(
-            &self.endpoint,
-            self.roots.clone(),
-            self.notices.clone(),
-            crate::client::CONNECT_TIMEOUT,
-        )
-        .await?;
-        *self.connection.lock().await = Some(c);
-        Ok(())
+    /// The live connection, connecting (again) when there is none or it closed.
+    async fn connection(&self) -> Result<Arc<Connection>, McpFailure> {
+        let mut guard = self.connection.lock().await;
+        if let Some(c) = guard.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(c.clone());
+        }
+        let Some(endpoint) = &self.endpoint else {
+            return Err(McpFailure {
+                message: "the server is not configured correctly".into(),
+                stderr_tail: String::new(),
+            });
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let c = Arc::new(
+            Connection::connect(
+                endpoint,
+                self.roots.clone(),
+                tx,
+                crate::client::CONNECT_TIMEOUT,
+            )
+            .await?,
+        );
+        let (name, changed) = (self.name.clone(), self.changed.clone());
+        tokio::spawn(async move {
+            while let Some(Notice::ToolsChanged) = rx.recv().await {
+                if changed.send(name.clone()).is_err() {
+                    break;
+                }
+            }
+        });
+        *guard = Some(c.clone());
+        Ok(c)
+    }
+
+    /// Lists the server's tools again (connecting if needed) and records its state.
+    async fn refresh(&self) -> Result<(), McpFailure> {
+        let result = async {
+            let c = self.connection().await?;
+            Ok::<_, McpFailure>((c.server.clone(), c.tools().await?))
+        }
+        .await;
+        let mut state = self.state.lock().expect("state lock");
+        match result {
+            Ok(((server, version), tools)) => {
+                *state = ServerState::Connected {
+                    server,
+                    version,
+                    tools: tools.len(),
+                };
+                *self.tools.lock().expect("tools lock") = tools;
+                Ok(())
+            }
+            Err(e) => {
+                *state = ServerState::Failed {
+                    error: e.to_string(),
+                };
+                self.tools.lock().expect("tools lock").clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// Forgets a connection that closed, so the next use starts the server again.
+    async fn forget_if_closed(&self) {
+        let mut guard = self.connection.lock().await;
+        if guard.as_ref().is_some_and(|c| c.is_closed()) {
+            *guard = None;
+        }
     }
 }
 
 /// A run's MCP servers.
 pub struct McpServers {
-    servers: Vec<(Arc<Live>, ServerState, Vec<RemoteTool>)>,
+    servers: Vec<Arc<Live>>,
     disabled: Vec<String>,
+    changed: StdMutex<Option<mpsc::UnboundedReceiver<String>>>,
 }
 
 /// The endpoint of a configured server, with its secrets filled in.
@@ -81,12 +148,17 @@ pub fn endpoint(
         })?;
         values.insert(key.clone(), value);
     }
+    let with_secrets = |mut headers: BTreeMap<String, String>| {
+        headers.extend(values.clone());
+        headers
+    };
     Ok(match &row.transport {
         McpTransport::Stdio { command, args } => {
             let mut all = env.clone();
             all.extend(row.env.clone());
             all.extend(
                 values
+                    .clone()
                     .into_iter()
                     .filter(|(k, _)| !row.headers.contains_key(k)),
             );
@@ -97,97 +169,61 @@ pub fn endpoint(
                 cwd,
             }
         }
-        McpTransport::Http { url } | McpTransport::Sse { url } => {
-            let mut headers = row.headers.clone();
-            headers.extend(values);
-            Endpoint::Http {
-                url: url.clone(),
-                headers,
-            }
-        }
+        McpTransport::Http { url } => Endpoint::Http {
+            url: url.clone(),
+            headers: with_secrets(row.headers.clone()),
+        },
+        McpTransport::Sse { url } => Endpoint::Sse {
+            url: url.clone(),
+            headers: with_secrets(row.headers.clone()),
+        },
     })
 }
 
 impl McpServers {
-    /// Connects the enabled servers (all at once). `root` is the project: stdio servers start
-    /// there and it is offered as the root.
+    /// Connects the enabled servers (all at once, each within [`crate::client::CONNECT_TIMEOUT`])
+    /// and lists their tools. `root` is the project: stdio servers start there and it is offered
+    /// as the root. A server that fails is reported in [`McpServers::states`], not fatal.
     pub async fn start(
         rows: &[McpServerRow],
         secrets: Secrets<'_>,
         env: &HashMap<String, String>,
         root: PathBuf,
-        notices: mpsc::UnboundedSender<Notice>,
     ) -> McpServers {
+        let (changed, changes) = mpsc::unbounded_channel();
         let mut disabled = Vec::new();
-        let mut lives = Vec::new();
-        let mut failed = Vec::new();
+        let mut servers = Vec::new();
         for row in rows {
             if !row.enabled {
                 disabled.push(row.name.clone());
                 continue;
             }
-            if matches!(row.transport, McpTransport::Sse { .. }) {
-                failed.push((row.name.clone(), "the legacy HTTP+SSE transport is not supported yet; use the server's streamable HTTP endpoint".to_string()));
-                continue;
-            }
-            match endpoint(row, secrets, env, Some(root.clone())) {
-                Ok(endpoint) => lives.push(Arc::new(Live {
-                    name: row.name.clone(),
-                    endpoint,
-                    roots: vec![root.clone()],
-                    connection: Mutex::new(None),
-                    notices: notices.clone(),
-                })),
-                Err(e) => failed.push((row.name.clone(), e)),
-            }
+            let (endpoint, state) = match endpoint(row, secrets, env, Some(root.clone())) {
+                Ok(e) => (Some(e), ServerState::Disabled),
+                Err(error) => (None, ServerState::Failed { error }),
+            };
+            servers.push(Arc::new(Live {
+                name: row.name.clone(),
+                endpoint,
+                roots: vec![root.clone()],
+                connection: Mutex::new(None),
+                tools: StdMutex::new(Vec::new()),
+                state: StdMutex::new(state),
+                changed: changed.clone(),
+            }));
         }
-        let results = futures_util::future::join_all(lives.iter().map(|live| async move {
-            live.connect().await?;
-            let guard = live.connection.lock().await;
-            let c = guard.as_ref().expect("just connected");
-            let tools = c.tools().await?;
-            Ok::<_, McpFailure>((c.server.clone(), tools))
-        }))
+        futures_util::future::join_all(
+            servers
+                .iter()
+                .filter(|live| live.endpoint.is_some())
+                .map(|live| live.refresh()),
+        )
         .await;
-        let mut servers = Vec::new();
-        for (live, result) in lives.into_iter().zip(results) {
-            match result {
-                Ok(((server, version), tools)) => servers.push((
-                    live,
-                    ServerState::Connected {
-                        server,
-                        version,
-                        tools: tools.len(),
-                    },
-                    tools,
-                )),
-                Err(e) => servers.push((
-                    live,
-                    ServerState::Failed {
-                        error: e.to_string(),
-                    },
-                    vec![],
-                )),
-            }
+        McpServers {
+            servers,
+            disabled,
+            changed: StdMutex::new(Some(changes)),
         }
-        let mut out = McpServers { servers, disabled };
-        for (name, error) in failed {
-            out.servers.push((
-                Arc::new(Live {
-                    name,
-                    endpoint: Endpoint::Http {
-                        url: String::new(),
-                        headers: BTreeMap::new(),
-                    },
-                    roots: vec![],
-                    connection: Mutex::new(None),
-                    notices: notices.clone(),
-                }),
-                ServerState::Failed { error },
-                vec![],
-            ));
-        }
-        out
     }
 
     /// Every server and its state, by name.
@@ -195,7 +231,12 @@ impl McpServers {
         let mut out: Vec<(String, ServerState)> = self
             .servers
             .iter()
-            .map(|(live, state, _)| (live.name.clone(), state.clone()))
+            .map(|live| {
+                (
+                    live.name.clone(),
+                    live.state.lock().expect("state lock").clone(),
+                )
+            })
             .chain(
                 self.disabled
                     .iter()
@@ -210,8 +251,8 @@ impl McpServers {
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         let mut taken = HashSet::new();
         let mut out: Vec<Arc<dyn Tool>> = Vec::new();
-        for (live, _, tools) in &self.servers {
-            for remote in tools {
+        for live in &self.servers {
+            for remote in live.tools.lock().expect("tools lock").iter() {
                 out.push(Arc::new(McpTool {
                     name: tool_name(&live.name, &remote.name, &mut taken),
                     description: format!("[MCP server {}] {}", live.name, remote.description),
@@ -223,13 +264,39 @@ impl McpServers {
         out
     }
 
+    /// Keeps the tools current: whenever a server says its tools changed (`tools/list_changed`),
+    /// they are listed again and `on_change` gets every server's tools. Runs until the servers
+    /// are dropped; only the first call watches.
+    pub fn watch(self: &Arc<Self>, on_change: impl Fn(Vec<Arc<dyn Tool>>) + Send + 'static) {
+        let Some(mut changes) = self.changed.lock().expect("changes lock").take() else {
+            return;
+        };
+        let servers = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while let Some(name) = changes.recv().await {
+                let mut names = HashSet::from([name]);
+                while let Ok(more) = changes.try_recv() {
+                    names.insert(more);
+                }
+                let Some(servers) = servers.upgrade() else {
+                    break;
+                };
+                for live in servers.servers.iter().filter(|l| names.contains(&l.name)) {
+                    let _ = live.refresh().await;
+                }
+                on_change(servers.tools());
+            }
+        });
+    }
+
     /// Closes every connection (stdio servers: stdin closed, then SIGTERM, then SIGKILL).
-    pub async fn shutdown(self) {
-        for (live, _, _) in self.servers {
+    pub async fn shutdown(&self) {
+        futures_util::future::join_all(self.servers.iter().map(|live| async move {
             if let Some(c) = live.connection.lock().await.take() {
                 c.close().await;
             }
-        }
+        }))
+        .await;
     }
 }
 
@@ -278,26 +345,30 @@ impl Tool for McpTool {
         {
             return e;
         }
-        let mut guard = self.live.connection.lock().await;
-        // A server that crashed is started again on the next use.
-        if guard.as_ref().is_none_or(|c| c.is_closed()) {
-            drop(guard);
-            if let Err(e) = self.live.connect().await {
+        // A server that crashed is started again here, on the next use.
+        let connection = match self.live.connection().await {
+            Ok(c) => c,
+            Err(e) => {
                 return ToolOutput::error(format!(
                     "MCP server {} is not available: {e}",
                     self.live.name
-                ));
+                ))
             }
-            guard = self.live.connection.lock().await;
-        }
-        let Some(connection) = guard.as_ref() else {
-            return ToolOutput::error(format!("MCP server {} is not connected", self.live.name));
         };
+        let on_progress: Option<OnProgress> = cx.progress.clone().map(|report| {
+            Arc::new(move |update: ProgressUpdate| report(&update.to_string())) as OnProgress
+        });
         match connection
-            .call(&self.remote.name, input, CALL_TIMEOUT, &cx.cancel)
+            .call(
+                &self.remote.name,
+                input,
+                CALL_TIMEOUT,
+                &cx.cancel,
+                on_progress,
+            )
             .await
         {
-            Ok((_, outcome)) => {
+            Ok(outcome) => {
                 let content = outcome.content.iter().map(content_of).collect::<Vec<_>>();
                 ToolOutput {
                     content: if content.is_empty() {
@@ -311,12 +382,16 @@ impl Tool for McpTool {
                     detail: None,
                 }
             }
+            Err(e) if cx.cancel.is_cancelled() => ToolOutput::error(e.to_string()),
             Err(e) => {
-                if connection.is_closed() {
-                    *guard = None;
-                }
+                self.live.forget_if_closed().await;
+                let next = if connection.is_closed() {
+                    " The server stopped; it will be started again on the next call."
+                } else {
+                    ""
+                };
                 ToolOutput::error(format!(
-                    "MCP server {} could not run {}: {e}. It will be restarted on the next call.",
+                    "MCP server {} could not run {}: {e}.{next}",
                     self.live.name, self.remote.name
                 ))
             }

@@ -1,10 +1,13 @@
 //! The client against real MCP servers installed by the test command (`scripts/setup --test`
-//! puts them in $CODEWRIGHT_MCP_SERVERS), and against servers that misbehave.
+//! puts them in $CODEWRIGHT_MCP_SERVERS): the reference "everything" server over stdio, streamable
+//! HTTP and legacy SSE, the filesystem server, a server on the Python SDK; and against servers
+//! that misbehave.
 
-use codewright_mcp::{Connection, Endpoint, Notice};
+use codewright_mcp::{Connection, Endpoint, Notice, OnProgress, ProgressUpdate};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -63,7 +66,17 @@ fn text_of(content: &[serde_json::Value]) -> String {
         .join("\n")
 }
 
-async fn exercise(c: &Connection, notices: &mut mpsc::UnboundedReceiver<Notice>) {
+/// A progress listener and what it heard.
+fn progress_log() -> (Arc<Mutex<Vec<ProgressUpdate>>>, OnProgress) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = log.clone();
+    (
+        log,
+        Arc::new(move |u: ProgressUpdate| sink.lock().unwrap().push(u)),
+    )
+}
+
+async fn exercise(c: &Connection) {
     assert_eq!(c.server.0, "mcp-servers/everything");
     let tools = c.tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -78,46 +91,46 @@ async fn exercise(c: &Connection, notices: &mut mpsc::UnboundedReceiver<Notice>)
     assert!(tools.len() >= 10, "{} tools", tools.len());
     assert!(tools.iter().find(|t| t.name == "echo").unwrap().read_only);
     let never = CancellationToken::new();
-    let (_, out) = c
+    let out = c
         .call(
             "echo",
             json!({"message": "héllo"}),
             Duration::from_secs(10),
             &never,
+            None,
         )
         .await
         .unwrap();
     assert!(text_of(&out.content).contains("héllo"), "{out:?}");
     assert!(!out.is_error);
-    let (_, out) = c
+    let out = c
         .call(
             "get-sum",
             json!({"a": 2, "b": 40}),
             Duration::from_secs(10),
             &never,
+            None,
         )
         .await
         .unwrap();
     assert!(text_of(&out.content).contains("42"), "{out:?}");
 
-    // Progress arrives while a long call runs.
-    let (token, out) = c
+    // Progress arrives while a long call runs, routed to that call.
+    let (updates, on_progress) = progress_log();
+    let out = c
         .call(
             "trigger-long-running-operation",
             json!({"duration": 1, "steps": 4}),
             Duration::from_secs(20),
             &never,
+            Some(on_progress),
         )
         .await
         .unwrap();
     assert!(!out.is_error);
-    let mut steps = 0;
-    while let Ok(n) = notices.try_recv() {
-        if matches!(&n, Notice::Progress { token: t, .. } if *t == token) {
-            steps += 1;
-        }
-    }
-    assert!(steps >= 3, "{steps} progress notices for {token}");
+    let updates = updates.lock().unwrap().clone();
+    assert!(updates.len() >= 3, "{updates:?}");
+    assert_eq!(updates[0].total, Some(4.0), "{updates:?}");
 
     // A stop cancels the call at once.
     let cancel = CancellationToken::new();
@@ -133,18 +146,20 @@ async fn exercise(c: &Connection, notices: &mut mpsc::UnboundedReceiver<Notice>)
             json!({"duration": 30, "steps": 30}),
             Duration::from_secs(60),
             &cancel,
+            None,
         )
         .await
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(3));
     assert!(err.message.contains("stopped by the user"));
     // The connection still works after a cancellation.
-    let (_, out) = c
+    let out = c
         .call(
             "echo",
             json!({"message": "still here"}),
             Duration::from_secs(10),
             &never,
+            None,
         )
         .await
         .unwrap();
@@ -154,42 +169,250 @@ async fn exercise(c: &Connection, notices: &mut mpsc::UnboundedReceiver<Notice>)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_server_over_stdio() {
     let (c, mut notices) = connect(&everything("stdio")).await;
-    exercise(&c, &mut notices).await;
-    // It announced a tool list change right after initialize.
+    exercise(&c).await;
+    // It announces a tool list change right after initialize.
+    let notice = tokio::time::timeout(Duration::from_secs(5), notices.recv()).await;
+    assert_eq!(notice.ok().flatten(), Some(Notice::ToolsChanged));
     let prompts = c.prompts().await.unwrap();
     assert!(!prompts.is_empty());
     c.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn everything_server_over_streamable_http() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let mut server = tokio::process::Command::new("node")
-        .arg(servers().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
-        .arg("streamableHttp")
+/// A free port on loopback.
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Starts an HTTP server process listening on `port`, and waits until it accepts connections.
+async fn http_server(command: &str, args: &[&str], port: u16) -> tokio::process::Child {
+    let server = tokio::process::Command::new(command)
+        .args(args)
         .env("PORT", port.to_string())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let deadline = Instant::now() + Duration::from_secs(15);
+    let deadline = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the HTTP server did not start");
+        assert!(
+            Instant::now() < deadline,
+            "{command} {args:?} did not start"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (c, mut notices) = connect(&Endpoint::Http {
-        url,
+    server
+}
+
+fn everything_script() -> String {
+    servers()
+        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+        .display()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_server_over_streamable_http() {
+    let port = free_port();
+    let _server = http_server("node", &[&everything_script(), "streamableHttp"], port).await;
+    let (c, _) = connect(&Endpoint::Http {
+        url: format!("http://127.0.0.1:{port}/mcp"),
         headers: BTreeMap::new(),
     })
     .await;
-    exercise(&c, &mut notices).await;
+    exercise(&c).await;
     c.close().await;
-    let _ = server.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_server_over_legacy_sse() {
+    let port = free_port();
+    let _server = http_server("node", &[&everything_script(), "sse"], port).await;
+    let (c, _) = connect(&Endpoint::Sse {
+        url: format!("http://127.0.0.1:{port}/sse"),
+        headers: BTreeMap::new(),
+    })
+    .await;
+    exercise(&c).await;
+    c.close().await;
+
+    // The wrong path is a clear error, not a hang.
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let err = Connection::connect(
+        &Endpoint::Sse {
+            url: format!("http://127.0.0.1:{port}/nope"),
+            headers: BTreeMap::new(),
+        },
+        vec![],
+        tx,
+        Duration::from_secs(5),
+    )
+    .await
+    .err()
+    .unwrap();
+    assert!(err.message.contains("404"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filesystem_server_gets_the_project_as_its_root() {
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.txt"), "from the project\n").unwrap();
+    let (tx, _rx) = mpsc::unbounded_channel();
+    // Started without directories, the server asks the client for its roots (`roots/list`).
+    let c = Connection::connect(
+        &Endpoint::Stdio {
+            command: "node".into(),
+            args: vec![servers()
+                .join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+                .display()
+                .to_string()],
+            env: env(),
+            cwd: None,
+        },
+        vec![root.clone()],
+        tx,
+        codewright_mcp::client::CONNECT_TIMEOUT,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("connect: {e}"));
+    let never = CancellationToken::new();
+    // The roots arrive just after initialize; ask until the server has them.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = c
+            .call(
+                "list_allowed_directories",
+                json!({}),
+                Duration::from_secs(10),
+                &never,
+                None,
+            )
+            .await
+            .unwrap();
+        if text_of(&out.content).contains(&root.display().to_string()) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{out:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let out = c
+        .call(
+            "read_text_file",
+            json!({"path": root.join("notes.txt")}),
+            Duration::from_secs(10),
+            &never,
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(
+        text_of(&out.content).contains("from the project"),
+        "{out:?}"
+    );
+    let out = c
+        .call(
+            "read_text_file",
+            json!({"path": "/etc/hostname"}),
+            Duration::from_secs(10),
+            &never,
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(out.is_error, "outside the root is refused: {out:?}");
+    c.close().await;
+}
+
+/// The Python test server (tests/py_server.py, on the `mcp` package `scripts/setup --test`
+/// installs).
+fn python() -> (String, String) {
+    let python = servers().join("py/bin/python");
+    assert!(
+        python.exists(),
+        "the Python MCP package is not installed in {}: run ./scripts/setup --test",
+        python.display()
+    );
+    (
+        python.display().to_string(),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/py_server.py").to_string(),
+    )
+}
+
+async fn exercise_python(c: &Connection) {
+    assert_eq!(c.server.0, "codewright-py-test");
+    let never = CancellationToken::new();
+    let out = c
+        .call(
+            "add",
+            json!({"a": 2, "b": 40}),
+            Duration::from_secs(10),
+            &never,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(text_of(&out.content), "42");
+    let (updates, on_progress) = progress_log();
+    let out = c
+        .call(
+            "slow",
+            json!({"steps": 3}),
+            Duration::from_secs(10),
+            &never,
+            Some(on_progress),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text_of(&out.content), "3 steps done");
+    let updates = updates.lock().unwrap().clone();
+    let messages: Vec<String> = updates.iter().map(|u| u.to_string()).collect();
+    assert_eq!(
+        messages,
+        [
+            "progress 1 of 3: step 1",
+            "progress 2 of 3: step 2",
+            "progress 3 of 3: step 3"
+        ]
+    );
+    // A schema violation comes back as an error result, not a failure of the connection.
+    let out = c
+        .call(
+            "add",
+            json!({"a": "two"}),
+            Duration::from_secs(10),
+            &never,
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(out.is_error, "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_server_over_stdio_and_streamable_http() {
+    let (python, script) = python();
+    let (c, _) = connect(&Endpoint::Stdio {
+        command: python.clone(),
+        args: vec![script.clone(), "stdio".into()],
+        env: env(),
+        cwd: None,
+    })
+    .await;
+    exercise_python(&c).await;
+    c.close().await;
+
+    // Over HTTP the Python SDK frames its event streams with CRLF.
+    let port = free_port();
+    let _server = http_server(&python, &[&script, "streamable-http"], port).await;
+    let (c, _) = connect(&Endpoint::Http {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        headers: BTreeMap::new(),
+    })
+    .await;
+    exercise_python(&c).await;
+    c.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -256,6 +479,31 @@ async fn broken_servers_fail_clearly() {
     .unwrap();
     assert!(err.message.contains("within 1 s"), "{err}");
 
+    // HTTP endpoints that answer with an error status.
+    for status in ["404 Not Found", "500 Internal Server Error"] {
+        let url = answering(status).await;
+        for endpoint in [
+            Endpoint::Http {
+                url: url.clone(),
+                headers: BTreeMap::new(),
+            },
+            Endpoint::Sse {
+                url: url.clone(),
+                headers: BTreeMap::new(),
+            },
+        ] {
+            let err = Connection::connect(&endpoint, vec![], tx.clone(), Duration::from_secs(5))
+                .await
+                .err()
+                .unwrap();
+            let code = &status[..3];
+            assert!(
+                err.message.contains(&url) && err.message.contains(code),
+                "{endpoint:?}: {err}"
+            );
+        }
+    }
+
     let err = Connection::connect(
         &Endpoint::Http {
             url: "http://127.0.0.1:9/mcp".into(),
@@ -269,4 +517,30 @@ async fn broken_servers_fail_clearly() {
     .err()
     .unwrap();
     assert!(err.message.contains("127.0.0.1:9"), "{err}");
+}
+
+/// A local HTTP server that answers every request with `status` (and a short body).
+async fn answering(status: &'static str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let _ = socket.read(&mut buf).await;
+                let body = "no MCP here";
+                let _ = socket
+                    .write_all(
+                        format!(
+                            "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                            body.len()
+                        )
+                        .as_bytes(),
+                    )
+                    .await;
+            });
+        }
+    });
+    url
 }
