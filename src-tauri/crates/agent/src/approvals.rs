@@ -1,6 +1,7 @@
 //! The approver of a running task: every request and question becomes an event, and waits for
 //! the front end to answer through the task's handle. A stop drops the wait (the tools crate
-//! turns that into "rejected: stopped").
+//! turns that into "rejected: stopped"); the request is then resolved as rejected, so front ends
+//! close its dialog.
 
 use crate::Events;
 use async_trait::async_trait;
@@ -55,9 +56,12 @@ impl Approver for EventApprover {
             state: AgentState::AwaitingApproval,
         });
         let _ = self.events.send(AgentEvent::ApprovalRequested { request });
-        // Removed from the map if the wait is dropped (a stop), so a late answer finds nothing.
+        // If the wait is dropped (a stop), the request leaves the map, so a late answer finds
+        // nothing, and is resolved as rejected.
         let guard = Forget {
             pending: &self.pending,
+            events: &self.events,
+            task_id,
             id,
         };
         let decision = rx.await.unwrap_or(Decision::Reject { feedback: None });
@@ -81,22 +85,53 @@ impl Approver for EventApprover {
             .lock()
             .expect("questions lock")
             .insert(question.id, tx);
+        let id = question.id;
         let _ = self.events.send(AgentEvent::QuestionAsked { question });
+        let pending = &self.pending;
+        let _forget = Defer(move || {
+            pending
+                .questions
+                .lock()
+                .expect("questions lock")
+                .remove(&id);
+        });
         rx.await.ok().flatten()
     }
 }
 
+/// Runs its function when dropped.
+struct Defer<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for Defer<F> {
+    fn drop(&mut self) {
+        (self.0)()
+    }
+}
+
+/// Resolves an approval request whose wait was dropped (the task stopped) as rejected.
 struct Forget<'a> {
     pending: &'a Pending,
+    events: &'a Events,
+    task_id: codewright_protocol::TaskId,
     id: u64,
 }
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
-        self.pending
+        let waiting = self
+            .pending
             .approvals
             .lock()
             .expect("approvals lock")
             .remove(&self.id);
+        if waiting.is_some() {
+            let _ = self.events.send(AgentEvent::ApprovalResolved {
+                task_id: self.task_id,
+                id: self.id,
+                decision: Decision::Reject {
+                    feedback: Some("the user stopped the task".into()),
+                },
+            });
+        }
     }
 }

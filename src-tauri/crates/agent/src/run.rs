@@ -77,6 +77,31 @@ struct Inner {
     slots: Arc<Semaphore>,
 }
 
+/// Holds a task for one run: an advisory lock on `<home>/locks/task-<id>.lock`, released when
+/// the file is dropped or the process dies, so two runs never write one conversation at once.
+fn hold_task(home: &std::path::Path, task: TaskId) -> Result<std::fs::File, String> {
+    let dir = home.join("locks");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("cannot create the lock folder {}: {e}", dir.display()))?;
+    let path = dir.join(format!("task-{}.lock", task.0));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open the task lock {}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+            "task {} is already running (in another window or process); stop that run or wait for it to finish, then send the message again",
+            task.0
+        )),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(format!("cannot lock the task ({}): {e}", path.display()))
+        }
+    }
+}
+
 impl Inner {
     /// The tools as they are now.
     fn registry(&self) -> Arc<Registry> {
@@ -280,6 +305,18 @@ impl Run {
     }
 
     async fn run(mut self, request: RunRequest) -> RunOutcome {
+        // One run per task at a time, whichever window or process starts it.
+        let _held = match hold_task(&self.inner.home, self.task) {
+            Ok(file) => file,
+            Err(message) => {
+                self.error("busy", message);
+                self.emit(AgentEvent::RunFinished {
+                    task_id: self.task,
+                    outcome: RunOutcome::Failed,
+                });
+                return RunOutcome::Failed;
+            }
+        };
         let outcome = match self.run_inner(request).await {
             Ok(outcome) => outcome,
             Err(message) => {
@@ -481,7 +518,7 @@ impl Run {
             }
             iteration += 1;
             if iteration > self.inner.config.max_iterations {
-                return Ok(self.pause(model, &system, view).await);
+                return Ok(self.pause(model, &system, &specs, view).await);
             }
             if view.tokens() > compaction::threshold(&model.info) {
                 self.compact(model, view).await?;
@@ -839,14 +876,26 @@ impl Run {
     }
 
     /// The iteration limit: ask for a checkpoint summary (stored as an answer), then pause.
-    async fn pause(&mut self, model: &Model, system: &str, view: &mut View) -> RunOutcome {
-        let mut request = view.messages.clone();
+    async fn pause(
+        &mut self,
+        model: &Model,
+        system: &str,
+        specs: &[codewright_protocol::ToolSpec],
+        view: &mut View,
+    ) -> RunOutcome {
+        // The history as the model reads it, with the tools it was offered (providers refuse a
+        // history of tool calls without them); the request itself asks for no more calls.
+        let mut request = if model.info.tools {
+            view.messages.clone()
+        } else {
+            text_calls::as_text_protocol(&view.messages)
+        };
         request.push(Message::user(SUMMARY_REQUEST));
         if self.state == AgentState::RunningTools {
             self.step(Step::ToolsDone);
         }
         let summarized = self
-            .ask_model(model, Some(system), request, Vec::new(), true)
+            .ask_model(model, Some(system), request, specs.to_vec(), true)
             .await
             .is_ok();
         self.notice(format!(

@@ -275,13 +275,22 @@ async fn stop_while_waiting_for_approval_rejects_it() {
     }))
     .await;
     let (handle, rx) = world.start(world.task, Some("Touch"), PermissionMode::Normal);
-    let (outcome, _) = drive(handle, rx, |e, h| {
+    let (outcome, events) = drive(handle, rx, |e, h| {
         if matches!(e, AgentEvent::ApprovalRequested { .. }) {
             h.stop();
         }
     })
     .await;
     assert_eq!(outcome, RunOutcome::Stopped);
+    // The front end hears that the request no longer waits.
+    let asked = events.iter().find_map(|e| match e {
+        AgentEvent::ApprovalRequested { request } => Some(request.id),
+        _ => None,
+    });
+    assert!(
+        events.iter().any(|e| matches!(e, AgentEvent::ApprovalResolved { id, decision: Decision::Reject { .. }, .. } if Some(*id) == asked)),
+        "{events:?}"
+    );
     assert!(!world.path("should-not-exist").exists());
     let stored = world.messages(world.task);
     let results: Vec<&Part> = stored.last().unwrap().message.parts.iter().collect();
@@ -397,10 +406,10 @@ async fn an_empty_answer_is_retried_once_with_a_nudge() {
 async fn the_iteration_limit_pauses_with_a_summary() {
     let world = World::with_config(
         script(|_, body| {
-            if has_tools(body) {
-                calls(&[("list_dir", json!({}))])
-            } else {
+            if last_text(body).contains("iteration limit") {
                 text("Goal: explore. Progress: listed the folder three times. Next steps: stop looping.")
+            } else {
+                calls(&[("list_dir", json!({}))])
             }
         }),
         AgentConfig { max_iterations: 3, ..AgentConfig::default() },
@@ -412,7 +421,8 @@ async fn the_iteration_limit_pauses_with_a_summary() {
     world.server.assert_clean();
     let requests = world.server.requests();
     assert_eq!(requests.len(), 4);
-    assert!(!has_tools(&requests[3]));
+    // The tools stay offered: providers refuse a history of calls without them.
+    assert!(has_tools(&requests[3]));
     assert!(last_text(&requests[3]).contains("iteration limit"));
     let stored = world.messages(world.task);
     assert!(stored
@@ -793,4 +803,40 @@ async fn tools_that_change_mid_run_are_offered_from_the_next_request() {
     assert!(!offered(&requests[0]));
     assert!(offered(&requests[1]) && offered(&requests[2]));
     assert_eq!(tool_results(&requests[2])[1].1, "late result");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_run_of_a_running_task_is_refused_and_changes_nothing() {
+    let world = World::new(script(|i, _| match i {
+        0 => Reply::Hang("Working on it ".into()),
+        _ => text("Later answer."),
+    }))
+    .await;
+    let (first, mut first_rx) = world.start(world.task, Some("First"), PermissionMode::Normal);
+    // Wait until the first run streams.
+    while let Some(e) = first_rx.recv().await {
+        if matches!(e, AgentEvent::TextDelta { .. }) {
+            break;
+        }
+    }
+    let (second, rx) = world.start(world.task, Some("Second"), PermissionMode::Normal);
+    let (outcome, events) = drive(second, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Failed);
+    assert!(
+        events.iter().any(|e| matches!(e, AgentEvent::Error { message, .. } if message.contains("already running"))),
+        "{events:?}"
+    );
+    let stored = world.messages(world.task);
+    assert_eq!(
+        stored.len(),
+        2,
+        "the first run's message and its streaming answer only"
+    );
+    assert_eq!(stored[0].message.text(), "First");
+    first.stop();
+    assert_eq!(first.wait().await, RunOutcome::Stopped);
+    // Once it has ended, the task takes the next message.
+    let (handle, rx) = world.start(world.task, Some("Third"), PermissionMode::Normal);
+    assert_eq!(drive(handle, rx, |_, _| {}).await.0, RunOutcome::Done);
+    world.server.assert_clean();
 }

@@ -177,9 +177,13 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
                 AgentEvent::ApprovalRequested { request } => {
                     let decision = if interactive {
                         let request = request.clone();
-                        tokio::task::spawn_blocking(move || terminal_decision(&request))
-                            .await
-                            .unwrap_or(Decision::Reject { feedback: None })
+                        // Ctrl-C at the prompt stops the run (the other listener) and ends the wait.
+                        tokio::select! {
+                            d = tokio::task::spawn_blocking(move || terminal_decision(&request)) => {
+                                d.unwrap_or(Decision::Reject { feedback: None })
+                            }
+                            _ = tokio::signal::ctrl_c() => Decision::Reject { feedback: None },
+                        }
                     } else {
                         Decision::Reject {
                             feedback: Some(format!(
@@ -194,7 +198,7 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
                 AgentEvent::QuestionAsked { question } => {
                     let answer = if interactive {
                         let q = question.clone();
-                        tokio::task::spawn_blocking(move || {
+                        let read = tokio::task::spawn_blocking(move || {
                             let mut prompt = format!("\n? {}\n", q.question);
                             for (i, c) in q.choices.iter().enumerate() {
                                 prompt.push_str(&format!("  [{}] {c}\n", i + 1));
@@ -205,10 +209,11 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
                                     .and_then(|n| q.choices.get(n.wrapping_sub(1)).cloned())
                                     .unwrap_or(a)
                             })
-                        })
-                        .await
-                        .ok()
-                        .flatten()
+                        });
+                        tokio::select! {
+                            a = read => a.ok().flatten(),
+                            _ = tokio::signal::ctrl_c() => None,
+                        }
                     } else {
                         None
                     };
@@ -224,6 +229,8 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
         servers.shutdown().await;
         outcome
     });
+    // A prompt abandoned with Ctrl-C still waits for a line on the terminal; do not wait for it.
+    runtime.shutdown_background();
     Ok(match outcome {
         RunOutcome::Done | RunOutcome::Paused => ExitCode::SUCCESS,
         RunOutcome::Stopped => ExitCode::from(130),

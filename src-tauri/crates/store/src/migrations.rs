@@ -14,6 +14,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0004_tools.sql"),
     include_str!("../migrations/0005_compaction.sql"),
     include_str!("../migrations/0006_mcp.sql"),
+    include_str!("../migrations/0007_files_seen.sql"),
 ];
 
 /// The schema version this build writes.

@@ -1,5 +1,6 @@
-//! What tools keep: the permission rules a project saved, and the checkpoint index (which files a
-//! turn changed and the content-addressed blob each held before).
+//! What tools keep: the permission rules a project saved, the checkpoint index (which files a
+//! turn changed and the content-addressed blob each held before), and what each task's agent
+//! last saw of the files it read or wrote.
 
 use crate::{now_ms, Result, Store, StoreError};
 use codewright_protocol::{
@@ -190,6 +191,35 @@ impl Store {
             let pre = pre?;
             if out.last().map(|p| &p.path) != Some(&pre.path) {
                 out.push(pre);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records that a task's agent saw `path` with this content hash (BLAKE3).
+    pub fn remember_file(&self, task: TaskId, path: &str, hash: &[u8; 32]) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO files_seen (task_id, path, hash) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(task_id, path) DO UPDATE SET hash = ?3",
+            )?
+            .execute(params![task.0, path, &hash[..]])?;
+        Ok(())
+    }
+
+    /// Every file a task's agent saw, with the hash of what it saw.
+    pub fn files_seen(&self, task: TaskId) -> Result<Vec<(String, [u8; 32])>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, hash FROM files_seen WHERE task_id = ?1")?;
+        let rows = stmt.query_map([task.0], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (path, hash) = row?;
+            if let Ok(hash) = <[u8; 32]>::try_from(hash) {
+                out.push((path, hash));
             }
         }
         Ok(out)

@@ -10,6 +10,8 @@ pub struct SimpleCommand {
     pub words: Vec<String>,
     /// It redirects output into a file (`> out.txt`), so it writes even if the program does not.
     pub writes_files: bool,
+    /// It runs as another user (`sudo`, `doas`): never allowed without asking.
+    pub elevated: bool,
 }
 
 /// The simple commands in `command`, in order (nested ones — `$(…)`, backticks, `bash -c` —
@@ -89,6 +91,7 @@ fn finish(
     out: &mut Vec<SimpleCommand>,
     depth: usize,
 ) -> Result<(), String> {
+    let mut elevated = false;
     loop {
         while words
             .first()
@@ -109,6 +112,7 @@ fn finish(
                 out.push(SimpleCommand {
                     words,
                     writes_files,
+                    elevated,
                 });
             }
             return Ok(());
@@ -126,6 +130,35 @@ fn finish(
                     break;
                 }
                 words = strip_options(&words[1..], &[], &[])?;
+            }
+            "sudo" | "doas" => {
+                elevated = true;
+                words = strip_options(
+                    &words[1..],
+                    &[
+                        "-u",
+                        "--user",
+                        "-g",
+                        "--group",
+                        "-C",
+                        "--close-from",
+                        "-D",
+                        "--chdir",
+                        "-h",
+                        "--host",
+                        "-p",
+                        "--prompt",
+                        "-r",
+                        "--role",
+                        "-t",
+                        "--type",
+                        "-T",
+                        "--command-timeout",
+                        "-U",
+                        "--other-user",
+                    ],
+                    &["-s", "--shell", "-i", "--login", "-e", "--edit"],
+                )?
             }
             "time" => words = strip_options(&words[1..], &["-f", "-o"], &[])?,
             "nice" => words = strip_options(&words[1..], &["-n", "--adjustment"], &[])?,
@@ -198,6 +231,7 @@ fn finish(
                 out.push(SimpleCommand {
                     words: find_words,
                     writes_files: find_writes,
+                    elevated,
                 });
                 return Ok(());
             }
@@ -208,13 +242,14 @@ fn finish(
         out.push(SimpleCommand {
             words,
             writes_files,
+            elevated,
         });
     }
     Ok(())
 }
 
 /// `/usr/bin/env` runs `env`.
-fn program_name(word: &str) -> &str {
+pub(crate) fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 

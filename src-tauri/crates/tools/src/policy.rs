@@ -2,7 +2,7 @@
 //! the defaults by category. Deny rules always win; plan mode refuses writes and commands; yolo
 //! allows the rest; otherwise a call runs without asking only when every part of it is allowed.
 
-use crate::command::{parse_command, SimpleCommand};
+use crate::command::{parse_command, program_name, SimpleCommand};
 use crate::paths::ResolvedPath;
 use codewright_protocol::{PermissionMode, PermissionRule, RuleAction, ToolCategory};
 
@@ -63,6 +63,20 @@ impl Policy {
             ));
         }
         if self.mode == PermissionMode::Yolo {
+            // Leaving the project is asked even here (and so refused where nobody can answer).
+            let outside: Vec<String> = items
+                .list()
+                .iter()
+                .filter_map(|item| match item {
+                    Item::Path(p) if !p.inside => {
+                        Some(format!("{} is outside the project", p.display))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if !outside.is_empty() {
+                return Verdict::Ask(outside.join("; "));
+            }
             return Verdict::Allow;
         }
         if let Some(reason) = &items.unchecked {
@@ -75,6 +89,12 @@ impl Policy {
         for item in items.list() {
             if let Some(rule) = self.matching(tool, RuleAction::Ask, item) {
                 return Verdict::Ask(format!("the rule `{}` asks first", describe_rule(rule)));
+            }
+            if let Item::Command(c) = item {
+                if c.elevated {
+                    reasons.push("the command runs as another user (sudo)".into());
+                    continue;
+                }
             }
             let allowed_by_rule =
                 self.matching(tool, RuleAction::Allow, item).is_some() && !item.writes_files();
@@ -137,7 +157,9 @@ impl Policy {
 
     fn matching(&self, tool: &str, action: RuleAction, item: &Item) -> Option<&PermissionRule> {
         self.rules.iter().find(|r| {
-            r.action == action && (r.tool == tool || r.tool == "*") && item.matches(&r.pattern)
+            r.action == action
+                && (r.tool == tool || r.tool == "*")
+                && item.matches(&r.pattern, action != RuleAction::Allow)
         })
     }
 }
@@ -243,7 +265,10 @@ impl Item<'_> {
         }
     }
 
-    fn matches(&self, pattern: &str) -> bool {
+    /// Whether a rule's pattern covers this item. Commands: allow rules match a word-for-word
+    /// prefix (`cargo test` allows `cargo test --release`, nothing else); deny and ask rules are
+    /// `loose`, so a reworded command is still caught (`rm -rf` catches `/bin/rm -r -f x`).
+    fn matches(&self, pattern: &str, loose: bool) -> bool {
         let pattern = pattern.trim();
         if pattern.is_empty() || pattern == "*" {
             return true;
@@ -252,7 +277,23 @@ impl Item<'_> {
             Item::Path(p) => path_matches(pattern, p),
             Item::Command(c) => {
                 let want: Vec<&str> = pattern.split_whitespace().collect();
-                c.words.len() >= want.len() && want.iter().zip(&c.words).all(|(w, have)| w == have)
+                let (Some(program), Some(have)) = (want.first(), c.words.first()) else {
+                    return false;
+                };
+                let same_program =
+                    program == have || (!program.contains('/') && *program == program_name(have));
+                if !same_program {
+                    return false;
+                }
+                if loose {
+                    loosely_covers(&want[1..], &c.words[1..])
+                } else {
+                    c.words.len() >= want.len()
+                        && want[1..]
+                            .iter()
+                            .zip(&c.words[1..])
+                            .all(|(w, have)| w == have)
+                }
             }
             // Text that could not be parsed: a word-by-word match anywhere (for deny rules).
             Item::Raw(words) => {
@@ -268,6 +309,37 @@ impl Item<'_> {
             Item::Plain => false,
         }
     }
+}
+
+/// A deny/ask pattern's arguments against a command's: every option the pattern names is given
+/// (short ones in any grouping or order: `-rf` = `-fr` = `-r -f`; long ones exactly), and its
+/// other words come in the same order among the command's.
+fn loosely_covers(pattern: &[&str], words: &[String]) -> bool {
+    let is_long = |w: &str| w.starts_with("--") && w.len() > 2;
+    let is_short = |w: &str| w.starts_with('-') && !w.starts_with("--") && w.len() > 1;
+    let shorts = |ws: &mut dyn Iterator<Item = &str>| -> std::collections::BTreeSet<char> {
+        ws.filter(|w| is_short(w))
+            .flat_map(|w| w[1..].chars())
+            .collect()
+    };
+    let have_short = shorts(&mut words.iter().map(String::as_str));
+    let want_short = shorts(&mut pattern.iter().copied());
+    if !want_short.is_subset(&have_short) {
+        return false;
+    }
+    let long_given = |w: &str| {
+        words
+            .iter()
+            .any(|h| h == w || h.starts_with(&format!("{w}=")))
+    };
+    if !pattern.iter().filter(|w| is_long(w)).all(|w| long_given(w)) {
+        return false;
+    }
+    let mut rest = words.iter().filter(|w| !is_short(w) && !is_long(w));
+    pattern
+        .iter()
+        .filter(|w| !is_short(w) && !is_long(w))
+        .all(|w| rest.any(|h| h == w))
 }
 
 /// Path globs: relative patterns match the project-relative path (`src/**`, `*.lock` matches a
@@ -350,6 +422,18 @@ mod tests {
             ("git push origin main", is_ask),
             ("cat <<EOF\nrm -rf x\nEOF", is_deny),
             ("for f in *; do ls $f; done", is_ask),
+            // Reworded, the same command is still caught by deny rules.
+            ("/bin/rm -rf x", is_deny),
+            ("rm -fr x", is_deny),
+            ("rm -r -f x", is_deny),
+            ("sudo rm -rf /", is_deny),
+            ("sudo -u root /usr/bin/rm -Rf -r --force x", is_deny),
+            ("git -C . push", is_ask),
+            // Allow rules stay exact prefixes; sudo is always asked.
+            ("/usr/bin/git status", is_allow),
+            ("sudo git status", is_ask),
+            ("echo -n hi", is_allow),
+            ("rm -f x", is_ask),
         ];
         for (command, expect) in table {
             let verdict = bash(&policy, command);
@@ -405,7 +489,12 @@ mod tests {
             PermissionMode::Yolo,
             vec![rule("edit_file", "*.lock", RuleAction::Deny)],
         );
-        assert!(is_allow(&edit(&yolo, &outside)));
+        assert!(
+            is_ask(&edit(&yolo, &outside)),
+            "leaving the project is asked"
+        );
+        assert!(is_ask(&read(&yolo, &outside)));
+        assert!(is_allow(&edit(&yolo, &inside)));
         assert!(is_allow(&bash(&yolo, "rm -rf target")));
         let lock = ResolvedPath {
             real: root.join("sub/Cargo.lock"),

@@ -123,6 +123,22 @@ impl Session {
             .expect("store lock")
             .rules(config.project)
             .map_err(|e| e.to_string())?;
+        // What the agent saw in earlier runs of this task still counts.
+        let seen: HashMap<PathBuf, Seen> = store
+            .lock()
+            .expect("store lock")
+            .files_seen(config.task)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|(path, hash)| {
+                (
+                    PathBuf::from(path),
+                    Seen {
+                        hash: blake3::Hash::from_bytes(hash),
+                    },
+                )
+            })
+            .collect();
         let mut rules: Vec<PermissionRule> = saved.into_iter().map(|s| s.rule).collect();
         rules.extend(config.rules);
         let sandbox = config.sandbox || config.mode == PermissionMode::Yolo;
@@ -137,7 +153,7 @@ impl Session {
             sandbox,
             allow_private_network: config.allow_private_network,
             turn: AtomicI64::new(1),
-            seen: Mutex::new(HashMap::new()),
+            seen: Mutex::new(seen),
             processes: ProcessTable::default(),
         }))
     }
@@ -172,13 +188,26 @@ impl Session {
         self.processes.kill_all();
     }
 
+    /// Records what the agent now knows of a file (it read or wrote `content`), for this run and
+    /// the task's later ones.
     pub(crate) fn remember(&self, path: &Path, content: &[u8]) {
-        self.seen.lock().expect("seen lock").insert(
-            path.to_path_buf(),
-            Seen {
-                hash: blake3::hash(content),
-            },
-        );
+        self.remember_hash(path, blake3::hash(content));
+    }
+
+    /// [`Session::remember`], for content hashed as it was read.
+    pub(crate) fn remember_hash(&self, path: &Path, hash: blake3::Hash) {
+        self.seen
+            .lock()
+            .expect("seen lock")
+            .insert(path.to_path_buf(), Seen { hash });
+        // Kept for later runs too; if the store cannot write it, this run still knows.
+        if let Some(p) = path.to_str() {
+            let _ =
+                self.store
+                    .lock()
+                    .expect("store lock")
+                    .remember_file(self.task, p, hash.as_bytes());
+        }
     }
 
     pub(crate) fn last_seen(&self, path: &Path) -> Option<Seen> {

@@ -510,3 +510,43 @@ async fn always_allow_saves_a_project_rule() {
     assert!(!out.is_error);
     assert_eq!(h.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn what_an_earlier_run_of_the_task_read_still_counts() {
+    let mut h = Harness::new(PermissionMode::AcceptEdits);
+    h.write("a.rs", "fn a() {}\n");
+    h.write("b.rs", "fn b() {}\n");
+    h.call("read_file", json!({"path": "a.rs"})).await;
+    h.call("read_file", json!({"path": "b.rs"})).await;
+    h.next_run();
+    let out = h
+        .call(
+            "edit_file",
+            json!({"path": "a.rs", "old_string": "fn a()", "new_string": "fn aa()"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text_content());
+    assert_eq!(h.read("a.rs"), "fn aa() {}\n");
+    // What the agent wrote is what it knows next time; a change by the user in between is not.
+    h.write("b.rs", "fn b() {} // the user's\n");
+    h.next_run();
+    let out = h
+        .call(
+            "edit_file",
+            json!({"path": "a.rs", "old_string": "fn aa()", "new_string": "fn a()"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text_content());
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "b.rs", "content": "overwritten"}),
+        )
+        .await;
+    assert!(
+        out.is_error && out.text_content().contains("changed on disk"),
+        "{}",
+        out.text_content()
+    );
+    assert_eq!(h.read("b.rs"), "fn b() {} // the user's\n");
+}

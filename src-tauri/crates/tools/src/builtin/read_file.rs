@@ -1,5 +1,7 @@
 //! `read_file`: a file's lines, numbered, or an image.
 
+use std::io::BufRead;
+
 use super::{blocking, human_bytes, io_error, looks_binary, resolve_path, MAX_FILE_BYTES};
 use crate::{parse_input, schema_of, CallContext, Tool, ToolOutput};
 use async_trait::async_trait;
@@ -113,31 +115,50 @@ fn read(
             human_bytes(meta.len())
         ));
     }
-    let bytes = match std::fs::read(&path.real) {
-        Ok(b) => b,
+    // Read line by line, so a range of a huge file takes no more memory than the range; the
+    // whole content is hashed on the way (what the agent saw, for later edits).
+    let mut reader = match std::fs::File::open(&path.real) {
+        Ok(f) => std::io::BufReader::with_capacity(64 * 1024, f),
         Err(e) => return io_error(shown, &e),
     };
-    if looks_binary(&bytes) {
-        return ToolOutput::error(format!(
-            "{shown} is a binary file ({}); it cannot be shown as text",
-            human_bytes(bytes.len() as u64)
-        ));
+    match reader.fill_buf() {
+        Ok(head) if looks_binary(head) => {
+            return ToolOutput::error(format!(
+                "{shown} is a binary file ({}); it cannot be shown as text",
+                human_bytes(meta.len())
+            ))
+        }
+        Ok(_) => {}
+        Err(e) => return io_error(shown, &e),
     }
-    session.remember(&path.real, &bytes);
-    let utf8 = std::str::from_utf8(&bytes).is_ok();
-    let text = String::from_utf8_lossy(&bytes);
+    let mut hasher = blake3::Hasher::new();
+    let (mut utf8, mut crlf) = (true, false);
     let first = offset.unwrap_or(1).max(1) as usize;
     let limit = limit.map(|l| l as usize).unwrap_or(DEFAULT_LIMIT);
     let mut out = String::new();
     let mut total = 0usize;
     let mut last = 0usize;
-    for (i, line) in text.lines().enumerate() {
-        total = i + 1;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return io_error(shown, &e),
+        }
+        hasher.update(&buf);
+        total += 1;
+        let mut line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        if let Some(l) = line.strip_suffix(b"\r") {
+            crlf = true;
+            line = l;
+        }
+        utf8 &= std::str::from_utf8(line).is_ok();
         if total < first || total >= first + limit {
             continue;
         }
         last = total;
-        let line = line.strip_suffix('\r').unwrap_or(line);
+        let line = String::from_utf8_lossy(line);
         if line.chars().count() > MAX_LINE_CHARS {
             let cut: String = line.chars().take(MAX_LINE_CHARS).collect();
             out.push_str(&format!(
@@ -147,6 +168,7 @@ fn read(
             out.push_str(&format!("{total:>6}\t{line}\n"));
         }
     }
+    session.remember_hash(&path.real, hasher.finalize());
     if total == 0 {
         out.push_str(&format!("({shown} is empty)\n"));
     } else if first > total {
@@ -162,7 +184,7 @@ fn read(
     if !utf8 {
         out.push_str("(This file is not valid UTF-8; invalid bytes are shown as �. edit_file keeps the other bytes as they are, but old_string must match exactly.)\n");
     }
-    if bytes.contains(&b'\r') && text.contains("\r\n") {
+    if crlf {
         out.push_str("(This file uses CRLF line endings; edits keep them.)\n");
     }
     ToolOutput::text(out).with_detail(ToolDetail::File {

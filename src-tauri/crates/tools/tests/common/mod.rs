@@ -83,6 +83,26 @@ impl Harness {
         }
     }
 
+    /// Opens the task's session again, as its next run (or another process) does.
+    pub fn next_run(&mut self) {
+        let mode = self.session.mode();
+        self.session = Session::new(
+            SessionConfig {
+                task: self.session.task,
+                project: self.session.project,
+                root: self.project.path().to_path_buf(),
+                home: self.home.path().to_path_buf(),
+                mode,
+                sandbox: false,
+                allow_private_network: false,
+                rules: vec![],
+            },
+            self.store.clone(),
+            self.approver.clone(),
+        )
+        .unwrap();
+    }
+
     pub fn root(&self) -> PathBuf {
         self.project.path().canonicalize().unwrap()
     }
