@@ -113,7 +113,7 @@ impl Inner {
 pub struct TaskHandle {
     task: TaskId,
     cancel: CancellationToken,
-    steer: Arc<Mutex<VecDeque<String>>>,
+    steer: Arc<Mutex<Steer>>,
     pending: Arc<Pending>,
     join: tokio::task::JoinHandle<RunOutcome>,
 }
@@ -130,12 +130,17 @@ impl TaskHandle {
     }
 
     /// Queues a message for the model; it is delivered at the next turn boundary (before the
-    /// next request), never lost while the run lives.
-    pub fn steer(&self, text: impl Into<String>) {
-        self.steer
-            .lock()
-            .expect("steer lock")
-            .push_back(text.into());
+    /// next request). `Err` gives the text back when the run has already ended: start a new run
+    /// with it. A message still queued when a run stops or fails is stored in the task, so none
+    /// is ever lost.
+    pub fn steer(&self, text: impl Into<String>) -> Result<(), String> {
+        let mut steer = self.steer.lock().expect("steer lock");
+        let text = text.into();
+        if steer.closed {
+            return Err(text);
+        }
+        steer.queue.push_back(text);
+        Ok(())
     }
 
     /// Answers an approval request; false if it no longer waits.
@@ -152,6 +157,14 @@ impl TaskHandle {
     pub async fn wait(self) -> RunOutcome {
         self.join.await.unwrap_or(RunOutcome::Failed)
     }
+}
+
+/// Messages sent while a task runs, waiting for the next turn boundary; closed when the run
+/// ends, so a late one is handed back instead of lost.
+#[derive(Default)]
+struct Steer {
+    queue: VecDeque<String>,
+    closed: bool,
 }
 
 /// Sent (not stored) when the model answered with nothing.
@@ -220,7 +233,7 @@ impl Agent {
             task,
             events,
             cancel: CancellationToken::new(),
-            steer: Arc::new(Mutex::new(VecDeque::new())),
+            steer: Arc::new(Mutex::new(Steer::default())),
             pending: Arc::new(Pending::default()),
             state: AgentState::Idle,
         };
@@ -235,7 +248,7 @@ impl Agent {
     /// Starts a run on the current tokio runtime.
     pub fn start(&self, request: RunRequest, events: Events) -> TaskHandle {
         let cancel = CancellationToken::new();
-        let steer = Arc::new(Mutex::new(VecDeque::new()));
+        let steer = Arc::new(Mutex::new(Steer::default()));
         let pending = Arc::new(Pending::default());
         let run = Run {
             inner: self.inner.clone(),
@@ -261,7 +274,7 @@ struct Run {
     task: TaskId,
     events: Events,
     cancel: CancellationToken,
-    steer: Arc<Mutex<VecDeque<String>>>,
+    steer: Arc<Mutex<Steer>>,
     pending: Arc<Pending>,
     state: AgentState,
 }
@@ -309,6 +322,7 @@ impl Run {
         let _held = match hold_task(&self.inner.home, self.task) {
             Ok(file) => file,
             Err(message) => {
+                self.steer.lock().expect("steer lock").closed = true;
                 self.error("busy", message);
                 self.emit(AgentEvent::RunFinished {
                     task_id: self.task,
@@ -324,6 +338,17 @@ impl Run {
                 RunOutcome::Failed
             }
         };
+        // Messages steered in but never delivered (a stop, a failure) stay in the task.
+        let left: Vec<String> = {
+            let mut steer = self.steer.lock().expect("steer lock");
+            steer.closed = true;
+            steer.queue.drain(..).collect()
+        };
+        for text in left {
+            if let Err(e) = self.store().append_message(self.task, &Message::user(text)) {
+                self.error("store", e.to_string());
+            }
+        }
         let status = match outcome {
             RunOutcome::Paused => TaskStatus::Paused,
             RunOutcome::Failed => TaskStatus::Failed,
@@ -471,7 +496,7 @@ impl Run {
 
     /// Delivers steered messages (stored as user messages, in order).
     fn deliver_steer(&self, view: &mut View) -> Result<(), RunOutcome> {
-        let queued: Vec<String> = self.steer.lock().expect("steer lock").drain(..).collect();
+        let queued: Vec<String> = self.steer.lock().expect("steer lock").queue.drain(..).collect();
         for text in queued {
             self.push(view, Message::user(text))?;
         }
@@ -605,9 +630,12 @@ impl Run {
                     return Ok(RunOutcome::Done);
                 }
                 view.push_answer(answer, counted);
-                if !self.steer.lock().expect("steer lock").is_empty() {
+                // Done, unless a message arrived meanwhile; from here on, new ones are refused.
+                let mut steer = self.steer.lock().expect("steer lock");
+                if !steer.queue.is_empty() {
                     continue;
                 }
+                steer.closed = true;
                 return Ok(RunOutcome::Done);
             }
             empty_retry = false;

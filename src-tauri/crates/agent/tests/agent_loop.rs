@@ -362,7 +362,7 @@ async fn steering_is_delivered_at_the_next_boundary() {
                 ..
             }
         ) {
-            h.steer("Also update the README.");
+            h.steer("Also update the README.").unwrap();
         }
     })
     .await;
@@ -839,4 +839,36 @@ async fn a_second_run_of_a_running_task_is_refused_and_changes_nothing() {
     let (handle, rx) = world.start(world.task, Some("Third"), PermissionMode::Normal);
     assert_eq!(drive(handle, rx, |_, _| {}).await.0, RunOutcome::Done);
     world.server.assert_clean();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steered_messages_are_never_lost() {
+    let world = World::new(script(|i, _| match i {
+        0 => Reply::Hang("Thinking ".into()),
+        _ => text("Both read."),
+    }))
+    .await;
+    // Queued while the model streams, then the user stops: the message stays in the task.
+    let (handle, mut rx) = world.start(world.task, Some("First"), PermissionMode::Normal);
+    while let Some(e) = rx.recv().await {
+        if matches!(e, AgentEvent::TextDelta { .. }) {
+            break;
+        }
+    }
+    handle.steer("Queued before the stop").unwrap();
+    handle.stop();
+    while rx.recv().await.is_some() {}
+    // After the run ended, a message is handed back to be sent as a new run.
+    assert_eq!(
+        handle.steer("Too late"),
+        Err("Too late".to_string())
+    );
+    assert_eq!(handle.wait().await, RunOutcome::Stopped);
+    let stored = world.messages(world.task);
+    assert_eq!(stored.last().unwrap().message.text(), "Queued before the stop");
+    let (handle, rx) = world.start(world.task, Some("Too late"), PermissionMode::Normal);
+    assert_eq!(drive(handle, rx, |_, _| {}).await.0, RunOutcome::Done);
+    world.server.assert_clean();
+    let texts = world.server.requests()[1]["messages"].to_string();
+    assert!(texts.contains("Queued before the stop") && texts.contains("Too late"));
 }
