@@ -496,7 +496,13 @@ impl Run {
 
     /// Delivers steered messages (stored as user messages, in order).
     fn deliver_steer(&self, view: &mut View) -> Result<(), RunOutcome> {
-        let queued: Vec<String> = self.steer.lock().expect("steer lock").queue.drain(..).collect();
+        let queued: Vec<String> = self
+            .steer
+            .lock()
+            .expect("steer lock")
+            .queue
+            .drain(..)
+            .collect();
         for text in queued {
             self.push(view, Message::user(text))?;
         }

@@ -859,13 +859,13 @@ async fn steered_messages_are_never_lost() {
     handle.stop();
     while rx.recv().await.is_some() {}
     // After the run ended, a message is handed back to be sent as a new run.
-    assert_eq!(
-        handle.steer("Too late"),
-        Err("Too late".to_string())
-    );
+    assert_eq!(handle.steer("Too late"), Err("Too late".to_string()));
     assert_eq!(handle.wait().await, RunOutcome::Stopped);
     let stored = world.messages(world.task);
-    assert_eq!(stored.last().unwrap().message.text(), "Queued before the stop");
+    assert_eq!(
+        stored.last().unwrap().message.text(),
+        "Queued before the stop"
+    );
     let (handle, rx) = world.start(world.task, Some("Too late"), PermissionMode::Normal);
     assert_eq!(drive(handle, rx, |_, _| {}).await.0, RunOutcome::Done);
     world.server.assert_clean();

@@ -550,3 +550,29 @@ async fn what_an_earlier_run_of_the_task_read_still_counts() {
     );
     assert_eq!(h.read("b.rs"), "fn b() {} // the user's\n");
 }
+
+#[tokio::test]
+async fn a_stop_ends_searches() {
+    let h = Harness::new(PermissionMode::Normal);
+    for i in 0..50 {
+        h.write(&format!("d/f{i}.txt"), "needle\n");
+    }
+    for (tool, args) in [
+        ("grep", r#"{"pattern": "needle"}"#),
+        ("glob", r#"{"pattern": "**/*.txt"}"#),
+    ] {
+        let cx = codewright_tools::CallContext::new(h.session.clone(), tool);
+        cx.cancel.cancel();
+        let out = h.registry.call(tool, args, &cx).await;
+        assert!(
+            out.is_error && out.text_content().contains("stopped"),
+            "{tool}: {}",
+            out.text_content()
+        );
+        let out = h.call_raw(tool, args).await;
+        assert!(
+            !out.is_error && out.text_content().contains("f49.txt"),
+            "{tool}"
+        );
+    }
+}

@@ -10,6 +10,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 pub struct Glob;
 
@@ -49,6 +50,7 @@ impl Tool for Glob {
             Err(e) => return e,
         };
         let root = cx.session.root.clone();
+        let cancel = cx.cancel.clone();
         blocking(move || {
             let matcher = match globset::GlobBuilder::new(&input.pattern)
                 .literal_separator(true)
@@ -57,7 +59,10 @@ impl Tool for Glob {
                 Ok(g) => g.compile_matcher(),
                 Err(e) => return ToolOutput::error(format!("invalid glob pattern: {e}")),
             };
-            let (mut paths, truncated) = find(&base.real, &matcher, MAX_PATHS);
+            let (mut paths, truncated) = find(&base.real, &matcher, MAX_PATHS, &cancel);
+            if cancel.is_cancelled() {
+                return ToolOutput::error("stopped by the user before the search finished");
+            }
             paths.sort();
             let shown_paths: Vec<String> = paths.iter().map(|p| shown(&root, p)).collect();
             let mut text = shown_paths.join("\n");
@@ -79,17 +84,22 @@ impl Tool for Glob {
 }
 
 /// Walks `base` in parallel (honouring ignore files; hidden files included, `.git` skipped) and
-/// returns up to `max` files matching `matcher`, relative to `base`.
+/// returns up to `max` files matching `matcher`, relative to `base`. A stop (`cancel`) ends the
+/// walk.
 pub(crate) fn find(
     base: &Path,
     matcher: &globset::GlobMatcher,
     max: usize,
+    cancel: &CancellationToken,
 ) -> (Vec<PathBuf>, bool) {
     let found = Mutex::new(Vec::new());
     let count = AtomicUsize::new(0);
     let truncated = std::sync::atomic::AtomicBool::new(false);
     super::grep::walker(base).build_parallel().run(|| {
         Box::new(|entry| {
+            if cancel.is_cancelled() {
+                return ignore::WalkState::Quit;
+            }
             let Ok(entry) = entry else {
                 return ignore::WalkState::Continue;
             };

@@ -13,6 +13,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 pub struct Grep;
 
@@ -67,7 +68,8 @@ impl Tool for Grep {
             Err(e) => return e,
         };
         let root = cx.session.root.clone();
-        blocking(move || search(&root, &base.real, &input))
+        let cancel = cx.cancel.clone();
+        blocking(move || search(&root, &base.real, &input, &cancel))
             .await
             .unwrap_or_else(|e| e)
     }
@@ -83,7 +85,7 @@ pub(crate) fn walker(base: &Path) -> ignore::WalkBuilder {
     builder
 }
 
-fn search(root: &Path, base: &Path, input: &Input) -> ToolOutput {
+fn search(root: &Path, base: &Path, input: &Input, cancel: &CancellationToken) -> ToolOutput {
     let matcher = match RegexMatcherBuilder::new()
         .case_insensitive(input.case_insensitive)
         .fixed_strings(input.literal)
@@ -109,7 +111,10 @@ fn search(root: &Path, base: &Path, input: &Input) -> ToolOutput {
     };
     let context = input.context.unwrap_or(0).min(10) as usize;
     let max = input.max_results.unwrap_or(DEFAULT_MAX as u32) as usize;
-    let (mut files, truncated) = run_search(base, &matcher, filter.as_ref(), context, max);
+    let (mut files, truncated) = run_search(base, &matcher, filter.as_ref(), context, max, cancel);
+    if cancel.is_cancelled() {
+        return ToolOutput::error("stopped by the user before the search finished");
+    }
     files.sort_by(|a, b| a.0.cmp(&b.0));
 
     let mut text = String::new();
@@ -149,13 +154,14 @@ fn search(root: &Path, base: &Path, input: &Input) -> ToolOutput {
 }
 
 /// Searches every file under `base` in parallel. Returns the matching files with their lines
-/// and whether `max` matching lines cut the search short.
+/// and whether `max` matching lines cut the search short. A stop (`cancel`) ends the walk.
 pub(crate) fn run_search(
     base: &Path,
     matcher: &grep_regex::RegexMatcher,
     filter: Option<&globset::GlobMatcher>,
     context: usize,
     max: usize,
+    cancel: &CancellationToken,
 ) -> (Vec<(PathBuf, Vec<MatchLine>)>, bool) {
     let results = Mutex::new(Vec::new());
     let count = AtomicUsize::new(0);
@@ -170,6 +176,9 @@ pub(crate) fn run_search(
             .build();
         let (results, count, truncated) = (&results, &count, &truncated);
         Box::new(move |entry| {
+            if cancel.is_cancelled() {
+                return ignore::WalkState::Quit;
+            }
             let Ok(entry) = entry else {
                 return ignore::WalkState::Continue;
             };

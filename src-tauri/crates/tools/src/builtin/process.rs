@@ -296,12 +296,11 @@ impl ProcessTable {
         Some(info(&bg))
     }
 
-    /// Kills every background process at once (SIGKILL; used when the task goes away).
+    /// Kills every background process at once (SIGKILL; used when the task goes away) — its
+    /// whole process group, even when the command itself has exited and left children behind.
     pub fn kill_all(&self) {
         for bg in self.processes.lock().expect("processes lock").values() {
-            if bg.exit.lock().expect("exit lock").is_none() {
-                signal_group(bg.pid, libc::SIGKILL);
-            }
+            signal_group(bg.pid, libc::SIGKILL);
         }
     }
 }
