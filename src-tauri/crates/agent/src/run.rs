@@ -174,6 +174,10 @@ const NUDGE: &str =
 const CONTINUE: &str = "Continue.";
 /// What a stop leaves as the result of calls that did not run.
 const STOPPED: &str = "interrupted: the user stopped the task before this tool ran";
+/// What the pause summary's calls get instead of running.
+const PAUSED: &str = "not run: the task paused at the iteration limit; the user can continue it";
+/// What a crash leaves as the result of the calls its last answer made: they may have run.
+const CRASHED: &str = "interrupted: Codewright stopped (it was closed or crashed) while this call was waiting or running, so it may or may not have taken effect. Check (read the file, look at the state) before doing it again.";
 const SUMMARY_REQUEST: &str = "Stop here: the iteration limit is reached. Without calling tools, write a short checkpoint of this task for whoever continues it: Goal; Progress (done / in progress); Key decisions; Next steps; Files touched.";
 
 impl Agent {
@@ -237,6 +241,8 @@ impl Agent {
             pending: Arc::new(Pending::default()),
             state: AgentState::Idle,
         };
+        // Not while a run writes the conversation.
+        let _held = hold_task(&self.inner.home, task)?;
         let mut view = compaction::view(&self.inner.store.lock().expect("store lock"), task)?;
         let compacted = run.compact(&model, &mut view).await.map_err(|_| {
             "the conversation was not compacted (the error above says why)".to_string()
@@ -319,7 +325,7 @@ impl Run {
 
     async fn run(mut self, request: RunRequest) -> RunOutcome {
         // One run per task at a time, whichever window or process starts it.
-        let _held = match hold_task(&self.inner.home, self.task) {
+        let held = match hold_task(&self.inner.home, self.task) {
             Ok(file) => file,
             Err(message) => {
                 self.steer.lock().expect("steer lock").closed = true;
@@ -355,6 +361,8 @@ impl Run {
             RunOutcome::Done | RunOutcome::Stopped => TaskStatus::Idle,
         };
         let _ = self.store().set_task_status(self.task, status);
+        // Released before the front end hears the run finished, so it can start the next one.
+        drop(held);
         self.step(Step::End);
         self.emit(AgentEvent::RunFinished {
             task_id: self.task,
@@ -436,7 +444,7 @@ impl Run {
             .map_err(|e| e.to_string())?;
         let interrupted = closed > 0 || task.status == TaskStatus::Running;
         let messages = compaction::view(&store, self.task)?.messages;
-        let (_, repairs) = answer_every_call(&messages, STOPPED);
+        let (_, repairs) = answer_every_call(&messages, CRASHED);
         let dangling: Vec<String> = match messages.last() {
             Some(last) if last.role == Role::Assistant => repairs
                 .answered
@@ -448,7 +456,7 @@ impl Run {
         if !dangling.is_empty() {
             let results = dangling
                 .iter()
-                .map(|id| codewright_protocol::conversation::interrupted_result(id, STOPPED))
+                .map(|id| codewright_protocol::conversation::interrupted_result(id, CRASHED))
                 .collect();
             store
                 .append_message(self.task, &Message::new(Role::Tool, results))
@@ -928,10 +936,23 @@ impl Run {
         if self.state == AgentState::RunningTools {
             self.step(Step::ToolsDone);
         }
-        let summarized = self
+        let summarized = match self
             .ask_model(model, Some(system), request, specs.to_vec(), true)
             .await
-            .is_ok();
+        {
+            Ok(answer) => {
+                // Calls made anyway are answered, not run, so the history stays whole.
+                let results: Vec<Part> = answer
+                    .tool_calls()
+                    .map(|c| codewright_protocol::conversation::interrupted_result(c.id, PAUSED))
+                    .collect();
+                if !results.is_empty() {
+                    let _ = self.push(view, Message::new(Role::Tool, results));
+                }
+                !answer.text().trim().is_empty()
+            }
+            Err(_) => false,
+        };
         self.notice(format!(
             "Paused after {} requests (the iteration limit){}. Send a message to continue.",
             self.inner.config.max_iterations,

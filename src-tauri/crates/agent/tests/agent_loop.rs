@@ -872,3 +872,30 @@ async fn steered_messages_are_never_lost() {
     let texts = world.server.requests()[1]["messages"].to_string();
     assert!(texts.contains("Queued before the stop") && texts.contains("Too late"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_in_the_pause_summary_are_answered_not_run() {
+    let world = World::with_config(
+        script(|_, _| calls(&[("bash", json!({"command": "touch ran"}))])),
+        AgentConfig {
+            max_iterations: 1,
+            ..AgentConfig::default()
+        },
+    )
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Loop"), PermissionMode::Yolo);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Paused);
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::Notice { message, .. }
+        if message.contains("Paused after 1") && !message.contains("summary"))));
+    let stored = world.messages(world.task);
+    let last = &stored.last().unwrap().message;
+    assert_eq!(last.role, Role::Tool);
+    assert!(format!("{:?}", last.parts).contains("paused at the iteration limit"));
+    // Only the first call ran.
+    let (handle, rx) = world.start(world.task, Some("ok"), PermissionMode::Plan);
+    drive(handle, rx, |_, _| {}).await;
+    world.server.assert_clean();
+}

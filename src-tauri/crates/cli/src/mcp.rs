@@ -47,6 +47,10 @@ pub enum McpCommand {
     Tools {
         name: String,
     },
+    /// The prompts a server offers (they will become slash commands).
+    Prompts {
+        name: String,
+    },
     /// Call one tool of a server with JSON arguments.
     Call {
         name: String,
@@ -286,6 +290,22 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
                     ]
                 }),
             ))
+        }
+        McpCommand::Prompts { name } => {
+            let row = find(store, &name)?;
+            let prompts = runtime()?.block_on(async {
+                let c = connect(&row).await?;
+                let prompts = c.prompts().await.map_err(|e| e.to_string());
+                c.close().await;
+                prompts
+            })?;
+            if json {
+                return Ok(to_json(&prompts));
+            }
+            if prompts.is_empty() {
+                return Ok(format!("MCP server {name} offers no prompts.\n"));
+            }
+            Ok(format!("{}\n", prompts.join("\n")))
         }
         McpCommand::Call {
             name,

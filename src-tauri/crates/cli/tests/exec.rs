@@ -228,7 +228,28 @@ async fn sigkill_at_twenty_points_then_resume_loses_nothing() {
     .unwrap();
     let task = task["id"].to_string();
 
+    // Random kill points, from a seed printed for a failing run to be replayed
+    // (CODEWRIGHT_DRILL_SEED=N).
+    let seed: u64 = std::env::var("CODEWRIGHT_DRILL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("kill drill seed: {seed} (CODEWRIGHT_DRILL_SEED={seed} replays it)");
+    let mut state = seed | 1;
+    let mut random = move || {
+        // xorshift64
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
     let mut acknowledged = Vec::new();
+    let mut last_got_going = false;
     for k in 0..20u64 {
         let prompt = format!("step {k}");
         let mut child = cli
@@ -248,12 +269,16 @@ async fn sigkill_at_twenty_points_then_resume_loses_nothing() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        // Spread over start-up, streaming, the command and the answer.
-        let at = 20 + (k * 137) % 700;
+        // Anywhere in start-up, streaming, the command and the answer.
+        let at = 20 + random() % 700;
         tokio::time::sleep(Duration::from_millis(at)).await;
         child.kill().unwrap(); // SIGKILL
         let out = child.wait_with_output().unwrap();
-        if stdout(&out).lines().any(|l| l.contains("\"runStarted\"")) {
+        let printed = stdout(&out);
+        let started = printed.lines().any(|l| l.contains("\"runStarted\""));
+        // Killed mid-run (not after it finished).
+        last_got_going = started && !printed.contains("\"runFinished\"");
+        if started {
             acknowledged.push(prompt);
         }
     }
@@ -272,6 +297,12 @@ async fn sigkill_at_twenty_points_then_resume_loses_nothing() {
     );
     let events = stdout(&out);
     assert!(events.contains("\"outcome\":\"done\""));
+    if last_got_going {
+        assert!(
+            events.contains("was interrupted"),
+            "the resumed run says the last one was interrupted: {events}"
+        );
+    }
 
     let shown: Value =
         serde_json::from_slice(&cli.run(&["tasks", "show", &task, "--json"]).stdout).unwrap();

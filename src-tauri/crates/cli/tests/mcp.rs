@@ -76,6 +76,8 @@ async fn import_list_call_and_use_from_exec() {
         tools.contains("echo") && tools.contains("get-sum"),
         "{tools}"
     );
+    let prompts = ok(&["mcp", "prompts", "everything"]);
+    assert!(prompts.contains("simple-prompt"), "{prompts}");
     let sum = ok(&[
         "mcp",
         "call",

@@ -328,10 +328,11 @@ impl Connection {
                 let mut config =
                     rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 let mut others = headers.clone();
-                if let Some(auth) = others
-                    .remove("Authorization")
-                    .or_else(|| others.remove("authorization"))
-                {
+                let auth = others
+                    .keys()
+                    .find(|k| k.eq_ignore_ascii_case("authorization"))
+                    .cloned();
+                if let Some(auth) = auth.and_then(|k| others.remove(&k)) {
                     config = config.auth_header(auth.trim_start_matches("Bearer ").to_string());
                 }
                 config.custom_headers = crate::sse::header_map(&others)

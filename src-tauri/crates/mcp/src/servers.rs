@@ -14,6 +14,7 @@ use codewright_tools::{CallContext, Tool, ToolOutput};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, Mutex};
@@ -48,8 +49,11 @@ struct Live {
     connection: Mutex<Option<Arc<Connection>>>,
     tools: StdMutex<Vec<RemoteTool>>,
     state: StdMutex<ServerState>,
-    /// Receives the names of servers whose tools changed.
-    changed: mpsc::UnboundedSender<String>,
+    /// Receives the names of servers whose tools changed (weak: the registry's tools hold this
+    /// `Live`, and must not keep the watcher alive once the servers are gone).
+    changed: mpsc::WeakUnboundedSender<String>,
+    /// Set by [`McpServers::shutdown`]: no new connections after it.
+    closed: AtomicBool,
 }
 
 impl Live {
@@ -58,6 +62,12 @@ impl Live {
         let mut guard = self.connection.lock().await;
         if let Some(c) = guard.as_ref().filter(|c| !c.is_closed()) {
             return Ok(c.clone());
+        }
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(McpFailure {
+                message: "the run that used this server has ended".into(),
+                stderr_tail: String::new(),
+            });
         }
         let Some(endpoint) = &self.endpoint else {
             return Err(McpFailure {
@@ -76,10 +86,12 @@ impl Live {
             .await?,
         );
         let (name, changed) = (self.name.clone(), self.changed.clone());
+        // Ends when the connection closes (its notice sender goes) or the servers are gone.
         tokio::spawn(async move {
             while let Some(Notice::ToolsChanged) = rx.recv().await {
-                if changed.send(name.clone()).is_err() {
-                    break;
+                match changed.upgrade() {
+                    Some(changed) if changed.send(name.clone()).is_ok() => {}
+                    _ => break,
                 }
             }
         });
@@ -128,7 +140,10 @@ impl Live {
 pub struct McpServers {
     servers: Vec<Arc<Live>>,
     disabled: Vec<String>,
-    changed: StdMutex<Option<mpsc::UnboundedReceiver<String>>>,
+    /// The one strong sender of the servers' change notices: dropped with the servers, which
+    /// ends the watcher.
+    _changed: mpsc::UnboundedSender<String>,
+    changes: StdMutex<Option<mpsc::UnboundedReceiver<String>>>,
 }
 
 /// The endpoint of a configured server, with its secrets filled in.
@@ -209,7 +224,8 @@ impl McpServers {
                 connection: Mutex::new(None),
                 tools: StdMutex::new(Vec::new()),
                 state: StdMutex::new(state),
-                changed: changed.clone(),
+                changed: changed.downgrade(),
+                closed: AtomicBool::new(false),
             }));
         }
         futures_util::future::join_all(
@@ -222,7 +238,8 @@ impl McpServers {
         McpServers {
             servers,
             disabled,
-            changed: StdMutex::new(Some(changes)),
+            _changed: changed,
+            changes: StdMutex::new(Some(changes)),
         }
     }
 
@@ -268,7 +285,7 @@ impl McpServers {
     /// they are listed again and `on_change` gets every server's tools. Runs until the servers
     /// are dropped; only the first call watches.
     pub fn watch(self: &Arc<Self>, on_change: impl Fn(Vec<Arc<dyn Tool>>) + Send + 'static) {
-        let Some(mut changes) = self.changed.lock().expect("changes lock").take() else {
+        let Some(mut changes) = self.changes.lock().expect("changes lock").take() else {
             return;
         };
         let servers = Arc::downgrade(self);
@@ -289,9 +306,11 @@ impl McpServers {
         });
     }
 
-    /// Closes every connection (stdio servers: stdin closed, then SIGTERM, then SIGKILL).
+    /// Closes every connection (stdio servers: stdin closed, then SIGTERM, then SIGKILL). Their
+    /// tools stay in registries but cannot start a server again.
     pub async fn shutdown(&self) {
         futures_util::future::join_all(self.servers.iter().map(|live| async move {
+            live.closed.store(true, Ordering::SeqCst);
             if let Some(c) = live.connection.lock().await.take() {
                 c.close().await;
             }

@@ -92,6 +92,13 @@ fn finish(
     depth: usize,
 ) -> Result<(), String> {
     let mut elevated = false;
+    let start = out.len();
+    // What a sudo'd command runs (`sudo sh -c '…'`, `sudo find -exec …`) runs elevated too.
+    let elevate = |out: &mut Vec<SimpleCommand>, elevated: bool| {
+        if elevated {
+            out[start..].iter_mut().for_each(|c| c.elevated = true);
+        }
+    };
     loop {
         while words
             .first()
@@ -156,6 +163,11 @@ fn finish(
                         "--command-timeout",
                         "-U",
                         "--other-user",
+                        "-R",
+                        "--chroot",
+                        "-c",
+                        "--login-class",
+                        "-a",
                     ],
                     &["-s", "--shell", "-i", "--login", "-e", "--edit"],
                 )?
@@ -201,11 +213,19 @@ fn finish(
                             && w.len() > 2)
                 });
                 match script.and_then(|i| words.get(i + 1)) {
-                    Some(inner) => return parse_into(inner, out, depth + 1),
+                    Some(inner) => {
+                        parse_into(inner, out, depth + 1)?;
+                        elevate(out, elevated);
+                        return Ok(());
+                    }
                     None => break,
                 }
             }
-            "eval" => return parse_into(&words[1..].join(" "), out, depth + 1),
+            "eval" => {
+                parse_into(&words[1..].join(" "), out, depth + 1)?;
+                elevate(out, elevated);
+                return Ok(());
+            }
             "find" => {
                 let mut find_words = Vec::new();
                 let mut i = 0;
@@ -228,6 +248,7 @@ fn finish(
                     find_words.push(words[i].clone());
                     i += 1;
                 }
+                elevate(out, elevated);
                 out.push(SimpleCommand {
                     words: find_words,
                     writes_files: find_writes,

@@ -63,19 +63,25 @@ impl Policy {
             ));
         }
         if self.mode == PermissionMode::Yolo {
-            // Leaving the project is asked even here (and so refused where nobody can answer).
-            let outside: Vec<String> = items
+            // Leaving the project (unless a rule allows that path) and running as another user
+            // are asked even here, and so refused where nobody can answer.
+            let asked: Vec<String> = items
                 .list()
                 .iter()
                 .filter_map(|item| match item {
-                    Item::Path(p) if !p.inside => {
+                    Item::Path(p)
+                        if !p.inside && self.matching(tool, RuleAction::Allow, item).is_none() =>
+                    {
                         Some(format!("{} is outside the project", p.display))
+                    }
+                    Item::Command(c) if c.elevated => {
+                        Some("the command runs as another user (sudo)".into())
                     }
                     _ => None,
                 })
                 .collect();
-            if !outside.is_empty() {
-                return Verdict::Ask(outside.join("; "));
+            if !asked.is_empty() {
+                return Verdict::Ask(asked.join("; "));
             }
             return Verdict::Allow;
         }
@@ -133,7 +139,11 @@ impl Policy {
         let items = Items::of(subject);
         let mut rules: Vec<PermissionRule> = Vec::new();
         for item in items.list() {
-            if self.matching(tool, RuleAction::Allow, item).is_some() || item.writes_files() {
+            let elevated = matches!(item, Item::Command(c) if c.elevated);
+            if self.matching(tool, RuleAction::Allow, item).is_some()
+                || item.writes_files()
+                || elevated
+            {
                 continue;
             }
             let pattern = match item {
@@ -280,8 +290,10 @@ impl Item<'_> {
                 let (Some(program), Some(have)) = (want.first(), c.words.first()) else {
                     return false;
                 };
-                let same_program =
-                    program == have || (!program.contains('/') && *program == program_name(have));
+                // `rm` also names `/bin/rm` for deny and ask rules; an allow rule names exactly
+                // the program it allows (not `./cargo` for `cargo`).
+                let same_program = program == have
+                    || (loose && !program.contains('/') && *program == program_name(have));
                 if !same_program {
                     return false;
                 }
@@ -295,9 +307,17 @@ impl Item<'_> {
                             .all(|(w, have)| w == have)
                 }
             }
-            // Text that could not be parsed: a word-by-word match anywhere (for deny rules).
+            // Text that could not be parsed: matched anywhere in it (for deny and ask rules,
+            // loosely: from any word naming the program).
             Item::Raw(words) => {
                 let want: Vec<&str> = pattern.split_whitespace().collect();
+                if loose {
+                    return (0..words.len()).any(|i| {
+                        (words[i] == want[0]
+                            || (!want[0].contains('/') && program_name(&words[i]) == want[0]))
+                            && loosely_covers(&want[1..], &words[i + 1..])
+                    });
+                }
                 words
                     .windows(want.len())
                     .any(|run| run.iter().zip(&want).all(|(have, w)| have == w))
@@ -429,9 +449,14 @@ mod tests {
             ("sudo rm -rf /", is_deny),
             ("sudo -u root /usr/bin/rm -Rf -r --force x", is_deny),
             ("git -C . push", is_ask),
-            // Allow rules stay exact prefixes; sudo is always asked.
-            ("/usr/bin/git status", is_allow),
+            ("for f in *; do /bin/rm -fr $f; done", is_deny),
+            ("sudo -R / rm -rf x", is_deny),
+            // Allow rules stay exact prefixes; sudo is always asked, also inside `sh -c`.
+            ("/usr/bin/git status", is_ask),
+            ("./git status", is_ask),
             ("sudo git status", is_ask),
+            ("sudo sh -c 'git status'", is_ask),
+            ("sudo find . -exec git status ;", is_ask),
             ("echo -n hi", is_allow),
             ("rm -f x", is_ask),
         ];
@@ -494,6 +519,7 @@ mod tests {
             "leaving the project is asked"
         );
         assert!(is_ask(&read(&yolo, &outside)));
+        assert!(is_ask(&bash(&yolo, "sudo ls")), "sudo is asked");
         assert!(is_allow(&edit(&yolo, &inside)));
         assert!(is_allow(&bash(&yolo, "rm -rf target")));
         let lock = ResolvedPath {

@@ -296,11 +296,14 @@ impl ProcessTable {
         Some(info(&bg))
     }
 
-    /// Kills every background process at once (SIGKILL; used when the task goes away) — its
-    /// whole process group, even when the command itself has exited and left children behind.
+    /// Kills every background process still running at once (SIGKILL, its whole process group;
+    /// used when the task goes away). A group whose command has exited is left alone: its
+    /// number may already belong to someone else's processes.
     pub fn kill_all(&self) {
         for bg in self.processes.lock().expect("processes lock").values() {
-            signal_group(bg.pid, libc::SIGKILL);
+            if bg.exit.lock().expect("exit lock").is_none() {
+                signal_group(bg.pid, libc::SIGKILL);
+            }
         }
     }
 }

@@ -115,8 +115,9 @@ fn read(
             human_bytes(meta.len())
         ));
     }
-    // Read line by line, so a range of a huge file takes no more memory than the range; the
-    // whole content is hashed on the way (what the agent saw, for later edits).
+    // Read line by line, so a range of a huge file takes the memory of the range (and of its
+    // longest line), not of the file; the whole content is hashed on the way (what the agent
+    // saw, for later edits).
     let mut reader = match std::fs::File::open(&path.real) {
         Ok(f) => std::io::BufReader::with_capacity(64 * 1024, f),
         Err(e) => return io_error(shown, &e),
@@ -148,10 +149,13 @@ fn read(
         }
         hasher.update(&buf);
         total += 1;
-        let mut line = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        if let Some(l) = line.strip_suffix(b"\r") {
-            crlf = true;
+        let mut line = buf.as_slice();
+        if let Some(l) = line.strip_suffix(b"\n") {
             line = l;
+            if let Some(l) = line.strip_suffix(b"\r") {
+                crlf = true;
+                line = l;
+            }
         }
         utf8 &= std::str::from_utf8(line).is_ok();
         if total < first || total >= first + limit {
