@@ -59,6 +59,8 @@ pub struct RunRequest {
     pub mode: PermissionMode,
     /// Run commands under the Landlock sandbox (always on in yolo mode).
     pub sandbox: bool,
+    /// The model that writes compaction summaries (the compaction role); `None`: `model`.
+    pub compaction: Option<Model>,
 }
 
 /// Runs tasks. Cheap to clone; clones share the running-task limit.
@@ -240,6 +242,7 @@ impl Agent {
             steer: Arc::new(Mutex::new(Steer::default())),
             pending: Arc::new(Pending::default()),
             state: AgentState::Idle,
+            compaction: None,
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task)?;
@@ -264,6 +267,7 @@ impl Agent {
             steer: steer.clone(),
             pending: pending.clone(),
             state: AgentState::Queued,
+            compaction: request.compaction.clone(),
         };
         TaskHandle {
             task: request.task,
@@ -283,6 +287,8 @@ struct Run {
     steer: Arc<Mutex<Steer>>,
     pending: Arc<Pending>,
     state: AgentState,
+    /// Writes compaction summaries, when not the run's model.
+    compaction: Option<Model>,
 }
 
 impl Run {
@@ -846,7 +852,11 @@ impl Run {
             }
         };
         self.step(Step::Compact);
-        let budget_chars = (compaction::threshold(&model.info) as usize).saturating_sub(2_000) * 3;
+        // What to keep is judged by the run's model's window; the summary request must fit the
+        // summarizer's.
+        let summarizer = self.compaction.clone().unwrap_or_else(|| model.clone());
+        let budget_chars =
+            (compaction::threshold(&summarizer.info) as usize).saturating_sub(2_000) * 3;
         let prompt = compaction::transcript(
             plan.previous.as_ref().map(|c| c.summary.as_str()),
             &plan.to_summarize,
@@ -854,7 +864,7 @@ impl Run {
         );
         let summary = match self
             .ask_model(
-                model,
+                &summarizer,
                 Some(compaction::INSTRUCTIONS),
                 vec![Message::user(prompt)],
                 Vec::new(),

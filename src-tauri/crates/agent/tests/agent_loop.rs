@@ -571,6 +571,9 @@ async fn a_full_window_is_compacted_before_the_request() {
     // A small window: 3 reads of ~1,500 tokens each overflow 12,000 − reserve (4,096 + 2,000).
     model.info.context_window = 12_000;
     model.info.max_output = 2_000;
+    // Summaries come from the compaction role's model.
+    let mut summarizer = world.model();
+    summarizer.info.id = "summarizer@scripted".into();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let handle = world.agent.start(
         codewright_agent::RunRequest {
@@ -579,6 +582,7 @@ async fn a_full_window_is_compacted_before_the_request() {
             model,
             mode: PermissionMode::Normal,
             sandbox: false,
+            compaction: Some(summarizer),
         },
         tx,
     );
@@ -589,7 +593,12 @@ async fn a_full_window_is_compacted_before_the_request() {
         .iter()
         .any(|e| matches!(e, AgentEvent::Compaction { .. })));
     let requests = world.server.requests();
-    assert!(requests.iter().any(is_summary_request));
+    let summary = requests.iter().find(|r| is_summary_request(r)).unwrap();
+    assert_eq!(summary["model"], "summarizer");
+    assert!(requests
+        .iter()
+        .filter(|r| !is_summary_request(r))
+        .all(|r| r["model"] == "test-model"));
     assert!(sees_summary(requests.last().unwrap()));
 }
 
@@ -611,6 +620,7 @@ async fn models_without_native_tools_write_calls_as_text() {
             model,
             mode: PermissionMode::Normal,
             sandbox: false,
+            compaction: None,
         },
         tx,
     );
@@ -739,6 +749,7 @@ async fn recorded_anthropic_thinking_signatures_are_sent_back() {
             model,
             mode: PermissionMode::Normal,
             sandbox: false,
+            compaction: None,
         },
         tx,
     );

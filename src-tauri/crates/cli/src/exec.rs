@@ -85,6 +85,14 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
         }
     };
     let model = model(&store, args.model.as_deref())?;
+    // Summaries are written by the compaction role's model when one is set.
+    let compaction = match crate::providers::model_for(&store, ModelRole::Compaction)? {
+        Some((id, ModelRole::Compaction)) if id != model.info.id => Some(
+            self::model(&store, Some(&id))
+                .map_err(|e| format!("the compaction model {id} cannot be used: {e}"))?,
+        ),
+        _ => None,
+    };
     let project = store.project(task.project_id).map_err(|e| e.to_string())?;
     let interactive = std::io::stdin().is_terminal();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -144,6 +152,7 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
                 model,
                 mode,
                 sandbox: args.sandbox,
+                compaction,
             },
             tx,
         ));

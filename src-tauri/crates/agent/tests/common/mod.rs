@@ -454,6 +454,7 @@ impl World {
                 model: self.model(),
                 mode,
                 sandbox: false,
+                compaction: None,
             },
             tx,
         );
