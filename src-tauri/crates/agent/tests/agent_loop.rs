@@ -447,24 +447,39 @@ async fn the_iteration_limit_pauses_with_a_summary() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_tasks_run_at_once() {
+    // Each task's command waits (up to 5 s) for the other's to have started: they only meet if
+    // the two runs overlap.
     let world = World::new(script(|_, body| {
         let results = tool_results(body);
         if results.is_empty() {
-            calls(&[("bash", json!({"command": "sleep 0.3; echo slept"}))])
+            let (me, other) = if body.to_string().contains("\"one\"") {
+                ("one", "two")
+            } else {
+                ("two", "one")
+            };
+            let command = format!(
+                "touch {me}.started; for i in $(seq 50); do [ -e {other}.started ] && echo met && exit 0; sleep 0.1; done; echo alone"
+            );
+            calls(&[("bash", json!({ "command": command }))])
         } else {
             text("finished")
         }
     }))
     .await;
     let other = world.new_task();
-    let started = Instant::now();
     let (h1, rx1) = world.start(world.task, Some("one"), PermissionMode::Yolo);
     let (h2, rx2) = world.start(other, Some("two"), PermissionMode::Yolo);
     let (a, b) = tokio::join!(drive(h1, rx1, |_, _| {}), drive(h2, rx2, |_, _| {}));
     assert_eq!((a.0, b.0), (RunOutcome::Done, RunOutcome::Done));
-    assert!(started.elapsed() < Duration::from_millis(3000));
     world.server.assert_clean();
-    assert_eq!(world.server.requests().len(), 4);
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 4);
+    let outputs: Vec<String> = requests
+        .iter()
+        .flat_map(|r| tool_results(r).into_iter().map(|(_, t)| t))
+        .collect();
+    assert_eq!(outputs.len(), 2, "{outputs:?}");
+    assert!(outputs.iter().all(|t| t.contains("met")), "{outputs:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
