@@ -57,7 +57,8 @@ pub struct RunRequest {
     pub prompt: Option<String>,
     pub model: Model,
     pub mode: PermissionMode,
-    /// Run commands under the Landlock sandbox (always on in yolo mode).
+    /// Run commands under the Landlock sandbox (also when the project's settings say so; always
+    /// in yolo mode).
     pub sandbox: bool,
     /// The model that writes compaction summaries (the compaction role); `None`: `model`.
     pub compaction: Option<Model>,
@@ -404,6 +405,10 @@ impl Run {
             events: self.events.clone(),
             pending: self.pending.clone(),
         });
+        let settings = self
+            .store()
+            .project_settings(project.id)
+            .map_err(|e| e.to_string())?;
         let session = Session::new(
             SessionConfig {
                 task,
@@ -411,8 +416,8 @@ impl Run {
                 root: PathBuf::from(&project.root_path),
                 home: self.inner.home.clone(),
                 mode: request.mode,
-                sandbox: request.sandbox,
-                allow_private_network: false,
+                sandbox: request.sandbox || settings.sandbox,
+                allow_private_network: settings.allow_private_network,
                 rules: vec![],
             },
             self.inner.store.clone(),

@@ -925,3 +925,67 @@ async fn calls_in_the_pause_summary_are_answered_not_run() {
     drive(handle, rx, |_, _| {}).await;
     world.server.assert_clean();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_project_sandbox_setting_confines_commands() {
+    let world = World::new(script(|_, body| {
+        if last_text(body) == "Run" {
+            calls(&[("bash", json!({"command": "true"}))])
+        } else {
+            text("done")
+        }
+    }))
+    .await;
+    let project = world
+        .store
+        .lock()
+        .unwrap()
+        .task(world.task)
+        .unwrap()
+        .project_id;
+    let ask = |world: &World| {
+        let (handle, rx) = world.start(world.task, Some("Run"), PermissionMode::Normal);
+        async move {
+            let asked = std::sync::Mutex::new(None);
+            drive(handle, rx, |e, h| {
+                if let AgentEvent::ApprovalRequested { request } = e {
+                    *asked.lock().unwrap() = Some(request.clone());
+                    h.decide(request.id, Decision::Reject { feedback: None });
+                }
+            })
+            .await;
+            asked
+                .into_inner()
+                .unwrap()
+                .expect("the command was asked for")
+        }
+    };
+    let sandboxed = |r: &codewright_protocol::ApprovalRequest| {
+        matches!(
+            r.action,
+            codewright_protocol::Action::Command {
+                sandboxed: true,
+                ..
+            }
+        )
+    };
+    assert!(!sandboxed(&ask(&world).await));
+    world
+        .store
+        .lock()
+        .unwrap()
+        .set_project_settings(
+            project,
+            &codewright_protocol::ProjectSettings {
+                sandbox: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let request = ask(&world).await;
+    // Where the kernel cannot confine it, the request says so instead.
+    assert!(
+        sandboxed(&request) || request.reason.contains("sandbox"),
+        "{request:?}"
+    );
+}

@@ -22,6 +22,25 @@ pub enum ProjectsCommand {
     Rename { id: ProjectId, name: String },
     /// Remove a project and its tasks from Codewright (the folder is not touched).
     Rm { id: ProjectId },
+    /// Show a project's settings, or change them.
+    Settings {
+        id: ProjectId,
+        /// Run the agent's commands in the sandbox (writes only inside the project and temp
+        /// folders).
+        #[arg(long, value_parser = on_off, value_name = "on|off")]
+        sandbox: Option<bool>,
+        /// Let web_fetch reach loopback and private network addresses.
+        #[arg(long, value_parser = on_off, value_name = "on|off")]
+        private_network: Option<bool>,
+    },
+}
+
+fn on_off(value: &str) -> Result<bool, String> {
+    match value {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!("{other:?} is neither on nor off")),
+    }
 }
 
 #[derive(Subcommand)]
@@ -55,6 +74,31 @@ pub enum TasksCommand {
 /// Runs a `projects` command and returns what to print.
 pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<String, String> {
     Ok(match command {
+        ProjectsCommand::Settings {
+            id,
+            sandbox,
+            private_network,
+        } => {
+            let mut settings = store.project_settings(id).map_err(|e| e.to_string())?;
+            if sandbox.is_some() || private_network.is_some() {
+                settings.sandbox = sandbox.unwrap_or(settings.sandbox);
+                settings.allow_private_network =
+                    private_network.unwrap_or(settings.allow_private_network);
+                store
+                    .set_project_settings(id, &settings)
+                    .map_err(|e| e.to_string())?;
+            }
+            if json {
+                to_json(&settings)
+            } else {
+                let word = |on: bool| if on { "on" } else { "off" };
+                format!(
+                    "sandbox          {}\nprivate-network  {}\n",
+                    word(settings.sandbox),
+                    word(settings.allow_private_network)
+                )
+            }
+        }
         ProjectsCommand::List => {
             let projects = store.projects().map_err(|e| e.to_string())?;
             if json {

@@ -92,6 +92,21 @@ fn projects_and_tasks_round_trip() {
         .ok(&["tasks", "list", "--project", &pid])
         .contains("Fix the login bug"));
 
+    // Settings: off by default, changed one at a time, bad values refused.
+    assert_eq!(
+        cli.json(&["projects", "settings", &pid]),
+        serde_json::json!({"sandbox": false, "allowPrivateNetwork": false})
+    );
+    cli.ok(&["projects", "settings", &pid, "--sandbox", "on"]);
+    let shown = cli.ok(&["projects", "settings", &pid, "--private-network", "on"]);
+    assert!(
+        shown.contains("sandbox          on") && shown.contains("private-network  on"),
+        "{shown}"
+    );
+    let out = cli.run(&["projects", "settings", &pid, "--sandbox", "yes"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("neither on nor off"));
+
     cli.ok(&["tasks", "rename", &tid, "Fixed"]);
     cli.ok(&["projects", "rename", &pid, "Renamed"]);
     assert_eq!(cli.json(&["projects", "list"])[0]["name"], "Renamed");

@@ -17,7 +17,9 @@ pub use ids::{MessageId, ProjectId, TaskId};
 pub use message::{
     Attachment, AttachmentKind, Message, Part, Role, StopReason, ToolCallRef, ToolContent, Usage,
 };
-pub use records::{MessageRecord, Project, SearchHit, Task, TaskSettings, TaskStatus};
+pub use records::{
+    MessageRecord, Project, ProjectSettings, SearchHit, Task, TaskSettings, TaskStatus,
+};
 pub use tools::{
     Action, ApprovalRequest, Checkpoint, CheckpointFile, CheckpointKind, Decision, DecisionKind,
     DiffLine, DirEntry, FileMatches, Hunk, LineKind, MatchLine, PermissionMode, PermissionRule,

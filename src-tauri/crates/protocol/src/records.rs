@@ -21,6 +21,17 @@ pub struct Project {
     pub updated_at: i64,
 }
 
+/// How the agent may work in a project. Missing fields take their defaults (all off).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ProjectSettings {
+    /// Run `bash` commands under the Landlock sandbox (writes only inside the project and temp
+    /// folders). Always on in yolo mode.
+    pub sandbox: bool,
+    /// Let `web_fetch` reach loopback and private network addresses (local servers, an intranet).
+    pub allow_private_network: bool,
+}
+
 /// Where a task stands. New tasks are `Idle`; the agent loop moves them through the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -15,6 +15,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0005_compaction.sql"),
     include_str!("../migrations/0006_mcp.sql"),
     include_str!("../migrations/0007_files_seen.sql"),
+    include_str!("../migrations/0008_project_settings.sql"),
 ];
 
 /// The schema version this build writes.

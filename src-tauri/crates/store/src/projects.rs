@@ -1,7 +1,7 @@
 //! Projects: folders the user opened.
 
 use crate::{names, now_ms, Result, Store, StoreError};
-use codewright_protocol::{Project, ProjectId};
+use codewright_protocol::{Project, ProjectId, ProjectSettings};
 use rusqlite::{params, ErrorCode, OptionalExtension, Row};
 use std::path::Path;
 
@@ -143,6 +143,50 @@ impl Store {
                 id: id.0,
             });
         }
+        Ok(())
+    }
+
+    /// A project's settings.
+    pub fn project_settings(&self, id: ProjectId) -> Result<ProjectSettings> {
+        let raw: Option<String> = self
+            .conn
+            .prepare_cached("SELECT settings FROM projects WHERE id = ?1")?
+            .query_row([id.0], |r| r.get(0))
+            .optional()?;
+        let raw = raw.ok_or(StoreError::NotFound {
+            what: "project",
+            id: id.0,
+        })?;
+        Ok(serde_json::from_str(&raw).unwrap_or_default())
+    }
+
+    /// Saves a project's settings. Keys this build does not know are kept as they are.
+    pub fn set_project_settings(&self, id: ProjectId, settings: &ProjectSettings) -> Result<()> {
+        let tx = rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            rusqlite::TransactionBehavior::Immediate,
+        )?;
+        let raw: Option<String> = tx
+            .query_row("SELECT settings FROM projects WHERE id = ?1", [id.0], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let raw = raw.ok_or(StoreError::NotFound {
+            what: "project",
+            id: id.0,
+        })?;
+        let mut all: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&raw).unwrap_or_default();
+        if let serde_json::Value::Object(known) =
+            serde_json::to_value(settings).expect("settings serialize")
+        {
+            all.extend(known);
+        }
+        tx.execute(
+            "UPDATE projects SET settings = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id.0, serde_json::Value::Object(all).to_string(), now_ms()],
+        )?;
+        tx.commit()?;
         Ok(())
     }
 }

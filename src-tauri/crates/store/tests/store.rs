@@ -382,3 +382,38 @@ fn checkpoints_keep_the_first_pre_image_of_each_file_per_turn() {
     store.remove_task(task.id).unwrap();
     assert!(store.checkpoints(task.id).unwrap().is_empty());
 }
+
+#[test]
+fn project_settings_round_trip_and_keep_unknown_keys() {
+    let (dir, store) = fresh();
+    let p = store.add_project(&folder(dir.path(), "p"), None).unwrap();
+    assert_eq!(
+        store.project_settings(p.id).unwrap(),
+        codewright_protocol::ProjectSettings::default()
+    );
+    // A newer build's key survives this build's save.
+    let raw_db = Connection::open(dir.path().join(DB_FILE_NAME)).unwrap();
+    raw_db
+        .execute(
+            "UPDATE projects SET settings = '{\"future\": 7}' WHERE id = ?1",
+            [p.id.0],
+        )
+        .unwrap();
+    let on = codewright_protocol::ProjectSettings {
+        sandbox: true,
+        allow_private_network: false,
+    };
+    store.set_project_settings(p.id, &on).unwrap();
+    assert_eq!(store.project_settings(p.id).unwrap(), on);
+    let raw: String = raw_db
+        .query_row(
+            "SELECT settings FROM projects WHERE id = ?1",
+            [p.id.0],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(raw.contains("\"future\":7"), "{raw}");
+    let missing = ProjectId(p.id.0 + 100);
+    assert!(store.project_settings(missing).is_err());
+    assert!(store.set_project_settings(missing, &on).is_err());
+}

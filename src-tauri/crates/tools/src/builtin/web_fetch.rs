@@ -197,7 +197,7 @@ async fn fetch(url: reqwest::Url, allow_private: bool) -> ToolOutput {
 
 fn refused(url: &str) -> ToolOutput {
     ToolOutput::error(format!(
-        "{url} points to a private or local network address, which web_fetch does not reach (the user can allow it in the project's settings)"
+        "{url} points to a private or local network address, which web_fetch does not reach; tell the user, who can allow it for this project (`codewright-cli projects settings ID --private-network on`)"
     ))
 }
 
