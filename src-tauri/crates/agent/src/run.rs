@@ -13,8 +13,8 @@ use codewright_protocol::{
     StopReason, TaskId, TaskStatus,
 };
 use codewright_store::{Compaction, Store, UsageEvent};
-use codewright_tools::{Registry, Session, SessionConfig};
-use std::collections::VecDeque;
+use codewright_tools::{ProcessTable, Registry, Session, SessionConfig};
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::Semaphore;
@@ -78,6 +78,9 @@ struct Inner {
     registry: RwLock<Arc<Registry>>,
     config: AgentConfig,
     slots: Arc<Semaphore>,
+    /// Each task's background processes: they outlive a run (a dev server keeps serving after
+    /// the answer) and end with [`Agent::close_task`] or the agent.
+    processes: Mutex<HashMap<TaskId, Arc<ProcessTable>>>,
 }
 
 /// Holds a task for one run: an advisory lock on `<home>/locks/task-<id>.lock`, released when
@@ -204,6 +207,7 @@ impl Agent {
                 client: Client::new(config.retry.clone()),
                 registry: RwLock::new(Arc::new(Registry::builtin())),
                 slots: Arc::new(Semaphore::new(config.max_running.max(1))),
+                processes: Mutex::new(HashMap::new()),
                 config,
             }),
         };
@@ -253,6 +257,18 @@ impl Agent {
         })?;
         run.step(Step::End);
         Ok(compacted)
+    }
+
+    /// Ends what a task left running: its background processes are killed. Call it when the
+    /// task is closed or deleted.
+    pub fn close_task(&self, task: TaskId) {
+        let table = self
+            .inner
+            .processes
+            .lock()
+            .expect("processes lock")
+            .remove(&task);
+        drop(table);
     }
 
     /// Starts a run on the current tokio runtime.
@@ -409,7 +425,15 @@ impl Run {
             .store()
             .project_settings(project.id)
             .map_err(|e| e.to_string())?;
-        let session = Session::new(
+        let processes = self
+            .inner
+            .processes
+            .lock()
+            .expect("processes lock")
+            .entry(task)
+            .or_default()
+            .clone();
+        let session = Session::with_processes(
             SessionConfig {
                 task,
                 project: project.id,
@@ -422,6 +446,7 @@ impl Run {
             },
             self.inner.store.clone(),
             approver,
+            processes,
         )?;
         session.set_turn(turn);
         self.store()
@@ -436,7 +461,6 @@ impl Run {
         let outcome = self
             .iterate(&request.model, &session, &system, &mut view)
             .await;
-        session.shutdown();
         Ok(outcome)
     }
 

@@ -989,3 +989,47 @@ async fn the_project_sandbox_setting_confines_commands() {
         "{request:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_processes_outlive_the_run_until_the_task_closes() {
+    let world = World::new(script(|_, body| {
+        let last = last_text(body);
+        match last.as_str() {
+            "Serve" => calls(&[("bash", json!({"command": "sleep 60", "background": true}))]),
+            "Still there?" => calls(&[("process_list", json!({}))]),
+            _ => text("ok"),
+        }
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Serve"), PermissionMode::Yolo);
+    assert_eq!(drive(handle, rx, |_, _| {}).await.0, RunOutcome::Done);
+    let started = tool_results(&world.server.requests()[1])[0].1.clone();
+    let pid: u32 = started
+        .split_whitespace()
+        .find_map(|w| w.trim_end_matches('.').parse().ok())
+        .unwrap_or_else(|| panic!("{started}"));
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| !s.rsplit(')').next().unwrap().trim_start().starts_with('Z'))
+    };
+    assert!(alive(pid), "the server still runs after the answer");
+    // The next run of the task sees it.
+    let (handle, rx) = world.start(world.task, Some("Still there?"), PermissionMode::Yolo);
+    assert_eq!(drive(handle, rx, |_, _| {}).await.0, RunOutcome::Done);
+    let listed = tool_results(world.server.requests().last().unwrap());
+    assert!(
+        listed.iter().any(|(_, t)| t.contains("sleep 60")),
+        "{listed:?}"
+    );
+    // Closing the task ends it.
+    world.agent.close_task(world.task);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while alive(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{pid} outlived its task"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    world.server.assert_clean();
+}

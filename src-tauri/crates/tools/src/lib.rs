@@ -23,6 +23,7 @@ mod sandbox;
 mod session;
 mod shell;
 
+pub use builtin::ProcessTable;
 pub use checkpoint::Checkpoints;
 pub use command::{parse_command, SimpleCommand};
 pub use diff::{apply_hunks, hunks};

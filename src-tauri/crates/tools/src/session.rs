@@ -94,7 +94,7 @@ pub struct Session {
     pub(crate) allow_private_network: bool,
     turn: AtomicI64,
     pub(crate) seen: Mutex<HashMap<PathBuf, Seen>>,
-    pub(crate) processes: ProcessTable,
+    pub(crate) processes: Arc<ProcessTable>,
     pub(crate) checkpoints: Checkpoints,
 }
 
@@ -106,11 +106,23 @@ pub(crate) fn next_request_id() -> u64 {
 }
 
 impl Session {
-    /// Opens a session: the project's saved rules come from the store.
+    /// Opens a session: the project's saved rules come from the store. Its background processes
+    /// end with it.
     pub fn new(
         config: SessionConfig,
         store: Arc<Mutex<Store>>,
         approver: Arc<dyn Approver>,
+    ) -> Result<Arc<Session>, String> {
+        Session::with_processes(config, store, approver, Arc::default())
+    }
+
+    /// [`Session::new`], with the task's background processes kept in `processes`, which may
+    /// outlive the session (they end when the last holder drops it).
+    pub fn with_processes(
+        config: SessionConfig,
+        store: Arc<Mutex<Store>>,
+        approver: Arc<dyn Approver>,
+        processes: Arc<ProcessTable>,
     ) -> Result<Arc<Session>, String> {
         let root = config.root.canonicalize().map_err(|e| {
             format!(
@@ -154,7 +166,7 @@ impl Session {
             allow_private_network: config.allow_private_network,
             turn: AtomicI64::new(1),
             seen: Mutex::new(seen),
-            processes: ProcessTable::default(),
+            processes,
         }))
     }
 
@@ -212,12 +224,6 @@ impl Session {
 
     pub(crate) fn last_seen(&self, path: &Path) -> Option<Seen> {
         self.seen.lock().expect("seen lock").get(path).copied()
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        self.processes.kill_all();
     }
 }
 

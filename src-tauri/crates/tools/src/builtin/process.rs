@@ -199,10 +199,17 @@ struct BackgroundOutput {
 /// Output a background process keeps for reading.
 const BACKGROUND_KEEP: usize = 256 * 1024;
 
-/// The background processes of one task. Dropping the session kills them all.
+/// The background processes of one task. Dropping the table (with the last session or agent
+/// holding it) kills them all.
 #[derive(Default)]
 pub struct ProcessTable {
     processes: Mutex<HashMap<u32, Arc<Background>>>,
+}
+
+impl Drop for ProcessTable {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
 }
 
 impl ProcessTable {
