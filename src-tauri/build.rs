@@ -15,6 +15,16 @@ fn main() {
         "rename_task",
         "delete_task",
         "open_task",
+        "task_view",
+        "older_messages",
+        "send_message",
+        "stop_task",
+        "decide_approval",
+        "answer_question",
+        "set_task_options",
+        "restore_checkpoint",
+        "render_markdown",
+        "open_link",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new()

@@ -3,16 +3,21 @@
 //! windows are opened and focused here (`windows`). No business logic lives in this crate.
 
 pub mod commands;
+mod guard;
+pub mod markdown;
 mod state;
 mod sync;
+pub mod task_window;
 mod windows;
 
 pub use state::AppState;
 
-use tauri::{Builder, Runtime};
+use tauri::{Builder, Manager, Runtime};
 
 /// Name of the event that carries every [`codewright_protocol::StoreEvent`] to the windows.
 pub const STORE_EVENT: &str = "store";
+/// Name of the event that carries a task's [`codewright_protocol::AgentEvent`]s to its window.
+pub const AGENT_EVENT: &str = "agent";
 
 /// Registers Codewright's state, commands and background sync on `builder`. Shared by [`run`]
 /// and the mock-runtime tests, so both exercise the same wiring.
@@ -22,9 +27,10 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
         .manage(state)
         .setup(|app| {
             sync::start(app.handle());
+            sync::forward_agent_events(app.handle());
             Ok(())
         })
-        .invoke_handler(tauri::generate_handler![
+        .invoke_handler(guarded(tauri::generate_handler![
             commands::app_info,
             commands::list_projects,
             commands::add_project,
@@ -37,13 +43,44 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             commands::rename_task,
             commands::delete_task,
             commands::open_task,
-        ])
+            task_window::task_view,
+            task_window::older_messages,
+            task_window::send_message,
+            task_window::stop_task,
+            task_window::decide_approval,
+            task_window::answer_question,
+            task_window::set_task_options,
+            task_window::restore_checkpoint,
+            task_window::render_markdown,
+            task_window::open_link,
+        ]))
+}
+
+/// Every command passes the guard first (a task window acts only on its own task).
+fn guarded<R: Runtime>(
+    handler: impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static,
+) -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
+    move |invoke| match guard::check(&invoke) {
+        Ok(()) => handler(invoke),
+        Err(refused) => {
+            invoke.resolver.reject(refused);
+            true
+        }
+    }
 }
 
 /// Runs the desktop app on the data folder from `CODEWRIGHT_HOME` or the XDG data dir.
 pub fn run() {
     let state = AppState::open_default();
     app_builder(tauri::Builder::default(), state)
-        .run(tauri::generate_context!())
-        .expect("the window system failed to start Codewright");
+        .build(tauri::generate_context!())
+        .expect("the window system failed to start Codewright")
+        .run(|app, event| {
+            // Runs stop, and MCP servers and background commands end, with the app.
+            if let tauri::RunEvent::Exit = event {
+                if let Ok(host) = app.state::<AppState>().host() {
+                    tauri::async_runtime::block_on(host.shutdown());
+                }
+            }
+        });
 }

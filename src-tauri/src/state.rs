@@ -1,15 +1,19 @@
 //! What the shell keeps between commands: the data folder and the store (or why it failed to open).
 
 use crate::commands::CommandError;
+use codewright_agent::AgentConfig;
+use codewright_host::Host;
 use codewright_store::{default_data_dir, Store};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Shared state of the running app.
 pub struct AppState {
     home: PathBuf,
-    store: Result<Mutex<Store>, CommandError>,
+    /// Runs the tasks (the same host `codewright-cli exec` uses) and holds the store; or why the
+    /// store could not be opened.
+    host: Result<Host, CommandError>,
     /// Wakes the sync thread right after a write, so windows update without waiting for a poll.
     wake: Sender<()>,
     wake_rx: Mutex<Option<Receiver<()>>>,
@@ -19,17 +23,23 @@ impl AppState {
     /// Opens the store in `home`. A failure is kept, not raised: the windows show it on an error
     /// screen with the path and what to do.
     pub fn open(home: &Path) -> AppState {
-        let store = Store::open_in(home)
-            .map(Mutex::new)
+        let host = Store::open_in(home)
+            .map(|store| {
+                Host::new(
+                    Arc::new(Mutex::new(store)),
+                    home.to_path_buf(),
+                    AgentConfig::default(),
+                )
+            })
             .map_err(CommandError::from);
-        AppState::with(home, store)
+        AppState::with(home, host)
     }
 
-    fn with(home: &Path, store: Result<Mutex<Store>, CommandError>) -> AppState {
+    fn with(home: &Path, host: Result<Host, CommandError>) -> AppState {
         let (wake, wake_rx) = channel();
         AppState {
             home: home.to_path_buf(),
-            store,
+            host,
             wake,
             wake_rx: Mutex::new(Some(wake_rx)),
         }
@@ -64,17 +74,23 @@ impl AppState {
 
     /// Why the store could not be opened, if it could not.
     pub fn startup_error(&self) -> Option<&CommandError> {
-        self.store.as_ref().err()
+        self.host.as_ref().err()
     }
 
     /// The store, or the error that kept it from opening.
     pub fn store(&self) -> Result<MutexGuard<'_, Store>, CommandError> {
-        match &self.store {
-            Ok(store) => Ok(store
+        match &self.host {
+            Ok(host) => Ok(host
+                .store()
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())),
             Err(e) => Err(e.clone()),
         }
+    }
+
+    /// The host that runs tasks, or the error that kept the store from opening.
+    pub fn host(&self) -> Result<&Host, CommandError> {
+        self.host.as_ref().map_err(Clone::clone)
     }
 
     /// Tells the sync thread that this process just wrote.

@@ -3,8 +3,8 @@
 //! just like one added in another window. Task windows follow their task: renamed → new title,
 //! deleted → closed.
 
-use crate::{windows, AppState, STORE_EVENT};
-use codewright_protocol::StoreEvent;
+use crate::{windows, AppState, AGENT_EVENT, STORE_EVENT};
+use codewright_protocol::{AgentEvent, StoreEvent};
 use codewright_store::Store;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
@@ -50,15 +50,20 @@ fn deliver<R: Runtime>(app: &AppHandle<R>, event: &StoreEvent) {
     let own_window = match event {
         StoreEvent::TaskUpserted { task } => Some(windows::label(task.id)),
         StoreEvent::TaskDeleted { task_id, .. } => Some(windows::label(*task_id)),
+        // A conversation goes only to its own window.
+        StoreEvent::MessageUpserted { message } => {
+            let own = windows::label(message.task_id);
+            let _ = app.emit_filter(STORE_EVENT, event, |target| {
+                label_of(target) == Some(own.as_str())
+            });
+            return;
+        }
         StoreEvent::Resync => None,
         _ => Some(String::new()),
     };
     let _ = app.emit_filter(STORE_EVENT, event, |target| {
-        let label = match target {
-            EventTarget::WebviewWindow { label }
-            | EventTarget::Webview { label }
-            | EventTarget::Window { label } => label,
-            _ => return true,
+        let Some(label) = label_of(target) else {
+            return true;
         };
         // `None`: everyone (resync); otherwise the main window and the task's own window.
         label == "main" || own_window.as_deref().is_none_or(|own| own == label)
@@ -68,4 +73,47 @@ fn deliver<R: Runtime>(app: &AppHandle<R>, event: &StoreEvent) {
         StoreEvent::TaskDeleted { task_id, .. } => windows::close_task_window(app, *task_id),
         _ => {}
     }
+}
+
+fn label_of(target: &EventTarget) -> Option<&str> {
+    match target {
+        EventTarget::WebviewWindow { label }
+        | EventTarget::Webview { label }
+        | EventTarget::Window { label } => Some(label),
+        _ => None,
+    }
+}
+
+/// Forwards every agent event of this app's runs to its task's window (the [`AGENT_EVENT`]),
+/// wakes the sync thread when the run wrote something the feed carries, and brings a window to
+/// the front (and asks for attention) when an approval or a question waits in it.
+pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
+    let state = app.state::<AppState>();
+    let Ok(host) = state.host() else {
+        return;
+    };
+    let mut events = host.subscribe(None);
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        while let Some(event) = events.recv().await {
+            let label = windows::label(event.task_id());
+            let _ = app.emit_to(
+                EventTarget::webview_window(label.clone()),
+                AGENT_EVENT,
+                &event,
+            );
+            match &event {
+                // Deltas are carried by the events themselves; the stored rows follow.
+                AgentEvent::TextDelta { .. }
+                | AgentEvent::ThinkingDelta { .. }
+                | AgentEvent::ToolCallArguments { .. }
+                | AgentEvent::ToolProgress { .. } => {}
+                AgentEvent::ApprovalRequested { .. } | AgentEvent::QuestionAsked { .. } => {
+                    app.state::<AppState>().changed();
+                    windows::ask_attention(&app, &label);
+                }
+                _ => app.state::<AppState>().changed(),
+            }
+        }
+    });
 }

@@ -3,9 +3,12 @@
 use codewright_protocol::{Task, TaskId};
 use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
 
+/// What every task window's label starts with.
+pub(crate) const TASK_PREFIX: &str = "task-";
+
 /// The label of a task's window.
 pub(crate) fn label(id: TaskId) -> String {
-    format!("task-{id}")
+    format!("{TASK_PREFIX}{id}")
 }
 
 fn title(task: &Task) -> String {
@@ -41,4 +44,19 @@ pub(crate) fn close_task_window<R: Runtime>(app: &AppHandle<R>, id: TaskId) {
     if let Some(window) = app.get_webview_window(&label(id)) {
         let _ = window.close();
     }
+}
+
+/// Something waits for the user in this window: bring it to the front if it is not focused, and
+/// ask the window manager for attention (the taskbar entry flashes).
+pub(crate) fn ask_attention<R: Runtime>(app: &AppHandle<R>, label: &str) {
+    let Some(window) = app.get_webview_window(label) else {
+        return;
+    };
+    if window.is_focused().unwrap_or(false) {
+        return;
+    }
+    let _ = window.unminimize();
+    let _ = window.show();
+    let _ = window.set_focus();
+    let _ = window.request_user_attention(Some(tauri::UserAttentionType::Critical));
 }

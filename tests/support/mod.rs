@@ -1,5 +1,9 @@
 //! Shared set-up for the end-to-end tests: a private X server, tauri-driver, and paths.
 
+// Each test binary uses a part of the support code.
+#[allow(dead_code)]
+pub mod provider;
+#[allow(dead_code)]
 pub mod webdriver;
 
 use std::io::{BufRead, BufReader};
@@ -91,6 +95,8 @@ impl Desktop {
             ])
             .env("DISPLAY", &display)
             .env("CODEWRIGHT_HOME", home)
+            // The key of the scripted provider (tests/support/provider.rs).
+            .env("CODEWRIGHT_E2E_KEY", "test-key")
             .env_remove("WAYLAND_DISPLAY")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -143,6 +149,7 @@ pub fn target_dir() -> PathBuf {
         .to_path_buf()
 }
 
+#[allow(dead_code)]
 pub fn cli_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let path = exe

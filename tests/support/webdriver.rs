@@ -263,6 +263,16 @@ impl Element<'_> {
             .expect("clear");
     }
 
+    /// Sends keys once, without retrying: for keys that close the window (the answer may then
+    /// be an error even though the keys arrived).
+    pub fn send_keys_once(&self, text: &str) {
+        let _ = self.session.cmd(
+            "POST",
+            &format!("/element/{}/value", self.id),
+            Some(json!({"text": text})),
+        );
+    }
+
     /// Types into a text field. WebKitWebDriver now and then answers a key-send with a bare 500
     /// while the window is still settling; the field is then cleared and typed again.
     pub fn type_text(&self, text: &str) {

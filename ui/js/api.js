@@ -1,5 +1,5 @@
-// The only door to the backend: commands in, store events out. Every error a command returns is
-// `{kind, message, fatal}`; `message` is written for people and shown as is.
+// The only door to the backend: commands in, store and agent events out. Every error a command
+// returns is `{kind, message, fatal}`; `message` is written for people and shown as is.
 
 const tauri = window.__TAURI__;
 
@@ -11,10 +11,19 @@ export function call(command, args = {}) {
   return tauri.core.invoke(command, args);
 }
 
+function listen(name, handler) {
+  if (!tauri) return Promise.resolve(() => {});
+  return tauri.event.listen(name, (e) => handler(e.payload));
+}
+
 /** Calls `handler(event)` for every change to projects and tasks, from any window or process. */
 export function onStoreEvent(handler) {
-  if (!tauri) return Promise.resolve(() => {});
-  return tauri.event.listen('store', (e) => handler(e.payload));
+  return listen('store', handler);
+}
+
+/** Calls `handler(event)` for every AgentEvent of the runs in this app, as they happen. */
+export function onAgentEvent(handler) {
+  return listen('agent', handler);
 }
 
 /** A person-readable message for anything a command or the runtime threw. */
@@ -23,4 +32,9 @@ export function messageOf(error) {
   if (typeof error === 'string') text = error;
   else if (error && typeof error.message === 'string') text = error.message;
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Closes this window (as its title bar's close button does). */
+export function closeWindow() {
+  return tauri ? tauri.window.getCurrentWindow().close() : Promise.resolve();
 }

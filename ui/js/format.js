@@ -28,3 +28,39 @@ export function statusLabel(status) {
     failed: 'Failed',
   }[status] ?? status;
 }
+
+const short = (x, digits) => x.toFixed(digits).replace(/\.0$/, '');
+
+/** Token counts in short: 950, 12.3k, 150k, 1.2M. */
+export function tokens(n) {
+  if (n < 1000) return String(n);
+  if (n < 999_500) return `${short(n / 1000, n < 99_950 ? 1 : 0)}k`;
+  return `${short(n / 1_000_000, 1)}M`;
+}
+
+/** US dollars: four decimals below a dollar, where prices of single requests live. */
+export const dollars = (x) => `$${x.toFixed(x < 1 ? 4 : 2)}`;
+
+/** A byte count: 512 B, 3.4 KB, 1.2 MB. */
+export function bytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** A duration: 340 ms, 2.3 s, 4 min 5 s. */
+export function duration(ms) {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
+
+const clockFormat = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' });
+const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'short' });
+
+/** "14:02" for today, a short date and time otherwise. */
+export function clock(ms, now = Date.now()) {
+  const today = new Date(now).toDateString() === new Date(ms).toDateString();
+  return (today ? clockFormat : dayFormat).format(new Date(ms));
+}

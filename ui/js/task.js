@@ -1,41 +1,120 @@
-// A task window: the task's title and status, its conversation, and the composer.
+// A task window: the task's header, its conversation, and the composer. A view of the backend:
+// it renders what `task_view` returns, then follows store events (what is stored, by any process)
+// and agent events (what a run in this app does, as it happens).
 
-import { call, messageOf, onStoreEvent } from './api.js';
-import { $, h, showFatal } from './dom.js';
-import { ago, statusLabel, when } from './format.js';
+import { call, closeWindow, messageOf, onAgentEvent, onStoreEvent } from './api.js';
+import { $, showFatal } from './dom.js';
+import { addApproval, addQuestion, initPrompts, resolvePrompt } from './task/approval.js';
+import { initCheckpoints, showCheckpoints } from './task/checkpoints.js';
+import { currentHint, initComposer, setOptions, setRunning } from './task/composer.js';
+import { Conversation } from './task/conversation.js';
+import { initHeader, showAgentState, showContext, showTask } from './task/header.js';
+import { interceptLinks } from './task/links.js';
+import { settled } from './task/markdown.js';
+import { findPanel, resetTools, settleRunning } from './task/tools.js';
 
-const id = Number(new URLSearchParams(location.search).get('id'));
+const taskId = Number(new URLSearchParams(location.search).get('id'));
 let dataDir = '';
+let conversation = null;
 
-function render(task) {
-  $('#task-title').textContent = task.title;
-  const status = $('#task-status');
-  status.textContent = statusLabel(task.status);
-  status.className = `badge status-${task.status}`;
-  const meta = $('#task-meta');
-  meta.textContent = `Started ${ago(task.createdAt)}`;
-  meta.title = when(task.createdAt);
-  renderPlan(task.todos || []);
-  $('#composer-note').textContent =
-    `Messages cannot be sent from this window yet: the agent runs from the command line today ` +
-    `(codewright-cli exec --task ${task.id} "…"). The conversation view arrives next.`;
-  $('#app').hidden = false;
+const running = (state) => state != null && state !== 'idle';
+
+function showState(state) {
+  showAgentState(state);
+  setRunning(running(state));
 }
 
-const PLAN_MARKS = { pending: '○', in_progress: '◐', completed: '●' };
-const PLAN_LABELS = { pending: 'to do', in_progress: 'in progress', completed: 'done' };
+async function load() {
+  const view = await call('task_view', { taskId });
+  resetTools();
+  showTask(view.task);
+  showState(view.state);
+  setOptions(view.options, view.models);
+  showCheckpoints(view.checkpoints);
+  conversation.show(view.messages, view.hasOlder);
+  for (const request of view.approvals) addApproval(request);
+  for (const question of view.questions) addQuestion(question);
+}
 
-// The agent's plan for the task (todo_write), as it last wrote it.
-function renderPlan(todos) {
-  $('#plan').hidden = todos.length === 0;
-  const done = todos.filter((t) => t.status === 'completed').length;
-  $('#plan-progress').textContent = `${done} of ${todos.length} done`;
-  $('#plan-items').replaceChildren(
-    ...todos.map((t) =>
-      h('li', { class: `plan-item plan-${t.status}`, dataset: { status: t.status } },
-        h('span', { class: 'plan-mark', 'aria-label': PLAN_LABELS[t.status] || t.status, text: PLAN_MARKS[t.status] || '○' }),
-        h('span', { class: 'plan-text', text: t.content }))),
-  );
+async function refreshCheckpoints() {
+  try {
+    showCheckpoints((await call('task_view', { taskId })).checkpoints);
+  } catch (e) {
+    conversation.error(`The checkpoints could not be read: ${messageOf(e)}`);
+  }
+}
+
+// ---- events -------------------------------------------------------------------------------
+
+function onStore(event) {
+  switch (event.type) {
+    case 'taskUpserted':
+      if (event.task.id === taskId) showTask(event.task);
+      break;
+    case 'taskDeleted':
+      if (event.taskId === taskId) showFatal('This task was deleted.', dataDir, 'Task deleted');
+      break;
+    case 'messageUpserted':
+      if (event.message.taskId === taskId) conversation.upsert(event.message);
+      break;
+    case 'resync':
+      // Changes were missed: read the task again (it may be gone).
+      load().catch((e) => showFatal(messageOf(e), dataDir));
+      break;
+  }
+}
+
+const AGENT = {
+  state: (e) => showState(e.state),
+  answerStarted: (e) => conversation.answerStarted(e.messageId),
+  textDelta: (e) => conversation.textDelta(e.text),
+  thinkingDelta: (e) => conversation.thinkingDelta(e.text),
+  toolCallStarted: (e) => conversation.toolCallStarted(e.callId, e.name),
+  toolCallArguments: (e) => findPanel(e.callId)?.appendArgs(e.delta),
+  toolProgress: (e) => findPanel(e.callId)?.appendOutput(e.text),
+  toolFinished: (e) => findPanel(e.callId)?.finishFromEvent(e),
+  approvalRequested: (e) => addApproval(e.request),
+  approvalResolved: (e) => resolvePrompt('approval', e.id),
+  questionAsked: (e) => addQuestion(e.question),
+  questionAnswered: (e) => resolvePrompt('question', e.id),
+  usage: (e) => showContext(e.contextTokens / e.contextWindow,
+    `${e.contextTokens.toLocaleString()} of ${e.contextWindow.toLocaleString()} tokens`),
+  compaction: (e) => conversation.compaction(e.tokensBefore, e.tokensAfter),
+  notice: (e) => conversation.notice(e.message),
+  error: (e) => conversation.error(e.message, currentHint(e.kind)),
+  runFinished: () => {
+    conversation.endLive();
+    settleRunning();
+    showState(null);
+    refreshCheckpoints();
+  },
+};
+
+function onAgent(event) {
+  const owner = event.request?.taskId ?? event.question?.taskId ?? event.taskId;
+  if (owner === taskId) AGENT[event.type]?.(event);
+}
+
+// ---- start --------------------------------------------------------------------------------
+
+function wire() {
+  initHeader(taskId);
+  initComposer(taskId, (text) => conversation.enqueue(text));
+  initPrompts(taskId, (text) => conversation.notice(text));
+  initCheckpoints(taskId, { notice: (text) => conversation.notice(text), refresh: refreshCheckpoints });
+  conversation = new Conversation(taskId);
+  const view = $('#conversation');
+  interceptLinks(view, taskId);
+  view.addEventListener('click', (event) => {
+    if (event.target.closest('.tool-stop')) call('stop_task', { taskId }).catch((e) => conversation.error(messageOf(e)));
+  });
+  // Ctrl+W closes the window; a run goes on, and reopening the task shows it again.
+  document.addEventListener('keydown', (event) => {
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === 'w') {
+      event.preventDefault();
+      closeWindow();
+    }
+  });
 }
 
 async function start() {
@@ -45,21 +124,20 @@ async function start() {
     showFatal(messageOf(info.startupError), dataDir);
     return;
   }
-  await onStoreEvent(async (event) => {
-    if (event.type === 'resync') {
-      // Changes were missed: read the task again (it may be gone).
-      try {
-        render(await call('get_task', { id }));
-      } catch (e) {
-        showFatal(messageOf(e), dataDir);
-      }
-    }
-    if (event.type === 'taskUpserted' && event.task.id === id) render(event.task);
-    if (event.type === 'taskDeleted' && event.taskId === id) {
-      showFatal('This task was deleted.', dataDir, 'Task deleted');
-    }
-  });
-  render(await call('get_task', { id }));
+  wire();
+  // Listen before loading; what arrives meanwhile is applied after the first render, in order.
+  let pending = [];
+  const later = (apply) => (event) => (pending ? pending.push(() => apply(event)) : apply(event));
+  await onStoreEvent(later(onStore));
+  await onAgentEvent(later(onAgent));
+  await load();
+  $('#app').hidden = false;
+  // The first screen shows rendered Markdown, not a flash of it arriving (but waits no longer).
+  await Promise.race([settled(), new Promise((resolve) => setTimeout(resolve, 2000))]);
+  conversation.scroll.toBottom();
+  for (const apply of pending) apply();
+  pending = null;
+  $('#composer-input').focus();
   document.body.dataset.ready = 'true';
 }
 

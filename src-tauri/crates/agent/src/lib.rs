@@ -13,8 +13,10 @@ mod dispatch;
 mod prompt;
 mod run;
 pub mod state;
+mod status;
 pub mod text_calls;
 
+pub use approvals::Refusal;
 pub use prompt::system_prompt;
 pub use run::{Agent, AgentConfig, Model, RunRequest, TaskHandle};
 

@@ -1,18 +1,21 @@
 //! The loop itself, and the handle a front end holds on a running task.
 
-use crate::approvals::{EventApprover, Pending};
+use crate::approvals::{EventApprover, Pending, Refusal};
 use crate::compaction::{self, View};
 use crate::dispatch::{run_calls, Call};
-use crate::state::{next, Step};
+use crate::state::Step;
+use crate::status::Tracker;
 use crate::text_calls;
 use crate::Events;
 use codewright_llm::request::build_body;
-use codewright_llm::{ChatRequest, Client, Delta, ErrorKind, ModelInfo, Provider, RetryPolicy};
-use codewright_protocol::{
-    answer_every_call, AgentEvent, AgentState, Message, Part, PermissionMode, Role, RunOutcome,
-    StopReason, TaskId, TaskStatus,
+use codewright_llm::{
+    ChatRequest, Client, Delta, ErrorKind as LlmErrorKind, ModelInfo, Provider, RetryPolicy,
 };
-use codewright_store::{Compaction, Store, UsageEvent};
+use codewright_protocol::{
+    answer_every_call, AgentEvent, AgentState, ApprovalRequest, ErrorKind, Message, Part,
+    PermissionMode, ProjectId, Question, Role, RunOutcome, StopReason, TaskId, TaskStatus,
+};
+use codewright_store::{Checkpointer, Compaction, Store, UsageEvent};
 use codewright_tools::{ProcessTable, Registry, Session, SessionConfig};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -74,44 +77,64 @@ struct Inner {
     store: Arc<Mutex<Store>>,
     home: PathBuf,
     client: Client,
-    /// Built-in tools plus extra ones; replaced whole by [`Agent::set_tools`].
-    registry: RwLock<Arc<Registry>>,
+    /// The built-in tools alone: what a project without extra tools gets.
+    builtin: Arc<Registry>,
+    /// Each project's tools: the built-in ones plus its own (its MCP servers'); replaced whole
+    /// by [`Agent::set_tools`]. One project's tools are never offered to another's tasks.
+    registries: RwLock<HashMap<ProjectId, Arc<Registry>>>,
     config: AgentConfig,
     slots: Arc<Semaphore>,
     /// Each task's background processes: they outlive a run (a dev server keeps serving after
     /// the answer) and end with [`Agent::close_task`] or the agent.
     processes: Mutex<HashMap<TaskId, Arc<ProcessTable>>>,
+    /// WAL checkpoints on a thread of their own, not inside a turn's commits (`None` if it
+    /// could not start: then they happen inline, as everywhere else).
+    _checkpointer: Option<Checkpointer>,
 }
 
 /// Holds a task for one run: an advisory lock on `<home>/locks/task-<id>.lock`, released when
 /// the file is dropped or the process dies, so two runs never write one conversation at once.
-fn hold_task(home: &std::path::Path, task: TaskId) -> Result<std::fs::File, String> {
+fn hold_task(home: &std::path::Path, task: TaskId) -> Result<std::fs::File, (ErrorKind, String)> {
+    let setup = |m: String| (ErrorKind::Setup, m);
     let dir = home.join("locks");
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| format!("cannot create the lock folder {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        setup(format!(
+            "cannot create the lock folder {}: {e}",
+            dir.display()
+        ))
+    })?;
     let path = dir.join(format!("task-{}.lock", task.0));
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|e| format!("cannot open the task lock {}: {e}", path.display()))?;
+        .map_err(|e| setup(format!("cannot open the task lock {}: {e}", path.display())))?;
     match file.try_lock() {
         Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
-            "task {} is already running (in another window or process); stop that run or wait for it to finish, then send the message again",
-            task.0
+        Err(std::fs::TryLockError::WouldBlock) => Err((
+            ErrorKind::Busy,
+            format!(
+                "task {} is already running (in another window or process); stop that run or wait for it to finish, then send the message again",
+                task.0
+            ),
         )),
-        Err(std::fs::TryLockError::Error(e)) => {
-            Err(format!("cannot lock the task ({}): {e}", path.display()))
-        }
+        Err(std::fs::TryLockError::Error(e)) => Err(setup(format!(
+            "cannot lock the task ({}): {e}",
+            path.display()
+        ))),
     }
 }
 
 impl Inner {
-    /// The tools as they are now.
-    fn registry(&self) -> Arc<Registry> {
-        self.registry.read().expect("registry lock").clone()
+    /// A project's tools as they are now.
+    fn registry(&self, project: ProjectId) -> Arc<Registry> {
+        self.registries
+            .read()
+            .expect("registry lock")
+            .get(&project)
+            .unwrap_or(&self.builtin)
+            .clone()
     }
 }
 
@@ -121,6 +144,8 @@ pub struct TaskHandle {
     cancel: CancellationToken,
     steer: Arc<Mutex<Steer>>,
     pending: Arc<Pending>,
+    /// Weak: the tracker holds the run's event sender, which must close when the run ends.
+    tracker: std::sync::Weak<Tracker>,
     join: tokio::task::JoinHandle<RunOutcome>,
 }
 
@@ -149,14 +174,32 @@ impl TaskHandle {
         Ok(())
     }
 
-    /// Answers an approval request; false if it no longer waits.
-    pub fn decide(&self, id: u64, decision: codewright_protocol::Decision) -> bool {
+    /// Answers an approval request: refused if it no longer waits (answered elsewhere, the run
+    /// ended) or if the decision is not one it offered; then nothing changes.
+    pub fn decide(&self, id: u64, decision: codewright_protocol::Decision) -> Result<(), Refusal> {
         self.pending.decide(id, decision)
     }
 
-    /// Answers a question; false if it no longer waits.
-    pub fn answer(&self, id: u64, answer: Option<String>) -> bool {
+    /// Answers a question: refused if it no longer waits.
+    pub fn answer(&self, id: u64, answer: Option<String>) -> Result<(), Refusal> {
         self.pending.answer(id, answer)
+    }
+
+    /// The approval requests and questions waiting for the user now, oldest first.
+    pub fn waiting(&self) -> (Vec<ApprovalRequest>, Vec<Question>) {
+        self.pending.waiting()
+    }
+
+    /// Where the run is now.
+    pub fn state(&self) -> AgentState {
+        self.tracker
+            .upgrade()
+            .map_or(AgentState::Idle, |tracker| tracker.get())
+    }
+
+    /// Whether the run has ended.
+    pub fn is_finished(&self) -> bool {
+        self.join.is_finished()
     }
 
     /// Waits for the run to end.
@@ -187,38 +230,37 @@ const CRASHED: &str = "interrupted: Codewright stopped (it was closed or crashed
 const SUMMARY_REQUEST: &str = "Stop here: the iteration limit is reached. Without calling tools, write a short checkpoint of this task for whoever continues it: Goal; Progress (done / in progress); Key decisions; Next steps; Files touched.";
 
 impl Agent {
+    /// An agent whose tasks get the built-in tools; [`Agent::set_tools`] adds a project's own.
     pub fn new(store: Arc<Mutex<Store>>, home: PathBuf, config: AgentConfig) -> Agent {
-        Agent::with_tools(store, home, config, Vec::new()).0
-    }
-
-    /// An agent with more tools than the built-in ones (MCP servers' tools). Tools the registry
-    /// refuses (a name taken, a schema that does not compile) are left out; the second value
-    /// says which and why.
-    pub fn with_tools(
-        store: Arc<Mutex<Store>>,
-        home: PathBuf,
-        config: AgentConfig,
-        tools: Vec<Arc<dyn codewright_tools::Tool>>,
-    ) -> (Agent, Vec<String>) {
-        let agent = Agent {
+        let checkpointer = store
+            .lock()
+            .expect("store lock")
+            .checkpoint_in_background(std::time::Duration::from_millis(500))
+            .ok();
+        Agent {
             inner: Arc::new(Inner {
+                _checkpointer: checkpointer,
                 store,
                 home,
                 client: Client::new(config.retry.clone()),
-                registry: RwLock::new(Arc::new(Registry::builtin())),
+                builtin: Arc::new(Registry::builtin()),
+                registries: RwLock::new(HashMap::new()),
                 slots: Arc::new(Semaphore::new(config.max_running.max(1))),
                 processes: Mutex::new(HashMap::new()),
                 config,
             }),
-        };
-        let refused = agent.set_tools(tools);
-        (agent, refused)
+        }
     }
 
-    /// Replaces the extra tools (an MCP server's tools changed). Running tasks see the new set
-    /// from their next request on; calls already made finish with the tools they started with.
-    /// Returns why any tool was left out, as [`Agent::with_tools`] does.
-    pub fn set_tools(&self, tools: Vec<Arc<dyn codewright_tools::Tool>>) -> Vec<String> {
+    /// Sets a project's extra tools (its MCP servers' tools, or a new set after they changed).
+    /// The project's running tasks see the new set from their next request on; calls already
+    /// made finish with the tools they started with. Tools the registry refuses (a name taken,
+    /// a schema that does not compile) are left out; the result says which and why.
+    pub fn set_tools(
+        &self,
+        project: ProjectId,
+        tools: Vec<Arc<dyn codewright_tools::Tool>>,
+    ) -> Vec<String> {
         let mut registry = Registry::builtin();
         let mut refused = Vec::new();
         for tool in tools {
@@ -227,7 +269,11 @@ impl Agent {
                 refused.push(format!("the tool {name} was left out: {e}"));
             }
         }
-        *self.inner.registry.write().expect("registry lock") = Arc::new(registry);
+        self.inner
+            .registries
+            .write()
+            .expect("registry lock")
+            .insert(project, Arc::new(registry));
         refused
     }
 
@@ -239,6 +285,12 @@ impl Agent {
         model: Model,
         events: Events,
     ) -> Result<bool, String> {
+        let tracker = Arc::new(Tracker::new(
+            task,
+            events.clone(),
+            self.inner.store.clone(),
+            AgentState::Idle,
+        ));
         let mut run = Run {
             inner: self.inner.clone(),
             task,
@@ -246,11 +298,11 @@ impl Agent {
             cancel: CancellationToken::new(),
             steer: Arc::new(Mutex::new(Steer::default())),
             pending: Arc::new(Pending::default()),
-            state: AgentState::Idle,
+            tracker,
             compaction: None,
         };
         // Not while a run writes the conversation.
-        let _held = hold_task(&self.inner.home, task)?;
+        let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
         let mut view = compaction::view(&self.inner.store.lock().expect("store lock"), task)?;
         let compacted = run.compact(&model, &mut view).await.map_err(|_| {
             "the conversation was not compacted (the error above says why)".to_string()
@@ -276,6 +328,12 @@ impl Agent {
         let cancel = CancellationToken::new();
         let steer = Arc::new(Mutex::new(Steer::default()));
         let pending = Arc::new(Pending::default());
+        let tracker = Arc::new(Tracker::new(
+            request.task,
+            events.clone(),
+            self.inner.store.clone(),
+            AgentState::Idle,
+        ));
         let run = Run {
             inner: self.inner.clone(),
             task: request.task,
@@ -283,7 +341,7 @@ impl Agent {
             cancel: cancel.clone(),
             steer: steer.clone(),
             pending: pending.clone(),
-            state: AgentState::Queued,
+            tracker: tracker.clone(),
             compaction: request.compaction.clone(),
         };
         TaskHandle {
@@ -291,6 +349,7 @@ impl Agent {
             cancel,
             steer,
             pending,
+            tracker: Arc::downgrade(&tracker),
             join: tokio::spawn(run.run(request)),
         }
     }
@@ -303,7 +362,7 @@ struct Run {
     cancel: CancellationToken,
     steer: Arc<Mutex<Steer>>,
     pending: Arc<Pending>,
-    state: AgentState,
+    tracker: Arc<Tracker>,
     /// Writes compaction summaries, when not the run's model.
     compaction: Option<Model>,
 }
@@ -320,26 +379,16 @@ impl Run {
         });
     }
 
-    fn error(&self, kind: &str, message: impl Into<String>) {
+    fn error(&self, kind: ErrorKind, message: impl Into<String>) {
         self.emit(AgentEvent::Error {
             task_id: self.task,
-            kind: kind.to_string(),
+            kind,
             message: message.into(),
         });
     }
 
     fn step(&mut self, step: Step) {
-        let to = next(self.state, step).unwrap_or_else(|| {
-            debug_assert!(false, "{:?} cannot {:?}", self.state, step);
-            AgentState::Idle
-        });
-        if to != self.state {
-            self.state = to;
-            self.emit(AgentEvent::State {
-                task_id: self.task,
-                state: to,
-            });
-        }
+        self.tracker.step(step);
     }
 
     fn store(&self) -> std::sync::MutexGuard<'_, Store> {
@@ -350,9 +399,9 @@ impl Run {
         // One run per task at a time, whichever window or process starts it.
         let held = match hold_task(&self.inner.home, self.task) {
             Ok(file) => file,
-            Err(message) => {
+            Err((kind, message)) => {
                 self.steer.lock().expect("steer lock").closed = true;
-                self.error("busy", message);
+                self.error(kind, message);
                 self.emit(AgentEvent::RunFinished {
                     task_id: self.task,
                     outcome: RunOutcome::Failed,
@@ -363,7 +412,7 @@ impl Run {
         let outcome = match self.run_inner(request).await {
             Ok(outcome) => outcome,
             Err(message) => {
-                self.error("setup", message);
+                self.error(ErrorKind::Setup, message);
                 RunOutcome::Failed
             }
         };
@@ -375,13 +424,14 @@ impl Run {
         };
         for text in left {
             if let Err(e) = self.store().append_message(self.task, &Message::user(text)) {
-                self.error("store", e.to_string());
+                self.error(ErrorKind::Store, e.to_string());
             }
         }
         let status = match outcome {
+            RunOutcome::Done => TaskStatus::Completed,
             RunOutcome::Paused => TaskStatus::Paused,
             RunOutcome::Failed => TaskStatus::Failed,
-            RunOutcome::Done | RunOutcome::Stopped => TaskStatus::Idle,
+            RunOutcome::Stopped => TaskStatus::Idle,
         };
         let _ = self.store().set_task_status(self.task, status);
         // Released before the front end hears the run finished, so it can start the next one.
@@ -403,10 +453,7 @@ impl Run {
         let permit = match slots.clone().try_acquire_owned() {
             Ok(p) => p,
             Err(_) => {
-                self.emit(AgentEvent::State {
-                    task_id: task,
-                    state: AgentState::Queued,
-                });
+                self.tracker.queued();
                 tokio::select! {
                     p = slots.acquire_owned() => p.map_err(|e| e.to_string())?,
                     _ = self.cancel.cancelled() => return Ok(RunOutcome::Stopped),
@@ -420,6 +467,7 @@ impl Run {
         let approver = Arc::new(EventApprover {
             events: self.events.clone(),
             pending: self.pending.clone(),
+            tracker: self.tracker.clone(),
         });
         let settings = self
             .store()
@@ -459,7 +507,7 @@ impl Run {
         let system =
             crate::system_prompt(&session.root, &project.context, &project.rules, &today());
         let outcome = self
-            .iterate(&request.model, &session, &system, &mut view)
+            .iterate(&request.model, project.id, &session, &system, &mut view)
             .await;
         Ok(outcome)
     }
@@ -530,7 +578,7 @@ impl Run {
     /// Stores and appends a message the run produced.
     fn push(&self, view: &mut View, message: Message) -> Result<(), RunOutcome> {
         if let Err(e) = self.store().append_message(self.task, &message) {
-            self.error("store", e.to_string());
+            self.error(ErrorKind::Store, e.to_string());
             return Err(RunOutcome::Failed);
         }
         view.messages.push(message);
@@ -555,11 +603,15 @@ impl Run {
     async fn iterate(
         &mut self,
         model: &Model,
+        project: ProjectId,
         session: &Arc<Session>,
         system: &str,
         view: &mut View,
     ) -> RunOutcome {
-        match self.iterate_inner(model, session, system, view).await {
+        match self
+            .iterate_inner(model, project, session, system, view)
+            .await
+        {
             Ok(outcome) | Err(outcome) => outcome,
         }
     }
@@ -567,6 +619,7 @@ impl Run {
     async fn iterate_inner(
         &mut self,
         model: &Model,
+        project: ProjectId,
         session: &Arc<Session>,
         system: &str,
         view: &mut View,
@@ -579,10 +632,10 @@ impl Run {
         let mut iteration = 0u32;
         loop {
             // The tools as they are now (an MCP server's may have changed since the last turn).
-            let registry = self.inner.registry();
+            let registry = self.inner.registry(project);
             let specs = registry.specs();
             let system = if text_mode {
-                format!("{base_system}{}", text_calls::describe_tools(&specs))
+                format!("{base_system}{}", text_calls::describe_tools(specs))
             } else {
                 base_system.to_string()
             };
@@ -592,13 +645,14 @@ impl Run {
             }
             iteration += 1;
             if iteration > self.inner.config.max_iterations {
-                return Ok(self.pause(model, &system, &specs, view).await);
+                return Ok(self.pause(model, &system, specs, view).await);
             }
             if view.tokens() > compaction::threshold(&model.info) {
                 self.compact(model, view).await?;
             }
-            if self.state != AgentState::Streaming {
-                self.step(if self.state == AgentState::RunningTools {
+            let state = self.tracker.get();
+            if state != AgentState::Streaming {
+                self.step(if state == AgentState::RunningTools {
                     Step::ToolsDone
                 } else {
                     Step::Start
@@ -618,7 +672,7 @@ impl Run {
                 request_messages.push(Message::user(NUDGE));
             }
             let answer = match self
-                .ask_model(model, Some(&system), request_messages, specs.clone(), true)
+                .ask_model(model, Some(&system), request_messages, specs.to_vec(), true)
                 .await
             {
                 Ok(answer) => answer,
@@ -628,15 +682,15 @@ impl Run {
                         "{message} Compacting the conversation and trying again."
                     ));
                     if !self.compact(model, view).await? {
-                        self.error("contextOverflow", format!("{message} There is too little history to compact: start a new task."));
+                        self.error(ErrorKind::ContextOverflow, format!("{message} There is too little history to compact: start a new task."));
                         return Ok(RunOutcome::Failed);
                     }
                     continue;
                 }
                 Err(Failure::Overflow(message)) => {
                     self.error(
-                        "contextOverflow",
-                        format!("{message} It still does not fit after compacting: start a new task, or compact again (`codewright-cli tasks compact ID`)."),
+                        ErrorKind::ContextOverflow,
+                        format!("{message} It still does not fit after compacting: start a new task, or compact the conversation again."),
                     );
                     return Ok(RunOutcome::Failed);
                 }
@@ -724,9 +778,15 @@ impl Run {
         let body = build_body(&model.provider, &request);
         let mut streaming = if store_answer {
             match self.store().start_streaming(task, &model.info.id) {
-                Ok(s) => Some(s),
+                Ok(s) => {
+                    self.emit(AgentEvent::AnswerStarted {
+                        task_id: task,
+                        message_id: s.id(),
+                    });
+                    Some(s)
+                }
                 Err(e) => {
-                    self.error("store", e.to_string());
+                    self.error(ErrorKind::Store, e.to_string());
                     return Err(Failure::Ended(RunOutcome::Failed));
                 }
             }
@@ -815,22 +875,25 @@ impl Run {
                     None => self.store().record_usage(task, &event),
                 };
                 if let Err(e) = saved {
-                    self.error("store", e.to_string());
+                    self.error(ErrorKind::Store, e.to_string());
                     return Err(Failure::Ended(RunOutcome::Failed));
+                }
+                let context_tokens =
+                    usage.input + usage.cache_read + usage.cache_write + usage.output;
+                if store_answer && context_tokens > 0 && model.info.context_window > 0 {
+                    let share = context_tokens as f64 / model.info.context_window as f64;
+                    let _ = self.store().set_context_usage(task, share);
                 }
                 self.emit(AgentEvent::Usage {
                     task_id: task,
                     usage,
-                    context_tokens: usage.input
-                        + usage.cache_read
-                        + usage.cache_write
-                        + usage.output,
+                    context_tokens,
                     context_window: model.info.context_window,
                 });
                 Ok(message)
             }
             Err(failure) => {
-                let stopped = failure.error.kind == ErrorKind::Cancelled;
+                let stopped = failure.error.kind == LlmErrorKind::Cancelled;
                 if let Some(streaming) = streaming {
                     let mut partial = failure.partial.clone().unwrap_or_else(|| {
                         let mut m = Message::new(Role::Assistant, Vec::new());
@@ -860,10 +923,11 @@ impl Run {
                 if stopped {
                     return Err(Failure::Ended(RunOutcome::Stopped));
                 }
-                if failure.error.kind == ErrorKind::ContextOverflow && failure.partial.is_none() {
+                if failure.error.kind == LlmErrorKind::ContextOverflow && failure.partial.is_none()
+                {
                     return Err(Failure::Overflow(failure.error.message));
                 }
-                self.error(kind_name(failure.error.kind), failure.error.message);
+                self.error(kind_of(failure.error.kind), failure.error.message);
                 Err(Failure::Ended(RunOutcome::Failed))
             }
         }
@@ -876,7 +940,7 @@ impl Run {
             Ok(Some(plan)) => plan,
             Ok(None) => return Ok(false),
             Err(e) => {
-                self.error("store", e);
+                self.error(ErrorKind::Store, e);
                 return Err(RunOutcome::Failed);
             }
         };
@@ -903,13 +967,13 @@ impl Run {
         {
             Ok(answer) if !answer.text().trim().is_empty() => answer.text(),
             Ok(_) => {
-                self.error("compaction", "The model wrote an empty summary, so the conversation was not compacted. Start a new task to go on.");
+                self.error(ErrorKind::Compaction, "The model wrote an empty summary, so the conversation was not compacted. Start a new task to go on.");
                 return Err(RunOutcome::Failed);
             }
             Err(Failure::Ended(outcome)) => return Err(outcome),
             Err(Failure::Overflow(message)) => {
                 self.error(
-                    "contextOverflow",
+                    ErrorKind::ContextOverflow,
                     format!("{message} Even the summary request does not fit: start a new task."),
                 );
                 return Err(RunOutcome::Failed);
@@ -943,7 +1007,7 @@ impl Run {
         match reloaded {
             Ok(new_view) => *view = new_view,
             Err(e) => {
-                self.error("store", e);
+                self.error(ErrorKind::Store, e);
                 return Err(RunOutcome::Failed);
             }
         }
@@ -972,7 +1036,7 @@ impl Run {
             text_calls::as_text_protocol(&view.messages)
         };
         request.push(Message::user(SUMMARY_REQUEST));
-        if self.state == AgentState::RunningTools {
+        if self.tracker.get() == AgentState::RunningTools {
             self.step(Step::ToolsDone);
         }
         let summarized = match self
@@ -1051,18 +1115,20 @@ fn with_text_calls(mut message: Message, specs: &[codewright_protocol::ToolSpec]
     message
 }
 
-fn kind_name(kind: ErrorKind) -> &'static str {
+/// The kind a front end sees for a provider's error.
+fn kind_of(kind: LlmErrorKind) -> ErrorKind {
     match kind {
-        ErrorKind::Auth => "auth",
-        ErrorKind::RateLimit => "rateLimit",
-        ErrorKind::Overloaded => "overloaded",
-        ErrorKind::ContextOverflow => "contextOverflow",
-        ErrorKind::InvalidRequest => "invalidRequest",
-        ErrorKind::NotFound => "notFound",
-        ErrorKind::Network => "network",
-        ErrorKind::StreamEndedEarly => "streamEndedEarly",
-        ErrorKind::Provider => "provider",
-        ErrorKind::Cancelled => "cancelled",
+        LlmErrorKind::Auth => ErrorKind::Auth,
+        LlmErrorKind::RateLimit => ErrorKind::RateLimit,
+        LlmErrorKind::Overloaded => ErrorKind::Overloaded,
+        LlmErrorKind::ContextOverflow => ErrorKind::ContextOverflow,
+        LlmErrorKind::InvalidRequest => ErrorKind::InvalidRequest,
+        LlmErrorKind::NotFound => ErrorKind::NotFound,
+        LlmErrorKind::Network => ErrorKind::Network,
+        LlmErrorKind::StreamEndedEarly => ErrorKind::StreamEndedEarly,
+        LlmErrorKind::Provider => ErrorKind::Provider,
+        // A stop is not an error; it never reaches here.
+        LlmErrorKind::Cancelled => ErrorKind::Setup,
     }
 }
 

@@ -34,7 +34,7 @@ async fn drive(
 
 fn approve_all(event: &AgentEvent, handle: &TaskHandle) {
     if let AgentEvent::ApprovalRequested { request } = event {
-        handle.decide(request.id, Decision::Approve);
+        handle.decide(request.id, Decision::Approve).unwrap();
     }
 }
 
@@ -116,7 +116,7 @@ async fn read_edit_approved_bash_answer() {
     );
     assert!(stored.iter().all(|m| m.complete));
     let task = world.store.lock().unwrap().task(world.task).unwrap();
-    assert_eq!(task.status, TaskStatus::Idle);
+    assert_eq!(task.status, TaskStatus::Completed);
     let counted: i64 = requests
         .iter()
         .map(|r| (r.to_string().len() / 4) as i64)
@@ -200,7 +200,7 @@ async fn rejected_edit_feedback_reaches_the_model_and_hunks_can_be_partial() {
             } else {
                 Decision::ApproveHunks { hunks: vec![1] }
             };
-            h.decide(request.id, decision);
+            h.decide(request.id, decision).unwrap();
         }
     })
     .await;
@@ -496,7 +496,7 @@ async fn provider_errors_end_the_run_with_a_clear_error() {
         _ => None,
     });
     let (kind, message) = error.unwrap();
-    assert_eq!(kind, "contextOverflow");
+    assert_eq!(kind, codewright_protocol::ErrorKind::ContextOverflow);
     assert!(message.contains("new task"), "{message}");
     assert_eq!(
         world.store.lock().unwrap().task(world.task).unwrap().status,
@@ -814,11 +814,18 @@ async fn tools_that_change_mid_run_are_offered_from_the_next_request() {
     .await;
     let (handle, rx) = world.start(world.task, Some("Go"), PermissionMode::Normal);
     let agent = world.agent.clone();
+    let project = world
+        .store
+        .lock()
+        .unwrap()
+        .task(world.task)
+        .unwrap()
+        .project_id;
     let (outcome, _) = drive(handle, rx, |e, h| {
         if let AgentEvent::ApprovalRequested { request } = e {
             // While the first call waits, the tools change.
-            assert!(agent.set_tools(vec![Arc::new(Late)]).is_empty());
-            h.decide(request.id, Decision::Approve);
+            assert!(agent.set_tools(project, vec![Arc::new(Late)]).is_empty());
+            h.decide(request.id, Decision::Approve).unwrap();
         }
     })
     .await;
@@ -950,7 +957,7 @@ async fn the_project_sandbox_setting_confines_commands() {
             drive(handle, rx, |e, h| {
                 if let AgentEvent::ApprovalRequested { request } = e {
                     *asked.lock().unwrap() = Some(request.clone());
-                    h.decide(request.id, Decision::Reject { feedback: None });
+                    let _ = h.decide(request.id, Decision::Reject { feedback: None });
                 }
             })
             .await;

@@ -1,7 +1,7 @@
 //! `chat`: one streamed completion without tools, printed as it arrives and, with `--task`,
 //! stored in the task as it streams (a crash loses at most one write interval).
 
-use crate::providers::{custom_models, provider};
+use codewright_host::models::{custom_models, provider};
 use codewright_llm::catalog::{parse_model_id, resolve_model};
 use codewright_llm::credentials::{find_key, OsKeyring};
 use codewright_llm::request::build_body;
@@ -53,7 +53,7 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> 
     }
     let model_id = match args.model.clone() {
         Some(id) => id,
-        None => crate::providers::model_for(&store, ModelRole::Main)?.map(|(m, _)| m).ok_or(
+        None => codewright_host::models::model_for(&store, ModelRole::Main)?.map(|(m, _)| m).ok_or(
             "no model given and no main model set: pass --model MODEL@PROVIDER, or set one with \
              `codewright-cli models role main MODEL@PROVIDER`",
         )?,

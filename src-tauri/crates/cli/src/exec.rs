@@ -3,13 +3,13 @@
 //! Approvals are asked on the terminal when there is one; otherwise whatever needs asking is
 //! rejected with a message telling the model why.
 
-use crate::providers::{custom_models, provider};
 use crate::tools::{describe, read_line};
-use codewright_agent::{Agent, AgentConfig, Model, RunRequest};
-use codewright_llm::catalog::{parse_model_id, resolve_model};
-use codewright_llm::credentials::{find_key, OsKeyring};
+use codewright_agent::{Agent, AgentConfig};
+use codewright_host::{models, Host, HostError, RunOptions};
 use codewright_llm::ModelRole;
-use codewright_protocol::{AgentEvent, Decision, DecisionKind, PermissionMode, RunOutcome, TaskId};
+use codewright_protocol::{
+    AgentEvent, Decision, DecisionKind, ErrorKind, PermissionMode, RunOutcome, TaskId,
+};
 use codewright_store::Store;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -84,16 +84,6 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
                 .map_err(|e| e.to_string())?
         }
     };
-    let model = model(&store, args.model.as_deref())?;
-    // Summaries are written by the compaction role's model when one is set.
-    let compaction = match crate::providers::model_for(&store, ModelRole::Compaction)? {
-        Some((id, ModelRole::Compaction)) if id != model.info.id => Some(
-            self::model(&store, Some(&id))
-                .map_err(|e| format!("the compaction model {id} cannot be used: {e}"))?,
-        ),
-        _ => None,
-    };
-    let project = store.project(task.project_id).map_err(|e| e.to_string())?;
     let interactive = std::io::stdin().is_terminal();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -102,64 +92,26 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let mode = args.mode;
     let task_id = task.id;
-    let notice = move |message: String| {
-        if json {
-            let event = AgentEvent::Notice { task_id, message };
-            out(&format!(
-                "{}\n",
-                serde_json::to_string(&event).expect("events serialize")
-            ));
-        } else {
-            eprintln!("codewright-cli: {message}");
-        }
-    };
-    // The enabled MCP servers' tools join the built-in ones; a server that fails is reported,
-    // not fatal.
-    let servers = Arc::new(runtime.block_on(crate::mcp::start_for(
-        &store,
-        project.id,
-        Path::new(&project.root_path),
-    ))?);
-    for (name, state) in servers.states() {
-        if let codewright_mcp::ServerState::Failed { error } = state {
-            notice(format!("MCP server {name} is not available: {error}"));
-        }
-    }
-    let (agent, refused) = Agent::with_tools(
+    let host = Host::new(
         Arc::new(Mutex::new(store)),
         home.to_path_buf(),
         AgentConfig {
             max_iterations: args.max_iterations,
             ..AgentConfig::default()
         },
-        servers.tools(),
     );
-    for why in refused {
-        notice(why);
-    }
-    // A server whose tools change mid-task (`tools/list_changed`) updates the agent's tools.
-    {
-        let _runtime = runtime.enter();
-        let agent = agent.clone();
-        servers.watch(move |tools| agent.set_tools(tools).into_iter().for_each(notice));
-    }
     let outcome = runtime.block_on(async move {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let handle = Arc::new(agent.start(
-            RunRequest {
-                task: task.id,
-                prompt: args.prompt.clone(),
-                model,
-                mode,
-                sandbox: args.sandbox,
-                compaction,
-            },
-            tx,
-        ));
-        let on_ctrl_c = handle.clone();
+        let mut rx = host.subscribe(Some(task_id));
+        let options = RunOptions {
+            model: args.model.clone(),
+            mode: Some(mode),
+            sandbox: args.sandbox,
+        };
+        host.send(task_id, args.prompt.clone(), options).await?;
+        let on_ctrl_c = host.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                on_ctrl_c.stop();
+                let _ = on_ctrl_c.stop(task_id);
             }
         });
         let mut outcome = RunOutcome::Failed;
@@ -182,7 +134,9 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
                     out(&format!("[{name}{}] {first}\n", if *is_error { " failed" } else { "" }));
                 }
                 AgentEvent::Notice { message, .. } if !json => eprintln!("codewright-cli: {message}"),
-                AgentEvent::Error { message, .. } if !json => eprintln!("codewright-cli: {message}"),
+                AgentEvent::Error { message, kind, .. } if !json => {
+                    eprintln!("codewright-cli: {message}{}", hint(*kind))
+                }
                 AgentEvent::ApprovalRequested { request } => {
                     let decision = if interactive {
                         let request = request.clone();
@@ -202,7 +156,8 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
                             )),
                         }
                     };
-                    handle.decide(request.id, decision);
+                    // Refused only if the run ended meanwhile (a stop): nothing to do.
+                    let _ = host.decide(task_id, request.id, decision);
                 }
                 AgentEvent::QuestionAsked { question } => {
                     let answer = if interactive {
@@ -226,25 +181,43 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
                     } else {
                         None
                     };
-                    handle.answer(question.id, answer);
+                    let _ = host.answer(task_id, question.id, answer);
                 }
-                AgentEvent::RunFinished { outcome: o, .. } => outcome = *o,
+                AgentEvent::RunFinished { outcome: o, .. } => {
+                    outcome = *o;
+                    break;
+                }
                 _ => {}
             }
         }
         if !json && !at_line_start {
             out("\n");
         }
-        servers.shutdown().await;
-        outcome
+        host.shutdown().await;
+        Ok::<_, HostError>(outcome)
     });
     // A prompt abandoned with Ctrl-C still waits for a line on the terminal; do not wait for it.
     runtime.shutdown_background();
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(e) => return Err(format!("{}{}", e.message, hint(e.kind))),
+    };
     Ok(match outcome {
         RunOutcome::Done | RunOutcome::Paused => ExitCode::SUCCESS,
         RunOutcome::Stopped => ExitCode::from(130),
         RunOutcome::Failed => ExitCode::FAILURE,
     })
+}
+
+/// What to do about an error, in the CLI's words.
+fn hint(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::NoModel => ": pass --model MODEL@PROVIDER, or set one with `codewright-cli models role main MODEL@PROVIDER`",
+        ErrorKind::MissingKey | ErrorKind::Auth => " (keep a key with `codewright-cli auth set PROVIDER`, or set the provider's environment variable)",
+        ErrorKind::UnknownModel => " (see `codewright-cli models list` and `codewright-cli providers list`)",
+        ErrorKind::ContextOverflow => " (`codewright-cli tasks compact ID` compacts it now)",
+        _ => "",
+    }
 }
 
 /// `tasks compact ID`: summarizes the task's older messages now.
@@ -258,9 +231,10 @@ pub fn compact(
     store.task(task).map_err(|e| e.to_string())?;
     let model_id = match model_id {
         Some(id) => Some(id.to_string()),
-        None => crate::providers::model_for(&store, ModelRole::Compaction)?.map(|(m, _)| m),
+        None => models::model_for(&store, ModelRole::Compaction)?.map(|(m, _)| m),
     };
-    let model = model(&store, model_id.as_deref())?;
+    let model = models::resolve(&store, model_id.as_deref())
+        .map_err(|e| format!("{}{}", e.message, hint(e.kind)))?;
     let agent = Agent::new(
         Arc::new(Mutex::new(store)),
         home.to_path_buf(),
@@ -364,23 +338,4 @@ fn title_of(prompt: &str) -> String {
         title.push('…');
     }
     title
-}
-
-/// The model to use: given, else the main role's.
-fn model(store: &Store, given: Option<&str>) -> Result<Model, String> {
-    let id = match given {
-        Some(id) => id.to_string(),
-        None => crate::providers::model_for(store, ModelRole::Main)?
-            .map(|(m, _)| m)
-            .ok_or("no model given and no main model set: pass --model MODEL@PROVIDER, or set one with `codewright-cli models role main MODEL@PROVIDER`")?,
-    };
-    let (_, provider_name) = parse_model_id(&id)?;
-    let provider = provider(store, provider_name)?;
-    let info = resolve_model(&id, &custom_models(store)?);
-    let (key, _) = find_key(&OsKeyring, &provider, |var| std::env::var(var).ok())?;
-    Ok(Model {
-        info,
-        provider,
-        key,
-    })
 }

@@ -3,13 +3,14 @@
 
 use crate::output::{table, to_json};
 use clap::Subcommand;
+use codewright_host::mcp::{environment_for, read_secret, secret_account};
 use codewright_llm::credentials::{OsKeyring, SecretStore};
 use codewright_mcp::{Connection, McpServers, ServerState};
 use codewright_protocol::ProjectId;
 use codewright_store::{McpServerRow, McpTransport, Store};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Subcommand)]
@@ -82,19 +83,6 @@ fn pairs(list: &[String], what: &str) -> Result<BTreeMap<String, String>, String
         .collect()
 }
 
-fn secret_account(server: &str, key: &str) -> String {
-    format!("mcp:{server}:{key}")
-}
-
-/// Reads a server's secret: the keyring, else the environment variable of the same name.
-pub fn read_secret(server: &str, key: &str) -> Option<String> {
-    OsKeyring
-        .get(&secret_account(server, key))
-        .ok()
-        .flatten()
-        .or_else(|| std::env::var(key).ok())
-}
-
 /// Saves a server, its secret values going to the keyring.
 fn save(
     store: &Store,
@@ -135,7 +123,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 }
 
 async fn connect(row: &McpServerRow) -> Result<Connection, String> {
-    let env = codewright_tools::login_environment();
+    let env = environment_for(std::iter::once(row));
     let endpoint = codewright_mcp::endpoint(row, &read_secret, env, None)?;
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     Connection::connect(
@@ -160,7 +148,7 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
                 let servers = McpServers::start(
                     &rows,
                     &read_secret,
-                    codewright_tools::login_environment(),
+                    environment_for(rows.iter().filter(|r| r.enabled)),
                     std::env::temp_dir(),
                 )
                 .await;
@@ -378,25 +366,4 @@ fn describe(t: &McpTransport) -> String {
         McpTransport::Http { url } => format!("http: {url}"),
         McpTransport::Sse { url } => format!("sse: {url}"),
     }
-}
-
-/// The enabled servers available in a project, connected, for `exec`.
-pub async fn start_for(
-    store: &Store,
-    project: ProjectId,
-    root: &Path,
-) -> Result<McpServers, String> {
-    let rows: Vec<McpServerRow> = store
-        .mcp_servers()
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .filter(|r| r.project.is_none_or(|p| p == project))
-        .collect();
-    Ok(McpServers::start(
-        &rows,
-        &read_secret,
-        codewright_tools::login_environment(),
-        root.to_path_buf(),
-    )
-    .await)
 }

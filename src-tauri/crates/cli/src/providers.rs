@@ -2,9 +2,10 @@
 
 use crate::output::{table, to_json};
 use clap::Subcommand;
-use codewright_llm::catalog::{builtin_models, parse_model_id, ModelInfo, Pricing};
+use codewright_host::models::{all_providers, custom_models, model_for, provider};
+use codewright_llm::catalog::{builtin_models, parse_model_id, ModelInfo};
 use codewright_llm::credentials::{find_key, KeySource, OsKeyring, SecretStore};
-use codewright_llm::{builtin_providers, ModelRole, Protocol, Provider};
+use codewright_llm::{ModelRole, Protocol, Provider};
 use codewright_store::{ModelRow, ProviderRow, Store};
 use std::io::Read;
 
@@ -64,80 +65,12 @@ pub enum ModelsCommand {
     },
 }
 
-/// The model the user chose for `role`, following fallbacks; `None` if none is set.
-pub fn model_for(store: &Store, role: ModelRole) -> Result<Option<(String, ModelRole)>, String> {
-    let mut chosen = Vec::new();
-    for r in ModelRole::ALL {
-        let value = store.setting(&r.setting_key()).map_err(|e| e.to_string())?;
-        chosen.push((r, value.and_then(|v| v.as_str().map(str::to_owned))));
-    }
-    Ok(role.resolve(|r| {
-        chosen
-            .iter()
-            .find(|(c, _)| *c == r)
-            .and_then(|(_, m)| m.clone())
-    }))
-}
-
 #[derive(Subcommand)]
 pub enum AuthCommand {
     /// Keep a provider's API key in the system keyring (the key is read from standard input).
     Set { provider: String },
     /// Remove a provider's key from the system keyring.
     Rm { provider: String },
-}
-
-/// Built-in providers plus the user's, which replace built-ins of the same name.
-pub fn all_providers(store: &Store) -> Result<Vec<Provider>, String> {
-    let mut all = builtin_providers();
-    for row in store.custom_providers().map_err(|e| e.to_string())? {
-        let protocol = Protocol::parse(&row.protocol)?;
-        let provider = Provider::new(
-            &row.name,
-            protocol,
-            &row.base_url,
-            row.api_key_env.as_deref(),
-        );
-        all.retain(|p| p.name != provider.name);
-        all.push(provider);
-    }
-    Ok(all)
-}
-
-/// The provider called `name`, or an error listing the known ones.
-pub fn provider(store: &Store, name: &str) -> Result<Provider, String> {
-    let all = all_providers(store)?;
-    let names: Vec<&str> = all.iter().map(|p| p.name.as_str()).collect();
-    all.iter().find(|p| p.name == name).cloned().ok_or_else(|| {
-        format!(
-            "unknown provider '{name}'; known: {} (add one with `codewright-cli providers add`)",
-            names.join(", ")
-        )
-    })
-}
-
-/// The user's model entries, as catalog entries.
-pub fn custom_models(store: &Store) -> Result<Vec<ModelInfo>, String> {
-    Ok(store
-        .custom_models()
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(|m| ModelInfo {
-            id: m.id,
-            context_window: m.context_window,
-            max_output: m.max_output,
-            tools: m.tools,
-            images: m.images,
-            thinking: m.thinking,
-            pricing: Pricing {
-                input: m.input_price,
-                output: m.output_price,
-                cache_read: m.cache_read_price,
-                cache_write: m.cache_write_price,
-            },
-            known: true,
-        })
-        .collect())
 }
 
 fn key_status(p: &Provider) -> String {

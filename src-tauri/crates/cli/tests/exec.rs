@@ -326,6 +326,6 @@ async fn sigkill_at_twenty_points_then_resume_loses_nothing() {
         repairs.answered
     );
     assert_eq!(repairs.dropped_results, 0);
-    assert_eq!(shown["task"]["status"], "idle");
+    assert_eq!(shown["task"]["status"], "completed");
     server.assert_clean();
 }

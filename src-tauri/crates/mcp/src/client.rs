@@ -122,7 +122,11 @@ impl ClientHandler for Handler {
             .roots
             .iter()
             .map(|p| {
-                json!({"uri": format!("file://{}", p.display()),
+                // Percent-encoded: a folder named "my app" or "项目" is still a valid URI.
+                let uri = url::Url::from_file_path(p)
+                    .map(String::from)
+                    .unwrap_or_else(|()| format!("file://{}", p.display()));
+                json!({"uri": uri,
                        "name": p.file_name().map(|n| n.to_string_lossy().into_owned())})
             })
             .collect();

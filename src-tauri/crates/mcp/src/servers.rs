@@ -37,7 +37,7 @@ pub enum ServerState {
 }
 
 /// Reads secret values (`mcp:<server>:<key>` in the keyring, or the environment).
-pub type Secrets<'a> = &'a dyn Fn(&str, &str) -> Option<String>;
+pub type Secrets<'a> = &'a (dyn Fn(&str, &str) -> Option<String> + Sync);
 
 /// One configured server of a run: how to reach it, its connection (made again on the next use
 /// after a crash), its tools and state.

@@ -256,7 +256,11 @@ async fn everything_server_over_legacy_sse() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filesystem_server_gets_the_project_as_its_root() {
-    let project = tempfile::tempdir().unwrap();
+    // A folder name with a space and CJK: the root's file:// URI must be percent-encoded.
+    let project = tempfile::Builder::new()
+        .prefix("my app 项目 ")
+        .tempdir()
+        .unwrap();
     let root = project.path().canonicalize().unwrap();
     std::fs::write(root.join("notes.txt"), "from the project\n").unwrap();
     let (tx, _rx) = mpsc::unbounded_channel();

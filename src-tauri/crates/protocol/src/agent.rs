@@ -2,7 +2,7 @@
 //! consumers of these events (the CLI's `exec --json` prints them one per line); the store is
 //! updated by the engine itself.
 
-use crate::{ApprovalRequest, Decision, Question, TaskId, ToolDetail, Usage};
+use crate::{ApprovalRequest, Decision, MessageId, Question, TaskId, ToolDetail, Usage};
 use serde::{Deserialize, Serialize};
 
 /// Where the loop is.
@@ -37,6 +37,47 @@ pub enum RunOutcome {
     Failed,
 }
 
+/// What kind of error ended a run or refused a request: front ends branch on it (which hint to
+/// show, whether to offer a retry); the message that comes with it is written for the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorKind {
+    /// The provider refused the key.
+    Auth,
+    /// The provider has no key to send.
+    MissingKey,
+    /// No model was chosen and no main model is set.
+    NoModel,
+    /// The model or provider name is not known.
+    UnknownModel,
+    RateLimit,
+    Overloaded,
+    ContextOverflow,
+    InvalidRequest,
+    NotFound,
+    Network,
+    StreamEndedEarly,
+    Provider,
+    /// The task is already running elsewhere (another window or process).
+    Busy,
+    /// The task is not running (stop, approve or answer came too late).
+    NotRunning,
+    /// The approval or question was already answered (another window, a stale dialog).
+    AlreadyAnswered,
+    /// The answer is not one the request offered (a broader rule than the user was shown).
+    NotOffered,
+    /// The message was empty, or there is nothing to continue.
+    BadInput,
+    /// A checkpoint could not be restored.
+    Checkpoint,
+    /// Compaction failed.
+    Compaction,
+    /// The database failed.
+    Store,
+    /// Anything else that kept the run from starting (a project folder gone, a lock file).
+    Setup,
+}
+
 /// One thing that happened in a running task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
@@ -52,6 +93,12 @@ pub enum AgentEvent {
         task_id: TaskId,
         iteration: u32,
         model: String,
+    },
+    /// The answer's message was created in the store (`message_id`); its deltas follow.
+    #[serde(rename_all = "camelCase")]
+    AnswerStarted {
+        task_id: TaskId,
+        message_id: MessageId,
     },
     #[serde(rename_all = "camelCase")]
     TextDelta { task_id: TaskId, text: String },
@@ -80,6 +127,9 @@ pub enum AgentEvent {
     },
     #[serde(rename_all = "camelCase")]
     QuestionAsked { question: Question },
+    /// A question was answered (or dropped by a stop).
+    #[serde(rename_all = "camelCase")]
+    QuestionAnswered { task_id: TaskId, id: u64 },
     /// Output a running tool produced (command output as it arrives).
     #[serde(rename_all = "camelCase")]
     ToolProgress {
@@ -121,7 +171,7 @@ pub enum AgentEvent {
     #[serde(rename_all = "camelCase")]
     Error {
         task_id: TaskId,
-        kind: String,
+        kind: ErrorKind,
         message: String,
     },
     /// The run ended.
@@ -130,4 +180,32 @@ pub enum AgentEvent {
         task_id: TaskId,
         outcome: RunOutcome,
     },
+}
+
+impl AgentEvent {
+    /// The task the event is about.
+    pub fn task_id(&self) -> TaskId {
+        use AgentEvent::*;
+        match self {
+            ApprovalRequested { request } => request.task_id,
+            QuestionAsked { question } => question.task_id,
+            RunStarted { task_id, .. }
+            | State { task_id, .. }
+            | Request { task_id, .. }
+            | AnswerStarted { task_id, .. }
+            | TextDelta { task_id, .. }
+            | ThinkingDelta { task_id, .. }
+            | ToolCallStarted { task_id, .. }
+            | ToolCallArguments { task_id, .. }
+            | ApprovalResolved { task_id, .. }
+            | QuestionAnswered { task_id, .. }
+            | ToolProgress { task_id, .. }
+            | ToolFinished { task_id, .. }
+            | Usage { task_id, .. }
+            | Compaction { task_id, .. }
+            | Notice { task_id, .. }
+            | Error { task_id, .. }
+            | RunFinished { task_id, .. } => *task_id,
+        }
+    }
 }

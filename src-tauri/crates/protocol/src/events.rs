@@ -1,10 +1,10 @@
 //! Events pushed to every front end. The store's change feed is their single source: whichever
 //! process wrote (this app, another window, the CLI), the same event reaches every open window.
 
-use crate::{Project, ProjectId, Task, TaskId};
+use crate::{MessageRecord, Project, ProjectId, Task, TaskId};
 use serde::{Deserialize, Serialize};
 
-/// A change to the stored projects or tasks.
+/// A change to the stored projects, tasks or messages.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum StoreEvent {
@@ -21,6 +21,9 @@ pub enum StoreEvent {
         task_id: TaskId,
         project_id: ProjectId,
     },
+    /// A message was added to a task or changed (streamed updates, the final write, marked
+    /// compacted); carries its current state.
+    MessageUpserted { message: MessageRecord },
     /// Changes were missed (the feed was pruned past this reader): reload everything.
     Resync,
 }

@@ -10,7 +10,7 @@ mod message;
 mod records;
 mod tools;
 
-pub use agent::{AgentEvent, AgentState, RunOutcome};
+pub use agent::{AgentEvent, AgentState, ErrorKind, RunOutcome};
 pub use conversation::{answer_every_call, Repairs};
 pub use events::StoreEvent;
 pub use ids::{MessageId, ProjectId, TaskId};

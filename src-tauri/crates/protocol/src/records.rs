@@ -37,6 +37,8 @@ pub struct ProjectSettings {
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     Idle,
+    /// Waiting for a free slot (too many tasks run at once).
+    Queued,
     Running,
     AwaitingApproval,
     Paused,
@@ -49,6 +51,7 @@ impl TaskStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             TaskStatus::Idle => "idle",
+            TaskStatus::Queued => "queued",
             TaskStatus::Running => "running",
             TaskStatus::AwaitingApproval => "awaiting_approval",
             TaskStatus::Paused => "paused",
@@ -61,6 +64,7 @@ impl TaskStatus {
     pub fn parse(s: &str) -> Option<Self> {
         [
             TaskStatus::Idle,
+            TaskStatus::Queued,
             TaskStatus::Running,
             TaskStatus::AwaitingApproval,
             TaskStatus::Paused,

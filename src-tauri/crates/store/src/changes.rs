@@ -2,7 +2,7 @@
 //! migration), read back as [`StoreEvent`]s. Any process can follow it with a cursor.
 
 use crate::{Result, Store};
-use codewright_protocol::{ProjectId, StoreEvent, TaskId};
+use codewright_protocol::{MessageId, ProjectId, StoreEvent, TaskId};
 use rusqlite::Connection;
 use std::collections::HashMap;
 
@@ -87,6 +87,10 @@ pub(crate) fn events_since(store: &Store, cursor: &mut i64) -> Result<Vec<StoreE
             ("task", false) => store
                 .find_task(TaskId(change.id))?
                 .map(|task| StoreEvent::TaskUpserted { task }),
+            // A deleted message goes with its task (whose deletion is its own event).
+            ("message", false) => store
+                .find_message(MessageId(change.id))?
+                .map(|message| StoreEvent::MessageUpserted { message }),
             _ => None,
         };
         events.extend(event);

@@ -8,6 +8,7 @@
 //!   [`Store::events_since`] turns into [`StoreEvent`]s for every open window.
 
 mod changes;
+mod checkpoints;
 mod error;
 mod mcp;
 mod messages;
@@ -19,6 +20,7 @@ mod settings;
 mod tasks;
 mod tools;
 
+pub use checkpoints::Checkpointer;
 pub use error::StoreError;
 pub use mcp::{McpServerRow, McpTransport};
 pub use messages::{

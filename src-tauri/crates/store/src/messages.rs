@@ -122,15 +122,17 @@ impl Store {
 
     /// One message.
     pub fn message(&self, id: MessageId) -> Result<MessageRecord> {
+        self.find_message(id)?.ok_or(StoreError::NotFound {
+            what: "message",
+            id: id.0,
+        })
+    }
+
+    pub(crate) fn find_message(&self, id: MessageId) -> Result<Option<MessageRecord>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!("SELECT {COLUMNS} FROM messages WHERE id = ?1"))?;
-        stmt.query_row([id.0], from_row)
-            .optional()?
-            .ok_or(StoreError::NotFound {
-                what: "message",
-                id: id.0,
-            })
+        Ok(stmt.query_row([id.0], from_row).optional()?)
     }
 
     /// Up to `limit` messages of a task, newest first, older than `before_seq` if given. Page

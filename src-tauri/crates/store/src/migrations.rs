@@ -16,6 +16,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0006_mcp.sql"),
     include_str!("../migrations/0007_files_seen.sql"),
     include_str!("../migrations/0008_project_settings.sql"),
+    include_str!("../migrations/0009_message_changes.sql"),
 ];
 
 /// The schema version this build writes.

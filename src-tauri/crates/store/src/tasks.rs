@@ -100,6 +100,39 @@ impl Store {
         Ok(())
     }
 
+    /// Records how full the model's context window is (0.0–1.0) after an answer.
+    pub fn set_context_usage(&self, id: TaskId, share: f64) -> Result<()> {
+        let changed = self.conn.execute(
+            "UPDATE tasks SET context_usage = ?1 WHERE id = ?2 AND context_usage != ?1",
+            params![share.clamp(0.0, 1.0), id.0],
+        )?;
+        if changed == 0 {
+            self.task(id)?;
+        }
+        Ok(())
+    }
+
+    /// Sets one of the task's settings (its model, its mode), keeping the others.
+    pub fn set_task_setting(
+        &self,
+        id: TaskId,
+        key: &str,
+        value: serde_json::Value,
+    ) -> Result<Task> {
+        let changed = self.conn.execute(
+            r#"UPDATE tasks SET settings = json_set(settings, '$."' || ?1 || '"', json(?2)), updated_at = ?3
+             WHERE id = ?4"#,
+            params![key, value.to_string(), now_ms(), id.0],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: "task",
+                id: id.0,
+            });
+        }
+        self.task(id)
+    }
+
     /// Replaces the task's plan.
     pub fn set_todos(&self, id: TaskId, todos: &[Todo]) -> Result<Task> {
         let json = serde_json::to_string(todos).expect("todos serialize");

@@ -417,3 +417,36 @@ fn project_settings_round_trip_and_keep_unknown_keys() {
     assert!(store.project_settings(missing).is_err());
     assert!(store.set_project_settings(missing, &on).is_err());
 }
+
+#[test]
+fn background_checkpoints_keep_the_log_short() {
+    let (dir, store) = fresh();
+    let p = store.add_project(&folder(dir.path(), "p"), None).unwrap();
+    let wal = dir.path().join(format!("{DB_FILE_NAME}-wal"));
+    let _checkpointer = store
+        .checkpoint_in_background(std::time::Duration::from_millis(20))
+        .unwrap();
+    // ~26 MB of messages (about 65 KB each with their index), in bursts of ten: without
+    // checkpoints, the log would hold all of it.
+    let task = store.add_task(p.id, "t").unwrap();
+    let text = "word ".repeat(800);
+    for i in 0..400 {
+        store
+            .append_message(
+                task.id,
+                &codewright_protocol::Message::user(format!("{i} {text}")),
+            )
+            .unwrap();
+        if i % 10 == 9 {
+            std::thread::sleep(std::time::Duration::from_millis(40));
+        }
+    }
+    let size = std::fs::metadata(&wal).unwrap().len();
+    assert!(size < 4_000_000, "the log grew to {size} bytes");
+    // This connection no longer checkpoints inline.
+    let inline: i64 = Connection::open(dir.path().join(DB_FILE_NAME))
+        .unwrap()
+        .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(inline, 1000, "other connections keep the default");
+}

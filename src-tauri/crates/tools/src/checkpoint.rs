@@ -185,7 +185,10 @@ impl Checkpoints {
                 .find(|c| c.id == from)
                 .map(|c| c.turn)
                 .ok_or_else(|| {
-                    format!("task {} has no checkpoint {from}; list them with `codewright-cli checkpoints list {}`", task.0, task.0)
+                    format!(
+                        "task {} has no checkpoint {from}; it may have been removed with its task",
+                        task.0
+                    )
                 })?;
             (
                 store

@@ -16,6 +16,8 @@ struct Entry {
 #[derive(Default)]
 pub struct Registry {
     entries: Vec<Entry>,
+    /// What providers are told, made once at registration (schemas are generated).
+    specs: Vec<ToolSpec>,
     by_name: HashMap<String, usize>,
 }
 
@@ -48,8 +50,14 @@ impl Registry {
         if self.by_name.contains_key(&name) {
             return Err(format!("a tool named {name} already exists"));
         }
-        let validator = jsonschema::validator_for(&tool.input_schema())
+        let input_schema = tool.input_schema();
+        let validator = jsonschema::validator_for(&input_schema)
             .map_err(|e| format!("the input schema of {name} is invalid: {e}"))?;
+        self.specs.push(ToolSpec {
+            name: name.clone(),
+            description: tool.description().to_string(),
+            input_schema,
+        });
         self.by_name.insert(name, self.entries.len());
         self.entries.push(Entry { tool, validator });
         Ok(())
@@ -61,15 +69,8 @@ impl Registry {
     }
 
     /// What providers are told about the tools, in registration order.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.entries
-            .iter()
-            .map(|e| ToolSpec {
-                name: e.tool.name().to_string(),
-                description: e.tool.description().to_string(),
-                input_schema: e.tool.input_schema(),
-            })
-            .collect()
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
     }
 
     /// Runs one call with the model's raw JSON `arguments`. Never panics: every problem is an

@@ -1,0 +1,449 @@
+//! What both front ends run, once: one [`Agent`], each project's MCP servers and tools (started
+//! when a task of the project first runs, stopped with the host), the running tasks, and model
+//! and key resolution. The CLI's `exec` and the desktop shell are thin adapters over a [`Host`]:
+//! commands in ([`Host::send`], [`Host::stop`], [`Host::decide`], …), events out
+//! ([`Host::subscribe`]).
+
+pub mod mcp;
+pub mod models;
+
+use codewright_agent::{Agent, AgentConfig, Refusal, RunRequest, TaskHandle};
+use codewright_mcp::{McpServers, ServerState};
+use codewright_protocol::{
+    AgentEvent, AgentState, ApprovalRequest, Checkpoint, Decision, ErrorKind, PermissionMode,
+    ProjectId, Question, TaskId,
+};
+use codewright_store::Store;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+
+/// An error a front end shows: a stable `kind` to branch on and a `message` written for the
+/// user (no command lines: each front end adds its own hint for the kind).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl HostError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> HostError {
+        HostError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for HostError {}
+
+/// For front ends that report errors as one line (the CLI).
+impl From<HostError> for String {
+    fn from(e: HostError) -> String {
+        e.message
+    }
+}
+
+fn store_error(e: codewright_store::StoreError) -> HostError {
+    HostError::new(ErrorKind::Store, e.to_string())
+}
+
+/// How a run goes, beyond what the task remembers.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// MODEL@PROVIDER; `None`: the task's model, else the main model.
+    pub model: Option<String>,
+    /// `None`: the task's mode, else normal.
+    pub mode: Option<PermissionMode>,
+    /// Run commands under the Landlock sandbox (also when the project says so; always in yolo).
+    pub sandbox: bool,
+}
+
+/// What [`Host::send`] did with a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sent {
+    /// True: the task was running; the message is queued for its next turn boundary.
+    pub steered: bool,
+}
+
+/// What a task remembers between runs: its model and mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskOptions {
+    pub model: Option<String>,
+    pub mode: PermissionMode,
+}
+
+/// A running task as a window opened now needs it: where it is and what waits for the user.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Running {
+    pub state: AgentState,
+    pub approvals: Vec<ApprovalRequest>,
+    pub questions: Vec<Question>,
+}
+
+/// Runs tasks for one front end. Cheap to clone.
+#[derive(Clone)]
+pub struct Host {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<Mutex<Store>>,
+    home: PathBuf,
+    agent: Agent,
+    /// Each project's MCP servers, once a task of it ran (a failed start is kept too, so it is
+    /// not retried on every message; its notice says so).
+    servers: tokio::sync::Mutex<HashMap<ProjectId, Arc<McpServers>>>,
+    runs: Mutex<HashMap<TaskId, Arc<TaskHandle>>>,
+    /// Who hears which task's events (`None`: every task).
+    subscribers: Mutex<Vec<(Option<TaskId>, UnboundedSender<AgentEvent>)>>,
+}
+
+impl Inner {
+    fn publish(&self, event: &AgentEvent) {
+        let task = event.task_id();
+        self.subscribers
+            .lock()
+            .expect("subscribers lock")
+            .retain(|(filter, tx)| {
+                filter.is_some_and(|f| f != task) || tx.send(event.clone()).is_ok()
+            });
+    }
+
+    fn notice(&self, task: TaskId, message: String) {
+        self.publish(&AgentEvent::Notice {
+            task_id: task,
+            message,
+        });
+    }
+
+    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.store.lock().expect("store lock")
+    }
+
+    /// The running handle of a task, if a run is live.
+    fn run(&self, task: TaskId) -> Option<Arc<TaskHandle>> {
+        self.runs
+            .lock()
+            .expect("runs lock")
+            .get(&task)
+            .filter(|h| !h.is_finished())
+            .cloned()
+    }
+}
+
+impl Host {
+    pub fn new(store: Arc<Mutex<Store>>, home: PathBuf, config: AgentConfig) -> Host {
+        let agent = Agent::new(store.clone(), home.clone(), config);
+        Host {
+            inner: Arc::new(Inner {
+                store,
+                home,
+                agent,
+                servers: tokio::sync::Mutex::new(HashMap::new()),
+                runs: Mutex::new(HashMap::new()),
+                subscribers: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// The store the host writes through.
+    pub fn store(&self) -> &Arc<Mutex<Store>> {
+        &self.inner.store
+    }
+
+    /// The events of one task (or of every task), from now on, in order.
+    pub fn subscribe(&self, task: Option<TaskId>) -> UnboundedReceiver<AgentEvent> {
+        let (tx, rx) = unbounded_channel();
+        self.inner
+            .subscribers
+            .lock()
+            .expect("subscribers lock")
+            .push((task, tx));
+        rx
+    }
+
+    /// Sends the user's message: steers the task's running run (delivered at its next turn
+    /// boundary), or starts a run with it. `None` continues the task as it is (after a pause,
+    /// a stop or a crash). Must be called on a tokio runtime.
+    pub async fn send(
+        &self,
+        task: TaskId,
+        text: Option<String>,
+        options: RunOptions,
+    ) -> Result<Sent, HostError> {
+        let text = match text {
+            Some(text) if text.trim().is_empty() => {
+                return Err(HostError::new(
+                    ErrorKind::BadInput,
+                    "the message is empty; say what the agent should do",
+                ))
+            }
+            Some(text) => match self.inner.run(task) {
+                Some(handle) => match handle.steer(text) {
+                    Ok(()) => return Ok(Sent { steered: true }),
+                    // The run ended meanwhile: the text starts the next one.
+                    Err(text) => Some(text),
+                },
+                None => Some(text),
+            },
+            None => None,
+        };
+        let (project, root, remembered) = {
+            let store = self.inner.store();
+            let t = store.task(task).map_err(store_error)?;
+            let project = store.project(t.project_id).map_err(store_error)?;
+            (project.id, PathBuf::from(project.root_path), options_of(&t))
+        };
+        let (model, compaction) = {
+            let store = self.inner.store();
+            let model = models::resolve(
+                &store,
+                options.model.as_deref().or(remembered.model.as_deref()),
+            )?;
+            let compaction = models::compaction_model(&store, &model)?;
+            (model, compaction)
+        };
+        self.ensure_servers(task, project, &root).await?;
+        // Checked again with the runs locked: a message sent twice at once starts one run.
+        let mut runs = self.inner.runs.lock().expect("runs lock");
+        if let (Some(handle), Some(t)) = (runs.get(&task).filter(|h| !h.is_finished()), &text) {
+            if handle.steer(t.clone()).is_ok() {
+                return Ok(Sent { steered: true });
+            }
+        }
+        let (tx, mut rx) = unbounded_channel();
+        let handle = Arc::new(self.inner.agent.start(
+            RunRequest {
+                task,
+                prompt: text,
+                model,
+                mode: options.mode.unwrap_or(remembered.mode),
+                sandbox: options.sandbox,
+                compaction,
+            },
+            tx,
+        ));
+        runs.insert(task, handle.clone());
+        drop(runs);
+        let inner = self.inner.clone();
+        tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                if let AgentEvent::RunFinished { .. } = event {
+                    let mut runs = inner.runs.lock().expect("runs lock");
+                    if runs.get(&task).is_some_and(|h| Arc::ptr_eq(h, &handle)) {
+                        runs.remove(&task);
+                    }
+                }
+                inner.publish(&event);
+            }
+        });
+        Ok(Sent { steered: false })
+    }
+
+    /// Starts the project's MCP servers and gives the agent their tools, the first time.
+    async fn ensure_servers(
+        &self,
+        task: TaskId,
+        project: ProjectId,
+        root: &Path,
+    ) -> Result<(), HostError> {
+        let mut servers = self.inner.servers.lock().await;
+        if servers.contains_key(&project) {
+            return Ok(());
+        }
+        let rows = mcp::servers_for(&self.inner.store(), project)?;
+        let started = Arc::new(mcp::start(&rows, root).await);
+        for (name, state) in started.states() {
+            if let ServerState::Failed { error } = state {
+                self.inner
+                    .notice(task, format!("MCP server {name} is not available: {error}"));
+            }
+        }
+        for why in self.inner.agent.set_tools(project, started.tools()) {
+            self.inner.notice(task, why);
+        }
+        // A server whose tools change mid-task (`tools/list_changed`) updates the project's tools.
+        let agent = self.inner.agent.clone();
+        let inner = Arc::downgrade(&self.inner);
+        started.watch(move |tools| {
+            for why in agent.set_tools(project, tools) {
+                if let Some(inner) = inner.upgrade() {
+                    inner.notice(task, why);
+                }
+            }
+        });
+        servers.insert(project, started);
+        Ok(())
+    }
+
+    /// Stops the task's run: streaming ends (what arrived is kept), tools are killed, waiting
+    /// approvals are rejected.
+    pub fn stop(&self, task: TaskId) -> Result<(), HostError> {
+        match self.inner.run(task) {
+            Some(handle) => {
+                handle.stop();
+                Ok(())
+            }
+            None => Err(HostError::new(
+                ErrorKind::NotRunning,
+                "the task is not running here",
+            )),
+        }
+    }
+
+    /// Answers an approval request of the task. Refused, changing nothing, when it no longer
+    /// waits or when the decision is not one the request offered.
+    pub fn decide(&self, task: TaskId, id: u64, decision: Decision) -> Result<(), HostError> {
+        let handle = self.inner.run(task).ok_or_else(already_answered)?;
+        handle.decide(id, decision).map_err(refusal)
+    }
+
+    /// Answers a question of the task (`None`: no answer).
+    pub fn answer(&self, task: TaskId, id: u64, answer: Option<String>) -> Result<(), HostError> {
+        let handle = self.inner.run(task).ok_or_else(already_answered)?;
+        handle.answer(id, answer).map_err(refusal)
+    }
+
+    /// The task's run, if one is live here: its state and what waits for the user.
+    pub fn running(&self, task: TaskId) -> Option<Running> {
+        let handle = self.inner.run(task)?;
+        let (approvals, questions) = handle.waiting();
+        Some(Running {
+            state: handle.state(),
+            approvals,
+            questions,
+        })
+    }
+
+    /// Restores the files of a checkpoint (a turn's, or a restore's: that undoes the restore).
+    /// Returns the checkpoint that undoes this restore.
+    pub fn restore(&self, task: TaskId, checkpoint: i64) -> Result<Checkpoint, HostError> {
+        if self.inner.run(task).is_some() {
+            return Err(HostError::new(
+                ErrorKind::Busy,
+                "the task is running; stop it before restoring files",
+            ));
+        }
+        let checkpoints =
+            codewright_tools::Checkpoints::new(&self.inner.home, self.inner.store.clone());
+        let restored = checkpoints
+            .restore(task, checkpoint)
+            .map_err(|e| HostError::new(ErrorKind::Checkpoint, e))?;
+        self.inner
+            .store()
+            .checkpoints(task)
+            .map_err(store_error)?
+            .into_iter()
+            .find(|c| c.id == restored.undo_checkpoint)
+            .ok_or_else(|| HostError::new(ErrorKind::Checkpoint, "the restore was not recorded"))
+    }
+
+    /// The task's remembered model and mode.
+    pub fn options(&self, task: TaskId) -> Result<TaskOptions, HostError> {
+        let task = self.inner.store().task(task).map_err(store_error)?;
+        Ok(options_of(&task))
+    }
+
+    /// Remembers the task's model (checked: it must resolve, key included) and mode.
+    pub fn set_options(
+        &self,
+        task: TaskId,
+        model: Option<String>,
+        mode: PermissionMode,
+    ) -> Result<TaskOptions, HostError> {
+        let store = self.inner.store();
+        if let Some(model) = &model {
+            models::resolve(&store, Some(model))?;
+        }
+        let value = model.map_or(serde_json::Value::Null, serde_json::Value::String);
+        store
+            .set_task_setting(task, "model", value)
+            .map_err(store_error)?;
+        let t = store
+            .set_task_setting(task, "mode", mode.as_str().into())
+            .map_err(store_error)?;
+        Ok(options_of(&t))
+    }
+
+    /// Stops every run, ends the tasks' background processes, and shuts the MCP servers down.
+    pub async fn shutdown(&self) {
+        let runs: Vec<Arc<TaskHandle>> = self
+            .inner
+            .runs
+            .lock()
+            .expect("runs lock")
+            .drain()
+            .map(|(_, h)| h)
+            .collect();
+        for handle in &runs {
+            handle.stop();
+        }
+        for handle in runs {
+            if let Ok(handle) = Arc::try_unwrap(handle) {
+                handle.wait().await;
+            }
+        }
+        let servers: Vec<Arc<McpServers>> = self
+            .inner
+            .servers
+            .lock()
+            .await
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
+        for servers in servers {
+            servers.shutdown().await;
+        }
+    }
+
+    /// Ends what a task left running (background processes); call when it is deleted.
+    pub fn close_task(&self, task: TaskId) {
+        if let Some(handle) = self.inner.run(task) {
+            handle.stop();
+        }
+        self.inner.agent.close_task(task);
+    }
+}
+
+fn options_of(task: &codewright_protocol::Task) -> TaskOptions {
+    TaskOptions {
+        model: task
+            .settings
+            .get("model")
+            .and_then(|m| m.as_str())
+            .map(String::from),
+        mode: task
+            .settings
+            .get("mode")
+            .and_then(|m| m.as_str())
+            .and_then(PermissionMode::parse)
+            .unwrap_or_default(),
+    }
+}
+
+fn already_answered() -> HostError {
+    refusal(Refusal::AlreadyAnswered)
+}
+
+fn refusal(refusal: Refusal) -> HostError {
+    match refusal {
+        Refusal::AlreadyAnswered => HostError::new(
+            ErrorKind::AlreadyAnswered,
+            "this was already answered (in another window), or the run it belonged to has ended",
+        ),
+        Refusal::NotOffered(why) => HostError::new(ErrorKind::NotOffered, why),
+    }
+}

@@ -1,0 +1,60 @@
+//! Each project's MCP servers, as the agent's tools: the enabled ones (global and the project's)
+//! are started when a task of the project first runs, with their secrets from the keyring and,
+//! for stdio servers, the login shell's environment; they stop with the host.
+
+use crate::HostError;
+use codewright_llm::credentials::{OsKeyring, SecretStore};
+use codewright_mcp::McpServers;
+use codewright_protocol::{ErrorKind, ProjectId};
+use codewright_store::{McpServerRow, McpTransport, Store};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The keyring account of a server's secret value (a header or an env variable).
+pub fn secret_account(server: &str, key: &str) -> String {
+    format!("mcp:{server}:{key}")
+}
+
+/// A server's secret value: from the keyring, else the environment variable of the same name.
+pub fn read_secret(server: &str, key: &str) -> Option<String> {
+    OsKeyring
+        .get(&secret_account(server, key))
+        .ok()
+        .flatten()
+        .or_else(|| std::env::var(key).ok())
+}
+
+/// The environment stdio servers start with: the login shell's (captured once, ~0.1 s) — only
+/// when one of the servers about to start (`rows`) needs it.
+pub fn environment_for<'a>(
+    mut rows: impl Iterator<Item = &'a McpServerRow>,
+) -> &'static HashMap<String, String> {
+    static NONE: std::sync::OnceLock<HashMap<String, String>> = std::sync::OnceLock::new();
+    if rows.any(|r| matches!(r.transport, McpTransport::Stdio { .. })) {
+        codewright_tools::login_environment()
+    } else {
+        NONE.get_or_init(HashMap::new)
+    }
+}
+
+/// The servers configured for a project: the global ones and its own.
+pub fn servers_for(store: &Store, project: ProjectId) -> Result<Vec<McpServerRow>, HostError> {
+    Ok(store
+        .mcp_servers()
+        .map_err(|e| HostError::new(ErrorKind::Store, e.to_string()))?
+        .into_iter()
+        .filter(|r| r.project.is_none_or(|p| p == project))
+        .collect())
+}
+
+/// Connects the enabled ones of `rows` (in parallel), rooted at the project. A server that fails
+/// is in the result with its error, not an error of the whole.
+pub async fn start(rows: &[McpServerRow], root: &Path) -> McpServers {
+    McpServers::start(
+        rows,
+        &read_secret,
+        environment_for(rows.iter().filter(|r| r.enabled)),
+        root.to_path_buf(),
+    )
+    .await
+}

@@ -1,0 +1,158 @@
+//! Who Codewright talks to and with which key: built-in and custom providers, the model catalog
+//! with the user's models, the roles (main, small, compaction), and the [`Model`] a run uses.
+
+use crate::HostError;
+use codewright_agent::Model;
+use codewright_llm::catalog::{builtin_models, parse_model_id, resolve_model, ModelInfo, Pricing};
+use codewright_llm::credentials::{find_key, OsKeyring};
+use codewright_llm::{builtin_providers, ModelRole, Protocol, Provider};
+use codewright_protocol::ErrorKind;
+use codewright_store::Store;
+use serde::Serialize;
+
+fn store_error(e: codewright_store::StoreError) -> HostError {
+    HostError::new(ErrorKind::Store, e.to_string())
+}
+
+/// The model the user chose for `role`, following fallbacks; `None` if none is set.
+pub fn model_for(store: &Store, role: ModelRole) -> Result<Option<(String, ModelRole)>, HostError> {
+    let mut chosen = Vec::new();
+    for r in ModelRole::ALL {
+        let value = store.setting(&r.setting_key()).map_err(store_error)?;
+        chosen.push((r, value.and_then(|v| v.as_str().map(str::to_owned))));
+    }
+    Ok(role.resolve(|r| {
+        chosen
+            .iter()
+            .find(|(c, _)| *c == r)
+            .and_then(|(_, m)| m.clone())
+    }))
+}
+
+/// Built-in providers plus the user's, which replace built-ins of the same name.
+pub fn all_providers(store: &Store) -> Result<Vec<Provider>, HostError> {
+    let mut all = builtin_providers();
+    for row in store.custom_providers().map_err(store_error)? {
+        let protocol = Protocol::parse(&row.protocol)
+            .map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
+        let provider = Provider::new(
+            &row.name,
+            protocol,
+            &row.base_url,
+            row.api_key_env.as_deref(),
+        );
+        all.retain(|p| p.name != provider.name);
+        all.push(provider);
+    }
+    Ok(all)
+}
+
+/// A provider by name.
+pub fn provider(store: &Store, name: &str) -> Result<Provider, HostError> {
+    let all = all_providers(store)?;
+    let names: Vec<&str> = all.iter().map(|p| p.name.as_str()).collect();
+    all.iter().find(|p| p.name == name).cloned().ok_or_else(|| {
+        HostError::new(
+            ErrorKind::UnknownModel,
+            format!(
+                "unknown provider '{name}'; known: {}. Add it as a custom provider first",
+                names.join(", ")
+            ),
+        )
+    })
+}
+
+/// The user's model entries, as catalog entries.
+pub fn custom_models(store: &Store) -> Result<Vec<ModelInfo>, HostError> {
+    Ok(store
+        .custom_models()
+        .map_err(store_error)?
+        .into_iter()
+        .map(|m| ModelInfo {
+            id: m.id,
+            context_window: m.context_window,
+            max_output: m.max_output,
+            tools: m.tools,
+            images: m.images,
+            thinking: m.thinking,
+            pricing: Pricing {
+                input: m.input_price,
+                output: m.output_price,
+                cache_read: m.cache_read_price,
+                cache_write: m.cache_write_price,
+            },
+            known: true,
+        })
+        .collect())
+}
+
+/// The model to run: `given` (MODEL@PROVIDER), else the main role's; with its provider and key.
+pub fn resolve(store: &Store, given: Option<&str>) -> Result<Model, HostError> {
+    let id = match given {
+        Some(id) => id.to_string(),
+        None => model_for(store, ModelRole::Main)?
+            .map(|(m, _)| m)
+            .ok_or_else(|| {
+                HostError::new(
+                    ErrorKind::NoModel,
+                    "no model is chosen for this task and no main model is set",
+                )
+            })?,
+    };
+    let (_, provider_name) =
+        parse_model_id(&id).map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
+    let provider = provider(store, provider_name)?;
+    let info = resolve_model(&id, &custom_models(store)?);
+    let (key, _) = find_key(&OsKeyring, &provider, |var| std::env::var(var).ok())
+        .map_err(|e| HostError::new(ErrorKind::MissingKey, e))?;
+    Ok(Model {
+        info,
+        provider,
+        key,
+    })
+}
+
+/// The model that writes compaction summaries, when the compaction role names another than
+/// `main`.
+pub fn compaction_model(store: &Store, main: &Model) -> Result<Option<Model>, HostError> {
+    match model_for(store, ModelRole::Compaction)? {
+        Some((id, ModelRole::Compaction)) if id != main.info.id => {
+            resolve(store, Some(&id)).map(Some).map_err(|e| {
+                HostError::new(
+                    e.kind,
+                    format!("the compaction model {id} cannot be used: {}", e.message),
+                )
+            })
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A model a user can choose, for pickers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChoice {
+    /// MODEL@PROVIDER.
+    pub id: String,
+    pub context_window: u64,
+}
+
+/// The catalog's models and the user's own, the user's first.
+pub fn choices(store: &Store) -> Result<Vec<ModelChoice>, HostError> {
+    let custom = custom_models(store)?;
+    let builtin = builtin_models();
+    let mut all: Vec<ModelChoice> = custom
+        .iter()
+        .chain(
+            builtin
+                .iter()
+                .filter(|m| !custom.iter().any(|c| c.id == m.id)),
+        )
+        .map(|m| ModelChoice {
+            id: m.id.clone(),
+            context_window: m.context_window,
+        })
+        .collect();
+    all.dedup_by(|a, b| a.id == b.id);
+    Ok(all)
+}

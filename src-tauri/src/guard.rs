@@ -1,0 +1,38 @@
+//! One guard in front of every command: a task window acts only on its own task. Whatever task
+//! id a task window sends (`taskId`, or `id` for the commands on task records) must be its own,
+//! or the command is refused before it runs. Which commands a window may call at all is set by
+//! its capability in tauri.conf.json.
+
+use crate::commands::CommandError;
+use crate::windows;
+use tauri::ipc::{Invoke, InvokeBody};
+use tauri::Runtime;
+
+/// Commands whose `id` argument is a task id.
+const TASK_RECORD_COMMANDS: &[&str] = &["get_task", "rename_task", "delete_task", "open_task"];
+
+/// `Err` when a task window names another task than its own.
+pub(crate) fn check<R: Runtime>(invoke: &Invoke<R>) -> Result<(), CommandError> {
+    let label = invoke.message.webview().label().to_string();
+    let Some(own) = label.strip_prefix(windows::TASK_PREFIX) else {
+        return Ok(());
+    };
+    let InvokeBody::Json(args) = invoke.message.payload() else {
+        return Ok(());
+    };
+    let command = invoke.message.command();
+    let named = args.get("taskId").or_else(|| {
+        TASK_RECORD_COMMANDS
+            .contains(&command)
+            .then(|| args.get("id"))
+            .flatten()
+    });
+    match named {
+        Some(id) if id.to_string() != own => Err(CommandError {
+            kind: "denied".into(),
+            message: format!("this window shows task {own} and cannot act on task {id}"),
+            fatal: false,
+        }),
+        _ => Ok(()),
+    }
+}

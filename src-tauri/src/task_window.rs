@@ -1,0 +1,208 @@
+//! The commands of a task window: read its conversation, send, stop, answer approvals and
+//! questions, choose model and mode, restore checkpoints, render Markdown, open a link. Each is a
+//! thin call into the host; the guard (`guard.rs`) has already checked that a task window names
+//! only its own task.
+
+use crate::commands::{CommandError, Result};
+use crate::markdown::{self, Rendered};
+use crate::AppState;
+use codewright_host::models::ModelChoice;
+use codewright_host::{HostError, RunOptions, Running, Sent, TaskOptions};
+use codewright_protocol::{
+    ApprovalRequest, Checkpoint, Decision, MessageRecord, PermissionMode, Question, Task, TaskId,
+};
+use serde::Serialize;
+use tauri::State;
+
+/// Messages a window loads at a time (the newest first, older ones as the user scrolls up).
+const PAGE: usize = 50;
+
+impl From<HostError> for CommandError {
+    fn from(e: HostError) -> Self {
+        let kind = serde_json::to_value(e.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_else(|| "host".into());
+        CommandError {
+            kind,
+            message: e.message,
+            fatal: false,
+        }
+    }
+}
+
+/// Everything a task window shows when it opens.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskView {
+    pub task: Task,
+    /// The newest page, oldest first.
+    pub messages: Vec<MessageRecord>,
+    pub has_older: bool,
+    /// Where the run is, when one is live in this app (`None`: not running here).
+    pub state: Option<codewright_protocol::AgentState>,
+    /// Approvals and questions waiting now: a reopened window shows them again.
+    pub approvals: Vec<ApprovalRequest>,
+    pub questions: Vec<Question>,
+    pub checkpoints: Vec<Checkpoint>,
+    pub options: TaskOptions,
+    pub models: Vec<ModelChoice>,
+}
+
+#[tauri::command]
+pub fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<TaskView> {
+    let host = state.host()?;
+    let (task, mut messages, checkpoints) = {
+        let store = state.store()?;
+        (
+            store.task(task_id)?,
+            store.messages(task_id, None, PAGE + 1)?,
+            store.checkpoints(task_id)?,
+        )
+    };
+    let has_older = messages.len() > PAGE;
+    messages.truncate(PAGE);
+    messages.reverse();
+    let running = host.running(task_id);
+    let models = {
+        let store = state.store()?;
+        codewright_host::models::choices(&store)?
+    };
+    let (state_now, approvals, questions) = match running {
+        Some(Running {
+            state,
+            approvals,
+            questions,
+        }) => (Some(state), approvals, questions),
+        None => (None, Vec::new(), Vec::new()),
+    };
+    Ok(TaskView {
+        task,
+        messages,
+        has_older,
+        state: state_now,
+        approvals,
+        questions,
+        checkpoints,
+        options: host.options(task_id)?,
+        models,
+    })
+}
+
+/// Older messages than `before_seq`, oldest first.
+#[tauri::command]
+pub fn older_messages(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    before_seq: i64,
+    limit: Option<usize>,
+) -> Result<Vec<MessageRecord>> {
+    let mut page =
+        state
+            .store()?
+            .messages(task_id, Some(before_seq), limit.unwrap_or(PAGE).min(500))?;
+    page.reverse();
+    Ok(page)
+}
+
+/// Sends the user's message: starts a run, or steers the running one.
+#[tauri::command]
+pub async fn send_message(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    text: String,
+) -> Result<Sent> {
+    let host = state.host()?.clone();
+    let sent = host
+        .send(task_id, Some(text), RunOptions::default())
+        .await?;
+    state.changed();
+    Ok(sent)
+}
+
+#[tauri::command]
+pub fn stop_task(state: State<'_, AppState>, task_id: TaskId) -> Result<()> {
+    Ok(state.host()?.stop(task_id)?)
+}
+
+#[tauri::command]
+pub fn decide_approval(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    id: u64,
+    decision: Decision,
+) -> Result<()> {
+    Ok(state.host()?.decide(task_id, id, decision)?)
+}
+
+#[tauri::command]
+pub fn answer_question(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    id: u64,
+    answer: Option<String>,
+) -> Result<()> {
+    Ok(state.host()?.answer(task_id, id, answer)?)
+}
+
+/// Remembers the task's model and mode.
+#[tauri::command]
+pub fn set_task_options(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    model: Option<String>,
+    mode: PermissionMode,
+) -> Result<TaskOptions> {
+    let model = model.filter(|m| !m.trim().is_empty());
+    let options = state.host()?.set_options(task_id, model, mode)?;
+    state.changed();
+    Ok(options)
+}
+
+/// Puts back the files of a checkpoint; returns the checkpoint that undoes it.
+#[tauri::command]
+pub fn restore_checkpoint(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    checkpoint_id: i64,
+) -> Result<Checkpoint> {
+    let undo = state.host()?.restore(task_id, checkpoint_id)?;
+    state.changed();
+    Ok(undo)
+}
+
+/// Renders (a part of) an assistant message's Markdown as sanitized HTML.
+#[tauri::command]
+pub fn render_markdown(text: String, done: bool) -> Rendered {
+    markdown::render(&text, done)
+}
+
+/// Opens an http(s) or mailto link in the system browser (the window asked the user first).
+#[tauri::command]
+pub fn open_link(task_id: TaskId, url: String) -> Result<()> {
+    let _ = task_id; // for the guard: only the window of this task asks
+    let allowed = ["http://", "https://", "mailto:"]
+        .iter()
+        .any(|scheme| url.to_ascii_lowercase().starts_with(scheme));
+    if !allowed {
+        return Err(CommandError {
+            kind: "badLink".into(),
+            message: format!("only web and mail links can be opened, not {url}"),
+            fatal: false,
+        });
+    }
+    std::process::Command::new("xdg-open")
+        .arg(&url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(drop)
+        .map_err(|e| CommandError {
+            kind: "badLink".into(),
+            message: format!(
+                "the browser could not be started ({e}); copy the link instead: {url}"
+            ),
+            fatal: false,
+        })
+}

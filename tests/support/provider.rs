@@ -1,0 +1,138 @@
+//! A scripted model provider for the end-to-end tests: a local HTTP server speaking OpenAI Chat
+//! Completions (streamed), answering each request as the test's script says and keeping every
+//! request body, so a test can check what reached the model.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One answer.
+pub enum Reply {
+    /// Text, streamed a few words at a time.
+    Text(String),
+    /// Tool calls: (tool name, arguments).
+    Calls(Vec<(&'static str, Value)>),
+    /// Text streamed slowly (one word every `ms`).
+    Paced(String, u64),
+    /// Some text, then nothing more until the client goes away (for stop mid-stream).
+    Hang(String),
+}
+
+pub type Script = Box<dyn Fn(usize, &Value) -> Reply + Send + Sync>;
+
+pub struct Provider {
+    pub port: u16,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Provider {
+    pub fn start(script: Script) -> Provider {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(script);
+        let seen = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (seen, script) = (seen.clone(), script.clone());
+                std::thread::spawn(move || {
+                    let _ = serve(stream, &seen, &script);
+                });
+            }
+        });
+        Provider { port, requests }
+    }
+
+    /// Every request body so far, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// The OpenAI-compatible base URL.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+}
+
+fn serve(stream: TcpStream, seen: &Mutex<Vec<Value>>, script: &Script) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let line = line.trim_end().to_ascii_lowercase();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let index = {
+        let mut all = seen.lock().unwrap();
+        all.push(body.clone());
+        all.len() - 1
+    };
+    let reply = script(index, &body);
+    let mut out = stream;
+    out.write_all(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+    )?;
+    let send = |out: &mut TcpStream, delta: Value, finish: Option<&str>| {
+        let chunk = json!({"id": "chatcmpl-e2e", "object": "chat.completion.chunk", "model": "e2e",
+                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        out.write_all(format!("data: {chunk}\n\n").as_bytes())
+            .and_then(|()| out.flush())
+    };
+    send(&mut out, json!({"role": "assistant", "content": ""}), None)?;
+    let finish = match reply {
+        Reply::Text(text) => {
+            for piece in text.split_inclusive(' ') {
+                send(&mut out, json!({"content": piece}), None)?;
+            }
+            "stop"
+        }
+        Reply::Paced(text, ms) => {
+            for piece in text.split_inclusive(' ') {
+                std::thread::sleep(Duration::from_millis(ms));
+                send(&mut out, json!({"content": piece}), None)?;
+            }
+            "stop"
+        }
+        Reply::Hang(text) => {
+            send(&mut out, json!({"content": text}), None)?;
+            // Until the client hangs up (a write fails) or a minute passes.
+            for _ in 0..600 {
+                std::thread::sleep(Duration::from_millis(100));
+                if out.write_all(b": keep-alive\n\n").is_err() {
+                    return Ok(());
+                }
+            }
+            return Ok(());
+        }
+        Reply::Calls(calls) => {
+            for (n, (name, args)) in calls.iter().enumerate() {
+                let id = format!("call_{index}_{n}");
+                send(
+                    &mut out,
+                    json!({"tool_calls": [{"index": n, "id": id, "type": "function",
+                                           "function": {"name": name, "arguments": args.to_string()}}]}),
+                    None,
+                )?;
+            }
+            "tool_calls"
+        }
+    };
+    send(&mut out, json!({}), Some(finish))?;
+    let usage = json!({"id": "chatcmpl-e2e", "object": "chat.completion.chunk", "choices": [],
+                       "usage": {"prompt_tokens": 1200, "completion_tokens": 30}});
+    out.write_all(format!("data: {usage}\n\ndata: [DONE]\n\n").as_bytes())?;
+    out.flush()
+}

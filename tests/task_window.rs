@@ -1,0 +1,555 @@
+//! End-to-end: a task window runs the agent. The real app under a private Xvfb, driven over
+//! WebDriver with real clicks and keys; the model is a scripted provider over HTTP; every step is
+//! checked on what the window shows and on disk, and a screenshot of it is kept.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use support::provider::{Provider, Reply};
+use support::webdriver::Session;
+use support::{cli, save_screenshot, Desktop};
+
+const WAIT: Duration = Duration::from_secs(15);
+const ENTER: &str = "\u{E007}";
+
+/// What the user said last in a request (the prompt, or a tool result's text).
+fn last_tool_result(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "tool"))
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default()
+}
+
+fn user_texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect()
+}
+
+/// A data folder with a project (a folder with a name that needs quoting) and one task, and the
+/// scripted provider as the main model.
+fn setup(data: &Path, folder: &Path, provider: &Provider) -> String {
+    std::fs::create_dir_all(folder).unwrap();
+    cli(data, &["projects", "add", folder.to_str().unwrap()]);
+    let projects: Value =
+        serde_json::from_str(&cli(data, &["projects", "list", "--json"])).unwrap();
+    let project = projects[0]["id"].to_string();
+    cli(
+        data,
+        &[
+            "providers",
+            "add",
+            "scripted",
+            "--protocol",
+            "openai",
+            "--base-url",
+            &provider.base_url(),
+            "--api-key-env",
+            "CODEWRIGHT_E2E_KEY",
+        ],
+    );
+    cli(
+        data,
+        &["models", "add", "e2e-model@scripted", "--context", "100000"],
+    );
+    cli(data, &["models", "role", "main", "e2e-model@scripted"]);
+    let task: Value = serde_json::from_str(&cli(
+        data,
+        &[
+            "tasks",
+            "add",
+            "--project",
+            &project,
+            "Fix the notes — 修复",
+            "--json",
+        ],
+    ))
+    .unwrap();
+    task["id"].to_string()
+}
+
+/// Opens the (only) task from the main window and switches to its window.
+fn open_task_window(app: &Session) -> String {
+    let main = app.current_window();
+    let before = app.window_handles().len();
+    app.wait_until(
+        "the task in the main window",
+        WAIT,
+        "return document.querySelectorAll('.task-open').length",
+        |v| v == 1,
+    );
+    app.find(".task-open").click();
+    let start = std::time::Instant::now();
+    while app.window_handles().len() == before {
+        assert!(start.elapsed() < WAIT, "the task window did not open");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let handle = app
+        .window_handles()
+        .into_iter()
+        .find(|h| *h != main)
+        .unwrap();
+    app.switch_to(&handle);
+    app.wait_until(
+        "the task window to render",
+        WAIT,
+        "return document.body.dataset.ready === 'true'",
+        |v| v == true,
+    );
+    handle
+}
+
+fn send(app: &Session, text: &str) {
+    let input = app.find("#composer-input");
+    input.type_text(text);
+    input.type_text(ENTER);
+}
+
+fn wait_dialog(app: &Session, what: &str) -> Value {
+    app.wait_until(what, WAIT,
+        "const d = document.getElementById('approval-dialog'); return d && d.open ? d.textContent : null",
+        |v| v.is_string())
+}
+
+fn wait_idle(app: &Session) {
+    app.wait_until(
+        "the run to end",
+        WAIT,
+        "return document.getElementById('composer-stop').hidden",
+        |v| v == true,
+    );
+}
+
+#[test]
+fn a_new_users_path_through_a_task_window() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("notes app 项目");
+    // What the model says next, set by each step.
+    type Next = Arc<Mutex<Vec<Reply>>>;
+    let next: Next = Arc::new(Mutex::new(Vec::new()));
+    let queue = next.clone();
+    let provider = Provider::start(Box::new(move |_, _| {
+        let mut q = queue.lock().unwrap();
+        if q.is_empty() {
+            Reply::Text("Nothing more to do.".into())
+        } else {
+            q.remove(0)
+        }
+    }));
+    let script = |replies: Vec<Reply>| *next.lock().unwrap() = replies;
+    let task = setup(&data, &folder, &provider);
+    let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(folder.join("notes.txt"), &original).unwrap();
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    let task_window = open_task_window(&app);
+
+    // 1. A prompt; the answer streams in as Markdown with a highlighted, copyable code block.
+    script(vec![Reply::Paced(
+        "# Plan\n\nI will **fix** the notes.\n\n```rust\nfn main() { println!(\"hi\"); }\n```\n\nDone."
+            .into(),
+        30,
+    )]);
+    send(&app, "Hello there");
+    app.wait_until(
+        "the user's message",
+        WAIT,
+        "return [...document.querySelectorAll('.message.user')].map(m => m.textContent).join('|')",
+        |v| v.as_str().is_some_and(|t| t.contains("Hello there")),
+    );
+    app.wait_until("the rendered answer", WAIT,
+        "const m = document.querySelector('.message.assistant'); return m && m.querySelector('h1') && m.querySelector('pre code.hljs') && m.querySelector('.copy-code') && m.textContent.includes('Done.')",
+        |v| v == true);
+    assert_eq!(
+        app.js(
+            "return document.querySelector('.message.assistant strong').textContent",
+            json!([])
+        ),
+        "fix"
+    );
+    wait_idle(&app);
+    save_screenshot("task-1-answer", &app.screenshot());
+
+    // 2. An edit with two hunks asks first; approving only the first writes exactly that hunk.
+    let mut changed: Vec<String> = original.lines().map(String::from).collect();
+    changed[1] = "line 2 — changed".into();
+    changed[17] = "line 18 — changed".into();
+    let changed = changed.join("\n") + "\n";
+    script(vec![
+        Reply::Calls(vec![("read_file", json!({"path": "notes.txt"}))]),
+        Reply::Calls(vec![(
+            "write_file",
+            json!({"path": "notes.txt", "content": changed}),
+        )]),
+        Reply::Text("Edited.".into()),
+    ]);
+    send(&app, "Change lines 2 and 18");
+    let text = wait_dialog(&app, "the edit's approval");
+    assert!(text.as_str().unwrap().contains("notes.txt"), "{text}");
+    let toggles = app.js(
+        "return document.querySelectorAll('#approval-dialog .hunk-toggle').length",
+        json!([]),
+    );
+    assert_eq!(toggles, 2, "one checkbox per hunk");
+    save_screenshot("task-2-approval-hunks", &app.screenshot());
+    app.find("#approval-dialog .hunk-toggle[data-index='1']")
+        .click();
+    app.find("#approval-approve").click();
+    app.wait_until("the edit's panel", WAIT,
+        "const p = document.querySelector('.tool-panel[data-tool=\"write_file\"]'); return p ? p.dataset.state : null",
+        |v| v == "done");
+    wait_idle(&app);
+    let on_disk = std::fs::read_to_string(folder.join("notes.txt")).unwrap();
+    assert!(on_disk.contains("line 2 — changed\n"), "{on_disk}");
+    assert!(
+        on_disk.contains("line 18\n") && !on_disk.contains("line 18 — changed"),
+        "{on_disk}"
+    );
+    save_screenshot("task-2-edit-applied", &app.screenshot());
+
+    // 3. Rejecting with a note: the note reaches the model; the file is unchanged.
+    script(vec![
+        Reply::Calls(vec![(
+            "edit_file",
+            json!({"path": "notes.txt", "old_string": "line 5\n", "new_string": "line five\n"}),
+        )]),
+        Reply::Text("Understood.".into()),
+    ]);
+    send(&app, "Spell out line 5");
+    wait_dialog(&app, "the second edit's approval");
+    app.find("#approval-feedback")
+        .type_text("Keep digits, please");
+    app.find("#approval-reject").click();
+    wait_idle(&app);
+    let requests = provider.requests();
+    assert!(
+        last_tool_result(requests.last().unwrap()).contains("Keep digits, please"),
+        "the note did not reach the model: {}",
+        last_tool_result(requests.last().unwrap())
+    );
+    assert!(std::fs::read_to_string(folder.join("notes.txt"))
+        .unwrap()
+        .contains("line 5\n"));
+
+    // 4. A command with "always allow": the exact rule shown is saved, and the same command
+    // then runs without asking. It waits for a file the test creates, so its running state is
+    // seen for sure.
+    let wait_script = folder.join("wait.sh");
+    std::fs::write(
+        &wait_script,
+        "#!/bin/sh\nwhile [ ! -f go ]; do sleep 0.05; done\nrm go\necho waited\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wait_script,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    script(vec![
+        Reply::Calls(vec![("bash", json!({"command": "./wait.sh"}))]),
+        Reply::Text("Ran it.".into()),
+    ]);
+    send(&app, "Run the script");
+    wait_dialog(&app, "the command's approval");
+    let always = app.find("#approval-always").text();
+    assert!(always.contains("./wait.sh"), "{always}");
+    app.find("#approval-always").click();
+    app.wait_until("the command running", WAIT,
+        "const p = document.querySelector('.tool-panel[data-tool=\"bash\"]'); return p ? p.dataset.state : null",
+        |v| v == "running");
+    save_screenshot("task-3-command-running", &app.screenshot());
+    std::fs::write(folder.join("go"), "").unwrap();
+    app.wait_until("the command finished", WAIT,
+        "const p = document.querySelector('.tool-panel[data-tool=\"bash\"]'); return p ? p.dataset.state + ' ' + p.textContent : null",
+        |v| v.as_str().is_some_and(|t| t.starts_with("done") && t.contains("waited")));
+    wait_idle(&app);
+    let projects: Value =
+        serde_json::from_str(&cli(&data, &["projects", "list", "--json"])).unwrap();
+    let rules = cli(
+        &data,
+        &["rules", "list", "--project", &projects[0]["id"].to_string()],
+    );
+    assert!(
+        rules.contains("./wait.sh"),
+        "the rule was not saved: {rules}"
+    );
+
+    // 5. A message sent while the agent runs is shown queued, then delivered.
+    script(vec![
+        Reply::Calls(vec![("bash", json!({"command": "./wait.sh"}))]),
+        Reply::Text("Saw your note.".into()),
+    ]);
+    send(&app, "Run it again");
+    app.wait_until("the command running without asking", WAIT,
+        "const ps = document.querySelectorAll('.tool-panel[data-tool=\"bash\"]'); const d = document.getElementById('approval-dialog'); return ps.length === 2 && !(d && d.open) ? ps[1].dataset.state : null",
+        |v| v == "running");
+    send(&app, "Also check the README");
+    app.wait_until("the queued message", WAIT,
+        "return [...document.querySelectorAll('.queued-message')].map(e => e.textContent).join('|')",
+        |v| v.as_str().is_some_and(|t| t.contains("Also check the README")));
+    save_screenshot("task-4-queued", &app.screenshot());
+    std::fs::write(folder.join("go"), "").unwrap();
+    app.wait_until("the queued message delivered", WAIT,
+        "return document.querySelectorAll('.queued-message').length === 0 && [...document.querySelectorAll('.message.user')].some(m => m.textContent.includes('Also check the README'))",
+        |v| v == true);
+    wait_idle(&app);
+    let last = provider.requests().last().unwrap().clone();
+    assert!(
+        user_texts(&last)
+            .iter()
+            .any(|t| t.contains("Also check the README")),
+        "the steered message did not reach the model"
+    );
+
+    // 6. Stop mid-stream: the partial answer is kept.
+    script(vec![Reply::Hang("Partial answer that".into())]);
+    send(&app, "Write a long essay");
+    app.wait_until("the partial answer", WAIT,
+        "return [...document.querySelectorAll('.message.assistant')].some(m => m.textContent.includes('Partial answer that'))",
+        |v| v == true);
+    app.find("#composer-stop").click();
+    wait_idle(&app);
+    let shown: Value =
+        serde_json::from_str(&cli(&data, &["tasks", "show", &task, "--json"])).unwrap();
+    let texts: Vec<String> = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.to_string())
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("Partial answer that")),
+        "the partial answer was lost"
+    );
+
+    // 7. IME: Enter while a composition is open sends nothing (the IME takes that Enter).
+    let users = app.js(
+        "return document.querySelectorAll('.message.user').length",
+        json!([]),
+    );
+    let input = app.find("#composer-input");
+    input.type_text("修复");
+    app.js(
+        "document.getElementById('composer-input').dispatchEvent(new CompositionEvent('compositionstart', {data: ''}))",
+        json!([]),
+    );
+    input.type_text(ENTER);
+    std::thread::sleep(Duration::from_millis(300));
+    let kept = app.js(
+        "return document.getElementById('composer-input').value",
+        json!([]),
+    );
+    assert!(
+        kept.as_str().unwrap().starts_with("修复"),
+        "Enter during a composition sent the text: {kept}"
+    );
+    assert_eq!(
+        app.js(
+            "return document.querySelectorAll('.message.user').length",
+            json!([])
+        ),
+        users
+    );
+    assert!(provider
+        .requests()
+        .iter()
+        .all(|r| !user_texts(r).iter().any(|t| t.contains("修复"))));
+    app.js(
+        "document.getElementById('composer-input').dispatchEvent(new CompositionEvent('compositionend', {data: '修复'})); document.getElementById('composer-input').value = ''",
+        json!([]),
+    );
+
+    // 8. Restore the edit's turn, then undo the restore.
+    app.find("#checkpoints summary").click();
+    app.find(".checkpoint-restore").click();
+    app.wait_until(
+        "the restore preview",
+        WAIT,
+        "const d = document.getElementById('restore-dialog'); return d.open ? d.textContent : null",
+        |v| v.as_str().is_some_and(|t| t.contains("notes.txt")),
+    );
+    save_screenshot("task-5-restore-preview", &app.screenshot());
+    app.find("#restore-confirm").click();
+    app.wait_until("the file restored", WAIT, "return true", |_| {
+        std::fs::read_to_string(folder.join("notes.txt")).unwrap() == original
+    });
+    app.wait_until(
+        "the undo control",
+        WAIT,
+        "return document.querySelectorAll('.restore-undo').length",
+        |v| v == 1,
+    );
+    app.find(".restore-undo").click();
+    app.find("#restore-confirm").click();
+    app.wait_until("the restore undone", WAIT, "return true", |_| {
+        std::fs::read_to_string(folder.join("notes.txt"))
+            .unwrap()
+            .contains("line 2 — changed")
+    });
+
+    // 9. An approval survives closing and reopening the window.
+    script(vec![
+        Reply::Calls(vec![("bash", json!({"command": "echo survived"}))]),
+        Reply::Text("Finished.".into()),
+    ]);
+    send(&app, "Echo something");
+    wait_dialog(&app, "an approval to leave waiting");
+    app.find("#approval-feedback")
+        .send_keys_once("\u{E009}w\u{E000}"); // Ctrl+W
+    let start = std::time::Instant::now();
+    while app.window_handles().len() > 1 {
+        assert!(start.elapsed() < WAIT, "the task window did not close");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let main = app.window_handles()[0].clone();
+    app.switch_to(&main);
+    let reopened = open_task_window(&app);
+    assert_ne!(reopened, task_window);
+    let text = wait_dialog(&app, "the approval shown again");
+    assert!(text.as_str().unwrap().contains("echo survived"), "{text}");
+    save_screenshot("task-6-approval-reopened", &app.screenshot());
+    app.find("#approval-approve").click();
+    wait_idle(&app);
+    app.wait_until("the command's output", WAIT,
+        "return [...document.querySelectorAll('.tool-panel')].some(p => p.textContent.includes('survived'))",
+        |v| v == true);
+    save_screenshot("task-7-conversation", &app.screenshot());
+    app.quit();
+
+    // 10. Relaunch: the conversation is intact.
+    let app = desktop.launch();
+    open_task_window(&app);
+    app.wait_until(
+        "the conversation after a relaunch",
+        WAIT,
+        "return document.querySelectorAll('.message.user').length",
+        |v| v.as_u64() >= Some(7),
+    );
+    assert!(
+        app.js(
+            "return document.body.textContent.includes('Edited.')",
+            json!([])
+        ) == true
+    );
+    app.quit();
+}
+
+#[test]
+fn a_task_run_from_the_cli_streams_into_its_open_window() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, _| {
+        Reply::Paced(
+            "Written by the command line, word by word, slowly enough to watch.".into(),
+            40,
+        )
+    }));
+    let task = setup(&data, &folder, &provider);
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    open_task_window(&app);
+    let out = std::process::Command::new(support::cli_binary())
+        .args([
+            "--home",
+            data.to_str().unwrap(),
+            "exec",
+            "--task",
+            &task,
+            "Say hello",
+        ])
+        .env("CODEWRIGHT_E2E_KEY", "test-key")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    app.wait_until("the CLI's answer in the window", WAIT,
+        "return [...document.querySelectorAll('.message.assistant')].map(m => m.textContent).join('|')",
+        |v| v.as_str().is_some_and(|t| t.contains("slowly enough to watch.")));
+    assert!(app.js("return [...document.querySelectorAll('.message.user')].some(m => m.textContent.includes('Say hello'))", json!([])) == true);
+    save_screenshot("task-cli-run", &app.screenshot());
+    app.quit();
+}
+
+#[test]
+fn hostile_content_never_runs_or_navigates() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let evil_name = "<img src=x onerror=window.__pwned=1>.txt";
+    let provider = Provider::start(Box::new(move |i, _| match i {
+        0 => Reply::Calls(vec![
+            (
+                "bash",
+                json!({"command": "echo '<script>window.__pwned=2</script><img src=x onerror=window.__pwned=3>'"}),
+            ),
+            ("list_dir", json!({})),
+        ]),
+        _ => Reply::Text(
+            "<script>window.__pwned=4</script>\n\n<img src=x onerror=\"window.__pwned=5\">\n\n\
+             [click me](javascript:window.__pwned=6) <svg onload=\"window.__pwned=7\"></svg>\n\n\
+             [a link](https://example.com/)\n"
+                .into(),
+        ),
+    }));
+    let _task = setup(&data, &folder, &provider);
+    std::fs::write(folder.join(evil_name), "x").unwrap();
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    open_task_window(&app);
+    app.find("#mode-select").click();
+    app.js("const s = document.getElementById('mode-select'); s.value = 'yolo'; s.dispatchEvent(new Event('change'))", json!([]));
+    app.find("#yolo-confirm").click();
+    send(&app, "Show me");
+    wait_idle(&app);
+    app.wait_until("the hostile answer shown as text", WAIT,
+        "return [...document.querySelectorAll('.message.assistant')].some(m => m.textContent.includes('<script>window.__pwned=4</script>'))",
+        |v| v == true);
+    assert!(
+        app.js(
+            "return document.body.textContent.includes('onerror=window.__pwned=1')",
+            json!([])
+        ) == true,
+        "the file name is shown as text"
+    );
+    // A javascript: link is not a link at all; a real one asks before it opens.
+    assert_eq!(
+        app.js(
+            "return document.querySelectorAll('a[href^=\"javascript\"]').length",
+            json!([])
+        ),
+        0
+    );
+    let href = app.js("return location.href", json!([]));
+    app.find(".message.assistant a[href='https://example.com/']")
+        .click();
+    app.wait_until("the link dialog", WAIT,
+        "const d = document.getElementById('link-dialog'); return d && d.open ? d.textContent : null",
+        |v| v.as_str().is_some_and(|t| t.contains("https://example.com/")));
+    app.find("#link-dialog-cancel").click();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        app.js("return window.__pwned === undefined", json!([])),
+        true,
+        "hostile content ran"
+    );
+    assert_eq!(
+        app.js("return location.href", json!([])),
+        href,
+        "the window navigated"
+    );
+    save_screenshot("task-hostile", &app.screenshot());
+    app.quit();
+}

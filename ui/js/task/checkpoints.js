@@ -1,0 +1,76 @@
+// Checkpoints: the files each turn changed, as they were before it. Restoring a turn puts them
+// back (with the changes of every later turn to them); the restore itself is a checkpoint, so it
+// can be undone.
+
+import { call } from '../api.js';
+import { $, h } from '../dom.js';
+import { clock } from '../format.js';
+import { ask } from './modal.js';
+
+const view = { taskId: 0, checkpoints: [], notice: () => {}, refresh: () => {} };
+
+/** After a restore, `notice(text)` says what it did and `refresh()` reads the list again. */
+export function initCheckpoints(taskId, { notice, refresh }) {
+  Object.assign(view, { taskId, notice, refresh });
+}
+
+export function showCheckpoints(checkpoints) {
+  view.checkpoints = checkpoints;
+  $('#checkpoints').hidden = checkpoints.length === 0;
+  $('#checkpoint-count').textContent = String(checkpoints.length);
+  const newestFirst = [...checkpoints].sort((a, b) => b.id - a.id);
+  $('#checkpoint-list').replaceChildren(...newestFirst.map(row));
+}
+
+function row(checkpoint) {
+  const undo = checkpoint.kind === 'restore';
+  const files = checkpoint.files.length === 1 ? '1 file' : `${checkpoint.files.length} files`;
+  const label = undo ? `Undo restore of turn ${checkpoint.turn}` : `Turn ${checkpoint.turn}`;
+  const button = h('button', {
+    type: 'button',
+    class: undo ? 'button small restore-undo' : 'button small checkpoint-restore',
+    dataset: { turn: checkpoint.turn },
+    text: undo ? 'Undo' : 'Restore files to before this turn',
+    'aria-label': undo ? `Undo the restore of turn ${checkpoint.turn}` : `Restore files to before turn ${checkpoint.turn}`,
+  });
+  button.addEventListener('click', () => confirmRestore(checkpoint));
+  return h('li', { class: 'checkpoint' },
+    h('span', { class: 'checkpoint-label', text: `${label} · ${files} · ${clock(checkpoint.createdAt)}` }),
+    button);
+}
+
+// The files a restore changes: those of this checkpoint and of every later one, each as it was
+// in the earliest of them.
+function filesChangedBy(checkpoint) {
+  const files = new Map();
+  const from = view.checkpoints.filter((c) => c.id >= checkpoint.id).sort((a, b) => a.id - b.id);
+  for (const c of from) for (const f of c.files) if (!files.has(f.path)) files.set(f.path, f);
+  return [...files.values()];
+}
+
+async function confirmRestore(checkpoint) {
+  const undo = checkpoint.kind === 'restore';
+  const files = filesChangedBy(checkpoint);
+  let restored = null;
+  const ok = await ask($('#restore-dialog'), {
+    title: undo ? `Undo the restore of turn ${checkpoint.turn}?` : `Restore files to before turn ${checkpoint.turn}?`,
+    body: [
+      h('p', { class: 'dialog-message', text: 'These files will be changed:' }),
+      h('ul', { class: 'restore-files' }, files.map((f) => h('li', {},
+        h('span', { class: 'file-path', text: f.path }),
+        f.existed ? null : h('span', { class: 'tag tag-warn', text: 'will be removed' })))),
+      h('p', { class: 'muted', text: 'Other files are not touched, and this restore can be undone.' }),
+    ],
+    confirm: {
+      id: 'restore-confirm',
+      label: undo ? 'Undo restore' : 'Restore files',
+      // The id tells an undo from the turn's own checkpoint: both carry the same turn.
+      action: async () => { restored = await call('restore_checkpoint', { taskId: view.taskId, turn: checkpoint.turn, checkpointId: checkpoint.id }); },
+    },
+  });
+  if (!ok) return;
+  const count = files.length === 1 ? '1 file' : `${files.length} files`;
+  view.notice(undo ? `Undid the restore of turn ${checkpoint.turn} (${count}).` : `Restored ${count} to before turn ${checkpoint.turn}.`);
+  if (restored) showCheckpoints([...view.checkpoints, restored]);
+  view.refresh();
+}

@@ -1,0 +1,142 @@
+// The composer: the message box with Send and Stop, and the task's mode and model.
+
+import { call, messageOf } from '../api.js';
+import { $, h } from '../dom.js';
+import { hintFor, providerOf } from './hints.js';
+import { ask } from './modal.js';
+
+const state = {
+  taskId: 0,
+  options: { model: null, mode: 'normal' },
+  models: [],
+  running: false,
+  sending: false,
+  composing: false, // an IME composition is open
+  committing: false, // a composition just ended; WebKit may still send its Enter
+  onSteered: () => {},
+};
+
+/** `onSteered(text)` is called for a message queued while the agent works. */
+export function initComposer(taskId, onSteered) {
+  Object.assign(state, { taskId, onSteered });
+  const input = $('#composer-input');
+  input.addEventListener('compositionstart', () => { state.composing = true; });
+  input.addEventListener('compositionend', () => {
+    state.composing = false;
+    state.committing = true;
+  });
+  input.addEventListener('keydown', onKey);
+  $('#composer-send').addEventListener('click', send);
+  $('#composer-stop').addEventListener('click', stop);
+  $('#mode-select').addEventListener('change', changeMode);
+  $('#model-select').addEventListener('change', () => saveOptions({ ...state.options, model: $('#model-select').value || null }));
+}
+
+/** Whether the task runs in this app now (Stop is offered). */
+export function setRunning(running) {
+  state.running = running;
+  $('#composer-stop').hidden = !running;
+}
+
+export function setOptions(options, models = state.models) {
+  state.options = options;
+  state.models = models;
+  $('#mode-select').value = options.mode;
+  renderModels();
+}
+
+function renderModels() {
+  const { model } = state.options;
+  const ids = state.models.map((m) => m.id);
+  if (model && !ids.includes(model)) ids.unshift(model);
+  const select = $('#model-select');
+  select.replaceChildren(
+    model ? null : h('option', { value: '', text: 'Choose a model…' }),
+    ...ids.map((id) => h('option', { value: id, text: id })));
+  select.value = model ?? '';
+}
+
+function onKey(event) {
+  const committing = state.committing;
+  state.committing = false;
+  if (event.key === 'Escape') {
+    if (state.running && !document.querySelector('dialog[open]')) {
+      event.preventDefault();
+      stop();
+    }
+    return;
+  }
+  if (event.key !== 'Enter' || event.shiftKey) return;
+  // Enter that confirms an IME composition must not send: WebKit may report it with
+  // isComposing false (keyCode 229), right after compositionend.
+  if (state.composing || event.isComposing || (event.keyCode === 229 && committing)) return;
+  event.preventDefault();
+  send();
+}
+
+async function send() {
+  const input = $('#composer-input');
+  const typed = input.value;
+  const text = typed.trim();
+  if (!text || state.sending) return;
+  state.sending = true;
+  $('#composer-send').disabled = true;
+  showError(null);
+  try {
+    const { steered } = await call('send_message', { taskId: state.taskId, text });
+    if (input.value === typed) input.value = ''; // keep what was typed meanwhile
+    if (steered) state.onSteered(text);
+  } catch (e) {
+    showError(e);
+  } finally {
+    state.sending = false;
+    $('#composer-send').disabled = false;
+  }
+}
+
+async function stop() {
+  try {
+    await call('stop_task', { taskId: state.taskId });
+  } catch (e) {
+    showError(e);
+  }
+}
+
+async function changeMode() {
+  const mode = $('#mode-select').value;
+  if (mode === 'yolo' && state.options.mode !== 'yolo' && !(await confirmYolo())) {
+    $('#mode-select').value = state.options.mode;
+    return;
+  }
+  saveOptions({ ...state.options, mode });
+}
+
+function confirmYolo() {
+  return ask($('#yolo-dialog'), {
+    title: 'Yolo mode',
+    body: h('p', { class: 'dialog-message', text: 'Yolo runs every edit and command without asking (deny rules still hold; commands are sandboxed when possible). Use it for this task?' }),
+    confirm: { id: 'yolo-confirm', label: 'Use Yolo', danger: true },
+  });
+}
+
+async function saveOptions({ model, mode }) {
+  showError(null);
+  try {
+    setOptions(await call('set_task_options', { taskId: state.taskId, model, mode }));
+  } catch (e) {
+    setOptions(state.options); // the pickers show what is in force
+    showError(e);
+  }
+}
+
+/** Shows an error under the composer with its hint; null hides it. */
+function showError(error) {
+  const box = $('#composer-error');
+  box.hidden = !error;
+  if (!error) return;
+  const hint = hintFor(error.kind, providerOf(state.options.model));
+  box.replaceChildren(h('span', { text: messageOf(error) }), hint ? h('span', { class: 'error-hint', text: hint }) : null);
+}
+
+/** The hint for an error kind, for the current model's provider. */
+export const currentHint = (kind) => hintFor(kind, providerOf(state.options.model));

@@ -1,0 +1,175 @@
+// The conversation: stored messages in order of `seq`, the answer streaming now (the "live"
+// message), and lines that are not stored (notices, errors, compaction dividers, queued
+// messages). Opens on the newest page; older pages are loaded as the reader scrolls up.
+
+import { call, messageOf } from '../api.js';
+import { $, h } from '../dom.js';
+import { tokens } from '../format.js';
+import { messageView, textOf } from './messages.js';
+import { Scroller } from './scroll.js';
+
+const PAGE = 50;
+const RETRY_MS = 5000;
+
+const seqOf = (el) => (el.dataset.seq ? Number(el.dataset.seq) : Infinity);
+
+export class Conversation {
+  constructor(taskId) {
+    this.taskId = taskId;
+    this.list = $('#messages');
+    this.queued = $('#queued');
+    this.views = new Map(); // message id → view
+    this.live = null; // the view of the answer streaming now
+    this.firstSeq = null;
+    this.hasOlder = false;
+    this.loadingOlder = false;
+    this.retryAt = 0;
+    this.generation = 0; // bumped by show(): a page asked for before it is dropped
+    this.scroll = new Scroller({
+      scroller: $('#conversation'),
+      content: $('#conversation-column'),
+      items: this.list,
+      jump: $('#jump-latest'),
+      onNearTop: () => this.loadOlder(),
+    });
+  }
+
+  /** Shows a fresh page of messages (the newest), replacing everything. */
+  show(records, hasOlder) {
+    this.generation += 1;
+    $('#older-status').hidden = true;
+    this.list.replaceChildren();
+    this.queued.replaceChildren();
+    this.views.clear();
+    this.live = null;
+    this.firstSeq = null;
+    this.hasOlder = hasOlder;
+    for (const record of records) this.insert(messageView(record));
+    this.scroll.toBottom();
+  }
+
+  /** A stored message was added or changed. */
+  upsert(record) {
+    const view = this.views.get(record.id);
+    if (record.role === 'user') this.dequeue(textOf(record));
+    if (!view) {
+      // One from a page not loaded yet (a compaction marks old messages) comes with its page.
+      if (this.hasOlder && record.seq < this.firstSeq) return;
+      this.insert(messageView(record));
+      return;
+    }
+    if (view !== this.live) {
+      view.update(record);
+      return;
+    }
+    // The deltas are ahead of the stored copy while it streams: only its position is news.
+    if (!record.complete) {
+      view.setSeq(record.seq);
+      return;
+    }
+    this.endLive();
+    view.update(record);
+  }
+
+  answerStarted(messageId) {
+    this.endLive();
+    let view = this.views.get(messageId);
+    if (!view) {
+      view = messageView({ id: messageId, taskId: this.taskId, role: 'assistant', parts: [], complete: false });
+      this.insert(view);
+    }
+    // Every delta of the answer follows this event, so whatever was shown is rebuilt from them.
+    view.truncate(0);
+    view.startLive();
+    this.live = view;
+  }
+
+  textDelta(text) {
+    this.live?.appendText(text);
+  }
+
+  thinkingDelta(text) {
+    this.live?.appendThinking(text);
+  }
+
+  toolCallStarted(callId, name) {
+    this.live?.startToolCall(callId, name);
+  }
+
+  endLive() {
+    this.live?.endLive();
+    this.live = null;
+  }
+
+  notice(text) {
+    this.line(h('p', { class: 'notice', text }));
+  }
+
+  error(message, hint) {
+    this.line(h('div', { class: 'error-inline', role: 'alert' },
+      h('p', { text: message }),
+      hint ? h('p', { class: 'error-hint', text: hint }) : null));
+  }
+
+  compaction(before, after) {
+    this.line(h('div', { class: 'compaction-divider', role: 'separator' },
+      h('span', { text: `Conversation summarized: ~${tokens(before)} → ~${tokens(after)} tokens` })));
+  }
+
+  /** A message sent while the agent works: shown until it arrives as a stored message. */
+  enqueue(text) {
+    this.queued.append(h('div', { class: 'queued-message' },
+      h('p', { class: 'queued-text', text }),
+      h('p', { class: 'queued-note', text: 'Queued — delivered when the agent finishes its current step' })));
+    this.scroll.toBottom();
+  }
+
+  dequeue(text) {
+    const item = [...this.queued.children].find((el) => el.querySelector('.queued-text').textContent === text.trim());
+    item?.remove();
+  }
+
+  line(el) {
+    this.list.append(el);
+    this.showEmpty();
+  }
+
+  insert(view) {
+    this.views.set(view.record.id, view);
+    const seq = view.seq;
+    if (Number.isFinite(seq) && (this.firstSeq == null || seq < this.firstSeq)) this.firstSeq = seq;
+    let before = null;
+    for (let el = this.list.lastElementChild; el; el = el.previousElementSibling) {
+      if (!el.classList.contains('message')) continue;
+      if (seqOf(el) <= seq) break;
+      before = el;
+    }
+    this.list.insertBefore(view.el, before);
+    this.showEmpty();
+  }
+
+  showEmpty() {
+    $('#conversation-empty').hidden = this.list.children.length > 0 || this.hasOlder;
+  }
+
+  async loadOlder() {
+    if (!this.hasOlder || this.loadingOlder || this.firstSeq == null || Date.now() < this.retryAt) return;
+    this.loadingOlder = true;
+    const { generation } = this;
+    const status = $('#older-status');
+    status.textContent = 'Loading earlier messages…';
+    status.hidden = false;
+    try {
+      const records = await call('older_messages', { taskId: this.taskId, beforeSeq: this.firstSeq, limit: PAGE });
+      if (generation !== this.generation) return;
+      this.hasOlder = records.length >= PAGE;
+      for (const record of records) if (!this.views.has(record.id)) this.insert(messageView(record));
+      status.hidden = true;
+    } catch (e) {
+      status.textContent = `Earlier messages could not be loaded: ${messageOf(e)}`;
+      this.retryAt = Date.now() + RETRY_MS; // not again on every scroll or resize
+    } finally {
+      this.loadingOlder = false;
+    }
+  }
+}

@@ -1,0 +1,125 @@
+// The header: the task's title (renamable), what the agent is doing, how full the context is,
+// what the task has cost, and its plan.
+
+import { call, messageOf } from '../api.js';
+import { $ } from '../dom.js';
+import { ago, dollars, tokens, when } from '../format.js';
+import { todoItems } from './todos.js';
+
+const AGENT_WORDS = {
+  queued: 'Queued',
+  streaming: 'Streaming',
+  awaitingApproval: 'Awaiting approval',
+  runningTools: 'Running tools',
+  compacting: 'Compacting',
+};
+
+// The stored status, for when the task is not running in this app.
+const STATUS_WORDS = {
+  idle: 'Ready',
+  running: 'Running (in another window or process)',
+  awaiting_approval: 'Needs approval',
+  paused: 'Paused',
+  failed: 'Failed',
+  completed: 'Done',
+  queued: 'Queued',
+};
+
+const view = { taskId: 0, task: null, agentState: null };
+
+export function initHeader(taskId) {
+  view.taskId = taskId;
+  $('#task-rename').addEventListener('click', startRename);
+  const input = $('#task-title-input');
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.isComposing) {
+      event.preventDefault();
+      saveTitle();
+    } else if (event.key === 'Escape') {
+      event.preventDefault();
+      endRename();
+    }
+  });
+}
+
+export function showTask(task) {
+  view.task = task;
+  $('#task-title').textContent = task.title;
+  const meta = $('#task-meta');
+  meta.textContent = `Started ${ago(task.createdAt)}`;
+  meta.title = when(task.createdAt);
+  $('#task-usage').textContent = `${tokens(task.inputTokens)} in · ${tokens(task.outputTokens)} out · ${dollars(task.cost)}`;
+  showContext(task.contextUsage);
+  showPlan(task.todos || []);
+  showState();
+}
+
+/** What the agent does in this app now; null when it does not run here. */
+export function showAgentState(state) {
+  view.agentState = state;
+  showState();
+}
+
+function showState() {
+  const { agentState, task } = view;
+  const here = agentState && agentState !== 'idle';
+  const key = here ? agentState : task?.status;
+  const badge = $('#task-state');
+  badge.textContent = (here ? AGENT_WORDS[agentState] : STATUS_WORDS[key]) ?? key ?? '';
+  badge.className = `badge state-${key}`;
+}
+
+/** How full the context window is, 0–1; `detail` (tokens of window), if given, is its tooltip. */
+export function showContext(fraction, detail) {
+  const meter = $('#context-meter');
+  meter.hidden = !(fraction > 0);
+  const share = Math.min(Math.max(fraction, 0), 1);
+  $('#context-gauge').value = share;
+  $('#context-label').textContent = `${Math.round(share * 100)}% of context`;
+  if (detail) meter.title = detail;
+}
+
+function showPlan(todos) {
+  $('#plan').hidden = todos.length === 0;
+  const done = todos.filter((t) => t.status === 'completed').length;
+  $('#plan-progress').textContent = `${done} of ${todos.length} done`;
+  const list = $('#plan-items');
+  list.replaceChildren(...todoItems(todos));
+  // A short window shows a line or two of the plan: make it the step in progress (once laid out).
+  const current = list.querySelector('.plan-in_progress');
+  if (current) requestAnimationFrame(() => { list.scrollTop = current.offsetTop - list.offsetTop; });
+}
+
+function startRename() {
+  const input = $('#task-title-input');
+  input.value = view.task?.title ?? '';
+  $('#task-title').hidden = true;
+  $('#task-rename').hidden = true;
+  input.hidden = false;
+  input.focus();
+  input.select();
+}
+
+function endRename() {
+  $('#task-title-input').hidden = true;
+  $('#task-rename-error').hidden = true;
+  $('#task-title').hidden = false;
+  $('#task-rename').hidden = false;
+  $('#task-rename').focus();
+}
+
+async function saveTitle() {
+  const title = $('#task-title-input').value.trim();
+  if (!title || title === view.task?.title) {
+    endRename();
+    return;
+  }
+  try {
+    showTask(await call('rename_task', { id: view.taskId, title }));
+    endRename();
+  } catch (e) {
+    const error = $('#task-rename-error');
+    error.textContent = messageOf(e);
+    error.hidden = false;
+  }
+}

@@ -1,0 +1,26 @@
+// What to do about an error, by its kind: a few words under the message.
+
+/** A hint for an error kind, or '' when there is nothing useful to add. */
+export function hintFor(kind, provider) {
+  switch (kind) {
+    case 'auth':
+    case 'missingKey':
+      return `Set the provider's key (Settings arrive in the next release; for now set the environment variable or use codewright-cli auth set ${provider || 'PROVIDER'}).`;
+    case 'rateLimit':
+      return 'Wait a moment, then send again.';
+    case 'noModel':
+      return 'Choose a model in the picker below.';
+    case 'busy':
+      return 'Another window or process is running this task.';
+    case 'network':
+      return "Check your connection or the provider's URL.";
+    default:
+      return '';
+  }
+}
+
+/** The provider of a model id (`name@provider`), if it names one. */
+export function providerOf(model) {
+  const at = model ? model.lastIndexOf('@') : -1;
+  return at > 0 ? model.slice(at + 1) : '';
+}

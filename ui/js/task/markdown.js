@@ -1,0 +1,119 @@
+// One Markdown text part, rendered as it streams. The backend splits the text into finished
+// top-level blocks and an unfinished tail: finished blocks are inserted once and never touched
+// again, so a long reply costs only its tail per frame. At most one render call per part is in
+// flight; text that arrives meanwhile is rendered when it returns.
+
+import { call } from '../api.js';
+import { h } from '../dom.js';
+import { decorateCode } from './code.js';
+import { nextFrame } from './frame.js';
+
+const unsettled = new Set(); // parts whose screen lags their text
+let waiters = [];
+
+/** Resolves once every part shows all of its text (used before the window reports it is ready). */
+export function settled() {
+  if (unsettled.size === 0) return Promise.resolve();
+  return new Promise((resolve) => waiters.push(resolve));
+}
+
+function markSettled(part) {
+  unsettled.delete(part);
+  if (unsettled.size > 0) return;
+  const done = waiters;
+  waiters = [];
+  for (const resolve of done) resolve();
+}
+
+export class MarkdownView {
+  constructor() {
+    this.tail = h('div', { class: 'md-tail' });
+    this.el = h('div', { class: 'markdown' }, this.tail);
+    this.text = '';
+    this.done = false; // no more text will come: render every block as finished
+    this.consumed = 0; // UTF-16 length of `text` covered by the finished blocks on screen
+    this.shownLength = 0; // length of `text` the screen shows
+    this.shownDone = false;
+    this.busy = false;
+    this.generation = 0; // bumped when the text is replaced: older replies are dropped
+    this.frame = () => this.render();
+  }
+
+  append(delta) {
+    this.text += delta;
+    this.schedule();
+  }
+
+  /** Shows `text`: as appended text when it extends what is there, else from scratch. */
+  set(text) {
+    if (text.startsWith(this.text)) {
+      if (text.length > this.text.length) this.append(text.slice(this.text.length));
+      return;
+    }
+    this.generation += 1;
+    this.text = text;
+    this.consumed = 0;
+    this.shownLength = 0;
+    this.shownDone = false;
+    this.tail.replaceChildren();
+    this.el.replaceChildren(this.tail);
+    this.schedule();
+  }
+
+  finish() {
+    if (this.done) return;
+    this.done = true;
+    this.schedule();
+  }
+
+  stale() {
+    return this.shownLength !== this.text.length || this.shownDone !== this.done;
+  }
+
+  schedule() {
+    if (!this.stale()) return;
+    unsettled.add(this);
+    nextFrame(this.frame);
+  }
+
+  async render() {
+    if (this.busy) return; // the call in flight schedules the next render when it returns
+    const { generation, done } = this;
+    const length = this.text.length;
+    const rest = this.text.slice(this.consumed);
+    this.busy = true;
+    try {
+      const out = rest ? await call('render_markdown', { text: rest, done }) : { blocks: [], consumed: 0, tail: '' };
+      if (generation === this.generation) this.show(out);
+    } catch (e) {
+      console.error('render_markdown failed', e);
+      if (generation === this.generation) this.showPlain(rest);
+    } finally {
+      this.busy = false;
+    }
+    if (generation === this.generation) {
+      this.shownLength = length;
+      this.shownDone = done;
+    }
+    if (this.stale()) nextFrame(this.frame);
+    else markSettled(this);
+  }
+
+  show({ blocks, consumed, tail }) {
+    for (const html of blocks) {
+      const block = h('div', { class: 'md-block' });
+      block.innerHTML = html; // sanitized by the backend (ammonia)
+      decorateCode(block);
+      this.tail.before(block);
+    }
+    this.consumed += consumed;
+    this.tail.classList.remove('md-plain');
+    this.tail.innerHTML = tail; // sanitized by the backend (ammonia)
+  }
+
+  // Without the renderer the text is still shown, as typed.
+  showPlain(rest) {
+    this.tail.classList.add('md-plain');
+    this.tail.textContent = rest;
+  }
+}

@@ -1,0 +1,87 @@
+// Keeps the conversation where the reader wants it: on the newest line while they follow the
+// stream, and on the line they are reading once they scroll up — also when older messages are
+// added above it or something above it grows. The browser's own scroll anchoring is off
+// (`overflow-anchor: none`), so this is the only thing that moves the view.
+
+const NEAR_BOTTOM = 40;
+const NEAR_TOP = 300;
+
+export class Scroller {
+  /**
+   * `scroller` scrolls; `content` is watched for size changes; `items` holds the elements a
+   * reading position is kept on; `onNearTop` is called when the reader nears the top.
+   */
+  constructor({ scroller, content, items, jump, onNearTop }) {
+    Object.assign(this, { scroller, items, jump, onNearTop });
+    this.following = true;
+    this.anchor = null; // { el, offset }: the element at the top of the view, and where it was
+    this.lastTop = 0;
+    scroller.addEventListener('scroll', () => this.onScroll(), { passive: true });
+    const resized = new ResizeObserver(() => this.onResize());
+    resized.observe(content);
+    resized.observe(scroller); // the window or the composer changed size
+    jump.addEventListener('click', () => this.toBottom());
+  }
+
+  distanceFromBottom() {
+    const s = this.scroller;
+    return s.scrollHeight - s.scrollTop - s.clientHeight;
+  }
+
+  onScroll() {
+    const top = this.scroller.scrollTop;
+    // A scroll to where this class last put the view is its own (it may arrive after the content
+    // changed again, when the element at the top is no longer what the reader saw).
+    if (top === this.lastTop) return;
+    // Only a move up stops following: content growing below never does.
+    if (this.distanceFromBottom() <= NEAR_BOTTOM) this.following = true;
+    else if (top < this.lastTop) this.following = false;
+    this.lastTop = top;
+    this.anchor = this.following ? null : this.findAnchor();
+    this.showJump();
+    this.checkTop();
+  }
+
+  onResize() {
+    if (this.following) this.scroller.scrollTop = this.scroller.scrollHeight;
+    else this.restoreAnchor();
+    this.lastTop = this.scroller.scrollTop;
+    this.showJump();
+    this.checkTop(); // the content may not fill the view yet
+  }
+
+  toBottom() {
+    this.following = true;
+    this.anchor = null;
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.lastTop = this.scroller.scrollTop;
+    this.showJump();
+  }
+
+  /** Asks for older messages if the reader is near the top (or everything fits on screen). */
+  checkTop() {
+    if (this.scroller.scrollTop < NEAR_TOP) this.onNearTop();
+  }
+
+  showJump() {
+    this.jump.hidden = this.following || this.distanceFromBottom() <= NEAR_BOTTOM;
+  }
+
+  findAnchor() {
+    const top = this.scroller.getBoundingClientRect().top;
+    for (const el of this.items.children) {
+      if (el.hidden) continue;
+      const rect = el.getBoundingClientRect();
+      if (rect.bottom > top) return { el, offset: rect.top - top };
+    }
+    return null;
+  }
+
+  restoreAnchor() {
+    const { anchor } = this;
+    if (!anchor || !anchor.el.isConnected) return;
+    const top = this.scroller.getBoundingClientRect().top;
+    const shift = anchor.el.getBoundingClientRect().top - top - anchor.offset;
+    if (shift !== 0) this.scroller.scrollTop += shift;
+  }
+}

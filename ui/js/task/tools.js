@@ -1,0 +1,195 @@
+// Tool panels: one per tool call, found by its call id wherever it is in the view. A panel is
+// filled from live events (arguments, progress, the finish) and from the stored tool_result,
+// which is the complete answer and wins over the event's preview.
+
+import { h } from '../dom.js';
+import { nextFrame } from './frame.js';
+import { resultView } from './results.js';
+
+const MAX_LIVE_OUTPUT = 64 * 1024;
+
+const panels = new Map(); // call id → ToolPanel
+const waiting = new Map(); // call id → stored tool_result part whose call is not on screen yet
+
+/** The panel of a call, created on first use. */
+export function panelFor(callId, name) {
+  let panel = panels.get(callId);
+  if (panel) return panel;
+  panel = new ToolPanel(callId, name);
+  panels.set(callId, panel);
+  const result = waiting.get(callId);
+  if (result) {
+    waiting.delete(callId);
+    panel.setStored(result);
+  }
+  return panel;
+}
+
+export const findPanel = (callId) => panels.get(callId);
+
+/** Applies a stored tool_result part to its panel, now or when the panel appears. */
+export function applyToolResult(part) {
+  const panel = panels.get(part.call_id);
+  if (panel) panel.setStored(part);
+  else waiting.set(part.call_id, part);
+}
+
+/** The run ended: calls still marked running wait for their stored results. */
+export function settleRunning() {
+  for (const panel of panels.values()) if (panel.state === 'running') panel.setState('pending');
+}
+
+export function resetTools() {
+  for (const panel of panels.values()) panel.stopTimer();
+  panels.clear();
+  waiting.clear();
+}
+
+class ToolPanel {
+  constructor(callId, name) {
+    this.args = '';
+    this.output = ''; // live output shown
+    this.incoming = ''; // live output not yet shown
+    this.finishedBy = null; // 'event' | 'store'
+    this.timer = 0;
+    this.nameEl = h('span', { class: 'tool-name', text: name });
+    this.summaryEl = h('span', { class: 'tool-summary' });
+    this.elapsedEl = h('span', { class: 'tool-elapsed', hidden: true });
+    this.stopButton = h('button', { type: 'button', class: 'tool-stop button small', text: 'Stop', title: 'Stop the task', hidden: true });
+    this.body = h('div', { class: 'tool-body' });
+    this.el = h('section', { class: 'tool-panel', dataset: { callId, tool: name, state: 'pending' }, 'aria-label': `Tool call: ${name}` },
+      h('header', { class: 'tool-header' }, this.nameEl, this.summaryEl, this.elapsedEl, this.stopButton),
+      this.body);
+    this.state = 'pending';
+    this.flushOutput = () => this.showOutput();
+  }
+
+  setState(state) {
+    this.state = state;
+    this.el.dataset.state = state;
+    this.stopButton.hidden = state !== 'running';
+    if (state !== 'running') this.stopTimer();
+  }
+
+  /** The call as stored: its name and complete arguments. */
+  setCall(name, args) {
+    this.nameEl.textContent = name;
+    this.el.dataset.tool = name;
+    this.args = args;
+    this.summaryEl.textContent = summarize(name, args);
+  }
+
+  appendArgs(delta) {
+    this.args += delta;
+    this.summaryEl.textContent = summarize(this.el.dataset.tool, this.args);
+  }
+
+  start() {
+    if (this.finishedBy) return;
+    this.setState('running');
+    const started = Date.now();
+    this.elapsedEl.hidden = false;
+    this.elapsedEl.textContent = '0 s';
+    this.stopTimer();
+    this.timer = setInterval(() => {
+      this.elapsedEl.textContent = `${Math.round((Date.now() - started) / 1000)} s`;
+    }, 1000);
+  }
+
+  stopTimer() {
+    clearInterval(this.timer);
+    this.timer = 0;
+  }
+
+  appendOutput(text) {
+    if (this.finishedBy) return;
+    this.incoming += text;
+    nextFrame(this.flushOutput);
+  }
+
+  showOutput() {
+    if (this.finishedBy || !this.incoming) return;
+    let pre = this.body.querySelector('.tool-output');
+    if (!pre) {
+      pre = h('pre', { class: 'tool-output terminal' });
+      this.body.replaceChildren(pre);
+    }
+    const follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    this.output += this.incoming;
+    if (this.output.length > MAX_LIVE_OUTPUT) {
+      this.output = this.output.slice(-MAX_LIVE_OUTPUT);
+      pre.textContent = this.output;
+    } else {
+      pre.append(this.incoming);
+    }
+    this.incoming = '';
+    if (follow) pre.scrollTop = pre.scrollHeight;
+  }
+
+  /** The `toolFinished` event: a preview of the result, unless the stored one is already here. */
+  finishFromEvent({ isError, preview, detail }) {
+    if (this.finishedBy === 'store') return;
+    this.finish('event', { isError, text: preview, detail });
+  }
+
+  /** The stored tool_result part. */
+  setStored(part) {
+    const text = part.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+    const images = part.content.filter((c) => c.type === 'image');
+    this.finish('store', { isError: Boolean(part.is_error), text, images, detail: part.detail });
+  }
+
+  finish(source, result) {
+    this.finishedBy = source;
+    this.incoming = '';
+    this.setState(result.isError ? 'error' : 'done');
+    this.el.classList.toggle('error', result.isError);
+    this.body.replaceChildren(resultView(result));
+  }
+}
+
+// Which argument says what a call does, by tool.
+const SUMMARY_KEYS = {
+  read_file: 'path', edit_file: 'path', write_file: 'path', list_dir: 'path',
+  bash: 'command', grep: 'pattern', glob: 'pattern', web_fetch: 'url', ask_user: 'question',
+};
+
+/** One line saying what a call does. `args` is JSON, possibly cut short while it streams. */
+function summarize(name, args) {
+  const parsed = parseObject(args);
+  const key = SUMMARY_KEYS[name];
+  if (parsed) {
+    if (name === 'todo_write' && Array.isArray(parsed.todos)) return `${parsed.todos.length} items`;
+    if (key) return oneLine(parsed[key]);
+    if (typeof parsed.id === 'number') return `process ${parsed.id}`;
+    return oneLine(Object.values(parsed).find((v) => typeof v === 'string'));
+  }
+  return key ? oneLine(partialString(args, key)) : '';
+}
+
+function parseObject(text) {
+  try {
+    const value = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+// The value of a string field in JSON that is still streaming: `{"path": "src/ma` → `src/ma`.
+function partialString(text, key) {
+  const match = new RegExp(`"${key}"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)`).exec(text);
+  if (!match) return '';
+  const raw = match[1].replace(/\\$/, '');
+  try {
+    return JSON.parse(`"${raw}"`);
+  } catch {
+    return raw; // a cut escape (\u00): shown as written
+  }
+}
+
+function oneLine(value) {
+  if (typeof value !== 'string') return '';
+  const line = value.trim().split('\n')[0];
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
