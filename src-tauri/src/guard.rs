@@ -17,6 +17,7 @@ pub(crate) fn check<R: Runtime>(invoke: &Invoke<R>) -> Result<(), CommandError> 
     let Some(own) = label.strip_prefix(windows::TASK_PREFIX) else {
         return Ok(());
     };
+    let own: i64 = own.parse().unwrap_or(0);
     let InvokeBody::Json(args) = invoke.message.payload() else {
         return Ok(());
     };
@@ -28,7 +29,7 @@ pub(crate) fn check<R: Runtime>(invoke: &Invoke<R>) -> Result<(), CommandError> 
             .flatten()
     });
     match named {
-        Some(id) if id.to_string() != own => Err(CommandError {
+        Some(id) if id.as_i64() != Some(own) => Err(CommandError {
             kind: "denied".into(),
             message: format!("this window shows task {own} and cannot act on task {id}"),
             fatal: false,

@@ -140,7 +140,11 @@ mod tests {
         assert!(!html.contains("<img"), "{html}");
         assert!(!html.contains("<svg"), "{html}");
         assert!(!html.contains("javascript:"), "{html}");
-        assert!(!html.contains("onerror=alert"), "{html}");
+        // The handler is only text (escaped), never an attribute.
+        assert!(
+            html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+            "{html}"
+        );
         assert!(
             html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
             "raw HTML shows as text: {html}"

@@ -47,6 +47,8 @@ pub struct TaskView {
     pub checkpoints: Vec<Checkpoint>,
     pub options: TaskOptions,
     pub models: Vec<ModelChoice>,
+    /// The main role's model: what the task uses while it has none of its own.
+    pub main_model: Option<String>,
 }
 
 #[tauri::command]
@@ -64,9 +66,12 @@ pub fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<TaskView
     messages.truncate(PAGE);
     messages.reverse();
     let running = host.running(task_id);
-    let models = {
+    let (models, main_model) = {
         let store = state.store()?;
-        codewright_host::models::choices(&store)?
+        (
+            codewright_host::models::choices(&store)?,
+            codewright_host::models::main_model(&store)?,
+        )
     };
     let (state_now, approvals, questions) = match running {
         Some(Running {
@@ -86,6 +91,7 @@ pub fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<TaskView
         checkpoints,
         options: host.options(task_id)?,
         models,
+        main_model,
     })
 }
 

@@ -9,6 +9,7 @@ const state = {
   taskId: 0,
   options: { model: null, mode: 'normal' },
   models: [],
+  mainModel: null,
   running: false,
   sending: false,
   composing: false, // an IME composition is open
@@ -38,9 +39,10 @@ export function setRunning(running) {
   $('#composer-stop').hidden = !running;
 }
 
-export function setOptions(options, models = state.models) {
+export function setOptions(options, models = state.models, mainModel = state.mainModel) {
   state.options = options;
   state.models = models;
+  state.mainModel = mainModel;
   $('#mode-select').value = options.mode;
   renderModels();
 }
@@ -50,8 +52,10 @@ function renderModels() {
   const ids = state.models.map((m) => m.id);
   if (model && !ids.includes(model)) ids.unshift(model);
   const select = $('#model-select');
+  // "" follows the main model (what a new task uses until one is chosen for it).
+  const main = state.mainModel ? `Main model (${state.mainModel})` : 'Choose a model…';
   select.replaceChildren(
-    model ? null : h('option', { value: '', text: 'Choose a model…' }),
+    h('option', { value: '', text: main }),
     ...ids.map((id) => h('option', { value: id, text: id })));
   select.value = model ?? '';
 }

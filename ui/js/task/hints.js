@@ -5,7 +5,10 @@ export function hintFor(kind, provider) {
   switch (kind) {
     case 'auth':
     case 'missingKey':
-      return `Set the provider's key (Settings arrive in the next release; for now set the environment variable or use codewright-cli auth set ${provider || 'PROVIDER'}).`;
+      // Keys cannot be entered in the app yet: say where they come from.
+      return `Set the key of ${provider || 'the provider'} in its environment variable before starting Codewright, or keep it in the system keyring with: codewright-cli auth set ${provider || 'PROVIDER'}`;
+    case 'unknownModel':
+      return 'Choose another model in the picker below.';
     case 'rateLimit':
       return 'Wait a moment, then send again.';
     case 'noModel':

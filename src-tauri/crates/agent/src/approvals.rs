@@ -23,11 +23,14 @@ pub enum Refusal {
     NotOffered(String),
 }
 
-/// Requests waiting for an answer, by id (in the order they were asked).
+/// What waits, by id (in the order it was asked), with where its answer goes.
+type Waiting<T, A> = Mutex<BTreeMap<u64, (T, oneshot::Sender<A>)>>;
+
+/// Requests waiting for an answer.
 #[derive(Default)]
 pub(crate) struct Pending {
-    approvals: Mutex<BTreeMap<u64, (ApprovalRequest, oneshot::Sender<Decision>)>>,
-    questions: Mutex<BTreeMap<u64, (Question, oneshot::Sender<Option<String>>)>>,
+    approvals: Waiting<ApprovalRequest, Decision>,
+    questions: Waiting<Question, Option<String>>,
 }
 
 impl Pending {

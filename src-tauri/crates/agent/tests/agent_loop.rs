@@ -492,7 +492,7 @@ async fn provider_errors_end_the_run_with_a_clear_error() {
     let (outcome, events) = drive(handle, rx, |_, _| {}).await;
     assert_eq!(outcome, RunOutcome::Failed);
     let error = events.iter().find_map(|e| match e {
-        AgentEvent::Error { kind, message, .. } => Some((kind.clone(), message.clone())),
+        AgentEvent::Error { kind, message, .. } => Some((*kind, message.clone())),
         _ => None,
     });
     let (kind, message) = error.unwrap();

@@ -29,6 +29,11 @@ pub fn model_for(store: &Store, role: ModelRole) -> Result<Option<(String, Model
     }))
 }
 
+/// The main role's model, if one is set: what a task uses until it chooses its own.
+pub fn main_model(store: &Store) -> Result<Option<String>, HostError> {
+    Ok(model_for(store, ModelRole::Main)?.map(|(id, _)| id))
+}
+
 /// Built-in providers plus the user's, which replace built-ins of the same name.
 pub fn all_providers(store: &Store) -> Result<Vec<Provider>, HostError> {
     let mut all = builtin_providers();
@@ -90,14 +95,12 @@ pub fn custom_models(store: &Store) -> Result<Vec<ModelInfo>, HostError> {
 pub fn resolve(store: &Store, given: Option<&str>) -> Result<Model, HostError> {
     let id = match given {
         Some(id) => id.to_string(),
-        None => model_for(store, ModelRole::Main)?
-            .map(|(m, _)| m)
-            .ok_or_else(|| {
-                HostError::new(
-                    ErrorKind::NoModel,
-                    "no model is chosen for this task and no main model is set",
-                )
-            })?,
+        None => main_model(store)?.ok_or_else(|| {
+            HostError::new(
+                ErrorKind::NoModel,
+                "no model is chosen for this task and no main model is set",
+            )
+        })?,
     };
     let (_, provider_name) =
         parse_model_id(&id).map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;

@@ -84,8 +84,7 @@ pub fn find_key(
         Ok(_) => String::new(),
     };
     Err(format!(
-        "no API key for {name}: run `codewright-cli auth set {name}` to keep one in the system keyring, \
-         or set {var}{keyring_note}",
+        "no API key for {name}: keep one in the system keyring, or set {var}{keyring_note}",
         name = provider.name
     ))
 }
@@ -160,7 +159,7 @@ mod tests {
         );
         let err = find_key(&Broken, &anthropic(), |_| None).unwrap_err();
         assert!(
-            err.contains("auth set anthropic")
+            err.contains("no API key for anthropic")
                 && err.contains("ANTHROPIC_API_KEY")
                 && err.contains("no Secret Service"),
             "{err}"

@@ -80,8 +80,8 @@ impl LlmError {
             401 | 403 => (
                 ErrorKind::Auth,
                 format!(
-                    "{provider} rejected the API key (HTTP {status}: {detail}). Check the key for {provider}: \
-                     `codewright-cli auth set {provider}`, or its environment variable."
+                    "{provider} rejected the API key (HTTP {status}: {detail}). Check the key for {provider} \
+                     (in the system keyring, or its environment variable)."
                 ),
             ),
             404 => (

@@ -157,7 +157,7 @@ pub fn endpoint(
     for key in &row.secrets {
         let value = secrets(&row.name, key).ok_or_else(|| {
             format!(
-                "the secret {key} of MCP server {} is not in the keyring; set it again with `codewright-cli mcp add` (or in the environment as {key})",
+                "the secret {key} of MCP server {} is not in the keyring; set it again (or in the environment as {key})",
                 row.name
             )
         })?;

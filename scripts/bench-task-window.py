@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Task window benchmark, on the release app under Xvfb (a scripted OpenAI-compatible provider
+in this script stands in for the model):
+
+  1. a model's first delta → painted in the window (p50 / p99 over 40 prompts): the provider
+     notes the wall clock when it writes the first delta; the page notes it in the frame that
+     shows it (a MutationObserver, then requestAnimationFrame);
+  2. the longest gap between frames while 60 s of Markdown with code stream at ~1,000 tokens/s,
+     next to the same page idle for 10 s (the floor of this display);
+  3. opening a task of 5,000 messages → its newest messages painted (navigation start → the
+     `conversation-painted` mark), next to a task of 10 messages;
+  4. idle CPU of the app and its WebKit processes with 3 task windows open, over 30 s;
+  5. memory (PSS) of each extra open task window.
+
+    cargo build --release --features custom-protocol --bin codewright
+    cargo build --release -p codewright-cli
+    python3 scripts/bench-task-window.py [TARGET_DIR]    # needs Xvfb and tauri-driver (scripts/setup --test)
+"""
+import http.client, http.server, json, os, socket, sqlite3, statistics, subprocess, sys, tempfile, threading, time
+
+target = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CARGO_TARGET_DIR", "target")
+APP = os.path.realpath(os.path.join(target, "release", "codewright"))
+CLI = os.path.join(target, "release", "codewright-cli")
+PROMPTS, STREAM_S, IDLE_CPU_S = 40, 60, 30
+
+# ---- the scripted provider ----------------------------------------------------------------
+
+first_delta = {}  # marker → wall-clock ms when its first delta was written
+MARKDOWN = ("Here is **the change** and why it works, with `inline code` and a list:\n\n"
+            "- one item that explains a step\n- another item with *emphasis*\n\n"
+            "```rust\nfn main() {\n    let total: u64 = (1..=10).sum();\n    println!(\"{total}\");\n}\n```\n\n")
+
+class Provider(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def chunk(self, delta, finish=None):
+        body = {"id": "b", "object": "chat.completion.chunk", "model": "bench",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        self.wfile.write(f"data: {json.dumps(body)}\n\n".encode())
+        self.wfile.flush()
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        prompt = body["messages"][-1]["content"]
+        prompt = prompt if isinstance(prompt, str) else json.dumps(prompt)
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.chunk({"role": "assistant", "content": ""})
+        if prompt.startswith("stream"):
+            # ~1,000 tokens/s (about 4 characters a token): 100 characters every 25 ms.
+            text, sent, start = MARKDOWN * 2000, 0, time.time()
+            while time.time() - start < STREAM_S:
+                self.chunk({"content": text[sent:sent + 100]})
+                sent += 100
+                time.sleep(0.025)
+        else:
+            marker = prompt.split()[-1]
+            first_delta[marker] = time.time() * 1000
+            self.chunk({"content": f"Answer {marker} "})
+            self.chunk({"content": "and the rest of it."})
+        self.chunk({}, "stop")
+        self.wfile.write(b'data: {"id":"b","object":"chat.completion.chunk","choices":[],'
+                         b'"usage":{"prompt_tokens":100,"completion_tokens":10}}\n\ndata: [DONE]\n\n')
+        self.wfile.flush()
+        self.close_connection = True
+
+# ---- WebDriver and processes ----------------------------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+def wd(port, method, path, body=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.request(method, path, json.dumps(body) if body is not None else None, {"Content-Type": "application/json"})
+    reply = json.loads(conn.getresponse().read() or b"{}")
+    conn.close()
+    return reply.get("value")
+
+class Session:
+    def __init__(self, port):
+        self.port = port
+        self.id = wd(port, "POST", "/session", {"capabilities": {"alwaysMatch": {"tauri:options": {"application": APP}}}})["sessionId"]
+
+    def js(self, script, *args):
+        return wd(self.port, "POST", f"/session/{self.id}/execute/sync", {"script": script, "args": list(args)})
+
+    def wait(self, script, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            value = self.js(script)
+            if value:
+                return value
+            time.sleep(0.02)
+        sys.exit(f"timed out waiting for: {script}")
+
+    def handles(self):
+        return wd(self.port, "GET", f"/session/{self.id}/window/handles")
+
+    def switch(self, handle):
+        wd(self.port, "POST", f"/session/{self.id}/window", {"handle": handle})
+
+    def type(self, css, text):
+        el = wd(self.port, "POST", f"/session/{self.id}/element", {"using": "css selector", "value": css})
+        ref = next(iter(el.values()))
+        wd(self.port, "POST", f"/session/{self.id}/element/{ref}/value", {"text": text})
+
+    def open_task(self, task):
+        """Opens a task's window from the main window and switches to it."""
+        main = self.handles()[0]
+        self.switch(main)
+        before = set(self.handles())
+        self.js("window.__TAURI__.core.invoke('open_task', {id: arguments[0]})", task)
+        deadline = time.time() + 30
+        while not (set(self.handles()) - before):
+            if time.time() > deadline:
+                sys.exit("the task window did not open")
+            time.sleep(0.02)
+        self.switch((set(self.handles()) - before).pop())
+        self.wait("return document.body.dataset.ready === 'true'")
+
+def tree(pid):
+    children = {}
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(p))
+        except OSError:
+            pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+def app_pid():
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.path.realpath(f"/proc/{pid}/exe") == APP:
+                return int(pid)
+        except OSError:
+            pass
+    sys.exit("the app is not running")
+
+def pss_mib(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                total += next(int(l.split()[1]) for l in f if l.startswith("Pss:"))
+        except (OSError, StopIteration):
+            pass
+    return total / 1024
+
+def cpu_ticks(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except OSError:
+            pass
+    return total
+
+# ---- set-up -----------------------------------------------------------------------------------
+
+def cli(home, *args):
+    out = subprocess.run([CLI, "--home", home, "--json", *args], check=True, capture_output=True)
+    return json.loads(out.stdout) if out.stdout.strip() else None
+
+def fill(home, task, count):
+    """Writes `count` messages (user and assistant in turn) straight into the store."""
+    db = sqlite3.connect(os.path.join(home, "codewright.db"))
+    now = int(time.time() * 1000)
+    rows = []
+    for seq in range(1, count + 1):
+        user = seq % 2 == 1
+        text = f"Question {seq}: why does the build fail?" if user else MARKDOWN
+        parts = json.dumps([{"type": "text", "text": text}])
+        rows.append((task, seq, "user" if user else "assistant", parts, now, now))
+    db.executemany("INSERT INTO messages (task_id, seq, role, parts, complete, created_at, updated_at) "
+                   "VALUES (?, ?, ?, ?, 1, ?, ?)", rows)
+    db.commit()
+    db.close()
+
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+def main():
+    for exe in (APP, CLI):
+        if not os.path.exists(exe):
+            sys.exit(f"{exe} is missing; build it first (see the top of this script)")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Provider)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    work = tempfile.mkdtemp(prefix="cw-bench-task-")
+    home = os.path.join(work, "data")
+    folder = os.path.join(work, "project")
+    os.makedirs(folder)
+    project = cli(home, "projects", "add", folder)["id"]
+    cli(home, "providers", "add", "bench", "--protocol", "openai", "--base-url",
+        f"http://127.0.0.1:{server.server_address[1]}/v1", "--api-key-env", "CODEWRIGHT_BENCH_KEY")
+    cli(home, "models", "add", "bench@bench", "--context", "200000")
+    cli(home, "models", "role", "main", "bench@bench")
+    tasks = [cli(home, "tasks", "add", "--project", str(project), f"Task {i}")["id"] for i in range(5)]
+    fill(home, tasks[3], 5000)
+    fill(home, tasks[4], 10)
+
+    display = ":78"
+    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], stderr=subprocess.DEVNULL)
+    time.sleep(1)
+    port = free_port()
+    env = dict(os.environ, DISPLAY=display, CODEWRIGHT_HOME=home, CODEWRIGHT_BENCH_KEY="bench")
+    driver = subprocess.Popen(["tauri-driver", "--port", str(port), "--native-port", str(free_port())],
+                              env=env, stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        for _ in range(100):
+            try:
+                wd(port, "GET", "/status")
+                break
+            except OSError:
+                time.sleep(0.1)
+        s = Session(port)
+        s.wait("return document.body.dataset.ready === 'true'")
+        pid = app_pid()
+        time.sleep(2)
+        main_only = pss_mib(tree(pid))
+
+        # 1. First delta → painted.
+        s.open_task(tasks[0])
+        s.js("""window.__painted = {};
+                new MutationObserver(() => {
+                  for (const m of document.querySelectorAll('.message.assistant')) {
+                    const k = (m.textContent.match(/Answer (k\\d+)/) || [])[1];
+                    if (k && !(k in window.__painted)) {
+                      window.__painted[k] = null;
+                      requestAnimationFrame(() => { window.__painted[k] = performance.timeOrigin + performance.now(); });
+                    }
+                  }
+                }).observe(document.getElementById('messages'), {childList: true, subtree: true, characterData: true});""")
+        delays = []
+        for i in range(PROMPTS):
+            marker = f"k{i}"
+            s.type("#composer-input", f"go {marker}\ue007")
+            painted = s.wait(f"return window.__painted['{marker}']")
+            s.wait("return document.getElementById('composer-stop').hidden")
+            delays.append(painted - first_delta[marker])
+
+        # 2. Frame gaps: idle, then while streaming.
+        gaps_js = """window.__gaps = []; let last = performance.now(); window.__frames = true;
+                     const tick = (t) => { window.__gaps.push(t - last); last = t; if (window.__frames) requestAnimationFrame(tick); };
+                     requestAnimationFrame(tick);"""
+        s.js(gaps_js)
+        time.sleep(10)
+        idle_gaps = s.js("window.__frames = false; return window.__gaps")
+        s.js(gaps_js)
+        s.type("#composer-input", "stream it\ue007")
+        s.wait("return !document.getElementById('composer-stop').hidden", 30)
+        s.wait("return document.getElementById('composer-stop').hidden", STREAM_S + 60)
+        stream_gaps = s.js("window.__frames = false; return window.__gaps")
+        streamed = s.js("return document.querySelector('.message.assistant:last-child').textContent.length")
+
+        # 3. Open a long and a short task.
+        opened = {}
+        for name, task in (("5,000 messages", tasks[3]), ("10 messages", tasks[4])):
+            s.open_task(task)
+            opened[name] = s.wait("const m = performance.getEntriesByName('conversation-painted')[0]; return m ? m.startTime : null")
+        # 4 and 5. Three task windows are open now (plus the main window).
+        time.sleep(5)
+        procs = tree(pid)
+        with_three = pss_mib(procs)
+        before = cpu_ticks(procs)
+        time.sleep(IDLE_CPU_S)
+        cpu = (cpu_ticks(tree(pid)) - before) / os.sysconf("SC_CLK_TCK") / IDLE_CPU_S * 100
+
+        print(f"first delta → painted, {PROMPTS} prompts: p50 {pct(delays, 50):.1f} ms, p99 {pct(delays, 99):.1f} ms (max {max(delays):.1f})")
+        print(f"frame gaps, idle 10 s: longest {max(idle_gaps[1:]):.1f} ms, p99 {pct(idle_gaps[1:], 99):.1f} ms ({len(idle_gaps)} frames)")
+        print(f"frame gaps, streaming {STREAM_S} s (~1,000 tokens/s, {streamed:,} characters shown): longest {max(stream_gaps[1:]):.1f} ms, "
+              f"p99 {pct(stream_gaps[1:], 99):.1f} ms ({len(stream_gaps)} frames)")
+        for name, ms in opened.items():
+            print(f"open a task of {name} → newest painted: {ms:.0f} ms")
+        print(f"idle CPU, main window + 3 task windows, {IDLE_CPU_S} s: {cpu:.2f} % of one core")
+        print(f"PSS: main window alone {main_only:.0f} MiB; with 3 task windows {with_three:.0f} MiB; "
+              f"{(with_three - main_only) / 3:.0f} MiB per task window")
+        wd(port, "DELETE", f"/session/{s.id}")
+    finally:
+        os.killpg(driver.pid, 15)
+        driver.wait()
+        xvfb.terminate()
+        xvfb.wait()
+
+if __name__ == "__main__":
+    main()
