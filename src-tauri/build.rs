@@ -15,6 +15,7 @@ fn main() {
         "rename_task",
         "delete_task",
         "open_task",
+        "close_window",
         "task_view",
         "older_messages",
         "send_message",

@@ -276,6 +276,46 @@ fn task_windows_get_only_their_own_capability() {
         .invoke(&label, "get_task", json!({"id": other}))
         .unwrap_err();
     assert_eq!(err["kind"], "denied", "{err}");
+    // Every task command of another task is refused by the guard, however the id is hidden.
+    for (cmd, args) in [
+        (
+            "rename_task",
+            json!({"taskId": tid, "id": other, "title": "renamed"}),
+        ),
+        ("send_message", json!({"taskId": other, "text": "hi"})),
+        ("stop_task", json!({"taskId": other})),
+        ("task_view", json!({"taskId": other})),
+        (
+            "decide_approval",
+            json!({"taskId": other, "id": 1, "decision": {"decision": "approve"}}),
+        ),
+        (
+            "restore_checkpoint",
+            json!({"taskId": other, "checkpointId": 1}),
+        ),
+    ] {
+        let err = h.invoke(&label, cmd, args).unwrap_err();
+        assert_eq!(err["kind"], "denied", "{cmd}: {err}");
+    }
+    let titles = h.ok("list_tasks", json!({"projectId": pid}));
+    assert!(
+        titles
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["title"] == "other"),
+        "the other task was renamed: {titles}"
+    );
+    // Its own task works; a message it sends without a model says what to do.
+    assert_eq!(
+        h.invoke(&label, "task_view", json!({"taskId": tid}))
+            .unwrap()["task"]["title"],
+        "t"
+    );
+    let err = h
+        .invoke(&label, "send_message", json!({"taskId": tid, "text": "hi"}))
+        .unwrap_err();
+    assert_eq!(err["kind"], "noModel", "{err}");
     // A window that matches no capability can call nothing.
     assert!(h.invoke("stranger", "list_projects", json!({})).is_err());
     assert_eq!(

@@ -423,16 +423,30 @@ fn a_new_users_path_through_a_task_window() {
         "return [...document.querySelectorAll('.tool-panel')].some(p => p.textContent.includes('survived'))",
         |v| v == true);
     save_screenshot("task-7-conversation", &app.screenshot());
-    app.quit();
 
-    // 10. Relaunch: the conversation is intact.
+    // 10. Quit while an approval waits, and relaunch: the conversation is intact, and the task
+    // says it was interrupted (the approval lived in the quit app; the call is answered as
+    // interrupted when the task goes on).
+    script(vec![
+        Reply::Calls(vec![("bash", json!({"command": "touch never"}))]),
+        Reply::Text("Picked it up again.".into()),
+    ]);
+    send(&app, "One more command");
+    wait_dialog(&app, "an approval waiting at quit");
+    app.quit();
     let app = desktop.launch();
+    app.wait_until(
+        "the task marked interrupted in the main window",
+        WAIT,
+        "return [...document.querySelectorAll('.task')].map(t => t.textContent).join('|')",
+        |v| v.as_str().is_some_and(|t| t.contains("Interrupted")),
+    );
     open_task_window(&app);
     app.wait_until(
         "the conversation after a relaunch",
         WAIT,
         "return document.querySelectorAll('.message.user').length",
-        |v| v.as_u64() >= Some(7),
+        |v| v.as_u64() >= Some(8),
     );
     assert!(
         app.js(
@@ -440,6 +454,16 @@ fn a_new_users_path_through_a_task_window() {
             json!([])
         ) == true
     );
+    assert!(app.find("#task-state").text().contains("Interrupted"));
+    save_screenshot("task-8-relaunched", &app.screenshot());
+    send(&app, "Go on");
+    app.wait_until(
+        "the task going on",
+        WAIT,
+        "return document.body.textContent.includes('Picked it up again.')",
+        |v| v == true,
+    );
+    assert!(!folder.join("never").exists(), "the unapproved command ran");
     app.quit();
 }
 
@@ -451,14 +475,14 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
     let provider = Provider::start(Box::new(|_, _| {
         Reply::Paced(
             "Written by the command line, word by word, slowly enough to watch.".into(),
-            40,
+            250,
         )
     }));
     let task = setup(&data, &folder, &provider);
     let desktop = Desktop::start(&data);
     let app = desktop.launch();
     open_task_window(&app);
-    let out = std::process::Command::new(support::cli_binary())
+    let mut exec = std::process::Command::new(support::cli_binary())
         .args([
             "--home",
             data.to_str().unwrap(),
@@ -468,13 +492,24 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
             "Say hello",
         ])
         .env("CODEWRIGHT_E2E_KEY", "test-key")
-        .output()
+        .stdout(std::process::Stdio::null())
+        .spawn()
         .unwrap();
+    // Part of the answer shows while the CLI is still streaming it.
+    app.wait_until("the start of the CLI's answer", WAIT,
+        "return [...document.querySelectorAll('.message.assistant')].map(m => m.textContent).join('|')",
+        |v| v.as_str().is_some_and(|t| t.contains("Written by")));
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        exec.try_wait().unwrap().is_none(),
+        "the answer appeared only after exec ended"
     );
+    app.wait_until(
+        "the task running in another process",
+        WAIT,
+        "return document.getElementById('task-state').textContent",
+        |v| v.as_str().is_some_and(|t| t.contains("another")),
+    );
+    assert!(exec.wait().unwrap().success());
     app.wait_until("the CLI's answer in the window", WAIT,
         "return [...document.querySelectorAll('.message.assistant')].map(m => m.textContent).join('|')",
         |v| v.as_str().is_some_and(|t| t.contains("slowly enough to watch.")));
@@ -509,11 +544,9 @@ fn hostile_content_never_runs_or_navigates() {
     let desktop = Desktop::start(&data);
     let app = desktop.launch();
     open_task_window(&app);
-    app.find("#mode-select").click();
     app.js("const s = document.getElementById('mode-select'); s.value = 'yolo'; s.dispatchEvent(new Event('change'))", json!([]));
     app.find("#yolo-confirm").click();
     send(&app, "Show me");
-    wait_idle(&app);
     app.wait_until("the hostile answer shown as text", WAIT,
         "return [...document.querySelectorAll('.message.assistant')].some(m => m.textContent.includes('<script>window.__pwned=4</script>'))",
         |v| v == true);

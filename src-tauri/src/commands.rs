@@ -178,6 +178,12 @@ pub async fn open_task<R: Runtime>(
     Ok(())
 }
 
+/// Closes the window that asks (Ctrl+W); a window can close only itself.
+#[tauri::command]
+pub fn close_window<R: Runtime>(window: WebviewWindow<R>) -> Result<()> {
+    Ok(window.close()?)
+}
+
 /// `~/x` → `$HOME/x`, as a user typing a path expects.
 fn expand_home(path: &str) -> PathBuf {
     let path = path.trim();

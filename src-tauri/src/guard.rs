@@ -22,18 +22,21 @@ pub(crate) fn check<R: Runtime>(invoke: &Invoke<R>) -> Result<(), CommandError> 
         return Ok(());
     };
     let command = invoke.message.command();
-    let named = args.get("taskId").or_else(|| {
-        TASK_RECORD_COMMANDS
-            .contains(&command)
-            .then(|| args.get("id"))
-            .flatten()
-    });
-    match named {
-        Some(id) if id.as_i64() != Some(own) => Err(CommandError {
+    // Every task id it names: `taskId`, and `id` where that is a task's.
+    let mut named = vec![args.get("taskId")];
+    if TASK_RECORD_COMMANDS.contains(&command) {
+        named.push(args.get("id"));
+    }
+    match named
+        .into_iter()
+        .flatten()
+        .find(|id| id.as_i64() != Some(own))
+    {
+        Some(id) => Err(CommandError {
             kind: "denied".into(),
             message: format!("this window shows task {own} and cannot act on task {id}"),
             fatal: false,
         }),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }

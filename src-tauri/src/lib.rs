@@ -43,6 +43,7 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             commands::rename_task,
             commands::delete_task,
             commands::open_task,
+            commands::close_window,
             task_window::task_view,
             task_window::older_messages,
             task_window::send_message,

@@ -1,4 +1,5 @@
-//! The commands of a task window: read its conversation, send, stop, answer approvals and
+//! The commands of a task window (async ones run off the main thread, so a slow disk or a long
+//! message never stalls the window system): read its conversation, send, stop, answer approvals and
 //! questions, choose model and mode, restore checkpoints, render Markdown, open a link. Each is a
 //! thin call into the host; the guard (`guard.rs`) has already checked that a task window names
 //! only its own task.
@@ -52,7 +53,7 @@ pub struct TaskView {
 }
 
 #[tauri::command]
-pub fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<TaskView> {
+pub async fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<TaskView> {
     let host = state.host()?;
     let (task, mut messages, checkpoints) = {
         let store = state.store()?;
@@ -97,7 +98,7 @@ pub fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<TaskView
 
 /// Older messages than `before_seq`, oldest first.
 #[tauri::command]
-pub fn older_messages(
+pub async fn older_messages(
     state: State<'_, AppState>,
     task_id: TaskId,
     before_seq: i64,
@@ -153,7 +154,7 @@ pub fn answer_question(
 
 /// Remembers the task's model and mode.
 #[tauri::command]
-pub fn set_task_options(
+pub async fn set_task_options(
     state: State<'_, AppState>,
     task_id: TaskId,
     model: Option<String>,
@@ -167,7 +168,7 @@ pub fn set_task_options(
 
 /// Puts back the files of a checkpoint; returns the checkpoint that undoes it.
 #[tauri::command]
-pub fn restore_checkpoint(
+pub async fn restore_checkpoint(
     state: State<'_, AppState>,
     task_id: TaskId,
     checkpoint_id: i64,
@@ -179,7 +180,7 @@ pub fn restore_checkpoint(
 
 /// Renders (a part of) an assistant message's Markdown as sanitized HTML.
 #[tauri::command]
-pub fn render_markdown(text: String, done: bool) -> Rendered {
+pub async fn render_markdown(text: String, done: bool) -> Rendered {
     markdown::render(&text, done)
 }
 
@@ -187,9 +188,15 @@ pub fn render_markdown(text: String, done: bool) -> Rendered {
 #[tauri::command]
 pub fn open_link(task_id: TaskId, url: String) -> Result<()> {
     let _ = task_id; // for the guard: only the window of this task asks
+    let lower = url.to_ascii_lowercase();
     let allowed = ["http://", "https://", "mailto:"]
         .iter()
-        .any(|scheme| url.to_ascii_lowercase().starts_with(scheme));
+        .any(|scheme| lower.starts_with(scheme));
+    // A mailto link opens with its address only: a query may ask the mail client to attach a file.
+    let url = match url.split_once('?') {
+        Some((address, _)) if lower.starts_with("mailto:") => address.to_string(),
+        _ => url,
+    };
     if !allowed {
         return Err(CommandError {
             kind: "badLink".into(),

@@ -47,7 +47,8 @@ pub(crate) fn close_task_window<R: Runtime>(app: &AppHandle<R>, id: TaskId) {
 }
 
 /// Something waits for the user in this window: bring it to the front if it is not focused, and
-/// ask the window manager for attention (the taskbar entry flashes).
+/// ask the window manager for attention (the taskbar entry flashes). Its dialog does not take a
+/// keystroke meant for another window (see approval.js).
 pub(crate) fn ask_attention<R: Runtime>(app: &AppHandle<R>, label: &str) {
     let Some(window) = app.get_webview_window(label) else {
         return;

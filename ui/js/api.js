@@ -11,9 +11,11 @@ export function call(command, args = {}) {
   return tauri.core.invoke(command, args);
 }
 
+// Listens as this window (not as "any"), so it hears only what is sent to it: a task window gets
+// its own task's events, not every window's.
 function listen(name, handler) {
   if (!tauri) return Promise.resolve(() => {});
-  return tauri.event.listen(name, (e) => handler(e.payload));
+  return tauri.webviewWindow.getCurrentWebviewWindow().listen(name, (e) => handler(e.payload));
 }
 
 /** Calls `handler(event)` for every change to projects and tasks, from any window or process. */
@@ -36,5 +38,5 @@ export function messageOf(error) {
 
 /** Closes this window (as its title bar's close button does). */
 export function closeWindow() {
-  return tauri ? tauri.window.getCurrentWindow().close() : Promise.resolve();
+  return call('close_window');
 }

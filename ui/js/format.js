@@ -21,11 +21,13 @@ export const when = (ms) => absolute.format(new Date(ms));
 export function statusLabel(status) {
   return {
     idle: 'Idle',
+    queued: 'Queued',
     running: 'Running',
     awaiting_approval: 'Needs approval',
     paused: 'Paused',
     completed: 'Done',
     failed: 'Failed',
+    interrupted: 'Interrupted',
   }[status] ?? status;
 }
 

@@ -135,6 +135,16 @@ function showApproval(entry) {
   for (const toggle of action.toggles) toggle.addEventListener('change', updateApprove);
   form.addEventListener('submit', (event) => event.preventDefault());
   form.addEventListener('keydown', (event) => onApprovalKey(event, action.toggles, buttons.approve, approve));
+  // The window may just have come to the front for this dialog: a key meant for what the user
+  // was typing elsewhere must not answer it.
+  const shownAt = performance.now();
+  form.addEventListener('keydown', (event) => {
+    const answers = (event.key === 'Enter' || event.key === ' ') && !event.target.closest('textarea');
+    if (answers && performance.now() - shownAt < ARMING_MS) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    }
+  }, true);
 
   const dialog = $('#approval-dialog');
   dialog.setAttribute('aria-labelledby', 'approval-title');
@@ -142,6 +152,9 @@ function showApproval(entry) {
   buttons.approve.focus();
   return close;
 }
+
+/** How long a new approval dialog ignores Enter and Space. */
+const ARMING_MS = 600;
 
 function onApprovalKey(event, toggles, approveButton, approve) {
   const target = event.target;

@@ -51,7 +51,6 @@ function filesChangedBy(checkpoint) {
 async function confirmRestore(checkpoint) {
   const undo = checkpoint.kind === 'restore';
   const files = filesChangedBy(checkpoint);
-  let restored = null;
   const ok = await ask($('#restore-dialog'), {
     title: undo ? `Undo the restore of turn ${checkpoint.turn}?` : `Restore files to before turn ${checkpoint.turn}?`,
     body: [
@@ -65,12 +64,12 @@ async function confirmRestore(checkpoint) {
       id: 'restore-confirm',
       label: undo ? 'Undo restore' : 'Restore files',
       // The id tells an undo from the turn's own checkpoint: both carry the same turn.
-      action: async () => { restored = await call('restore_checkpoint', { taskId: view.taskId, turn: checkpoint.turn, checkpointId: checkpoint.id }); },
+      action: () => call('restore_checkpoint', { taskId: view.taskId, checkpointId: checkpoint.id }),
     },
   });
   if (!ok) return;
   const count = files.length === 1 ? '1 file' : `${files.length} files`;
   view.notice(undo ? `Undid the restore of turn ${checkpoint.turn} (${count}).` : `Restored ${count} to before turn ${checkpoint.turn}.`);
-  if (restored) showCheckpoints([...view.checkpoints, restored]);
+  // The list is read again (once, so it never changes under the user's pointer twice).
   view.refresh();
 }

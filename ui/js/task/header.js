@@ -23,6 +23,7 @@ const STATUS_WORDS = {
   failed: 'Failed',
   completed: 'Done',
   queued: 'Queued',
+  interrupted: 'Interrupted — send a message to continue',
 };
 
 const view = { taskId: 0, task: null, agentState: null };

@@ -130,6 +130,8 @@ impl Approver for EventApprover {
             .lock()
             .expect("questions lock")
             .insert(id, (question.clone(), tx));
+        // A question waits for the user like an approval does.
+        self.tracker.approval_asked();
         let _ = self.events.send(AgentEvent::QuestionAsked { question });
         let _answered = Defer(|| {
             self.pending
@@ -140,6 +142,7 @@ impl Approver for EventApprover {
             let _ = self
                 .events
                 .send(AgentEvent::QuestionAnswered { task_id, id });
+            self.tracker.approval_answered();
         });
         rx.await.ok().flatten()
     }

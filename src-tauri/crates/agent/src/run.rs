@@ -92,9 +92,14 @@ struct Inner {
     _checkpointer: Option<Checkpointer>,
 }
 
-/// Holds a task for one run: an advisory lock on `<home>/locks/task-<id>.lock`, released when
-/// the file is dropped or the process dies, so two runs never write one conversation at once.
-fn hold_task(home: &std::path::Path, task: TaskId) -> Result<std::fs::File, (ErrorKind, String)> {
+/// A task held for one run (or a restore): an advisory lock on `<home>/locks/task-<id>.lock`,
+/// released when dropped or when the process dies, so two runs never write one conversation at
+/// once, in any window or process.
+pub struct TaskLock {
+    _file: std::fs::File,
+}
+
+fn hold_task(home: &std::path::Path, task: TaskId) -> Result<TaskLock, (ErrorKind, String)> {
     let setup = |m: String| (ErrorKind::Setup, m);
     let dir = home.join("locks");
     std::fs::create_dir_all(&dir).map_err(|e| {
@@ -111,7 +116,7 @@ fn hold_task(home: &std::path::Path, task: TaskId) -> Result<std::fs::File, (Err
         .open(&path)
         .map_err(|e| setup(format!("cannot open the task lock {}: {e}", path.display())))?;
     match file.try_lock() {
-        Ok(()) => Ok(file),
+        Ok(()) => Ok(TaskLock { _file: file }),
         Err(std::fs::TryLockError::WouldBlock) => Err((
             ErrorKind::Busy,
             format!(
@@ -323,8 +328,38 @@ impl Agent {
         drop(table);
     }
 
-    /// Starts a run on the current tokio runtime.
+    /// Holds the task (see [`TaskLock`]): `Err` with [`ErrorKind::Busy`] when a run of it goes on
+    /// in another window or process.
+    pub fn hold(&self, task: TaskId) -> Result<TaskLock, (ErrorKind, String)> {
+        hold_task(&self.inner.home, task)
+    }
+
+    /// Ends what every task left running (background processes), as the agent's end does.
+    pub fn close_all(&self) {
+        let tables: Vec<_> = self
+            .inner
+            .processes
+            .lock()
+            .expect("processes lock")
+            .drain()
+            .collect();
+        drop(tables);
+    }
+
+    /// Starts a run on the current tokio runtime. The run takes the task's lock itself; a run
+    /// that cannot (the task runs elsewhere) fails with an error event.
     pub fn start(&self, request: RunRequest, events: Events) -> TaskHandle {
+        self.start_held(None, request, events)
+    }
+
+    /// Starts a run with the task's lock already taken ([`Agent::hold`]), so a front end knows
+    /// before it starts that the run can go.
+    pub fn start_held(
+        &self,
+        lock: Option<TaskLock>,
+        request: RunRequest,
+        events: Events,
+    ) -> TaskHandle {
         let cancel = CancellationToken::new();
         let steer = Arc::new(Mutex::new(Steer::default()));
         let pending = Arc::new(Pending::default());
@@ -350,7 +385,7 @@ impl Agent {
             steer,
             pending,
             tracker: Arc::downgrade(&tracker),
-            join: tokio::spawn(run.run(request)),
+            join: tokio::spawn(run.run(request, lock)),
         }
     }
 }
@@ -395,10 +430,10 @@ impl Run {
         self.inner.store.lock().expect("store lock")
     }
 
-    async fn run(mut self, request: RunRequest) -> RunOutcome {
+    async fn run(mut self, request: RunRequest, lock: Option<TaskLock>) -> RunOutcome {
         // One run per task at a time, whichever window or process starts it.
-        let held = match hold_task(&self.inner.home, self.task) {
-            Ok(file) => file,
+        let held = match lock.map_or_else(|| hold_task(&self.inner.home, self.task), Ok) {
+            Ok(lock) => lock,
             Err((kind, message)) => {
                 self.steer.lock().expect("steer lock").closed = true;
                 self.error(kind, message);
@@ -525,7 +560,14 @@ impl Run {
         let closed = store
             .close_interrupted(self.task)
             .map_err(|e| e.to_string())?;
-        let interrupted = closed > 0 || task.status == TaskStatus::Running;
+        let interrupted = closed > 0
+            || matches!(
+                task.status,
+                TaskStatus::Running
+                    | TaskStatus::Queued
+                    | TaskStatus::AwaitingApproval
+                    | TaskStatus::Interrupted
+            );
         let messages = compaction::view(&store, self.task)?.messages;
         let (_, repairs) = answer_every_call(&messages, CRASHED);
         let dangling: Vec<String> = match messages.last() {

@@ -11,7 +11,7 @@ use codewright_agent::{Agent, AgentConfig, Refusal, RunRequest, TaskHandle};
 use codewright_mcp::{McpServers, ServerState};
 use codewright_protocol::{
     AgentEvent, AgentState, ApprovalRequest, Checkpoint, Decision, ErrorKind, PermissionMode,
-    ProjectId, Question, TaskId,
+    ProjectId, Question, TaskId, TaskStatus,
 };
 use codewright_store::Store;
 use serde::Serialize;
@@ -99,14 +99,23 @@ pub struct Host {
     inner: Arc<Inner>,
 }
 
+/// A project's MCP servers, started once by the first run that needs them.
+type ProjectServers = Arc<tokio::sync::OnceCell<Arc<McpServers>>>;
+
 struct Inner {
     store: Arc<Mutex<Store>>,
     home: PathBuf,
     agent: Agent,
     /// Each project's MCP servers, once a task of it ran (a failed start is kept too, so it is
-    /// not retried on every message; its notice says so).
-    servers: tokio::sync::Mutex<HashMap<ProjectId, Arc<McpServers>>>,
+    /// not retried on every message; its notice says so). One project's slow start never holds
+    /// up another's.
+    servers: Mutex<HashMap<ProjectId, ProjectServers>>,
+    /// The last run of each task (finished ones are ignored).
     runs: Mutex<HashMap<TaskId, Arc<TaskHandle>>>,
+    /// Every run's events, in the order they happened, to one forwarder (so a run's end is
+    /// never heard after the next run's start).
+    events: UnboundedSender<AgentEvent>,
+    forwarder: Mutex<Option<UnboundedReceiver<AgentEvent>>>,
     /// Who hears which task's events (`None`: every task).
     subscribers: Mutex<Vec<(Option<TaskId>, UnboundedSender<AgentEvent>)>>,
 }
@@ -145,18 +154,50 @@ impl Inner {
 }
 
 impl Host {
+    /// A host on the store. Tasks whose stored status says a run is going but that no window or
+    /// process holds (Codewright quit or crashed meanwhile) are marked interrupted.
     pub fn new(store: Arc<Mutex<Store>>, home: PathBuf, config: AgentConfig) -> Host {
         let agent = Agent::new(store.clone(), home.clone(), config);
-        Host {
+        let (events, forwarder) = unbounded_channel();
+        let host = Host {
             inner: Arc::new(Inner {
                 store,
                 home,
                 agent,
-                servers: tokio::sync::Mutex::new(HashMap::new()),
+                servers: Mutex::new(HashMap::new()),
                 runs: Mutex::new(HashMap::new()),
+                events,
+                forwarder: Mutex::new(Some(forwarder)),
                 subscribers: Mutex::new(Vec::new()),
             }),
+        };
+        host.mark_interrupted();
+        host
+    }
+
+    fn mark_interrupted(&self) {
+        let store = self.inner.store();
+        for task in store.unfinished_tasks().unwrap_or_default() {
+            if let Ok(_lock) = self.inner.agent.hold(task) {
+                let _ = store.set_task_status(task, TaskStatus::Interrupted);
+            }
         }
+    }
+
+    /// Publishes the runs' events, from the first run on (needs the runtime).
+    fn forward(&self) {
+        let Some(mut rx) = self.inner.forwarder.lock().expect("forwarder lock").take() else {
+            return;
+        };
+        let inner = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                match inner.upgrade() {
+                    Some(inner) => inner.publish(&event),
+                    None => return,
+                }
+            }
+        });
     }
 
     /// The store the host writes through.
@@ -184,22 +225,15 @@ impl Host {
         text: Option<String>,
         options: RunOptions,
     ) -> Result<Sent, HostError> {
-        let text = match text {
-            Some(text) if text.trim().is_empty() => {
-                return Err(HostError::new(
-                    ErrorKind::BadInput,
-                    "the message is empty; say what the agent should do",
-                ))
-            }
-            Some(text) => match self.inner.run(task) {
-                Some(handle) => match handle.steer(text) {
-                    Ok(()) => return Ok(Sent { steered: true }),
-                    // The run ended meanwhile: the text starts the next one.
-                    Err(text) => Some(text),
-                },
-                None => Some(text),
-            },
-            None => None,
+        if text.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(HostError::new(
+                ErrorKind::BadInput,
+                "the message is empty; say what the agent should do",
+            ));
+        }
+        let text = match self.steer(task, text).await? {
+            Steered::Yes => return Ok(Sent { steered: true }),
+            Steered::No(text) => text,
         };
         let (project, root, remembered) = {
             let store = self.inner.store();
@@ -216,7 +250,7 @@ impl Host {
             let compaction = models::compaction_model(&store, &model)?;
             (model, compaction)
         };
-        self.ensure_servers(task, project, &root).await?;
+        self.ensure_servers(task, project, &root).await;
         // Checked again with the runs locked: a message sent twice at once starts one run.
         let mut runs = self.inner.runs.lock().expect("runs lock");
         if let (Some(handle), Some(t)) = (runs.get(&task).filter(|h| !h.is_finished()), &text) {
@@ -224,8 +258,16 @@ impl Host {
                 return Ok(Sent { steered: true });
             }
         }
-        let (tx, mut rx) = unbounded_channel();
-        let handle = Arc::new(self.inner.agent.start(
+        // Held before the run starts, so a task running elsewhere is an error here and the
+        // message stays with the user instead of going to a run that cannot start.
+        let lock = self
+            .inner
+            .agent
+            .hold(task)
+            .map_err(|(kind, message)| HostError::new(kind, message))?;
+        self.forward();
+        let handle = Arc::new(self.inner.agent.start_held(
+            Some(lock),
             RunRequest {
                 task,
                 prompt: text,
@@ -234,37 +276,64 @@ impl Host {
                 sandbox: options.sandbox,
                 compaction,
             },
-            tx,
+            self.inner.events.clone(),
         ));
-        runs.insert(task, handle.clone());
-        drop(runs);
-        let inner = self.inner.clone();
-        tokio::spawn(async move {
-            while let Some(event) = rx.recv().await {
-                if let AgentEvent::RunFinished { .. } = event {
-                    let mut runs = inner.runs.lock().expect("runs lock");
-                    if runs.get(&task).is_some_and(|h| Arc::ptr_eq(h, &handle)) {
-                        runs.remove(&task);
-                    }
-                }
-                inner.publish(&event);
-            }
-        });
+        runs.insert(task, handle);
         Ok(Sent { steered: false })
     }
 
+    /// Hands `text` to the task's live run, if there is one. A run that has stopped taking
+    /// messages (it is ending) is waited for, so the next run can take the task.
+    async fn steer(&self, task: TaskId, text: Option<String>) -> Result<Steered, HostError> {
+        let Some(handle) = self.inner.run(task) else {
+            return Ok(Steered::No(text));
+        };
+        let Some(text) = text else {
+            return Err(HostError::new(
+                ErrorKind::Busy,
+                "the task is running; stop it first, or send a message to it",
+            ));
+        };
+        match handle.steer(text) {
+            Ok(()) => Ok(Steered::Yes),
+            Err(text) => {
+                // Ending: only its last writes are left.
+                while !handle.is_finished() {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                Ok(Steered::No(Some(text)))
+            }
+        }
+    }
+
     /// Starts the project's MCP servers and gives the agent their tools, the first time.
-    async fn ensure_servers(
+    async fn ensure_servers(&self, task: TaskId, project: ProjectId, root: &Path) {
+        let cell = self
+            .inner
+            .servers
+            .lock()
+            .expect("servers lock")
+            .entry(project)
+            .or_default()
+            .clone();
+        cell.get_or_init(|| self.start_servers(task, project, root))
+            .await;
+    }
+
+    async fn start_servers(
         &self,
         task: TaskId,
         project: ProjectId,
         root: &Path,
-    ) -> Result<(), HostError> {
-        let mut servers = self.inner.servers.lock().await;
-        if servers.contains_key(&project) {
-            return Ok(());
-        }
-        let rows = mcp::servers_for(&self.inner.store(), project)?;
+    ) -> Arc<McpServers> {
+        let rows = match mcp::servers_for(&self.inner.store(), project) {
+            Ok(rows) => rows,
+            Err(e) => {
+                self.inner
+                    .notice(task, format!("MCP servers are not available: {e}"));
+                Vec::new()
+            }
+        };
         let started = Arc::new(mcp::start(&rows, root).await);
         for (name, state) in started.states() {
             if let ServerState::Failed { error } = state {
@@ -285,8 +354,7 @@ impl Host {
                 }
             }
         });
-        servers.insert(project, started);
-        Ok(())
+        started
     }
 
     /// Stops the task's run: streaming ends (what arrived is kept), tools are killed, waiting
@@ -331,12 +399,13 @@ impl Host {
     /// Restores the files of a checkpoint (a turn's, or a restore's: that undoes the restore).
     /// Returns the checkpoint that undoes this restore.
     pub fn restore(&self, task: TaskId, checkpoint: i64) -> Result<Checkpoint, HostError> {
-        if self.inner.run(task).is_some() {
-            return Err(HostError::new(
+        // No run may change files while they are put back, in this process or another.
+        let _lock = self.inner.agent.hold(task).map_err(|_| {
+            HostError::new(
                 ErrorKind::Busy,
                 "the task is running; stop it before restoring files",
-            ));
-        }
+            )
+        })?;
         let checkpoints =
             codewright_tools::Checkpoints::new(&self.inner.home, self.inner.store.clone());
         let restored = checkpoints
@@ -378,7 +447,8 @@ impl Host {
         Ok(options_of(&t))
     }
 
-    /// Stops every run, ends the tasks' background processes, and shuts the MCP servers down.
+    /// Stops every run (waiting up to 5 s for them to store what they have), ends the tasks'
+    /// background processes, and shuts the MCP servers down.
     pub async fn shutdown(&self) {
         let runs: Vec<Arc<TaskHandle>> = self
             .inner
@@ -391,21 +461,23 @@ impl Host {
         for handle in &runs {
             handle.stop();
         }
-        for handle in runs {
-            if let Ok(handle) = Arc::try_unwrap(handle) {
-                handle.wait().await;
-            }
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while runs.iter().any(|h| !h.is_finished()) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
-        let servers: Vec<Arc<McpServers>> = self
+        self.inner.agent.close_all();
+        let servers: Vec<ProjectServers> = self
             .inner
             .servers
             .lock()
-            .await
+            .expect("servers lock")
             .drain()
             .map(|(_, s)| s)
             .collect();
         for servers in servers {
-            servers.shutdown().await;
+            if let Some(servers) = servers.get() {
+                servers.shutdown().await;
+            }
         }
     }
 
@@ -416,6 +488,13 @@ impl Host {
         }
         self.inner.agent.close_task(task);
     }
+}
+
+/// Whether [`Host::send`] handed the message to the running run.
+enum Steered {
+    Yes,
+    /// No run took it: the text (if any) starts the next one.
+    No(Option<String>),
 }
 
 fn options_of(task: &codewright_protocol::Task) -> TaskOptions {

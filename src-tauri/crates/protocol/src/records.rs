@@ -44,6 +44,8 @@ pub enum TaskStatus {
     Paused,
     Completed,
     Failed,
+    /// A run was going when Codewright quit or crashed; continuing the task picks it up.
+    Interrupted,
 }
 
 impl TaskStatus {
@@ -57,6 +59,7 @@ impl TaskStatus {
             TaskStatus::Paused => "paused",
             TaskStatus::Completed => "completed",
             TaskStatus::Failed => "failed",
+            TaskStatus::Interrupted => "interrupted",
         }
     }
 
@@ -70,6 +73,7 @@ impl TaskStatus {
             TaskStatus::Paused,
             TaskStatus::Completed,
             TaskStatus::Failed,
+            TaskStatus::Interrupted,
         ]
         .into_iter()
         .find(|status| status.as_str() == s)

@@ -42,6 +42,7 @@ END;
 CREATE TRIGGER messages_inserted AFTER INSERT ON messages BEGIN
     INSERT INTO changes (entity, entity_id, parent_id) VALUES ('message', new.id, new.task_id);
 END;
-CREATE TRIGGER messages_updated AFTER UPDATE ON messages BEGIN
+-- Content only: marking thousands of messages compacted is not a change a window shows.
+CREATE TRIGGER messages_updated AFTER UPDATE OF parts, complete, stop_reason, usage ON messages BEGIN
     INSERT INTO changes (entity, entity_id, parent_id) VALUES ('message', new.id, new.task_id);
 END;

@@ -88,6 +88,16 @@ impl Store {
         self.task(id)
     }
 
+    /// Tasks whose stored status says a run is going (queued, running, awaiting approval): after
+    /// a crash or a quit, some of them have no run any more.
+    pub fn unfinished_tasks(&self) -> Result<Vec<TaskId>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM tasks WHERE status IN ('queued', 'running', 'awaiting_approval')",
+        )?;
+        let ids = stmt.query_map([], |r| r.get(0).map(TaskId))?;
+        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Sets the task's status (running, paused, …).
     pub fn set_task_status(&self, id: TaskId, status: TaskStatus) -> Result<()> {
         let changed = self.conn.execute(
