@@ -479,9 +479,11 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
         )
     }));
     let task = setup(&data, &folder, &provider);
-    let desktop = Desktop::start(&data);
+    // In the dark theme, at the task window's smallest size (its screenshot shows both).
+    let desktop = Desktop::start_with(&data, &[("GTK_THEME", "Adwaita:dark")]);
     let app = desktop.launch();
     open_task_window(&app);
+    app.set_size(480, 360);
     let mut exec = std::process::Command::new(support::cli_binary())
         .args([
             "--home",
@@ -514,7 +516,15 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
         "return [...document.querySelectorAll('.message.assistant')].map(m => m.textContent).join('|')",
         |v| v.as_str().is_some_and(|t| t.contains("slowly enough to watch.")));
     assert!(app.js("return [...document.querySelectorAll('.message.user')].some(m => m.textContent.includes('Say hello'))", json!([])) == true);
-    save_screenshot("task-cli-run", &app.screenshot());
+    let overflow = app.js(
+        "const c = document.getElementById('conversation'); return c.scrollWidth - c.clientWidth",
+        json!([]),
+    );
+    assert_eq!(
+        overflow, 0,
+        "the conversation scrolls sideways at the smallest size"
+    );
+    save_screenshot("task-cli-run-dark-small", &app.screenshot());
     app.quit();
 }
 

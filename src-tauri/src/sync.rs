@@ -12,6 +12,8 @@ use tauri::{AppHandle, Emitter, EventTarget, Manager, Runtime};
 
 /// How often the feed is checked for writes by other processes (one indexed query, ~µs).
 const POLL: Duration = Duration::from_millis(250);
+/// How often runs left behind by a process that quit are looked for.
+const SETTLE: Duration = Duration::from_secs(2);
 
 /// Starts the sync thread, on its own connection. Does nothing if the store failed to open.
 pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
@@ -31,15 +33,25 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
     let app = app.clone();
     std::thread::Builder::new()
         .name("codewright-sync".into())
-        .spawn(move || loop {
-            match wake.recv_timeout(POLL) {
-                Ok(()) | Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return,
-            }
-            while wake.try_recv().is_ok() {}
-            match store.events_since(&mut cursor) {
-                Ok(events) => events.iter().for_each(|event| deliver(&app, event)),
-                Err(e) => eprintln!("codewright: cannot read the change feed: {e}"),
+        .spawn(move || {
+            let mut settled = std::time::Instant::now();
+            loop {
+                match wake.recv_timeout(POLL) {
+                    Ok(()) | Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+                // Every 2 s: runs another process left behind when it quit show as interrupted.
+                if settled.elapsed() >= SETTLE {
+                    settled = std::time::Instant::now();
+                    if let Ok(host) = app.state::<AppState>().host() {
+                        host.mark_interrupted();
+                    }
+                }
+                while wake.try_recv().is_ok() {}
+                match store.events_since(&mut cursor) {
+                    Ok(events) => events.iter().for_each(|event| deliver(&app, event)),
+                    Err(e) => eprintln!("codewright: cannot read the change feed: {e}"),
+                }
             }
         })
         .expect("cannot start the sync thread");
@@ -52,6 +64,16 @@ fn deliver<R: Runtime>(app: &AppHandle<R>, event: &StoreEvent) {
         StoreEvent::TaskDeleted { task_id, .. } => Some(windows::label(*task_id)),
         // A conversation goes only to its own window.
         StoreEvent::MessageUpserted { message } => {
+            // An answer this app is streaming reaches its window as deltas already; its stored
+            // copy (the whole text so far, every 250 ms) would only cost the window time.
+            let streaming_here = !message.complete
+                && app
+                    .state::<AppState>()
+                    .host()
+                    .is_ok_and(|host| host.running(message.task_id).is_some());
+            if streaming_here {
+                return;
+            }
             let own = windows::label(message.task_id);
             let _ = app.emit_filter(STORE_EVENT, event, |target| {
                 label_of(target) == Some(own.as_str())

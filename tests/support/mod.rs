@@ -81,6 +81,11 @@ fn tauri_driver() -> PathBuf {
 impl Desktop {
     /// Starts a private desktop whose app instances use the data folder `home`.
     pub fn start(home: &Path) -> Desktop {
+        Desktop::start_with(home, &[])
+    }
+
+    /// Like [`Desktop::start`], with more environment for the app (`GTK_THEME=Adwaita:dark`).
+    pub fn start_with(home: &Path, env: &[(&str, &str)]) -> Desktop {
         let turn = ONE_AT_A_TIME
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -97,6 +102,7 @@ impl Desktop {
             .env("CODEWRIGHT_HOME", home)
             // The key of the scripted provider (tests/support/provider.rs).
             .env("CODEWRIGHT_E2E_KEY", "test-key")
+            .envs(env.iter().copied())
             .env_remove("WAYLAND_DISPLAY")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -227,6 +227,16 @@ impl Session {
             .expect("switch window");
     }
 
+    /// Resizes the current window (its outer size; the window's minimum still holds).
+    pub fn set_size(&self, width: u32, height: u32) {
+        self.cmd(
+            "POST",
+            "/window/rect",
+            Some(json!({"width": width, "height": height})),
+        )
+        .expect("set the window size");
+    }
+
     /// A PNG screenshot of the current window.
     pub fn screenshot(&self) -> Vec<u8> {
         use base64::Engine;

@@ -28,7 +28,10 @@ function markSettled(part) {
 export class MarkdownView {
   constructor() {
     this.tail = h('div', { class: 'md-tail' });
-    this.el = h('div', { class: 'markdown' }, this.tail);
+    // Text that arrived after the last render, shown as typed until its rendering returns (a
+    // render is a round trip to the backend; a new word should not wait for it).
+    this.raw = h('span', { class: 'md-raw' });
+    this.el = h('div', { class: 'markdown' }, this.tail, this.raw);
     this.text = '';
     this.done = false; // no more text will come: render every block as finished
     this.consumed = 0; // UTF-16 length of `text` covered by the finished blocks on screen
@@ -56,7 +59,8 @@ export class MarkdownView {
     this.shownLength = 0;
     this.shownDone = false;
     this.tail.replaceChildren();
-    this.el.replaceChildren(this.tail);
+    this.raw.textContent = '';
+    this.el.replaceChildren(this.tail, this.raw);
     this.schedule();
   }
 
@@ -77,6 +81,7 @@ export class MarkdownView {
   }
 
   async render() {
+    this.raw.textContent = this.text.slice(this.shownLength);
     if (this.busy) return; // the call in flight schedules the next render when it returns
     const { generation, done } = this;
     const length = this.text.length;
@@ -94,6 +99,7 @@ export class MarkdownView {
     if (generation === this.generation) {
       this.shownLength = length;
       this.shownDone = done;
+      this.raw.textContent = this.text.slice(length);
     }
     if (this.stale()) nextFrame(this.frame);
     else markSettled(this);

@@ -175,7 +175,11 @@ impl Host {
         host
     }
 
-    fn mark_interrupted(&self) {
+    /// Marks interrupted the tasks whose stored status says a run is going but that no window or
+    /// process holds: Codewright quit or crashed while they ran. Done when the host starts; a
+    /// front end that stays open calls it now and then (a process that was just quitting may
+    /// have held a task a moment ago).
+    pub fn mark_interrupted(&self) {
         let store = self.inner.store();
         for task in store.unfinished_tasks().unwrap_or_default() {
             if let Ok(_lock) = self.inner.agent.hold(task) {
