@@ -301,8 +301,10 @@ impl Host {
         match handle.steer(text) {
             Ok(()) => Ok(Steered::Yes),
             Err(text) => {
-                // Ending: only its last writes are left.
-                while !handle.is_finished() {
+                // Ending: only its last writes are left. Should it hang, the next run's lock
+                // says the task is busy, and the text stays with the user.
+                let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+                while !handle.is_finished() && tokio::time::Instant::now() < deadline {
                     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
                 Ok(Steered::No(Some(text)))

@@ -1,0 +1,104 @@
+//! The host's promises that no front end can check on its own: a message is never swallowed by
+//! a run that cannot start, an answer nobody waits for is refused, and runs left behind by a
+//! process that quit are marked interrupted.
+
+use codewright_agent::AgentConfig;
+use codewright_host::{Host, RunOptions};
+use codewright_protocol::{Decision, ErrorKind, TaskId, TaskStatus};
+use codewright_store::{ProviderRow, Store};
+use std::sync::{Arc, Mutex};
+
+/// A host on a fresh data folder with one task and a main model (whose server is never reached).
+fn world() -> (tempfile::TempDir, Host, TaskId) {
+    let dir = tempfile::tempdir().unwrap();
+    let project_dir = dir.path().join("project");
+    std::fs::create_dir_all(&project_dir).unwrap();
+    let store = Store::open_in(&dir.path().join("data")).unwrap();
+    let project = store.add_project(&project_dir, None).unwrap();
+    let task = store.add_task(project.id, "t").unwrap().id;
+    store
+        .save_provider(&ProviderRow {
+            name: "local".into(),
+            protocol: "openai".into(),
+            base_url: "http://127.0.0.1:9/v1".into(),
+            api_key_env: Some("CODEWRIGHT_HOST_TEST_KEY".into()),
+        })
+        .unwrap();
+    store
+        .set_setting("model.main", Some(&serde_json::json!("m@local")))
+        .unwrap();
+    std::env::set_var("CODEWRIGHT_HOST_TEST_KEY", "k");
+    let home = dir.path().join("data");
+    let host = Host::new(Arc::new(Mutex::new(store)), home, AgentConfig::default());
+    (dir, host, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_running_elsewhere_refuses_the_message_and_stores_nothing() {
+    let (dir, host, task) = world();
+    // Another run holds the task (the lock is the same across processes).
+    let other = Arc::new(Mutex::new(
+        Store::open_in(&dir.path().join("data")).unwrap(),
+    ));
+    let _held =
+        codewright_agent::Agent::new(other, dir.path().join("data"), AgentConfig::default())
+            .hold(task)
+            .unwrap();
+    let err = host
+        .send(task, Some("do it".into()), RunOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Busy, "{err:?}");
+    let store = host.store().lock().unwrap();
+    assert!(
+        store.history(task).unwrap().is_empty(),
+        "the message was taken"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_nobody_waits_for_are_refused() {
+    let (_dir, host, task) = world();
+    let err = host.decide(task, 1, Decision::Approve).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::AlreadyAnswered);
+    let err = host.answer(task, 1, None).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::AlreadyAnswered);
+    assert_eq!(host.stop(task).unwrap_err().kind, ErrorKind::NotRunning);
+    let err = host
+        .send(task, Some("  ".into()), RunOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::BadInput);
+}
+
+#[test]
+fn runs_left_behind_are_marked_interrupted_unless_someone_holds_them() {
+    let (dir, host, task) = world();
+    let store = host.store().clone();
+    let second = {
+        let store = store.lock().unwrap();
+        let project = store.task(task).unwrap().project_id;
+        store.add_task(project, "u").unwrap().id
+    };
+    for t in [task, second] {
+        store
+            .lock()
+            .unwrap()
+            .set_task_status(t, TaskStatus::AwaitingApproval)
+            .unwrap();
+    }
+    // The second task is still held by a process (here: an agent of this one).
+    let agent = codewright_agent::Agent::new(
+        store.clone(),
+        dir.path().join("data"),
+        AgentConfig::default(),
+    );
+    let _held = agent.hold(second).unwrap();
+    host.mark_interrupted();
+    let store = store.lock().unwrap();
+    assert_eq!(store.task(task).unwrap().status, TaskStatus::Interrupted);
+    assert_eq!(
+        store.task(second).unwrap().status,
+        TaskStatus::AwaitingApproval
+    );
+}
