@@ -378,7 +378,7 @@ fn a_new_users_path_through_a_task_window() {
         |v| v.as_str().is_some_and(|t| t.contains("notes.txt")),
     );
     save_screenshot("task-5-restore-preview", &app.screenshot());
-    app.find("#restore-confirm").click();
+    app.find("#restore-dialog-submit").click();
     app.wait_until("the file restored", WAIT, "return true", |_| {
         std::fs::read_to_string(folder.join("notes.txt")).unwrap() == original
     });
@@ -389,7 +389,7 @@ fn a_new_users_path_through_a_task_window() {
         |v| v == 1,
     );
     app.find(".restore-undo").click();
-    app.find("#restore-confirm").click();
+    app.find("#restore-dialog-submit").click();
     app.wait_until("the restore undone", WAIT, "return true", |_| {
         std::fs::read_to_string(folder.join("notes.txt"))
             .unwrap()
@@ -555,7 +555,7 @@ fn hostile_content_never_runs_or_navigates() {
     let app = desktop.launch();
     open_task_window(&app);
     app.js("const s = document.getElementById('mode-select'); s.value = 'yolo'; s.dispatchEvent(new Event('change'))", json!([]));
-    app.find("#yolo-confirm").click();
+    app.find("#yolo-dialog-submit").click();
     send(&app, "Show me");
     app.wait_until("the hostile answer shown as text", WAIT,
         "return [...document.querySelectorAll('.message.assistant')].some(m => m.textContent.includes('<script>window.__pwned=4</script>'))",

@@ -7,16 +7,18 @@ import { $, h } from './dom.js';
 /**
  * Shows a form dialog and resolves with the action's result, or `null` if cancelled.
  * fields: [{ name, label, value, placeholder, hint, browse }]; `browse` adds a "Browse…" button
- * that fills the field from the native folder chooser.
+ * that fills the field from the native folder chooser. `dialog`: the page's `<dialog>` to use
+ * (its id prefixes the controls' ids: `dialog-submit`, `restore-dialog-submit`); `body`: nodes
+ * shown under the message; `submitLabel: null` offers only a Close button.
  */
-export function formDialog({ title, message, fields = [], submitLabel = 'OK', danger = false, action, focusCancel = false }) {
-  const dialog = $('#dialog');
+export function formDialog({ dialog = $('#dialog'), title, message, body = [], fields = [], submitLabel = 'OK', danger = false, action, focusCancel = false }) {
+  const id = dialog.id;
   return new Promise((resolve) => {
-    const error = h('p', { id: 'dialog-error', class: 'form-error', role: 'alert', hidden: true });
+    const error = h('p', { id: `${id}-error`, class: 'form-error', role: 'alert', hidden: true });
     const inputs = {};
     const rows = fields.map((field) => {
       const input = h('input', {
-        id: `dialog-field-${field.name}`,
+        id: `${id}-field-${field.name}`,
         type: 'text',
         value: field.value ?? '',
         placeholder: field.placeholder ?? '',
@@ -28,7 +30,7 @@ export function formDialog({ title, message, fields = [], submitLabel = 'OK', da
         ? h('button', {
             type: 'button',
             class: 'button',
-            id: `dialog-browse-${field.name}`,
+            id: `${id}-browse-${field.name}`,
             text: 'Browse…',
             onclick: async (event) => {
               const button = event.currentTarget;
@@ -49,11 +51,14 @@ export function formDialog({ title, message, fields = [], submitLabel = 'OK', da
         h('span', { class: 'field-row' }, input, browse),
         field.hint ? h('span', { class: 'field-hint', text: field.hint }) : null);
     });
-    const submit = h('button', { id: 'dialog-submit', type: 'submit', class: danger ? 'button danger' : 'button primary', text: submitLabel });
-    const cancel = h('button', { id: 'dialog-cancel', type: 'button', class: 'button', text: 'Cancel', onclick: () => finish(null) });
+    const submit = submitLabel === null
+      ? null
+      : h('button', { id: `${id}-submit`, type: 'submit', class: danger ? 'button danger' : 'button primary', text: submitLabel });
+    const cancel = h('button', { id: `${id}-cancel`, type: 'button', class: 'button', text: submit ? 'Cancel' : 'Close', onclick: () => finish(null) });
     const form = h('form', { method: 'dialog', class: 'dialog-form' },
-      h('h2', { text: title }),
+      h('h2', { id: `${id}-title`, text: title }),
       message ? h('p', { class: 'dialog-message', text: message }) : null,
+      body,
       ...rows,
       error,
       h('div', { class: 'dialog-actions' }, cancel, submit));
@@ -85,11 +90,12 @@ export function formDialog({ title, message, fields = [], submitLabel = 'OK', da
       }
     });
     dialog.addEventListener('cancel', onCancel);
+    dialog.setAttribute('aria-labelledby', `${id}-title`);
     dialog.replaceChildren(form);
     dialog.showModal();
     const first = Object.values(inputs)[0];
     // Destructive confirmations start on Cancel, so a stray Enter deletes nothing.
-    (first ?? (focusCancel ? cancel : submit)).focus();
+    (first ?? (focusCancel || !submit ? cancel : submit)).focus();
     if (first) first.select();
   });
 }
@@ -97,5 +103,26 @@ export function formDialog({ title, message, fields = [], submitLabel = 'OK', da
 /** Asks a yes/no question; resolves true if confirmed. */
 export async function confirmDialog({ title, message, confirmLabel, danger = true }) {
   const answer = await formDialog({ title, message, submitLabel: confirmLabel, danger, focusCancel: danger, action: async () => true });
+  return answer === true;
+}
+
+/**
+ * A confirmation on one of the page's own `<dialog>`s, starting on Cancel (a stray Enter
+ * changes nothing). `confirm`: `{ label, danger, action }`; without it only Close is offered.
+ * Resolves true once the action succeeded (its error is shown in the dialog until then).
+ */
+export async function ask(dialog, { title, body = [], confirm = null }) {
+  const answer = await formDialog({
+    dialog,
+    title,
+    body,
+    submitLabel: confirm ? confirm.label : null,
+    danger: confirm?.danger,
+    focusCancel: true,
+    action: async () => {
+      await confirm?.action?.();
+      return true;
+    },
+  });
   return answer === true;
 }

@@ -5,7 +5,7 @@
 import { call } from '../api.js';
 import { $, h } from '../dom.js';
 import { clock } from '../format.js';
-import { ask } from './modal.js';
+import { ask } from '../dialogs.js';
 
 const view = { taskId: 0, checkpoints: [], notice: () => {}, refresh: () => {} };
 
@@ -61,7 +61,6 @@ async function confirmRestore(checkpoint) {
       h('p', { class: 'muted', text: 'Other files are not touched, and this restore can be undone.' }),
     ],
     confirm: {
-      id: 'restore-confirm',
       label: undo ? 'Undo restore' : 'Restore files',
       // The id tells an undo from the turn's own checkpoint: both carry the same turn.
       action: () => call('restore_checkpoint', { taskId: view.taskId, checkpointId: checkpoint.id }),

@@ -3,7 +3,7 @@
 import { call, messageOf } from '../api.js';
 import { $, h } from '../dom.js';
 import { hintFor, providerOf } from './hints.js';
-import { ask } from './modal.js';
+import { ask } from '../dialogs.js';
 
 const state = {
   taskId: 0,
@@ -119,7 +119,7 @@ function confirmYolo() {
   return ask($('#yolo-dialog'), {
     title: 'Yolo mode',
     body: h('p', { class: 'dialog-message', text: 'Yolo runs every edit and command without asking (deny rules still hold; commands are sandboxed when possible). Use it for this task?' }),
-    confirm: { id: 'yolo-confirm', label: 'Use Yolo', danger: true },
+    confirm: { label: 'Use Yolo', danger: true },
   });
 }
 

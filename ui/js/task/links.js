@@ -3,7 +3,7 @@
 
 import { call } from '../api.js';
 import { $, h } from '../dom.js';
-import { ask } from './modal.js';
+import { ask } from '../dialogs.js';
 
 const OPENABLE = new Set(['http:', 'https:', 'mailto:']);
 
@@ -34,7 +34,7 @@ function confirmLink(link, taskId) {
       misleading ? h('p', { class: 'form-error', text: `The link’s text shows ${claimed}, but it leads to ${url.hostname}.` }) : null,
       openable ? null : h('p', { class: 'muted', text: 'Only web (http, https) and mail links can be opened.' }),
     ],
-    confirm: openable ? { id: 'link-open', label: 'Open in browser', action: () => call('open_link', { taskId, url: href }) } : null,
+    confirm: openable ? { label: 'Open in browser', action: () => call('open_link', { taskId, url: href }) } : null,
   });
 }
 
