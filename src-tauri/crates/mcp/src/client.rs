@@ -12,7 +12,8 @@ use rmcp::model::{
     ListRootsResult, ProgressNotificationParam,
 };
 use rmcp::service::{
-    NotificationContext, Peer, PeerRequestOptions, RequestContext, RunningService,
+    ClientInitializeError, NotificationContext, Peer, PeerRequestOptions, RequestContext,
+    RunningService,
 };
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, ServiceExt};
@@ -308,7 +309,7 @@ impl Connection {
                         },
                         stderr_tail: String::new(),
                     })?;
-                if let Some(mut err) = err {
+                let reader = err.map(|mut err| {
                     let tail = stderr.clone();
                     tokio::spawn(async move {
                         let mut buf = [0u8; 4096];
@@ -321,12 +322,29 @@ impl Connection {
                             let excess = t.len().saturating_sub(STDERR_TAIL);
                             t.drain(..excess);
                         }
-                    });
+                    })
+                });
+                let served = match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                    Ok(Ok(service)) => Ok(service),
+                    Err(_) => Err(format!("the server did not answer initialize within {} s (a server that writes anything but MCP messages to stdout, or waits for input, never does)", timeout.as_secs())),
+                    Ok(Err(
+                        ClientInitializeError::ConnectionClosed(_)
+                        | ClientInitializeError::TransportError { .. },
+                    )) => Err("the server exited before it answered initialize".to_string()),
+                    Ok(Err(e)) => Err(format!("the server failed during initialize: {e}")),
+                };
+                match served {
+                    Ok(service) => service,
+                    Err(message) => {
+                        // The server is gone (or killed with its transport); what it wrote to
+                        // stderr may still be in the pipe. Read it to the end before reporting,
+                        // bounded in case a child of the server keeps the pipe open.
+                        if let Some(reader) = reader {
+                            let _ = tokio::time::timeout(Duration::from_secs(2), reader).await;
+                        }
+                        return Err(fail(message, &stderr));
+                    }
                 }
-                tokio::time::timeout(timeout, handler.serve(transport))
-                    .await
-                    .map_err(|_| fail(format!("the server did not answer initialize within {} s (a server that writes anything but MCP messages to stdout, or waits for input, never does)", timeout.as_secs()), &stderr))?
-                    .map_err(|e| fail(format!("the server failed during initialize: {e}"), &stderr))?
             }
             Endpoint::Http { url, headers } => {
                 let mut config =

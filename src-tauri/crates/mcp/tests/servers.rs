@@ -452,6 +452,7 @@ async fn broken_servers_fail_clearly() {
         err.to_string().contains("fatal: bad config"),
         "stderr tail shown: {err}"
     );
+    assert!(err.message.contains("exited"), "{err}");
 
     let err = Connection::connect(
         &stdio(
