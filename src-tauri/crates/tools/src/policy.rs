@@ -1,10 +1,23 @@
 //! The permission policy: rules (`allow | ask | deny` by tool and pattern), the task's mode, and
 //! the defaults by category. Deny rules always win; plan mode refuses writes and commands; yolo
 //! allows the rest; otherwise a call runs without asking only when every part of it is allowed.
+//!
+//! Commands are matched part by part, as `command` splits them. Allow rules are word-for-word
+//! prefixes. Deny and ask rules match by meaning, so a reworded command does not escape them: the
+//! program by file name (`rm` names `/usr/bin/rm`), options in any grouping and order, by their
+//! synonyms and GNU-style abbreviations (`rm -rf` catches `rm -R -f`, `rm -vfR`,
+//! `rm --recursive --force`, `rm --rec -f`; see `SYNONYMS`).
+//!
+//! What cannot be checked against the deny rules of its tool (and, outside yolo mode, which ignores
+//! them, its ask rules) is asked, in every mode: a command that could not be parsed, a part whose
+//! program is unknown (its name comes from an expansion or an alias: `$R -rf x`), and a part that
+//! runs a rule's program with arguments the shell expands (`rm $FLAGS x` may be `rm -rf x`).
+//! Where no such rule exists there is nothing to escape, and the mode decides as usual.
 
-use crate::command::{parse_command, program_name, SimpleCommand};
+use crate::command::{may_expand, parse_command, program_name, SimpleCommand};
 use crate::paths::ResolvedPath;
 use codewright_protocol::{PermissionMode, PermissionRule, RuleAction, ToolCategory};
+use std::collections::BTreeSet;
 
 /// What a call touches, as rules see it.
 pub enum Subject<'a> {
@@ -62,6 +75,10 @@ impl Policy {
                 "The task is in plan mode: {tool} would change the project or run a program, so it is not available. Investigate with read-only tools and present a plan; the user will switch modes to carry it out."
             ));
         }
+        // 3. What the restricting rules cannot be checked against, in every mode.
+        if let Some(reason) = self.unsure(tool, &items) {
+            return Verdict::Ask(reason);
+        }
         if self.mode == PermissionMode::Yolo {
             // Leaving the project (unless a rule allows that path) and running as another user
             // are asked even here, and so refused where nobody can answer.
@@ -86,11 +103,9 @@ impl Policy {
             return Verdict::Allow;
         }
         if let Some(reason) = &items.unchecked {
-            return Verdict::Ask(format!(
-                "the command uses {reason}, which Codewright cannot check part by part"
-            ));
+            return Verdict::Ask(unchecked_reason(reason));
         }
-        // 3. Ask rules; then every item must be allowed by a rule or by the defaults.
+        // 4. Ask rules; then every item must be allowed by a rule or by the defaults.
         let mut reasons = Vec::new();
         for item in items.list() {
             if let Some(rule) = self.matching(tool, RuleAction::Ask, item) {
@@ -139,10 +154,12 @@ impl Policy {
         let items = Items::of(subject);
         let mut rules: Vec<PermissionRule> = Vec::new();
         for item in items.list() {
-            let elevated = matches!(item, Item::Command(c) if c.elevated);
+            // Elevated commands are asked every time; an unknown program has no name to allow.
+            let elevated_or_unknown =
+                matches!(item, Item::Command(c) if c.elevated || c.unknown_program.is_some());
             if self.matching(tool, RuleAction::Allow, item).is_some()
                 || item.writes_files()
-                || elevated
+                || elevated_or_unknown
             {
                 continue;
             }
@@ -165,6 +182,45 @@ impl Policy {
         rules
     }
 
+    /// Why `items` cannot be checked against the rules that restrict `tool` — its deny rules and,
+    /// outside yolo mode, its ask rules — if there are such rules and it cannot: the command could
+    /// not be parsed, a part's program is unknown, or a part may match a rule once the shell
+    /// expands its arguments.
+    fn unsure(&self, tool: &str, items: &Items) -> Option<String> {
+        let restricting: Vec<&PermissionRule> = self
+            .rules
+            .iter()
+            .filter(|r| {
+                (r.tool == tool || r.tool == "*")
+                    && (r.action == RuleAction::Deny
+                        || (r.action == RuleAction::Ask && self.mode != PermissionMode::Yolo))
+            })
+            .collect();
+        if restricting.is_empty() {
+            return None;
+        }
+        if let Some(reason) = &items.unchecked {
+            return Some(unchecked_reason(reason));
+        }
+        let mut reasons = Vec::new();
+        for item in items.list() {
+            let Item::Command(c) = item else { continue };
+            if let Some(reason) = &c.unknown_program {
+                reasons.push(format!(
+                    "{reason}, so it cannot be checked against your rules"
+                ));
+            } else if let Some(rule) = restricting.iter().find(|r| item.may_match(&r.pattern)) {
+                reasons.push(format!(
+                    "`{}` may match the rule `{}` once the shell expands its arguments",
+                    item.describe(),
+                    describe_rule(rule)
+                ));
+            }
+        }
+        reasons.dedup();
+        (!reasons.is_empty()).then(|| reasons.join("; "))
+    }
+
     fn matching(&self, tool: &str, action: RuleAction, item: &Item) -> Option<&PermissionRule> {
         self.rules.iter().find(|r| {
             r.action == action
@@ -172,6 +228,10 @@ impl Policy {
                 && item.matches(&r.pattern, action != RuleAction::Allow)
         })
     }
+}
+
+fn unchecked_reason(reason: &str) -> String {
+    format!("the command uses {reason}, which Codewright cannot check part by part")
 }
 
 fn default_reason(category: ToolCategory) -> String {
@@ -277,7 +337,7 @@ impl Item<'_> {
 
     /// Whether a rule's pattern covers this item. Commands: allow rules match a word-for-word
     /// prefix (`cargo test` allows `cargo test --release`, nothing else); deny and ask rules are
-    /// `loose`, so a reworded command is still caught (`rm -rf` catches `/bin/rm -r -f x`).
+    /// `loose`, so a reworded command is still caught (`rm -rf` catches `/bin/rm -R --force x`).
     fn matches(&self, pattern: &str, loose: bool) -> bool {
         let pattern = pattern.trim();
         if pattern.is_empty() || pattern == "*" {
@@ -290,15 +350,11 @@ impl Item<'_> {
                 let (Some(program), Some(have)) = (want.first(), c.words.first()) else {
                     return false;
                 };
-                // `rm` also names `/bin/rm` for deny and ask rules; an allow rule names exactly
-                // the program it allows (not `./cargo` for `cargo`).
-                let same_program = program == have
-                    || (loose && !program.contains('/') && *program == program_name(have));
-                if !same_program {
+                if !same_program(program, have, loose) {
                     return false;
                 }
                 if loose {
-                    loosely_covers(&want[1..], &c.words[1..])
+                    loosely_covers(program_name(program), &want[1..], &c.words[1..])
                 } else {
                     c.words.len() >= want.len()
                         && want[1..]
@@ -313,9 +369,8 @@ impl Item<'_> {
                 let want: Vec<&str> = pattern.split_whitespace().collect();
                 if loose {
                     return (0..words.len()).any(|i| {
-                        (words[i] == want[0]
-                            || (!want[0].contains('/') && program_name(&words[i]) == want[0]))
-                            && loosely_covers(&want[1..], &words[i + 1..])
+                        same_program(want[0], &words[i], true)
+                            && loosely_covers(program_name(want[0]), &want[1..], &words[i + 1..])
                     });
                 }
                 words
@@ -329,36 +384,136 @@ impl Item<'_> {
             Item::Plain => false,
         }
     }
+
+    /// Whether a deny or ask rule's pattern might cover this command once the shell expands its
+    /// arguments: it runs the rule's program, and some argument comes from an expansion
+    /// (`rm $FLAGS x` may be `rm -rf x`; `git $(echo push)` may be `git push`).
+    fn may_match(&self, pattern: &str) -> bool {
+        let Item::Command(c) = self else {
+            return false;
+        };
+        match (pattern.split_whitespace().next(), c.words.split_first()) {
+            (Some(program), Some((have, args))) => {
+                same_program(program, have, true) && args.iter().any(|w| may_expand(w))
+            }
+            _ => false,
+        }
+    }
 }
 
-/// A deny/ask pattern's arguments against a command's: every option the pattern names is given
-/// (short ones in any grouping or order: `-rf` = `-fr` = `-r -f`; long ones exactly), and its
-/// other words come in the same order among the command's.
-fn loosely_covers(pattern: &[&str], words: &[String]) -> bool {
-    let is_long = |w: &str| w.starts_with("--") && w.len() > 2;
-    let is_short = |w: &str| w.starts_with('-') && !w.starts_with("--") && w.len() > 1;
-    let shorts = |ws: &mut dyn Iterator<Item = &str>| -> std::collections::BTreeSet<char> {
-        ws.filter(|w| is_short(w))
-            .flat_map(|w| w[1..].chars())
-            .collect()
-    };
-    let have_short = shorts(&mut words.iter().map(String::as_str));
-    let want_short = shorts(&mut pattern.iter().copied());
-    if !want_short.is_subset(&have_short) {
-        return false;
-    }
-    let long_given = |w: &str| {
-        words
+/// Whether a pattern's program names a command's: exactly, or for `loose` (deny and ask) rules
+/// also by file name (`rm` names `/bin/rm`). An allow rule names exactly the program it allows
+/// (not `./cargo` for `cargo`).
+fn same_program(want: &str, have: &str, loose: bool) -> bool {
+    want == have || (loose && !want.contains('/') && want == program_name(have))
+}
+
+/// Options that mean the same to a program: by program, or by program and the subcommand a
+/// pattern names (`git push`). Each group is led by the spelling both sides are compared in.
+/// Options not listed are compared as written (`ls -R` is not `ls -r`).
+const SYNONYMS: &[(&str, &[&[&str]])] = &[
+    (
+        "rm",
+        &[
+            &["-r", "-R", "--recursive"],
+            &["-f", "--force"],
+            &["-d", "--dir"],
+            &["-v", "--verbose"],
+        ],
+    ),
+    (
+        "cp",
+        &[
+            &["-r", "-R", "--recursive"],
+            &["-f", "--force"],
+            &["-a", "--archive"],
+        ],
+    ),
+    ("mv", &[&["-f", "--force"]]),
+    ("chmod", &[&["-R", "--recursive"]]),
+    ("chown", &[&["-R", "--recursive"]]),
+    ("chgrp", &[&["-R", "--recursive"]]),
+    ("rmdir", &[&["-p", "--parents"]]),
+    ("git push", &[&["-f", "--force"], &["-d", "--delete"]]),
+    ("git clean", &[&["-f", "--force"]]),
+    ("git checkout", &[&["-f", "--force"]]),
+    ("git branch", &[&["-d", "--delete"], &["-f", "--force"]]),
+    ("git commit", &[&["-a", "--all"], &["-n", "--no-verify"]]),
+    ("docker rm", &[&["-f", "--force"]]),
+    ("docker rmi", &[&["-f", "--force"]]),
+];
+
+fn is_long(word: &str) -> bool {
+    word.starts_with("--") && word.len() > 2
+}
+
+fn is_short(word: &str) -> bool {
+    word.starts_with('-') && !word.starts_with("--") && word.len() > 1
+}
+
+/// The options among `words`, by meaning: short groups split (`-rf` is `-r` and `-f`), values
+/// dropped (`--force=yes` is `--force`), and synonyms spelled as the first of their group, also
+/// when abbreviated (`--recursive`, `--rec` and `-R` are all `-r` for `rm`).
+fn options<'w>(words: impl Iterator<Item = &'w str>, synonyms: &[&[&str]]) -> BTreeSet<String> {
+    let canonical = |option: String| {
+        synonyms
             .iter()
-            .any(|h| h == w || h.starts_with(&format!("{w}=")))
+            .find(|group| {
+                group.iter().any(|s| {
+                    *s == option
+                        || (is_long(&option) && is_long(s) && s.starts_with(option.as_str()))
+                })
+            })
+            .map_or(option, |group| group[0].to_string())
     };
-    if !pattern.iter().filter(|w| is_long(w)).all(|w| long_given(w)) {
+    let mut out = BTreeSet::new();
+    for w in words {
+        if is_long(w) {
+            let name = w.split_once('=').map_or(w, |(name, _)| name);
+            out.insert(canonical(name.to_string()));
+        } else if is_short(w) {
+            out.extend(w[1..].chars().map(|c| canonical(format!("-{c}"))));
+        }
+    }
+    out
+}
+
+/// A deny/ask pattern's arguments against a command's, for `program`: every option the pattern
+/// names is given, by meaning (see [`options`]: `-rf` = `-fr` = `-r -f` = `-Rvf` =
+/// `--recursive --force` for `rm`) or abbreviated (`--forc` gives `--force`), and the pattern's
+/// other words come in the same order among the command's.
+fn loosely_covers(program: &str, pattern: &[&str], words: &[String]) -> bool {
+    let subcommand = pattern.iter().find(|w| !w.starts_with('-'));
+    let synonyms_of = |key: &str| {
+        SYNONYMS
+            .iter()
+            .find(|(name, _)| *name == key)
+            .map(|(_, groups)| *groups)
+    };
+    let synonyms = subcommand
+        .and_then(|sub| synonyms_of(&format!("{program} {sub}")))
+        .or_else(|| synonyms_of(program))
+        .unwrap_or_default();
+    let want = options(pattern.iter().copied(), synonyms);
+    let mut have = options(words.iter().map(String::as_str), synonyms);
+    // `git push origin +main` force-pushes `main`, as `--force` would.
+    if program == "git"
+        && subcommand == Some(&"push")
+        && words.iter().any(|w| w.len() > 1 && w.starts_with('+'))
+    {
+        have.insert("-f".into());
+    }
+    let given = |w: &String| {
+        have.contains(w) || have.iter().any(|h| is_long(h) && w.starts_with(h.as_str()))
+    };
+    if !want.iter().all(given) {
         return false;
     }
-    let mut rest = words.iter().filter(|w| !is_short(w) && !is_long(w));
+    let is_option = |w: &str| is_short(w) || is_long(w);
+    let mut rest = words.iter().filter(|w| !is_option(w));
     pattern
         .iter()
-        .filter(|w| !is_short(w) && !is_long(w))
+        .filter(|w| !is_option(w))
         .all(|w| rest.any(|h| h == w))
 }
 
@@ -451,6 +606,11 @@ mod tests {
             ("git -C . push", is_ask),
             ("for f in *; do /bin/rm -fr $f; done", is_deny),
             ("sudo -R / rm -rf x", is_deny),
+            ("rm -Rf x", is_deny),
+            ("rm --recursive --force x", is_deny),
+            // The program cannot be known: asked, whatever the rules allow.
+            ("R=rm; $R -rf x", is_ask),
+            ("alias x=rm; x -rf y", is_ask),
             // Allow rules stay exact prefixes; sudo is always asked, also inside `sh -c`.
             ("/usr/bin/git status", is_ask),
             ("./git status", is_ask),
@@ -556,5 +716,178 @@ mod tests {
         );
         let patterns: Vec<&str> = suggested.iter().map(|r| r.pattern.as_str()).collect();
         assert_eq!(patterns, ["cargo test", "rm"]);
+        // An unknown program has no name to allow.
+        let suggested = policy.suggest("bash", &Subject::Command("$R x; cargo build"));
+        let patterns: Vec<&str> = suggested.iter().map(|r| r.pattern.as_str()).collect();
+        assert_eq!(patterns, ["cargo build"]);
+    }
+
+    /// Each rewording a tester used to delete a folder despite `deny bash rm -rf` in yolo mode.
+    #[test]
+    fn reworded_commands_cannot_escape_deny_rules() {
+        let yolo = Policy::new(
+            PermissionMode::Yolo,
+            vec![rule("bash", "rm -rf", RuleAction::Deny)],
+        );
+        // The same program and options, spelled differently: denied.
+        for command in [
+            "rm -Rf X",
+            "rm -R -f X",
+            "rm -fR X",
+            "/usr/bin/rm -Rf X",
+            "rm --recursive --force X",
+            "rm -r --force X",
+            "rm --rec --forc X",
+            "rm -rfv X",
+            "rm -v -R -i -f X",
+            "rm X -fr",
+            "exec -a ls rm -rf X",
+            "command rm -Rf X",
+            "builtin exec rm -fr X",
+            "busybox rm -rf X",
+            "nohup setsid rm -rf X",
+            "bash -c -e 'rm -rf X'",
+            "sh -c -- 'rm -Rf X'",
+            "eval 'rm -R -f X'",
+            "ls | xargs -i rm -Rf {}",
+            "find X -exec rm -R --force {} +",
+            "find . -exec rm + {} -rf \\;",
+        ] {
+            let verdict = bash(&yolo, command);
+            assert!(is_deny(&verdict), "{command:?} gave {verdict:?}");
+        }
+        // The program, or what it is given, comes from an expansion or an alias: asked.
+        for command in [
+            "R=rm; $R -rf X",
+            "${R:-rm} -rf X",
+            "$(echo rm) -rf X",
+            "`echo rm` -rf X",
+            "rm$IFS-rf$IFS X",
+            "/bin/r? -rf X",
+            "{rm,-rf,X}",
+            "$'\\x72m' -rf X",
+            "alias x=rm; x -rf X",
+            "shopt -s expand_aliases\nalias x=rm\nx -rf X",
+            "alias nohup=rm; nohup -rf X",
+            "hash -p /bin/rm x; x -rf X",
+            "eval \"$CMD\"",
+            "echo 'rm -rf X' | sh",
+            "bash <(echo rm -rf X)",
+            "F=-rf; rm $F X",
+            "rm {-r,-f} X",
+            "rm $'-\\x72f' X",
+            // Not parsed (`for`), and not caught in its raw words either.
+            "for d in X; do rm -r \"$d\"; done",
+        ] {
+            let verdict = bash(&yolo, command);
+            assert!(is_ask(&verdict), "{command:?} gave {verdict:?}");
+        }
+        let reason = |command| match bash(&yolo, command) {
+            Verdict::Ask(reason) => reason,
+            other => panic!("{command:?} gave {other:?}"),
+        };
+        assert_eq!(
+            reason("R=rm; $R -rf X"),
+            "the program's name `$R` comes from a variable or another expansion, so it cannot be checked against your rules"
+        );
+        assert_eq!(
+            reason("alias x=rm; x -rf X"),
+            "`x` is an alias the command defines, so it cannot be checked against your rules"
+        );
+        assert_eq!(
+            reason("F=-rf; rm $F X"),
+            "`rm $F X` may match the rule `deny bash rm -rf` once the shell expands its arguments"
+        );
+    }
+
+    #[test]
+    fn deny_rules_leave_other_commands_alone() {
+        let yolo = Policy::new(
+            PermissionMode::Yolo,
+            vec![rule("bash", "rm -rf", RuleAction::Deny)],
+        );
+        for command in [
+            "rm -i x",
+            "rm -f x",
+            "rm -r x",
+            "rm *.tmp",
+            "ls -R",
+            "cp -rf a b",
+            "echo rm -rf x",
+            "git status && echo $HOME",
+            "echo $(date)",
+            "[ -f x ] && rm x",
+            "find . -name '*.tmp' -exec rm {} +",
+            "ls | xargs rm",
+            "bash build.sh",
+        ] {
+            let verdict = bash(&yolo, command);
+            assert!(is_allow(&verdict), "{command:?} gave {verdict:?}");
+        }
+        // With no rule restricting commands there is nothing to escape: yolo runs them.
+        let unrestricted = Policy::new(
+            PermissionMode::Yolo,
+            vec![rule("edit_file", "*.lock", RuleAction::Deny)],
+        );
+        for command in [
+            "R=rm; $R -rf X",
+            "echo hi | sh",
+            "for f in *; do ls $f; done",
+        ] {
+            let verdict = bash(&unrestricted, command);
+            assert!(is_allow(&verdict), "{command:?} gave {verdict:?}");
+        }
+
+        let normal = Policy::new(
+            PermissionMode::Normal,
+            vec![
+                rule("bash", "rm -rf", RuleAction::Deny),
+                rule("bash", "git status", RuleAction::Allow),
+                rule("bash", "echo", RuleAction::Allow),
+                rule("bash", "date", RuleAction::Allow),
+            ],
+        );
+        assert!(is_allow(&bash(&normal, "echo $(date)")));
+        assert!(is_allow(&bash(&normal, "git status && echo $HOME")));
+        assert!(is_ask(&bash(&normal, "echo $(whoami)")));
+
+        // A rule allowing every command does not let an unknown program past a deny rule.
+        let allow_all = Policy::new(
+            PermissionMode::Normal,
+            vec![
+                rule("bash", "*", RuleAction::Allow),
+                rule("*", "rm -rf", RuleAction::Deny),
+            ],
+        );
+        assert!(is_allow(&bash(&allow_all, "ls $HOME")));
+        assert!(is_ask(&bash(&allow_all, "R=rm; $R -rf X")));
+        assert!(is_deny(&bash(&allow_all, "rm -Rf X")));
+    }
+
+    #[test]
+    fn ask_rules_match_options_by_meaning_too() {
+        let policy = Policy::new(
+            PermissionMode::Normal,
+            vec![
+                rule("bash", "git push", RuleAction::Allow),
+                rule("bash", "git push --force", RuleAction::Ask),
+            ],
+        );
+        for command in [
+            "git push -f origin main",
+            "git push --forc",
+            "git push origin +main",
+            "git push $(echo --force)",
+        ] {
+            let verdict = bash(&policy, command);
+            assert!(is_ask(&verdict), "{command:?} gave {verdict:?}");
+        }
+        for command in [
+            "git push origin main",
+            "git push --force-with-lease origin main",
+        ] {
+            let verdict = bash(&policy, command);
+            assert!(is_allow(&verdict), "{command:?} gave {verdict:?}");
+        }
     }
 }
