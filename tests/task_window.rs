@@ -424,22 +424,25 @@ fn a_new_users_path_through_a_task_window() {
         |v| v == true);
     save_screenshot("task-7-conversation", &app.screenshot());
 
-    // 10. Quit while an approval waits, and relaunch: the conversation is intact, and the task
-    // says it was interrupted (the approval lived in the quit app; the call is answered as
-    // interrupted when the task goes on).
+    // 10. Quit while an approval waits, and relaunch: the conversation is intact, and the same
+    // approval is asked again (the command never ran meanwhile).
     script(vec![
-        Reply::Calls(vec![("bash", json!({"command": "touch never"}))]),
+        Reply::Calls(vec![("bash", json!({"command": "touch after-relaunch"}))]),
         Reply::Text("Picked it up again.".into()),
     ]);
     send(&app, "One more command");
     wait_dialog(&app, "an approval waiting at quit");
     app.quit();
+    assert!(
+        !folder.join("after-relaunch").exists(),
+        "the unapproved command ran"
+    );
     let app = desktop.launch();
     app.wait_until(
-        "the task marked interrupted in the main window",
+        "the task shown as needing approval in the main window",
         WAIT,
         "return [...document.querySelectorAll('.task')].map(t => t.textContent).join('|')",
-        |v| v.as_str().is_some_and(|t| t.contains("Interrupted")),
+        |v| v.as_str().is_some_and(|t| t.contains("Needs approval")),
     );
     open_task_window(&app);
     app.wait_until(
@@ -454,16 +457,27 @@ fn a_new_users_path_through_a_task_window() {
             json!([])
         ) == true
     );
-    assert!(app.find("#task-state").text().contains("Interrupted"));
+    let text = wait_dialog(&app, "the approval asked again after a relaunch");
+    assert!(
+        text.as_str().unwrap().contains("touch after-relaunch"),
+        "{text}"
+    );
     save_screenshot("task-8-relaunched", &app.screenshot());
-    send(&app, "Go on");
+    assert!(
+        !folder.join("after-relaunch").exists(),
+        "the unapproved command ran"
+    );
+    app.find("#approval-approve").click();
     app.wait_until(
         "the task going on",
         WAIT,
         "return document.body.textContent.includes('Picked it up again.')",
         |v| v == true,
     );
-    assert!(!folder.join("never").exists(), "the unapproved command ran");
+    assert!(
+        folder.join("after-relaunch").exists(),
+        "the approved command did not run"
+    );
     app.quit();
 }
 

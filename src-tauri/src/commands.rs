@@ -18,6 +18,8 @@ pub struct CommandError {
     pub message: String,
     /// True when the store is unusable and the window should show the error screen.
     pub fatal: bool,
+    /// True when the message being sent is stored in the task despite the error.
+    pub saved: bool,
 }
 
 impl From<StoreError> for CommandError {
@@ -26,6 +28,7 @@ impl From<StoreError> for CommandError {
             kind: e.kind().into(),
             message: e.to_string(),
             fatal: e.is_fatal(),
+            saved: false,
         }
     }
 }
@@ -36,6 +39,7 @@ impl From<tauri::Error> for CommandError {
             kind: "window".into(),
             message: format!("the window system failed: {e}"),
             fatal: false,
+            saved: false,
         }
     }
 }
@@ -82,6 +86,7 @@ pub fn add_project(
                 path.display()
             ),
             fatal: false,
+            saved: false,
         });
     }
     let project = state.store()?.add_project(&path, name.as_deref())?;
@@ -122,6 +127,7 @@ pub async fn pick_folder<R: Runtime>(
             kind: "dialog".into(),
             message: format!("the folder chooser failed: {e}"),
             fatal: false,
+            saved: false,
         })?;
     Ok(picked
         .and_then(|p| p.into_path().ok())

@@ -36,6 +36,7 @@ pub(crate) fn check<R: Runtime>(invoke: &Invoke<R>) -> Result<(), CommandError> 
             kind: "denied".into(),
             message: format!("this window shows task {own} and cannot act on task {id}"),
             fatal: false,
+            saved: false,
         }),
         None => Ok(()),
     }

@@ -62,6 +62,7 @@ impl AppState {
                     kind: "dataDir".into(),
                     message: "cannot find a home folder to keep Codewright's data in; set CODEWRIGHT_HOME or start Codewright with --home DIR".into(),
                     fatal: true,
+                    saved: false,
                 }),
             ),
         }

@@ -108,13 +108,17 @@ fn label_of(target: &EventTarget) -> Option<&str> {
 
 /// Forwards every agent event of this app's runs to its task's window (the [`AGENT_EVENT`]),
 /// wakes the sync thread when the run wrote something the feed carries, and brings a window to
-/// the front (and asks for attention) when an approval or a question waits in it.
+/// the front (and asks for attention) when an approval or a question waits in it. Tasks whose
+/// run ended while the user was asked something are continued, so they ask again.
 pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
     let state = app.state::<AppState>();
     let Ok(host) = state.host() else {
         return;
     };
     let mut events = host.subscribe(None);
+    // Runs that ended while an approval or question waited (a quit, a crash) ask it again.
+    let resumer = host.clone();
+    tauri::async_runtime::spawn(async move { resumer.resume_asking().await });
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         while let Some(event) = events.recv().await {

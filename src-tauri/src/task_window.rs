@@ -28,6 +28,7 @@ impl From<HostError> for CommandError {
             kind,
             message: e.message,
             fatal: false,
+            saved: e.saved,
         }
     }
 }
@@ -117,12 +118,10 @@ pub async fn older_messages(
 pub async fn send_message(
     state: State<'_, AppState>,
     task_id: TaskId,
-    text: String,
+    text: Option<String>,
 ) -> Result<Sent> {
     let host = state.host()?.clone();
-    let sent = host
-        .send(task_id, Some(text), RunOptions::default())
-        .await?;
+    let sent = host.send(task_id, text, RunOptions::default()).await?;
     state.changed();
     Ok(sent)
 }
@@ -202,6 +201,7 @@ pub fn open_link(task_id: TaskId, url: String) -> Result<()> {
             kind: "badLink".into(),
             message: format!("only web and mail links can be opened, not {url}"),
             fatal: false,
+            saved: false,
         });
     }
     std::process::Command::new("xdg-open")
@@ -217,5 +217,6 @@ pub fn open_link(task_id: TaskId, url: String) -> Result<()> {
                 "the browser could not be started ({e}); copy the link instead: {url}"
             ),
             fatal: false,
+            saved: false,
         })
 }

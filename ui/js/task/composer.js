@@ -78,19 +78,22 @@ function onKey(event) {
   send();
 }
 
-async function send() {
+/** Sends what is typed; `{ resume: true }` continues the task with what it holds. */
+async function send({ resume = false } = {}) {
   const input = $('#composer-input');
   const typed = input.value;
-  const text = typed.trim();
-  if (!text || state.sending) return;
+  const text = resume ? null : typed.trim();
+  if ((!resume && !text) || state.sending) return;
   state.sending = true;
   $('#composer-send').disabled = true;
   showError(null);
   try {
     const { steered } = await call('send_message', { taskId: state.taskId, text });
-    if (input.value === typed) input.value = ''; // keep what was typed meanwhile
+    if (!resume && input.value === typed) input.value = ''; // keep what was typed meanwhile
     if (steered) state.onSteered(text);
   } catch (e) {
+    // Stored in the task despite the error: it is in the conversation, not lost.
+    if (e?.saved && !resume && input.value === typed) input.value = '';
     showError(e);
   } finally {
     state.sending = false;
@@ -139,7 +142,13 @@ function showError(error) {
   box.hidden = !error;
   if (!error) return;
   const hint = hintFor(error.kind, providerOf(state.options.model));
-  box.replaceChildren(h('span', { text: messageOf(error) }), hint ? h('span', { class: 'error-hint', text: hint }) : null);
+  const saved = error.saved
+    ? h('span', { class: 'error-hint' }, [
+        'Your message is saved in this task. ',
+        h('button', { type: 'button', class: 'small', id: 'composer-continue', text: 'Continue', onclick: () => send({ resume: true }) }),
+      ])
+    : null;
+  box.replaceChildren(h('span', { text: messageOf(error) }), hint ? h('span', { class: 'error-hint', text: hint }) : null, saved);
 }
 
 /** The hint for an error kind, for the current model's provider. */

@@ -17,6 +17,10 @@ export function hintFor(kind, provider) {
       return 'Another window or process is running this task.';
     case 'network':
       return "Check your connection or the provider's URL.";
+    case 'timeout':
+      return 'Send again to retry; a slow local model may need a longer timeout for its provider.';
+    case 'badResponse':
+      return "Check the provider's base URL.";
     default:
       return '';
   }

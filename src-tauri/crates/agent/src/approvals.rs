@@ -7,7 +7,8 @@
 use crate::status::Tracker;
 use crate::Events;
 use async_trait::async_trait;
-use codewright_protocol::{AgentEvent, ApprovalRequest, Decision, DecisionKind, Question};
+use codewright_protocol::{AgentEvent, ApprovalRequest, Decision, DecisionKind, Question, TaskId};
+use codewright_store::{CallState, Store};
 use codewright_tools::Approver;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -94,6 +95,18 @@ pub(crate) struct EventApprover {
     pub events: Events,
     pub pending: Arc<Pending>,
     pub tracker: Arc<Tracker>,
+    /// Where waiting calls are recorded, so a run that ends while they wait (a crash) asks again.
+    pub store: Arc<Mutex<Store>>,
+}
+
+impl EventApprover {
+    fn record(&self, task: TaskId, call_id: &str, state: CallState) {
+        let _ = self
+            .store
+            .lock()
+            .expect("store lock")
+            .set_call_state(task, call_id, &state);
+    }
 }
 
 #[async_trait]
@@ -106,6 +119,8 @@ impl Approver for EventApprover {
             .lock()
             .expect("approvals lock")
             .insert(id, (request.clone(), tx));
+        self.record(task_id, &request.call_id, CallState::Asking);
+        let call_id = request.call_id.clone();
         self.tracker.approval_asked();
         let _ = self.events.send(AgentEvent::ApprovalRequested { request });
         // If the wait is dropped (a stop), the request leaves the map, so a late answer finds
@@ -113,6 +128,9 @@ impl Approver for EventApprover {
         let guard = Forget { approver: self, id };
         let decision = rx.await.unwrap_or(Decision::Reject { feedback: None });
         drop(guard);
+        if !matches!(decision, Decision::Reject { .. }) {
+            self.record(task_id, &call_id, CallState::Running);
+        }
         let _ = self.events.send(AgentEvent::ApprovalResolved {
             task_id,
             id,
@@ -131,6 +149,7 @@ impl Approver for EventApprover {
             .expect("questions lock")
             .insert(id, (question.clone(), tx));
         // A question waits for the user like an approval does.
+        self.record(task_id, &question.call_id, CallState::Asking);
         self.tracker.approval_asked();
         let _ = self.events.send(AgentEvent::QuestionAsked { question });
         let _answered = Defer(|| {

@@ -4,8 +4,9 @@
 
 use crate::Events;
 use codewright_protocol::{AgentEvent, Part, TaskId, ToolContent};
+use codewright_store::{CallState, Store};
 use codewright_tools::{CallContext, Registry, Session, ToolOutput};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 /// Calls running at once at most.
@@ -22,10 +23,12 @@ pub(crate) struct Call {
     pub truncated: bool,
 }
 
-/// Runs `calls`, returning one result part per call, in order.
+/// Runs `calls`, returning one result part per call, in order. Where each call got to is
+/// recorded in `store` as it happens (see [`CallState`]).
 pub(crate) async fn run_calls(
     registry: &Registry,
     session: &Arc<Session>,
+    store: &Arc<Mutex<Store>>,
     calls: Vec<Call>,
     cancel: &CancellationToken,
     events: &Events,
@@ -44,7 +47,7 @@ pub(crate) async fn run_calls(
             let outputs = futures_util::future::join_all(
                 chunk
                     .iter()
-                    .map(|call| run_one(registry, session, call, cancel, events)),
+                    .map(|call| run_one(registry, session, store, call, cancel, events)),
             )
             .await;
             results.extend(outputs);
@@ -57,11 +60,18 @@ pub(crate) async fn run_calls(
 async fn run_one(
     registry: &Registry,
     session: &Arc<Session>,
+    store: &Arc<Mutex<Store>>,
     call: &Call,
     cancel: &CancellationToken,
     events: &Events,
 ) -> Part {
     let task = session.task;
+    let record = |state: &CallState| {
+        let _ = store
+            .lock()
+            .expect("store lock")
+            .set_call_state(task, &call.id, state);
+    };
     let output = if call.truncated {
         ToolOutput::error(
             "This call was cut off by the output limit, so its arguments are incomplete and it was not run. Make smaller calls (split a large write into a create and several edits).",
@@ -84,15 +94,18 @@ async fn run_one(
                 });
             })),
         };
+        record(&CallState::Running);
         registry.call(&call.name, &call.arguments, &cx).await
     };
     finished(events, task, call, &output);
-    Part::ToolResult {
+    let result = Part::ToolResult {
         call_id: call.id.clone(),
         content: output.content,
         is_error: output.is_error,
         detail: output.detail.map(Box::new),
-    }
+    };
+    record(&CallState::Finished(result.clone()));
+    result
 }
 
 fn finished(events: &Events, task: TaskId, call: &Call, output: &ToolOutput) {

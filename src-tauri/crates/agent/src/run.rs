@@ -15,7 +15,7 @@ use codewright_protocol::{
     answer_every_call, AgentEvent, AgentState, ApprovalRequest, ErrorKind, Message, Part,
     PermissionMode, ProjectId, Question, Role, RunOutcome, StopReason, TaskId, TaskStatus,
 };
-use codewright_store::{Checkpointer, Compaction, Store, UsageEvent};
+use codewright_store::{CallState, Checkpointer, Compaction, Store, UsageEvent};
 use codewright_tools::{ProcessTable, Registry, Session, SessionConfig};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -96,6 +96,7 @@ struct Inner {
 /// released when dropped or when the process dies, so two runs never write one conversation at
 /// once, in any window or process.
 pub struct TaskLock {
+    task: TaskId,
     _file: std::fs::File,
 }
 
@@ -116,7 +117,7 @@ fn hold_task(home: &std::path::Path, task: TaskId) -> Result<TaskLock, (ErrorKin
         .open(&path)
         .map_err(|e| setup(format!("cannot open the task lock {}: {e}", path.display())))?;
     match file.try_lock() {
-        Ok(()) => Ok(TaskLock { _file: file }),
+        Ok(()) => Ok(TaskLock { task, _file: file }),
         Err(std::fs::TryLockError::WouldBlock) => Err((
             ErrorKind::Busy,
             format!(
@@ -232,6 +233,9 @@ const STOPPED: &str = "interrupted: the user stopped the task before this tool r
 const PAUSED: &str = "not run: the task paused at the iteration limit; the user can continue it";
 /// What a crash leaves as the result of the calls its last answer made: they may have run.
 const CRASHED: &str = "interrupted: Codewright stopped (it was closed or crashed) while this call was waiting or running, so it may or may not have taken effect. Check (read the file, look at the state) before doing it again.";
+/// What a crash leaves as the result of calls that had not run (or only waited for the user)
+/// when the task goes on with a new message.
+const NOT_RUN: &str = "not run: Codewright stopped (it was closed or crashed) before this call ran. Do it again if it is still needed.";
 const SUMMARY_REQUEST: &str = "Stop here: the iteration limit is reached. Without calling tools, write a short checkpoint of this task for whoever continues it: Goal; Progress (done / in progress); Key decisions; Next steps; Files touched.";
 
 impl Agent {
@@ -326,6 +330,13 @@ impl Agent {
             .expect("processes lock")
             .remove(&task);
         drop(table);
+    }
+
+    /// Stores the user's message in the task before anything else can fail (a model that cannot
+    /// be used, MCP servers starting): settles what an interrupted run left open, then appends
+    /// it. A run started after it continues the task without a prompt.
+    pub fn take_message(&self, held: &TaskLock, text: &str) -> Result<(), String> {
+        load(&self.inner, held.task, Some(text)).map(|_| ())
     }
 
     /// Holds the task (see [`TaskLock`]): `Err` with [`ErrorKind::Busy`] when a run of it goes on
@@ -482,7 +493,14 @@ impl Run {
     async fn run_inner(&mut self, request: RunRequest) -> Result<RunOutcome, String> {
         let task = self.task;
         // The user's message is stored first: whatever happens next (a queue, a stop), it is kept.
-        let (project, mut view, turn, interrupted) = self.load(request.prompt.as_deref())?;
+        let Loaded {
+            project,
+            mut view,
+            turn,
+            interrupted,
+            may_have_run,
+            resume,
+        } = self.load(request.prompt.as_deref())?;
         // Wait for a slot (visibly).
         let slots = self.inner.slots.clone();
         let permit = match slots.clone().try_acquire_owned() {
@@ -497,12 +515,23 @@ impl Run {
         };
         let _permit = permit;
         if interrupted {
-            self.notice("The previous run of this task was interrupted (Codewright stopped while it ran). What was saved is kept; calls that did not finish were answered as interrupted.");
+            let mut notice = "The previous run of this task was interrupted (Codewright stopped while it ran). What was saved is kept.".to_string();
+            if !may_have_run.is_empty() {
+                notice.push_str(&format!(
+                    " These calls may or may not have taken effect: {}.",
+                    may_have_run.join("; ")
+                ));
+            }
+            if !resume.is_empty() {
+                notice.push_str(" Calls that had not run yet run now (approvals are asked again).");
+            }
+            self.notice(notice);
         }
         let approver = Arc::new(EventApprover {
             events: self.events.clone(),
             pending: self.pending.clone(),
             tracker: self.tracker.clone(),
+            store: self.inner.store.clone(),
         });
         let settings = self
             .store()
@@ -541,85 +570,76 @@ impl Run {
         });
         let system =
             crate::system_prompt(&session.root, &project.context, &project.rules, &today());
+        if !resume.is_empty() {
+            if let Err(outcome) = self.resume(project.id, &session, resume, &mut view).await {
+                return Ok(outcome);
+            }
+        }
         let outcome = self
             .iterate(&request.model, project.id, &session, &system, &mut view)
             .await;
         Ok(outcome)
     }
 
-    /// Reads the task, closes what a crash left open, answers calls left without results,
-    /// appends the prompt, and returns what the model will see, the turn number, and whether
-    /// the last run was interrupted.
-    fn load(
-        &self,
-        prompt: Option<&str>,
-    ) -> Result<(codewright_protocol::Project, View, i64, bool), String> {
-        let store = self.store();
-        let task = store.task(self.task).map_err(|e| e.to_string())?;
-        let project = store.project(task.project_id).map_err(|e| e.to_string())?;
-        let closed = store
-            .close_interrupted(self.task)
-            .map_err(|e| e.to_string())?;
-        let interrupted = closed > 0
-            || matches!(
-                task.status,
-                TaskStatus::Running
-                    | TaskStatus::Queued
-                    | TaskStatus::AwaitingApproval
-                    | TaskStatus::Interrupted
-            );
-        let messages = compaction::view(&store, self.task)?.messages;
-        let (_, repairs) = answer_every_call(&messages, CRASHED);
-        let dangling: Vec<String> = match messages.last() {
-            Some(last) if last.role == Role::Assistant => repairs
-                .answered
-                .into_iter()
-                .filter(|id| last.tool_calls().any(|c| c.id == id))
-                .collect(),
-            _ => Vec::new(),
-        };
-        if !dangling.is_empty() {
-            let results = dangling
-                .iter()
-                .map(|id| codewright_protocol::conversation::interrupted_result(id, CRASHED))
-                .collect();
-            store
-                .append_message(self.task, &Message::new(Role::Tool, results))
-                .map_err(|e| e.to_string())?;
-        }
-        let spoke_last = messages
-            .last()
-            .is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none());
-        let text = match prompt {
-            Some(text) if text.trim().is_empty() => {
-                return Err("the message is empty; say what the agent should do".into())
-            }
-            Some(text) => Some(text),
-            None if messages.is_empty() => {
-                return Err("this task has no messages to continue; send a message first".into())
-            }
-            // The model spoke last (a pause's summary, a stopped answer): ask it to go on.
-            None if spoke_last => Some(CONTINUE),
-            None => None,
-        };
-        if let Some(text) = text {
-            store
-                .append_message(self.task, &Message::user(text))
-                .map_err(|e| e.to_string())?;
-        }
-        let turn = store
-            .history(self.task)
-            .map_err(|e| e.to_string())?
+    /// Runs the calls an interrupted run left unanswered that had not run (or only waited for
+    /// the user), and stores the answer's results, the settled ones included, in call order.
+    async fn resume(
+        &mut self,
+        project: ProjectId,
+        session: &Arc<Session>,
+        resume: Vec<Unanswered>,
+        view: &mut View,
+    ) -> Result<(), RunOutcome> {
+        self.step(Step::Start);
+        self.step(Step::ToolCalls);
+        let registry = self.inner.registry(project);
+        let calls: Vec<Call> = resume
             .iter()
-            .filter(|r| r.message.role == Role::User)
-            .count() as i64;
-        let view = compaction::view(&store, self.task)?;
-        Ok((project, view, turn, interrupted))
+            .filter_map(|p| match p {
+                Unanswered::Run(call) => Some(call.clone()),
+                Unanswered::Settled(_) => None,
+            })
+            .collect();
+        let mut ran = run_calls(
+            &registry,
+            session,
+            &self.inner.store,
+            calls,
+            &self.cancel,
+            &self.events,
+        )
+        .await
+        .into_iter();
+        let results = resume
+            .into_iter()
+            .map(|p| match p {
+                Unanswered::Settled(part) => part,
+                Unanswered::Run(_) => ran.next().expect("one result per call"),
+            })
+            .collect();
+        self.push(view, Message::new(Role::Tool, results))?;
+        if self.cancel.is_cancelled() {
+            return Err(RunOutcome::Stopped);
+        }
+        Ok(())
+    }
+
+    fn load(&self, prompt: Option<&str>) -> Result<Loaded, String> {
+        load(&self.inner, self.task, prompt)
     }
 
     /// Stores and appends a message the run produced.
     fn push(&self, view: &mut View, message: Message) -> Result<(), RunOutcome> {
-        if let Err(e) = self.store().append_message(self.task, &message) {
+        let store = self.store();
+        let stored = store.append_message(self.task, &message).and_then(|_| {
+            // The answer's results are in the conversation now.
+            match message.role {
+                Role::Tool => store.clear_calls(self.task),
+                _ => Ok(()),
+            }
+        });
+        drop(store);
+        if let Err(e) = stored {
             self.error(ErrorKind::Store, e.to_string());
             return Err(RunOutcome::Failed);
         }
@@ -786,7 +806,15 @@ impl Run {
             empty_retry = false;
             view.push_answer(answer, counted);
             self.step(Step::ToolCalls);
-            let results = run_calls(&registry, session, calls, &self.cancel, &self.events).await;
+            let results = run_calls(
+                &registry,
+                session,
+                &self.inner.store,
+                calls,
+                &self.cancel,
+                &self.events,
+            )
+            .await;
             self.push(view, Message::new(Role::Tool, results))?;
             if self.cancel.is_cancelled() {
                 return Ok(RunOutcome::Stopped);
@@ -839,6 +867,24 @@ impl Run {
         let events = self.events.clone();
         let mut write_error = None;
         let mut on_delta = |delta: &Delta, parts: &[Part]| {
+            // A retry is heard even when nothing is stored (a summary request).
+            if let Delta::Retry {
+                attempt,
+                max_retries,
+                wait,
+                error,
+            } = delta
+            {
+                let _ = events.send(AgentEvent::Notice {
+                    task_id: task,
+                    message: format!(
+                        "{} Trying again in {:.1} s (retry {attempt} of at most {max_retries}).",
+                        error.message,
+                        wait.as_secs_f64()
+                    ),
+                });
+                return;
+            }
             let Some(streaming) = streaming.as_mut() else {
                 return;
             };
@@ -873,7 +919,7 @@ impl Run {
                     });
                     arguments.len()
                 }
-                Delta::Usage(_) | Delta::Idle => 0,
+                Delta::Usage(_) | Delta::Idle | Delta::Retry { .. } => 0,
             };
             if let Err(e) = streaming.update(&store.lock().expect("store lock"), parts, bytes) {
                 write_error.get_or_insert(e.to_string());
@@ -1167,11 +1213,148 @@ fn kind_of(kind: LlmErrorKind) -> ErrorKind {
         LlmErrorKind::InvalidRequest => ErrorKind::InvalidRequest,
         LlmErrorKind::NotFound => ErrorKind::NotFound,
         LlmErrorKind::Network => ErrorKind::Network,
+        LlmErrorKind::Timeout => ErrorKind::Timeout,
+        LlmErrorKind::BadResponse => ErrorKind::BadResponse,
         LlmErrorKind::StreamEndedEarly => ErrorKind::StreamEndedEarly,
         LlmErrorKind::Provider => ErrorKind::Provider,
         // A stop is not an error; it never reaches here.
         LlmErrorKind::Cancelled => ErrorKind::Setup,
     }
+}
+
+/// Reads the task, closes what a crash left open, settles the calls an interrupted run left
+/// without results, appends the prompt, and returns what the run starts from. The caller holds
+/// the task's lock.
+fn load(inner: &Inner, task_id: TaskId, prompt: Option<&str>) -> Result<Loaded, String> {
+    let store = inner.store.lock().expect("store lock");
+    let task = store.task(task_id).map_err(|e| e.to_string())?;
+    let project = store.project(task.project_id).map_err(|e| e.to_string())?;
+    let closed = store
+        .close_interrupted(task_id)
+        .map_err(|e| e.to_string())?;
+    let interrupted = closed > 0
+        || matches!(
+            task.status,
+            TaskStatus::Running
+                | TaskStatus::Queued
+                | TaskStatus::AwaitingApproval
+                | TaskStatus::Interrupted
+        );
+    let messages = compaction::view(&store, task_id)?.messages;
+    let (_, repairs) = answer_every_call(&messages, CRASHED);
+    let last = messages
+        .last()
+        .filter(|m| m.role == Role::Assistant)
+        .into_iter()
+        .flat_map(|m| m.tool_calls())
+        .filter(|c| repairs.answered.iter().any(|id| id == c.id));
+    let states = store.call_states(task_id).map_err(|e| e.to_string())?;
+    let registry = inner.registry(project.id);
+    let mut settled = Vec::new();
+    let mut may_have_run = Vec::new();
+    // Continuing without a new message runs what had not run; a new message comes first, so
+    // what had not run is answered as not run.
+    let rerun = prompt.is_none() && closed == 0;
+    for call in last {
+        let repeatable = registry.get(call.name).is_some_and(|t| t.concurrent());
+        let result = |reason| {
+            Unanswered::Settled(codewright_protocol::conversation::interrupted_result(
+                call.id, reason,
+            ))
+        };
+        settled.push(match states.get(call.id) {
+            Some(CallState::Finished(part)) => Unanswered::Settled(part.clone()),
+            Some(CallState::Running) if !repeatable => {
+                may_have_run.push(describe_call(call.name, call.arguments));
+                result(CRASHED)
+            }
+            _ if rerun => Unanswered::Run(Call {
+                id: call.id.to_string(),
+                name: call.name.to_string(),
+                arguments: call.arguments.to_string(),
+                truncated: call.truncated,
+            }),
+            _ => result(NOT_RUN),
+        });
+    }
+    let resume = if settled.iter().any(|p| matches!(p, Unanswered::Run(_))) {
+        settled
+    } else {
+        if !settled.is_empty() {
+            let results = settled
+                .into_iter()
+                .map(|p| match p {
+                    Unanswered::Settled(part) => part,
+                    Unanswered::Run(_) => unreachable!("checked above"),
+                })
+                .collect();
+            store
+                .append_message(task_id, &Message::new(Role::Tool, results))
+                .map_err(|e| e.to_string())?;
+        }
+        store.clear_calls(task_id).map_err(|e| e.to_string())?;
+        Vec::new()
+    };
+    let spoke_last = messages
+        .last()
+        .is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none());
+    let text = match prompt {
+        Some(text) if text.trim().is_empty() => {
+            return Err("the message is empty; say what the agent should do".into())
+        }
+        Some(text) => Some(text),
+        None if messages.is_empty() => {
+            return Err("this task has no messages to continue; send a message first".into())
+        }
+        // The model spoke last (a pause's summary, a stopped answer): ask it to go on.
+        None if spoke_last => Some(CONTINUE),
+        None => None,
+    };
+    if let Some(text) = text {
+        store
+            .append_message(task_id, &Message::user(text))
+            .map_err(|e| e.to_string())?;
+    }
+    let turn = store
+        .history(task_id)
+        .map_err(|e| e.to_string())?
+        .iter()
+        .filter(|r| r.message.role == Role::User)
+        .count() as i64;
+    let view = compaction::view(&store, task_id)?;
+    Ok(Loaded {
+        project,
+        view,
+        turn,
+        interrupted,
+        may_have_run,
+        resume,
+    })
+}
+
+/// What a run starts from (see [`load`]).
+struct Loaded {
+    project: codewright_protocol::Project,
+    view: View,
+    turn: i64,
+    /// The previous run ended without finishing (a crash, a quit).
+    interrupted: bool,
+    /// Calls of the interrupted run that may have taken effect, described for the user.
+    may_have_run: Vec<String>,
+    /// The interrupted answer's calls, when some are to run now; empty otherwise.
+    resume: Vec<Unanswered>,
+}
+
+/// A call of an interrupted answer: settled (its result known or decided), or to run now.
+enum Unanswered {
+    Settled(Part),
+    Run(Call),
+}
+
+/// A call as the user would recognise it: its tool and the start of its arguments.
+fn describe_call(name: &str, arguments: &str) -> String {
+    let arguments: String = arguments.chars().take(120).collect();
+    format!("{name} {arguments}")
 }
 
 /// Today's date (UTC), for the system prompt.

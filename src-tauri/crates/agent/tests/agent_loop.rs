@@ -1040,3 +1040,126 @@ async fn background_processes_outlive_the_run_until_the_task_closes() {
     }
     world.server.assert_clean();
 }
+
+/// What a crash leaves mid-answer: the answer's first call finished, the second was running,
+/// the third waited for approval; the results were not stored yet.
+fn crashed_mid_answer(world: &World) {
+    use codewright_protocol::{Message, ToolContent};
+    use codewright_store::CallState;
+    let store = world.store.lock().unwrap();
+    store
+        .append_message(world.task, &Message::user("Make three files"))
+        .unwrap();
+    let call = |id: &str, command: &str| Part::ToolCall {
+        id: id.into(),
+        name: "bash".into(),
+        arguments: json!({ "command": command }).to_string(),
+        truncated: false,
+        signature: None,
+    };
+    let answer = Message::new(
+        Role::Assistant,
+        vec![
+            call("c1", "touch one"),
+            call("c2", "touch two"),
+            call("c3", "touch three"),
+        ],
+    );
+    store.append_message(world.task, &answer).unwrap();
+    let made_one = Part::ToolResult {
+        call_id: "c1".into(),
+        content: vec![ToolContent::Text {
+            text: "made one".into(),
+        }],
+        is_error: false,
+        detail: None,
+    };
+    store
+        .set_call_state(world.task, "c1", &CallState::Finished(made_one))
+        .unwrap();
+    store
+        .set_call_state(world.task, "c2", &CallState::Running)
+        .unwrap();
+    store
+        .set_call_state(world.task, "c3", &CallState::Asking)
+        .unwrap();
+    store
+        .set_task_status(world.task, TaskStatus::Interrupted)
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continuing_after_a_crash_asks_again_and_says_which_calls_may_have_run() {
+    let world = World::new(script(|_, _| text("Carried on."))).await;
+    crashed_mid_answer(&world);
+    let (handle, rx) = world.start(world.task, None, PermissionMode::Normal);
+    let mut asked = Vec::new();
+    let (outcome, events) = drive(handle, rx, |e, h| {
+        if let AgentEvent::ApprovalRequested { request } = e {
+            asked.push(request.call_id.clone());
+            h.decide(request.id, Decision::Approve).unwrap();
+        }
+    })
+    .await;
+    assert_eq!(outcome, RunOutcome::Done);
+    assert_eq!(asked, ["c3"], "only the call that waited is asked again");
+    assert!(world.path("three").exists(), "the approved call ran");
+    assert!(
+        !world.path("two").exists(),
+        "a call that may have run is not run again"
+    );
+    let notice = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Notice { message, .. } if message.contains("interrupted") => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .expect("a notice that the last run was interrupted");
+    assert!(
+        notice.contains("may or may not have taken effect"),
+        "{notice}"
+    );
+    assert!(notice.contains("touch two"), "{notice}");
+    assert!(!notice.contains("touch three"), "{notice}");
+    let results = tool_results(&world.server.requests()[0]);
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(results[0], ("c1".into(), "made one".into()));
+    assert!(
+        results[1].1.contains("may or may not have taken effect"),
+        "{results:?}"
+    );
+    assert_eq!(results[2].0, "c3");
+    assert!(!results[2].1.contains("interrupted"), "{results:?}");
+    world.server.assert_clean();
+    let store = world.store.lock().unwrap();
+    assert!(store.call_states(world.task).unwrap().is_empty());
+    assert!(store.tasks_asking().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_message_after_a_crash_answers_what_had_not_run_as_not_run() {
+    let world = World::new(script(|_, _| text("Fine."))).await;
+    crashed_mid_answer(&world);
+    let (handle, rx) = world.start(world.task, Some("Forget the files"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ApprovalRequested { .. })),
+        "nothing is asked: the user moved on"
+    );
+    assert!(!world.path("three").exists());
+    let request = &world.server.requests()[0];
+    let results = tool_results(request);
+    assert_eq!(results[0].1, "made one");
+    assert!(results[1].1.contains("may or may not"), "{results:?}");
+    assert!(
+        results[2].1.contains("not run: Codewright stopped"),
+        "{results:?}"
+    );
+    assert_eq!(last_text(request), "Forget the files");
+    world.server.assert_clean();
+}

@@ -138,6 +138,27 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> 
                 Delta::ToolCallArguments { arguments, .. } => arguments.len(),
                 // A silent stream: whatever is unwritten gets written once it is due.
                 Delta::Idle => 0,
+                Delta::Retry {
+                    attempt,
+                    max_retries,
+                    wait,
+                    error,
+                } => {
+                    if json {
+                        print(&format!(
+                            "{}\n",
+                            json!({"type": "retry", "attempt": attempt, "maxRetries": max_retries,
+                                "waitMs": wait.as_millis() as u64, "message": error.message})
+                        ));
+                    } else {
+                        eprintln!(
+                            "codewright-cli: {} Trying again in {:.1} s (retry {attempt} of at most {max_retries}).",
+                            error.message,
+                            wait.as_secs_f64()
+                        );
+                    }
+                    0
+                }
             };
             if let Some(stream) = streaming.as_mut() {
                 let store = store.lock().unwrap_or_else(|p| p.into_inner());

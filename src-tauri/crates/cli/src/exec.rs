@@ -8,7 +8,7 @@ use codewright_agent::{Agent, AgentConfig};
 use codewright_host::{models, Host, HostError, RunOptions};
 use codewright_llm::ModelRole;
 use codewright_protocol::{
-    AgentEvent, Decision, DecisionKind, ErrorKind, PermissionMode, RunOutcome, TaskId,
+    AgentEvent, Decision, DecisionKind, ErrorKind, Message, PermissionMode, RunOutcome, TaskId,
 };
 use codewright_store::Store;
 use std::io::{IsTerminal, Write};
@@ -49,6 +49,10 @@ fn out(text: &str) {
 
 /// Runs `exec`; returns the exit code (0 done, 1 error, 130 stopped).
 pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<ExitCode, String> {
+    // A new task is stored with its prompt at once: nothing after (the model lookup, MCP
+    // servers starting, a crash) can lose it. An existing task's message is sent to it.
+    let mut send_text = args.prompt.clone();
+    let args_task = args.task;
     let task = match args.task {
         Some(id) => {
             let task = store.task(id).map_err(|e| e.to_string())?;
@@ -79,9 +83,12 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
                     .map_err(|e| format!("cannot read the current folder: {e}"))?,
             };
             let project = find_or_add_project(&store, &dir)?;
-            store
-                .add_task(project, &title_of(prompt))
-                .map_err(|e| e.to_string())?
+            let first = Message::user(args.prompt.clone().unwrap_or_default());
+            let task = store
+                .add_task_with(project, &title_of(prompt), &first)
+                .map_err(|e| e.to_string())?;
+            send_text = None;
+            task
         }
     };
     let interactive = std::io::stdin().is_terminal();
@@ -107,7 +114,7 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
             mode: Some(mode),
             sandbox: args.sandbox,
         };
-        host.send(task_id, args.prompt.clone(), options).await?;
+        host.send(task_id, send_text, options).await?;
         let on_ctrl_c = host.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -200,7 +207,14 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
     runtime.shutdown_background();
     let outcome = match outcome {
         Ok(outcome) => outcome,
-        Err(e) => return Err(format!("{}{}", e.message, hint(e.kind))),
+        Err(e) => {
+            // A new task's prompt was stored with it.
+            let saved = match e.saved || args_task.is_none() {
+                true => format!(". Your message is saved in task {0}: continue it with `codewright-cli exec --task {0}`", task_id.0),
+                false => String::new(),
+            };
+            return Err(format!("{}{}{saved}", e.message, hint(e.kind)));
+        }
     };
     Ok(match outcome {
         RunOutcome::Done | RunOutcome::Paused => ExitCode::SUCCESS,

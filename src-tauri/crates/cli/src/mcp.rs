@@ -8,6 +8,7 @@ use codewright_llm::credentials::{OsKeyring, SecretStore};
 use codewright_mcp::{Connection, McpServers, ServerState};
 use codewright_protocol::ProjectId;
 use codewright_store::{McpServerRow, McpTransport, Store};
+use codewright_tools::EnvFilter;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -122,9 +123,9 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
-async fn connect(row: &McpServerRow) -> Result<Connection, String> {
-    let env = environment_for(std::iter::once(row));
-    let endpoint = codewright_mcp::endpoint(row, &read_secret, env, None)?;
+async fn connect(store: &Store, row: &McpServerRow) -> Result<Connection, String> {
+    let env = environment_for(std::iter::once(row), &EnvFilter::read(store, row.project));
+    let endpoint = codewright_mcp::endpoint(row, &read_secret, &env, None)?;
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     Connection::connect(
         &endpoint,
@@ -148,7 +149,10 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
                 let servers = McpServers::start(
                     &rows,
                     &read_secret,
-                    environment_for(rows.iter().filter(|r| r.enabled)),
+                    &environment_for(
+                        rows.iter().filter(|r| r.enabled),
+                        &EnvFilter::read(store, None),
+                    ),
                     std::env::temp_dir(),
                 )
                 .await;
@@ -261,7 +265,7 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
         McpCommand::Tools { name } => {
             let row = find(store, &name)?;
             let tools = runtime()?.block_on(async {
-                let c = connect(&row).await?;
+                let c = connect(store, &row).await?;
                 let tools = c.tools().await.map_err(|e| e.to_string());
                 c.close().await;
                 tools
@@ -282,7 +286,7 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
         McpCommand::Prompts { name } => {
             let row = find(store, &name)?;
             let prompts = runtime()?.block_on(async {
-                let c = connect(&row).await?;
+                let c = connect(store, &row).await?;
                 let prompts = c.prompts().await.map_err(|e| e.to_string());
                 c.close().await;
                 prompts
@@ -304,7 +308,7 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
             let args: serde_json::Value = serde_json::from_str(&arguments)
                 .map_err(|e| format!("the arguments are not valid JSON ({e})"))?;
             let outcome = runtime()?.block_on(async {
-                let c = connect(&row).await?;
+                let c = connect(store, &row).await?;
                 let never = tokio_util::sync::CancellationToken::new();
                 let r = c
                     .call(&tool, args, Duration::from_secs(120), &never, None)

@@ -26,6 +26,13 @@ pub enum ProvidersCommand {
         /// Environment variable that holds the key when the keyring has none.
         #[arg(long, value_name = "VAR")]
         api_key_env: Option<String>,
+        /// Seconds the provider may take to start answering (default: 120, or 300 for a local
+        /// server).
+        #[arg(long, value_name = "SECS", value_parser = codewright_llm::parse_timeout)]
+        first_byte_timeout: Option<std::time::Duration>,
+        /// Seconds the provider may pause between two chunks of an answer (default: 120).
+        #[arg(long, value_name = "SECS", value_parser = codewright_llm::parse_timeout)]
+        idle_timeout: Option<std::time::Duration>,
     },
     /// Remove a custom provider.
     Rm { name: String },
@@ -110,6 +117,8 @@ pub fn providers(store: &Store, command: ProvidersCommand, json: bool) -> Result
             protocol,
             base_url,
             api_key_env,
+            first_byte_timeout,
+            idle_timeout,
         } => {
             if name.is_empty()
                 || !name
@@ -124,13 +133,17 @@ pub fn providers(store: &Store, command: ProvidersCommand, json: bool) -> Result
             if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
                 return Err(format!("'{base_url}' is not an http:// or https:// URL"));
             }
-            let p = Provider::new(&name, protocol, &base_url, api_key_env.as_deref());
+            let p = Provider::new(&name, protocol, &base_url, api_key_env.as_deref())
+                .with_timeouts(first_byte_timeout, idle_timeout);
+            let ms = |d: Option<std::time::Duration>| d.map(|d| d.as_millis() as i64);
             store
                 .save_provider(&ProviderRow {
                     name: p.name.clone(),
                     protocol: p.protocol.as_str().into(),
                     base_url: p.base_url.clone(),
                     api_key_env: p.api_key_env.clone(),
+                    first_byte_timeout_ms: ms(first_byte_timeout),
+                    idle_timeout_ms: ms(idle_timeout),
                 })
                 .map_err(|e| e.to_string())?;
             if json {

@@ -32,6 +32,10 @@ pub enum ProjectsCommand {
         /// Let web_fetch reach loopback and private network addresses.
         #[arg(long, value_parser = on_off, value_name = "on|off")]
         private_network: Option<bool>,
+        /// Environment variables the agent's commands and MCP servers get although their names
+        /// look like secrets: comma-separated names (GITHUB_TOKEN,NPM_TOKEN), "" for none.
+        #[arg(long, value_name = "NAMES")]
+        pass_env: Option<String>,
     },
 }
 
@@ -78,12 +82,21 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
             id,
             sandbox,
             private_network,
+            pass_env,
         } => {
             let mut settings = store.project_settings(id).map_err(|e| e.to_string())?;
-            if sandbox.is_some() || private_network.is_some() {
+            if sandbox.is_some() || private_network.is_some() || pass_env.is_some() {
                 settings.sandbox = sandbox.unwrap_or(settings.sandbox);
                 settings.allow_private_network =
                     private_network.unwrap_or(settings.allow_private_network);
+                if let Some(names) = pass_env {
+                    settings.pass_env = names
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|name| !name.is_empty())
+                        .map(String::from)
+                        .collect();
+                }
                 store
                     .set_project_settings(id, &settings)
                     .map_err(|e| e.to_string())?;
@@ -92,8 +105,13 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
                 to_json(&settings)
             } else {
                 let word = |on: bool| if on { "on" } else { "off" };
+                let names = if settings.pass_env.is_empty() {
+                    "none".to_string()
+                } else {
+                    settings.pass_env.join(", ")
+                };
                 format!(
-                    "sandbox          {}\nprivate-network  {}\n",
+                    "sandbox          {}\nprivate-network  {}\npass-env         {names}\n",
                     word(settings.sandbox),
                     word(settings.allow_private_network)
                 )

@@ -95,13 +95,28 @@ fn projects_and_tasks_round_trip() {
     // Settings: off by default, changed one at a time, bad values refused.
     assert_eq!(
         cli.json(&["projects", "settings", &pid]),
-        serde_json::json!({"sandbox": false, "allowPrivateNetwork": false})
+        serde_json::json!({"sandbox": false, "allowPrivateNetwork": false, "passEnv": []})
     );
     cli.ok(&["projects", "settings", &pid, "--sandbox", "on"]);
     let shown = cli.ok(&["projects", "settings", &pid, "--private-network", "on"]);
     assert!(
         shown.contains("sandbox          on") && shown.contains("private-network  on"),
         "{shown}"
+    );
+    let shown = cli.ok(&[
+        "projects",
+        "settings",
+        &pid,
+        "--pass-env",
+        "GITHUB_TOKEN, NPM_TOKEN",
+    ]);
+    assert!(
+        shown.contains("pass-env         GITHUB_TOKEN, NPM_TOKEN"),
+        "{shown}"
+    );
+    assert_eq!(
+        cli.json(&["projects", "settings", &pid])["passEnv"],
+        serde_json::json!(["GITHUB_TOKEN", "NPM_TOKEN"])
     );
     let out = cli.run(&["projects", "settings", &pid, "--sandbox", "yes"]);
     assert_eq!(out.status.code(), Some(2));

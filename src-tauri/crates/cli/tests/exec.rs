@@ -144,6 +144,43 @@ async fn exec_prints_text_and_tool_lines_or_json_events_and_uses_exit_codes() {
         "{last}"
     );
 
+    // A model that cannot be used: the prompt of a new task is kept, and the error says where.
+    let out = cli.run(&["exec", "--model", "nosuch@nowhere", "KEEP THIS PROMPT"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Your message is saved in task"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing on stdout for an error");
+    let tasks: Value = serde_json::from_slice(
+        &cli.run(&["tasks", "list", "--project", &project, "--json"])
+            .stdout,
+    )
+    .unwrap();
+    let kept = tasks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"] == "KEEP THIS PROMPT")
+        .expect("the task")["id"]
+        .to_string();
+    let shown = stdout(&cli.run(&["tasks", "show", &kept]));
+    assert!(shown.contains("── you\nKEEP THIS PROMPT"), "{shown}");
+    // Continued with a model that works, the task goes on from the stored prompt.
+    let out = cli.exec(&["--task", &kept]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // …and remembers that model: continuing again needs no --model.
+    let out = cli.run(&["exec", "--task", &kept, "Read a.txt once more"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     // Usage errors exit 2; SIGINT stops a run and exits 130.
     assert_eq!(cli.exec(&[]).status.code(), Some(2));
     assert_eq!(cli.exec(&["--mode", "wild", "x"]).status.code(), Some(2));

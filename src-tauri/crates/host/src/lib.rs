@@ -27,6 +27,9 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 pub struct HostError {
     pub kind: ErrorKind,
     pub message: String,
+    /// The message being sent is stored in the task: the front end clears its composer, and
+    /// the task can be continued once the cause is fixed.
+    pub saved: bool,
 }
 
 impl HostError {
@@ -34,6 +37,15 @@ impl HostError {
         HostError {
             kind,
             message: message.into(),
+            saved: false,
+        }
+    }
+
+    /// Marks the message as stored in the task (each front end says how to continue it).
+    fn saved(self) -> HostError {
+        HostError {
+            saved: true,
+            ..self
         }
     }
 }
@@ -112,6 +124,8 @@ struct Inner {
     servers: Mutex<HashMap<ProjectId, ProjectServers>>,
     /// The last run of each task (finished ones are ignored).
     runs: Mutex<HashMap<TaskId, Arc<TaskHandle>>>,
+    /// Held while a run of the task starts, so a second message sent meanwhile steers that run.
+    starting: Mutex<HashMap<TaskId, Arc<tokio::sync::Mutex<()>>>>,
     /// Every run's events, in the order they happened, to one forwarder (so a run's end is
     /// never heard after the next run's start).
     events: UnboundedSender<AgentEvent>,
@@ -166,6 +180,7 @@ impl Host {
                 agent,
                 servers: Mutex::new(HashMap::new()),
                 runs: Mutex::new(HashMap::new()),
+                starting: Mutex::new(HashMap::new()),
                 events,
                 forwarder: Mutex::new(Some(forwarder)),
                 subscribers: Mutex::new(Vec::new()),
@@ -222,7 +237,9 @@ impl Host {
 
     /// Sends the user's message: steers the task's running run (delivered at its next turn
     /// boundary), or starts a run with it. `None` continues the task as it is (after a pause,
-    /// a stop or a crash). Must be called on a tokio runtime.
+    /// a stop or a crash). A message that starts a run is stored before anything else can fail
+    /// (the model is looked up, MCP servers start); an error after that has `saved` set. Must be
+    /// called on a tokio runtime.
     pub async fn send(
         &self,
         task: TaskId,
@@ -235,14 +252,44 @@ impl Host {
                 "the message is empty; say what the agent should do",
             ));
         }
+        let starting = self
+            .inner
+            .starting
+            .lock()
+            .expect("starting lock")
+            .entry(task)
+            .or_default()
+            .clone();
+        let _starting = starting.lock().await;
         let text = match self.steer(task, text).await? {
             Steered::Yes => return Ok(Sent { steered: true }),
             Steered::No(text) => text,
         };
+        // Held before anything is stored, so a task running elsewhere is an error here and the
+        // message stays with the user.
+        let lock = self
+            .inner
+            .agent
+            .hold(task)
+            .map_err(|(kind, message)| HostError::new(kind, message))?;
+        let saved = match &text {
+            Some(text) => {
+                self.inner
+                    .agent
+                    .take_message(&lock, text)
+                    .map_err(|e| HostError::new(ErrorKind::Store, e))?;
+                true
+            }
+            None => false,
+        };
+        let if_saved = |e: HostError| if saved { e.saved() } else { e };
         let (project, root, remembered) = {
             let store = self.inner.store();
-            let t = store.task(task).map_err(store_error)?;
-            let project = store.project(t.project_id).map_err(store_error)?;
+            let t = store.task(task).map_err(store_error).map_err(if_saved)?;
+            let project = store
+                .project(t.project_id)
+                .map_err(store_error)
+                .map_err(if_saved)?;
             (project.id, PathBuf::from(project.root_path), options_of(&t))
         };
         let (model, compaction) = {
@@ -250,31 +297,25 @@ impl Host {
             let model = models::resolve(
                 &store,
                 options.model.as_deref().or(remembered.model.as_deref()),
-            )?;
-            let compaction = models::compaction_model(&store, &model)?;
+            )
+            .map_err(if_saved)?;
+            let compaction = models::compaction_model(&store, &model).map_err(if_saved)?;
+            // A model named for this run is the task's from now on (continuing it needs no name).
+            if let Some(named) = &options.model {
+                store
+                    .set_task_setting(task, "model", serde_json::Value::String(named.clone()))
+                    .map_err(store_error)
+                    .map_err(if_saved)?;
+            }
             (model, compaction)
         };
         self.ensure_servers(task, project, &root).await;
-        // Checked again with the runs locked: a message sent twice at once starts one run.
-        let mut runs = self.inner.runs.lock().expect("runs lock");
-        if let (Some(handle), Some(t)) = (runs.get(&task).filter(|h| !h.is_finished()), &text) {
-            if handle.steer(t.clone()).is_ok() {
-                return Ok(Sent { steered: true });
-            }
-        }
-        // Held before the run starts, so a task running elsewhere is an error here and the
-        // message stays with the user instead of going to a run that cannot start.
-        let lock = self
-            .inner
-            .agent
-            .hold(task)
-            .map_err(|(kind, message)| HostError::new(kind, message))?;
         self.forward();
         let handle = Arc::new(self.inner.agent.start_held(
             Some(lock),
             RunRequest {
                 task,
-                prompt: text,
+                prompt: None,
                 model,
                 mode: options.mode.unwrap_or(remembered.mode),
                 sandbox: options.sandbox,
@@ -282,8 +323,31 @@ impl Host {
             },
             self.inner.events.clone(),
         ));
-        runs.insert(task, handle);
+        self.inner
+            .runs
+            .lock()
+            .expect("runs lock")
+            .insert(task, handle);
         Ok(Sent { steered: false })
+    }
+
+    /// Continues the tasks whose run ended (Codewright quit or crashed) while a call waited for
+    /// the user, so the approval or question is asked again. A front end that stays open calls
+    /// it once at start. Returns the tasks continued.
+    pub async fn resume_asking(&self) -> Vec<TaskId> {
+        let asking = self.inner.store().tasks_asking().unwrap_or_default();
+        let mut resumed = Vec::new();
+        for task in asking {
+            let interrupted = self
+                .inner
+                .store()
+                .task(task)
+                .is_ok_and(|t| t.status == TaskStatus::Interrupted);
+            if interrupted && self.send(task, None, RunOptions::default()).await.is_ok() {
+                resumed.push(task);
+            }
+        }
+        resumed
     }
 
     /// Hands `text` to the task's live run, if there is one. A run that has stopped taking
@@ -340,7 +404,8 @@ impl Host {
                 Vec::new()
             }
         };
-        let started = Arc::new(mcp::start(&rows, root).await);
+        let filter = codewright_tools::EnvFilter::read(&self.inner.store(), Some(project));
+        let started = Arc::new(mcp::start(&rows, root, &filter).await);
         for (name, state) in started.states() {
             if let ServerState::Failed { error } = state {
                 self.inner
@@ -453,8 +518,10 @@ impl Host {
         Ok(options_of(&t))
     }
 
-    /// Stops every run (waiting up to 5 s for them to store what they have), ends the tasks'
-    /// background processes, and shuts the MCP servers down.
+    /// Call when the front end quits. Stops every run (waiting up to 5 s for them to store what
+    /// they have), ends the tasks' background processes, and shuts the MCP servers down. A run
+    /// waiting for the user is left to end with the process: its approval or question is asked
+    /// again when the task goes on (see [`Host::resume_asking`]).
     pub async fn shutdown(&self) {
         let runs: Vec<Arc<TaskHandle>> = self
             .inner
@@ -463,6 +530,10 @@ impl Host {
             .expect("runs lock")
             .drain()
             .map(|(_, h)| h)
+            .filter(|h| {
+                let (approvals, questions) = h.waiting();
+                approvals.is_empty() && questions.is_empty()
+            })
             .collect();
         for handle in &runs {
             handle.stop();

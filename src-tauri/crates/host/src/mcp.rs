@@ -1,12 +1,14 @@
 //! Each project's MCP servers, as the agent's tools: the enabled ones (global and the project's)
 //! are started when a task of the project first runs, with their secrets from the keyring and,
-//! for stdio servers, the login shell's environment; they stop with the host.
+//! for stdio servers, the login shell's environment without secrets ([`EnvFilter`]); they stop
+//! with the host.
 
 use crate::HostError;
 use codewright_llm::credentials::{OsKeyring, SecretStore};
 use codewright_mcp::McpServers;
 use codewright_protocol::{ErrorKind, ProjectId};
 use codewright_store::{McpServerRow, McpTransport, Store};
+use codewright_tools::EnvFilter;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -24,16 +26,17 @@ pub fn read_secret(server: &str, key: &str) -> Option<String> {
         .or_else(|| std::env::var(key).ok())
 }
 
-/// The environment stdio servers start with: the login shell's (captured once, ~0.1 s) — only
-/// when one of the servers about to start (`rows`) needs it.
+/// The environment stdio servers start with (each server's own `env` and secrets are added to
+/// it): the login shell's without secrets, as `filter` says (the login shell runs once, ~0.1 s) —
+/// only when one of the servers about to start (`rows`) needs it.
 pub fn environment_for<'a>(
     mut rows: impl Iterator<Item = &'a McpServerRow>,
-) -> &'static HashMap<String, String> {
-    static NONE: std::sync::OnceLock<HashMap<String, String>> = std::sync::OnceLock::new();
+    filter: &EnvFilter,
+) -> HashMap<String, String> {
     if rows.any(|r| matches!(r.transport, McpTransport::Stdio { .. })) {
-        codewright_tools::login_environment()
+        filter.environment()
     } else {
-        NONE.get_or_init(HashMap::new)
+        HashMap::new()
     }
 }
 
@@ -47,14 +50,10 @@ pub fn servers_for(store: &Store, project: ProjectId) -> Result<Vec<McpServerRow
         .collect())
 }
 
-/// Connects the enabled ones of `rows` (in parallel), rooted at the project. A server that fails
-/// is in the result with its error, not an error of the whole.
-pub async fn start(rows: &[McpServerRow], root: &Path) -> McpServers {
-    McpServers::start(
-        rows,
-        &read_secret,
-        environment_for(rows.iter().filter(|r| r.enabled)),
-        root.to_path_buf(),
-    )
-    .await
+/// Connects the enabled ones of `rows` (in parallel), rooted at the project, with the
+/// environment `filter` gives. A server that fails is in the result with its error, not an error
+/// of the whole.
+pub async fn start(rows: &[McpServerRow], root: &Path, filter: &EnvFilter) -> McpServers {
+    let env = environment_for(rows.iter().filter(|r| r.enabled), filter);
+    McpServers::start(rows, &read_secret, &env, root.to_path_buf()).await
 }

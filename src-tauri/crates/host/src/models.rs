@@ -40,12 +40,14 @@ pub fn all_providers(store: &Store) -> Result<Vec<Provider>, HostError> {
     for row in store.custom_providers().map_err(store_error)? {
         let protocol = Protocol::parse(&row.protocol)
             .map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
+        let ms = |v: Option<i64>| v.map(|ms| std::time::Duration::from_millis(ms.max(1) as u64));
         let provider = Provider::new(
             &row.name,
             protocol,
             &row.base_url,
             row.api_key_env.as_deref(),
-        );
+        )
+        .with_timeouts(ms(row.first_byte_timeout_ms), ms(row.idle_timeout_ms));
         all.retain(|p| p.name != provider.name);
         all.push(provider);
     }

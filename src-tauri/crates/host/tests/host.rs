@@ -22,6 +22,8 @@ fn world() -> (tempfile::TempDir, Host, TaskId) {
             protocol: "openai".into(),
             base_url: "http://127.0.0.1:9/v1".into(),
             api_key_env: Some("CODEWRIGHT_HOST_TEST_KEY".into()),
+            first_byte_timeout_ms: None,
+            idle_timeout_ms: None,
         })
         .unwrap();
     store
@@ -100,5 +102,32 @@ fn runs_left_behind_are_marked_interrupted_unless_someone_holds_them() {
     assert_eq!(
         store.task(second).unwrap().status,
         TaskStatus::AwaitingApproval
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_is_stored_before_the_model_is_looked_up() {
+    let (_dir, host, task) = world();
+    let err = host
+        .send(
+            task,
+            Some("PROMPT that must survive".into()),
+            RunOptions {
+                model: Some("nosuch@nowhere".into()),
+                ..RunOptions::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(err.saved, "{err:?}");
+    assert!(err.message.contains("nowhere"), "{err:?}");
+    let store = host.store().lock().unwrap();
+    let history = store.history(task).unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].message.text(), "PROMPT that must survive");
+    assert_eq!(
+        store.task(task).unwrap().settings.get("model"),
+        None,
+        "a model that cannot be used is not remembered"
     );
 }

@@ -29,6 +29,15 @@ pub enum Delta {
     Usage(Usage),
     /// Nothing arrived for [`IDLE_TICK`]: a chance to save what has (the parts are passed too).
     Idle,
+    /// An attempt failed before anything arrived (`error` says why) and the request is sent again
+    /// after `wait`: retry number `attempt` of at most `max_retries` (timeouts get fewer, see
+    /// [`RetryPolicy`](crate::RetryPolicy)). Show it, or the user only sees a silence.
+    Retry {
+        attempt: u32,
+        max_retries: u32,
+        wait: std::time::Duration,
+        error: LlmError,
+    },
 }
 
 /// How long a stream may be silent before [`Delta::Idle`] is reported (and again after each
@@ -254,6 +263,12 @@ impl Assembly {
 
     pub(crate) fn complete(&mut self) {
         self.complete = true;
+    }
+
+    /// Whether the protocol's terminal event arrived (`[DONE]`, `message_stop`,
+    /// `response.completed`): nothing of the answer is left to come.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.complete
     }
 
     /// Whether the response is whole: a terminal event or a stop reason arrived.

@@ -1,13 +1,19 @@
 //! Sends a request and streams the answer: retries with exponential backoff and jitter while
-//! nothing has been received (never after), honours `retry-after`, and stops at once when
-//! cancelled, keeping what had arrived.
+//! nothing has been received (never after), honours `retry-after`, reports each retry as a
+//! [`Delta::Retry`], and stops at once when cancelled, keeping what had arrived.
+//!
+//! A silent provider is cut off by the provider's [`Timeouts`](crate::Timeouts): one for the
+//! response head and the first byte of its body, one for each gap between chunks. A response that
+//! is not an event stream (a web page, a JSON document) fails at once and is not retried.
 
 use crate::assemble::{ended_early, Assembly, Delta};
 use crate::decode::decoder;
 use crate::error::{ErrorKind, LlmError};
 use crate::provider::Provider;
 use crate::stream::pump;
+use bytes::Bytes;
 use codewright_protocol::{Message, Part, StopReason};
+use futures_util::{Stream, StreamExt};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -16,6 +22,9 @@ use tokio_util::sync::CancellationToken;
 pub struct RetryPolicy {
     /// Retries after the first attempt.
     pub max_retries: u32,
+    /// Of those, at most this many after a timeout: each costs a whole timeout of waiting, so a
+    /// stuck provider is given up on after `(1 + max_timeout_retries) × timeout`.
+    pub max_timeout_retries: u32,
     /// First backoff; doubles each retry (±10% jitter).
     pub base_delay: Duration,
     /// No single wait is longer than this, `retry-after` included.
@@ -26,6 +35,7 @@ impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
             max_retries: 4,
+            max_timeout_retries: 1,
             base_delay: Duration::from_millis(200),
             max_delay: Duration::from_secs(60),
         }
@@ -51,16 +61,16 @@ impl Client {
     pub fn new(retry: RetryPolicy) -> Client {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
-            // No overall timeout (answers can stream for minutes); a stalled stream is caught by
-            // the read timeout.
-            .read_timeout(Duration::from_secs(300))
+            // No overall timeout (answers can stream for minutes) and no read timeout: silence is
+            // timed per provider in `attempt`, with errors that say which wait ran out.
             .build()
             .expect("the HTTP client builds");
         Client { http, retry }
     }
 
     /// Streams `body` to `provider` for `model`, calling `on_delta` with every increment and the
-    /// parts received so far (to show, and to persist while streaming).
+    /// parts received so far (to show, and to persist while streaming), and with a
+    /// [`Delta::Retry`] before each retry.
     pub async fn stream(
         &self,
         provider: &Provider,
@@ -71,6 +81,7 @@ impl Client {
         on_delta: &mut (dyn FnMut(&Delta, &[Part]) + Send),
     ) -> Result<Message, StreamFailure> {
         let mut attempt = 0;
+        let mut timeout_retries = 0;
         loop {
             let mut out = Assembly::default();
             let result = tokio::select! {
@@ -78,22 +89,31 @@ impl Client {
                 _ = cancel.cancelled() => Err(LlmError::new(ErrorKind::Cancelled, "stopped")),
                 r = self.attempt(provider, key, model, body, &mut out, on_delta) => r,
             };
+            let whole = match &result {
+                Ok(()) => out.is_whole(),
+                // The stop reason had arrived and the server then kept the connection open
+                // without a terminal event: the answer is whole (at most its usage is missing).
+                Err(e) => e.kind == ErrorKind::Timeout && out.is_whole(),
+            };
+            if whole {
+                return out.finish(model).map_err(|error| StreamFailure {
+                    error,
+                    partial: None,
+                });
+            }
             let error = match result {
-                Ok(()) if out.is_whole() => {
-                    return out.finish(model).map_err(|error| StreamFailure {
-                        error,
-                        partial: None,
-                    });
-                }
                 Ok(()) => ended_early(),
                 Err(e) => e,
             };
             let received = out.has_content();
             // A wait longer than the policy allows is not worth blocking the user for.
             let too_long = error.retry_after.is_some_and(|w| w > self.retry.max_delay);
+            let timeouts_spent = error.kind == ErrorKind::Timeout
+                && timeout_retries >= self.retry.max_timeout_retries;
             if error.kind == ErrorKind::Cancelled
                 || received
                 || too_long
+                || timeouts_spent
                 || !(error.is_retryable() || error.kind == ErrorKind::StreamEndedEarly)
                 || attempt >= self.retry.max_retries
             {
@@ -107,6 +127,18 @@ impl Client {
             }
             let wait = self.backoff(attempt, error.retry_after);
             attempt += 1;
+            if error.kind == ErrorKind::Timeout {
+                timeout_retries += 1;
+            }
+            on_delta(
+                &Delta::Retry {
+                    attempt,
+                    max_retries: self.retry.max_retries,
+                    wait,
+                    error,
+                },
+                &[],
+            );
             tokio::select! {
                 _ = cancel.cancelled() => {
                     return Err(StreamFailure { error: LlmError::new(ErrorKind::Cancelled, "stopped"), partial: None });
@@ -126,6 +158,14 @@ impl Client {
         on_delta: &mut (dyn FnMut(&Delta, &[Part]) + Send),
     ) -> Result<(), LlmError> {
         let url = provider.stream_url(model);
+        let shown = display_url(&url);
+        let limits = provider.timeouts();
+        // The response head and the first byte of the body must both come within `first_byte`
+        // of sending.
+        let first_byte_by = tokio::time::Instant::now() + limits.first_byte;
+        let first_byte_timeout =
+            || LlmError::timeout(&provider.name, &shown, true, limits.first_byte);
+        let idle_timeout = || LlmError::timeout(&provider.name, &shown, false, limits.idle);
         let mut request = self
             .http
             .post(&url)
@@ -134,10 +174,10 @@ impl Client {
         for (name, value) in provider.auth_headers(key) {
             request = request.header(name, value);
         }
-        let response = request
-            .send()
+        let response = tokio::time::timeout_at(first_byte_by, request.send())
             .await
-            .map_err(|e| network_error(&provider.name, &display_url(&url), &e))?;
+            .map_err(|_| first_byte_timeout())?
+            .map_err(|e| network_error(&provider.name, &shown, &e))?;
         let status = response.status().as_u16();
         if !(200..300).contains(&status) {
             let retry_after = response
@@ -145,18 +185,82 @@ impl Client {
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
+            // An error body that never finishes does not hold the call: what came is enough.
+            let text = tokio::time::timeout(limits.idle, response.text())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
             // Some servers echo the key back in their error; it never reaches a message.
-            let text = redact(&response.text().await.unwrap_or_default(), key);
+            let text = redact(&text, key);
             return Err(LlmError::from_http(
                 &provider.name,
-                &display_url(&url),
+                &shown,
                 status,
                 retry_after.as_deref(),
                 &text,
             ));
         }
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("text/html") || content_type.starts_with("application/xhtml") {
+            return Err(LlmError::web_page(&provider.name, &shown, None));
+        }
+
+        // The body's first bytes, within the first-byte deadline (then each further chunk within
+        // the idle timeout), until one that is not white space says what the body is.
+        let mut chunks = Box::pin(response.bytes_stream());
+        let mut head = Vec::new();
+        loop {
+            let next = if head.is_empty() {
+                tokio::time::timeout_at(first_byte_by, chunks.next())
+                    .await
+                    .map_err(|_| first_byte_timeout())?
+            } else {
+                tokio::time::timeout(limits.idle, chunks.next())
+                    .await
+                    .map_err(|_| idle_timeout())?
+            };
+            match next {
+                None => break,
+                Some(Err(e)) => return Err(lost_mid_stream(&provider.name, &shown, &e)),
+                Some(Ok(chunk)) => {
+                    head.extend_from_slice(&chunk);
+                    if first_sign(&head).is_some() {
+                        break;
+                    }
+                }
+            }
+        }
+        match first_sign(&head) {
+            // A web page: a wrong base URL, a Wi-Fi login page, a proxy.
+            Some(b'<') => {
+                return Err(LlmError::web_page(
+                    &provider.name,
+                    &shown,
+                    page_title(&head).as_deref(),
+                ))
+            }
+            // One JSON document (SSE lines start with a field name or `:`, never a brace): an
+            // error some servers send with status 200, or a server that does not stream.
+            Some(b'{' | b'[') => {
+                let text = redact(&read_rest(head, &mut chunks, limits.idle).await, key);
+                return Err(json_answer(&provider.name, &shown, &text));
+            }
+            _ => {}
+        }
+        let provider_name = provider.name.clone();
+        let rest = idle_guard(chunks, limits.idle, move |e| match e {
+            Some(e) => lost_mid_stream(&provider_name, &shown, &e),
+            None => LlmError::timeout(&provider_name, &shown, false, limits.idle),
+        });
+        let body = futures_util::stream::iter([Ok::<_, LlmError>(Bytes::from(head))]).chain(rest);
         let mut decoder = decoder(provider.protocol, &provider.name);
-        pump(response.bytes_stream(), decoder.as_mut(), out, on_delta).await
+        pump(body, decoder.as_mut(), out, on_delta).await
     }
 
     fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
@@ -168,6 +272,88 @@ impl Client {
         retry_after
             .unwrap_or(exp.mul_f64(jitter))
             .min(self.retry.max_delay)
+    }
+}
+
+/// `body` with each gap between chunks limited to `idle`. A chunk that does not come in time, or
+/// a failed read, ends the stream with `error(None)` or `error(Some(e))`. The timer lives in the
+/// stream, not in whoever polls it, so polling with shorter timeouts (the idle ticks) does not
+/// restart it.
+fn idle_guard<S>(
+    body: std::pin::Pin<Box<S>>,
+    idle: Duration,
+    error: impl Fn(Option<reqwest::Error>) -> LlmError + Send + Sync + 'static,
+) -> impl Stream<Item = Result<Bytes, LlmError>>
+where
+    S: Stream<Item = reqwest::Result<Bytes>> + ?Sized,
+{
+    let error = std::sync::Arc::new(error);
+    futures_util::stream::unfold(Some(body), move |body| {
+        let error = error.clone();
+        async move {
+            let mut body = body?;
+            match tokio::time::timeout(idle, body.next()).await {
+                Ok(Some(Ok(chunk))) => Some((Ok(chunk), Some(body))),
+                Ok(None) => None,
+                Ok(Some(Err(e))) => Some((Err((*error)(Some(e))), None)),
+                Err(_silent) => Some((Err((*error)(None)), None)),
+            }
+        }
+    })
+}
+
+/// The first byte of `head` that is not white space (or a byte-order mark).
+fn first_sign(head: &[u8]) -> Option<u8> {
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    head.iter().copied().find(|b| !b.is_ascii_whitespace())
+}
+
+/// The `<title>` of a web page's first bytes, if they hold it.
+fn page_title(head: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(&head[..head.len().min(16 * 1024)]);
+    let lower = text.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</title")?;
+    let title = text[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    (!title.is_empty()).then_some(title)
+}
+
+/// The rest of a short body after `head` (at most 64 KB, each chunk within `idle`), as text.
+async fn read_rest<S>(
+    mut head: Vec<u8>,
+    chunks: &mut std::pin::Pin<Box<S>>,
+    idle: Duration,
+) -> String
+where
+    S: Stream<Item = reqwest::Result<Bytes>> + ?Sized,
+{
+    while head.len() < 64 * 1024 {
+        match tokio::time::timeout(idle, chunks.next()).await {
+            Ok(Some(Ok(chunk))) => head.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&head).into_owned()
+}
+
+/// The error for a JSON document where an event stream was expected: the provider's own error
+/// when it is one (classified like an error event), else a bad response.
+fn json_answer(provider: &str, url: &str, text: &str) -> LlmError {
+    let value: Option<serde_json::Value> = serde_json::from_str(text).ok();
+    // Gemini sends a list of responses; its error is the first one's.
+    let first = match &value {
+        Some(serde_json::Value::Array(items)) => items.first(),
+        other => other.as_ref(),
+    };
+    match first {
+        Some(v) if v.get("error").is_some_and(|e| !e.is_null()) => {
+            LlmError::from_stream_event(provider, &v.to_string())
+        }
+        _ => LlmError::not_a_stream(provider, url, text),
     }
 }
 
@@ -192,6 +378,31 @@ fn redact(text: &str, key: Option<&str>) -> String {
     }
 }
 
+/// The innermost cause of `e` (reqwest's own text is generic: "error decoding response body").
+fn root_cause(e: &reqwest::Error) -> String {
+    let mut source = String::new();
+    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    while let Some(c) = cause {
+        source = c.to_string();
+        cause = c.source();
+    }
+    source
+}
+
+/// The error for a connection that failed while the body was arriving.
+fn lost_mid_stream(provider: &str, url: &str, e: &reqwest::Error) -> LlmError {
+    LlmError::new(
+        ErrorKind::Network,
+        format!(
+            "lost the connection to {provider} at {url} while the response was streaming ({}); try again.",
+            match root_cause(e) {
+                cause if cause.is_empty() => "it closed".to_string(),
+                cause => cause,
+            }
+        ),
+    )
+}
+
 fn network_error(provider: &str, url: &str, e: &reqwest::Error) -> LlmError {
     let what = if e.is_connect() {
         "could not connect to"
@@ -202,12 +413,7 @@ fn network_error(provider: &str, url: &str, e: &reqwest::Error) -> LlmError {
     };
     // reqwest's error text carries the URL but never headers; the URL is shown without
     // credentials or query.
-    let mut source = String::new();
-    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(e);
-    while let Some(c) = cause {
-        source = c.to_string();
-        cause = c.source();
-    }
+    let source = root_cause(e);
     LlmError::new(
         ErrorKind::Network,
         format!("{what} {provider} at {url} ({source}). Check the network and the base URL of {provider}."),

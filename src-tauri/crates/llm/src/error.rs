@@ -18,8 +18,15 @@ pub enum ErrorKind {
     InvalidRequest,
     /// The URL does not exist (404): usually a wrong base URL.
     NotFound,
-    /// Could not connect, the connection dropped, or it timed out.
+    /// Could not connect, or the connection dropped.
     Network,
+    /// The provider sent nothing for longer than the provider's timeout: before the first byte of
+    /// the response, or between two chunks of it (see [`Timeouts`](crate::Timeouts)).
+    Timeout,
+    /// The answer is not what the protocol says: a web page instead of an event stream (a wrong
+    /// base URL, a Wi-Fi login page, a proxy), a JSON document where events were expected, or an
+    /// event that is not valid JSON. Trying again the same way does not help.
+    BadResponse,
     /// The stream stopped before the response was complete.
     StreamEndedEarly,
     /// Any other error the provider reported (billing, moderation, …).
@@ -58,11 +65,74 @@ impl LlmError {
         }
     }
 
-    /// Whether trying again (before anything was streamed) may succeed.
+    /// Whether trying again (before anything was streamed) may succeed. A [`ErrorKind::Timeout`]
+    /// may, but each costs a whole timeout: [`RetryPolicy::max_timeout_retries`](crate::RetryPolicy)
+    /// bounds those separately.
     pub fn is_retryable(&self) -> bool {
         matches!(
             self.kind,
-            ErrorKind::RateLimit | ErrorKind::Overloaded | ErrorKind::Network
+            ErrorKind::RateLimit | ErrorKind::Overloaded | ErrorKind::Network | ErrorKind::Timeout
+        )
+    }
+
+    /// The provider sent nothing for `waited`: before the first byte of the response
+    /// (`first_byte`), or between two chunks of it.
+    pub fn timeout(provider: &str, url: &str, first_byte: bool, waited: Duration) -> LlmError {
+        let secs = seconds(waited);
+        let message = if first_byte {
+            format!(
+                "{provider} sent nothing for {secs} after the request was sent (first-byte timeout; {url}). \
+                 The server may be stuck or overloaded: try again. If the model is only slow to start \
+                 (a large local model loading, a long prompt being read), raise the first-byte timeout \
+                 of {provider}."
+            )
+        } else {
+            format!(
+                "{provider} sent nothing for {secs} in the middle of the response (idle timeout; {url}). \
+                 The connection or the server is stuck: try again. If the model pauses for longer \
+                 (long silent reasoning), raise the idle timeout of {provider}."
+            )
+        };
+        LlmError::new(ErrorKind::Timeout, message)
+    }
+
+    /// A response that is a web page, not an event stream; `title` is the page's, if seen.
+    pub fn web_page(provider: &str, url: &str, title: Option<&str>) -> LlmError {
+        let title = title
+            .map(|t| format!(" (\"{}\")", shorten(t, 80)))
+            .unwrap_or_default();
+        LlmError::new(
+            ErrorKind::BadResponse,
+            format!(
+                "the server answered with a web page{title}, not an event stream — check the base URL \
+                 of {provider} ({url}). If the URL is right, something else answered for it: a Wi-Fi \
+                 login page or a proxy; open the URL in a browser to see the page."
+            ),
+        )
+    }
+
+    /// A response that is one JSON document, not an event stream, and not an error the provider
+    /// reported (those are classified by [`LlmError::from_stream_event`]).
+    pub fn not_a_stream(provider: &str, url: &str, body: &str) -> LlmError {
+        LlmError::new(
+            ErrorKind::BadResponse,
+            format!(
+                "{provider} answered with a JSON document, not an event stream ({url}): {}. Check the \
+                 base URL of {provider}, and that the server supports streaming.",
+                shorten(body.trim(), 200)
+            ),
+        )
+    }
+
+    /// An event whose data is not the JSON the protocol promises (a cut or corrupted stream).
+    pub fn malformed_event(provider: &str, data: &str) -> LlmError {
+        LlmError::new(
+            ErrorKind::BadResponse,
+            format!(
+                "{provider} sent a malformed event: {}. The answer is incomplete; try again (if it \
+                 keeps happening, the server or a proxy in between is corrupting the stream).",
+                shorten(data.trim(), 200)
+            ),
         )
     }
 
@@ -154,6 +224,24 @@ impl LlmError {
     }
 }
 
+/// `d` as people read it: `60 s`, `0.3 s`.
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// `text`'s first `max` characters, with `…` when there were more.
+fn shorten(text: &str, max: usize) -> String {
+    let mut short: String = text.chars().take(max).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    short
+}
+
 /// Phrases providers use when the input is longer than the context window.
 fn is_context_overflow(text: &str) -> bool {
     let t = text.to_ascii_lowercase();
@@ -196,11 +284,7 @@ fn provider_message(body: &str) -> String {
         Err(_) if body.trim().is_empty() => "no message".to_string(),
         Err(_) => body.trim().to_string(),
     };
-    let mut short: String = text.chars().take(400).collect();
-    if short.len() < text.len() {
-        short.push('…');
-    }
-    short
+    shorten(&text, 400)
 }
 
 /// The machine-readable code or type of an error body, if any.

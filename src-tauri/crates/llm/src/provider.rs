@@ -2,6 +2,7 @@
 //! providers users pick most; custom ones speak the OpenAI-compatible or Anthropic protocol.
 
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// A wire protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,7 +47,44 @@ impl Protocol {
     }
 }
 
+/// How long a provider may send nothing before a call fails with
+/// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout). Silence is measured in bytes on the
+/// connection, so SSE comments and pings a server sends to keep a stream alive count as activity.
+///
+/// The defaults ([`Timeouts::HOSTED`], [`Timeouts::LOCAL`]) are chosen by the provider's base URL
+/// ([`Provider::is_local`]); a provider's `first_byte_timeout` / `idle_timeout` override them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// From sending the request to the first byte of the response body, the response head
+    /// included: how long the model may take to start.
+    pub first_byte: Duration,
+    /// Between two chunks of the body once it has started.
+    pub idle: Duration,
+}
+
+impl Timeouts {
+    /// A hosted API: 120 s to start, 120 s between chunks. Hosted APIs answer in seconds, but a
+    /// reasoning model that thinks silently (OpenAI's Responses and Chat APIs, Gemini without
+    /// thought summaries) can send nothing for a minute or more mid-answer; two minutes catches a
+    /// stuck connection without cutting those off.
+    pub const HOSTED: Timeouts = Timeouts {
+        first_byte: Duration::from_secs(120),
+        idle: Duration::from_secs(120),
+    };
+    /// A server on this machine or the local network (Ollama, LM Studio, llama.cpp, vLLM): 300 s
+    /// to start, because loading a model and reading a long prompt on a CPU takes minutes; then
+    /// 120 s between chunks.
+    pub const LOCAL: Timeouts = Timeouts {
+        first_byte: Duration::from_secs(300),
+        idle: Duration::from_secs(120),
+    };
+}
+
 /// A provider a user can send requests to.
+///
+/// Stored and sent as JSON in camelCase; the timeouts are optional numbers of seconds
+/// (`"firstByteTimeoutSecs": 600`), left out when the default applies, so configurations written
+/// before they existed still load.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Provider {
@@ -58,6 +96,22 @@ pub struct Provider {
     /// The environment variable holding the key when the keyring has none; `None` for local
     /// servers that need no key.
     pub api_key_env: Option<String>,
+    /// Overrides the default first-byte timeout (see [`Timeouts`]).
+    #[serde(
+        default,
+        rename = "firstByteTimeoutSecs",
+        skip_serializing_if = "Option::is_none",
+        with = "opt_secs"
+    )]
+    pub first_byte_timeout: Option<Duration>,
+    /// Overrides the default idle timeout between chunks (see [`Timeouts`]).
+    #[serde(
+        default,
+        rename = "idleTimeoutSecs",
+        skip_serializing_if = "Option::is_none",
+        with = "opt_secs"
+    )]
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Provider {
@@ -73,7 +127,40 @@ impl Provider {
             protocol,
             base_url: normalize_base_url(protocol, base_url),
             api_key_env: api_key_env.map(str::to_owned),
+            first_byte_timeout: None,
+            idle_timeout: None,
         }
+    }
+
+    /// The provider with its timeouts overridden; `None` keeps the default (see [`Timeouts`]).
+    pub fn with_timeouts(
+        mut self,
+        first_byte: Option<Duration>,
+        idle: Option<Duration>,
+    ) -> Provider {
+        self.first_byte_timeout = first_byte;
+        self.idle_timeout = idle;
+        self
+    }
+
+    /// The timeouts calls to this provider use: its own, or the default for where it is.
+    pub fn timeouts(&self) -> Timeouts {
+        let default = if self.is_local() {
+            Timeouts::LOCAL
+        } else {
+            Timeouts::HOSTED
+        };
+        Timeouts {
+            first_byte: self.first_byte_timeout.unwrap_or(default.first_byte),
+            idle: self.idle_timeout.unwrap_or(default.idle),
+        }
+    }
+
+    /// Whether the base URL points at this machine or the local network (`localhost`, a loopback,
+    /// private or link-local address, a `.local` / `.lan` / `.internal` name, or a name without a
+    /// dot), where a model server is usually someone's own and may be slow to start.
+    pub fn is_local(&self) -> bool {
+        is_local_host(host_of(&self.base_url))
     }
 
     /// The URL a streaming request for `model` goes to.
@@ -101,6 +188,86 @@ impl Provider {
             _ => vec![("authorization", format!("Bearer {key}"))],
         }
     }
+}
+
+/// Parses a timeout given in seconds (`90`, `0.5`), as settings and the command line give it.
+pub fn parse_timeout(secs: &str) -> Result<Duration, String> {
+    let value: f64 = secs
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{secs}' is not a number of seconds"))?;
+    timeout_from_secs(value)
+}
+
+/// A timeout of `secs` seconds: more than 0, at most a day.
+fn timeout_from_secs(secs: f64) -> Result<Duration, String> {
+    if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
+        return Err(format!(
+            "a timeout must be more than 0 and at most 86400 seconds, not {secs}"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// `Option<Duration>` as an optional number of seconds.
+mod opt_secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(value: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<f64>::deserialize(d)?
+            .map(|secs| super::timeout_from_secs(secs).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+/// The host of a URL: no scheme, credentials, port or path; IPv6 without its brackets.
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if let Some(v6) = host_port.strip_prefix('[') {
+        return v6.split(']').next().unwrap_or(v6);
+    }
+    host_port.split(':').next().unwrap_or(host_port)
+}
+
+fn is_local_host(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return match ip {
+            std::net::IpAddr::V4(v4) => {
+                let [a, b, ..] = v4.octets();
+                v4.is_loopback()
+                    || v4.is_private()
+                    || v4.is_link_local()
+                    || v4.is_unspecified()
+                    // Carrier-grade NAT space, where Tailscale puts the machines of a tailnet.
+                    || (a == 100 && (64..128).contains(&b))
+            }
+            std::net::IpAddr::V6(v6) => {
+                let first = v6.segments()[0];
+                v6.is_loopback()
+                    || v6.is_unspecified()
+                    || (first & 0xfe00) == 0xfc00 // unique local
+                    || (first & 0xffc0) == 0xfe80 // link-local
+                    || v6.to_ipv4_mapped().is_some_and(|v4| is_local_host(&v4.to_string()))
+            }
+        };
+    }
+    !host.is_empty()
+        && (host == "localhost"
+            || !host.contains('.')
+            || [".localhost", ".local", ".lan", ".home.arpa", ".internal"]
+                .iter()
+                .any(|suffix| host.ends_with(suffix)))
 }
 
 /// The built-in providers.
@@ -233,6 +400,80 @@ mod tests {
             Provider::new("x", Protocol::Gemini, "https://generativelanguage.googleapis.com/v1beta/", None).stream_url("gemini-2.5-flash"),
             "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
         );
+    }
+
+    #[test]
+    fn local_servers_get_the_long_first_byte_timeout_and_hosted_apis_the_short_one() {
+        for p in builtin_providers() {
+            let local = matches!(p.name.as_str(), "ollama" | "lmstudio");
+            assert_eq!(p.is_local(), local, "{}", p.name);
+            let expected = if local {
+                Timeouts::LOCAL
+            } else {
+                Timeouts::HOSTED
+            };
+            assert_eq!(p.timeouts(), expected, "{}", p.name);
+        }
+        for (url, local) in [
+            ("http://127.0.0.1:8080", true),
+            ("http://user:pw@localhost:8080/v1", true),
+            ("http://192.168.1.20:11434", true),
+            ("http://10.0.0.5/v1", true),
+            ("http://172.20.1.1:8000", true),
+            ("http://100.101.102.103:1234", true),
+            ("http://[::1]:1234/v1", true),
+            ("http://[fd12::5]:8000", true),
+            ("http://gpu-box:8000/v1", true),
+            ("http://llm.lan:8000", true),
+            ("http://studio.local:1234", true),
+            ("https://api.deepseek.com", false),
+            ("https://172.217.0.1/v1", false),
+            ("https://my-proxy.example.com:8443/openai", false),
+        ] {
+            let p = Provider::new("x", Protocol::OpenAiChat, url, None);
+            assert_eq!(p.is_local(), local, "{url}");
+        }
+        let tuned = Provider::new("x", Protocol::OpenAiChat, "http://localhost:8080", None)
+            .with_timeouts(None, Some(Duration::from_secs(30)));
+        assert_eq!(
+            tuned.timeouts(),
+            Timeouts {
+                first_byte: Timeouts::LOCAL.first_byte,
+                idle: Duration::from_secs(30)
+            }
+        );
+    }
+
+    #[test]
+    fn stored_providers_load_with_or_without_timeouts() {
+        // Written before timeouts existed.
+        let old: Provider = serde_json::from_str(
+            r#"{"name":"box","protocol":"openai","baseUrl":"http://gpu-box:8000/v1","apiKeyEnv":null}"#,
+        )
+        .unwrap();
+        assert_eq!(old.first_byte_timeout, None);
+        assert_eq!(old.timeouts(), Timeouts::LOCAL);
+        let json = serde_json::to_value(&old).unwrap();
+        assert!(json.get("firstByteTimeoutSecs").is_none(), "{json}");
+
+        let tuned: Provider = serde_json::from_str(
+            r#"{"name":"box","protocol":"openai","baseUrl":"http://gpu-box:8000/v1","apiKeyEnv":null,
+                "firstByteTimeoutSecs":600,"idleTimeoutSecs":0.5}"#,
+        )
+        .unwrap();
+        assert_eq!(tuned.first_byte_timeout, Some(Duration::from_secs(600)));
+        assert_eq!(tuned.timeouts().idle, Duration::from_millis(500));
+        let back: Provider = serde_json::from_value(serde_json::to_value(&tuned).unwrap()).unwrap();
+        assert_eq!(back, tuned);
+
+        for bad in ["0", "-5", "1e9", "\"ten\""] {
+            let text = format!(
+                r#"{{"name":"b","protocol":"openai","baseUrl":"http://x/v1","apiKeyEnv":null,"idleTimeoutSecs":{bad}}}"#
+            );
+            assert!(serde_json::from_str::<Provider>(&text).is_err(), "{bad}");
+        }
+        assert_eq!(parse_timeout(" 90 "), Ok(Duration::from_secs(90)));
+        assert!(parse_timeout("0").is_err() && parse_timeout("soon").is_err());
     }
 
     #[test]

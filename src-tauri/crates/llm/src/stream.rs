@@ -6,27 +6,40 @@ use crate::decode::Decoder;
 use crate::error::{ErrorKind, LlmError};
 use bytes::Bytes;
 use codewright_protocol::Part;
-use eventsource_stream::Eventsource;
+use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
 
+/// How long to wait, after the terminal event, for a server to end the body.
+const AFTER_COMPLETE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Feeds a body stream through SSE framing and `decoder` into `out`, calling `on_delta` with every
-/// increment. Returns when the body ends or a stream error event arrives. A last event without the
-/// blank line that should end it is still delivered (some servers omit it).
-pub(crate) async fn pump<S, E>(
+/// increment. Returns when the body ends, the body fails (its error is returned as is: a lost
+/// connection, a timeout), or the decoder fails (an error event, a malformed event); what was
+/// assembled before stays in `out`. A last event without the blank line that should end it is
+/// still delivered (some servers omit it). After the terminal event nothing more is decoded, and a
+/// server that keeps the body open after it is not waited for.
+pub(crate) async fn pump<S>(
     body: S,
     decoder: &mut dyn Decoder,
     out: &mut Assembly,
     on_delta: &mut (dyn FnMut(&Delta, &[Part]) + Send),
 ) -> Result<(), LlmError>
 where
-    S: Stream<Item = Result<Bytes, E>>,
-    E: std::fmt::Display,
+    S: Stream<Item = Result<Bytes, LlmError>>,
 {
     let terminated = body.chain(futures_util::stream::iter([Ok(Bytes::from_static(
         b"\n\n",
     ))]));
     let mut events = std::pin::pin!(terminated.eventsource());
     loop {
+        if out.is_complete() {
+            // The answer is whole. Read on only so the connection ends cleanly (and is reused),
+            // never waiting long for it: what comes now cannot change the answer.
+            match tokio::time::timeout(AFTER_COMPLETE, events.next()).await {
+                Ok(Some(Ok(_))) => continue,
+                _ => break,
+            }
+        }
         let event = match tokio::time::timeout(IDLE_TICK, events.next()).await {
             Err(_silent) => {
                 on_delta(&Delta::Idle, out.parts());
@@ -35,11 +48,13 @@ where
             Ok(None) => break,
             Ok(Some(event)) => event,
         };
-        let event = event.map_err(|e| {
-            LlmError::new(
-                ErrorKind::Network,
-                format!("the connection failed while the response was streaming: {e}"),
-            )
+        let event = event.map_err(|e| match e {
+            EventStreamError::Transport(e) => e,
+            // Bytes that are not UTF-8, or that no SSE line can be made of.
+            other => LlmError::new(
+                ErrorKind::BadResponse,
+                format!("the provider sent a malformed event stream ({other}); the answer is incomplete, try again"),
+            ),
         })?;
         let name = if event.event.is_empty() {
             "message"
@@ -63,9 +78,7 @@ pub async fn decode_recording(
 ) -> Result<codewright_protocol::Message, LlmError> {
     let mut decoder = crate::decode::decoder(protocol, "recording");
     let mut out = Assembly::default();
-    let chunks = futures_util::stream::iter([Ok::<_, std::convert::Infallible>(
-        Bytes::copy_from_slice(body),
-    )]);
+    let chunks = futures_util::stream::iter([Ok::<_, LlmError>(Bytes::copy_from_slice(body))]);
     pump(chunks, decoder.as_mut(), &mut out, &mut |_, _| {}).await?;
     out.finish("recording")
 }

@@ -14,6 +14,7 @@ fn fast_retries(n: u32) -> Client {
         max_retries: n,
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_secs(2),
+        ..RetryPolicy::default()
     })
 }
 

@@ -298,17 +298,27 @@ impl Connection {
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
-                let (transport, err) = TokioChildProcess::builder(cmd)
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .map_err(|e| McpFailure {
-                        message: if e.kind() == std::io::ErrorKind::NotFound {
-                            format!("cannot start `{command}`: the command was not found (is it installed and on PATH?)")
-                        } else {
-                            format!("cannot start `{command}`: {e}")
-                        },
-                        stderr_tail: String::new(),
-                    })?;
+                // The server dies with Codewright, even a `kill -9` of it: the parent-death
+                // signal, set on the thread that outlives it (see `codewright_tools::reaper`).
+                // What the server starts itself is not covered; a stdio server ends when its
+                // stdin closes, which happens then too.
+                codewright_tools::reaper::die_with_us(cmd.as_std_mut());
+                let runtime = tokio::runtime::Handle::current();
+                let (transport, err) = codewright_tools::reaper::spawn(move || {
+                    // tokio registers the child and its pipes with the runtime.
+                    let _runtime = runtime.enter();
+                    TokioChildProcess::builder(cmd)
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                })
+                .map_err(|e| McpFailure {
+                    message: if e.kind() == std::io::ErrorKind::NotFound {
+                        format!("cannot start `{command}`: the command was not found (is it installed and on PATH?)")
+                    } else {
+                        format!("cannot start `{command}`: {e}")
+                    },
+                    stderr_tail: String::new(),
+                })?;
                 let reader = err.map(|mut err| {
                     let tail = stderr.clone();
                     tokio::spawn(async move {

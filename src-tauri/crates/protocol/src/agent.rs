@@ -56,6 +56,11 @@ pub enum ErrorKind {
     InvalidRequest,
     NotFound,
     Network,
+    /// The provider sent nothing for longer than its first-byte or idle timeout.
+    Timeout,
+    /// The provider answered with something that is not a valid event stream (a web page, a
+    /// malformed event).
+    BadResponse,
     StreamEndedEarly,
     Provider,
     /// The task is already running elsewhere (another window or process).

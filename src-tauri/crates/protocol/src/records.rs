@@ -21,7 +21,8 @@ pub struct Project {
     pub updated_at: i64,
 }
 
-/// How the agent may work in a project. Missing fields take their defaults (all off).
+/// How the agent may work in a project. Missing fields take their defaults (all off, nothing
+/// let through).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ProjectSettings {
@@ -30,6 +31,9 @@ pub struct ProjectSettings {
     pub sandbox: bool,
     /// Let `web_fetch` reach loopback and private network addresses (local servers, an intranet).
     pub allow_private_network: bool,
+    /// Environment variables that commands and MCP servers get although their names look like
+    /// secrets (`GITHUB_TOKEN`, `NPM_TOKEN`; see `codewright_tools::EnvFilter`), by exact name.
+    pub pass_env: Vec<String>,
 }
 
 /// Where a task stands. New tasks are `Idle`; the agent loop moves them through the others.

@@ -7,6 +7,7 @@
 //! - Every insert/update/delete lands in a change feed (written by triggers), which
 //!   [`Store::events_since`] turns into [`StoreEvent`]s for every open window.
 
+mod calls;
 mod changes;
 mod checkpoints;
 mod error;
@@ -20,6 +21,7 @@ mod settings;
 mod tasks;
 mod tools;
 
+pub use calls::CallState;
 pub use checkpoints::Checkpointer;
 pub use error::StoreError;
 pub use mcp::{McpServerRow, McpTransport};

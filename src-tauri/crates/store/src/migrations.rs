@@ -17,6 +17,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0007_files_seen.sql"),
     include_str!("../migrations/0008_project_settings.sql"),
     include_str!("../migrations/0009_message_changes.sql"),
+    include_str!("../migrations/0010_calls.sql"),
+    include_str!("../migrations/0011_provider_timeouts.sql"),
 ];
 
 /// The schema version this build writes.

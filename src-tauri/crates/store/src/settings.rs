@@ -12,6 +12,10 @@ pub struct ProviderRow {
     pub protocol: String,
     pub base_url: String,
     pub api_key_env: Option<String>,
+    /// How long the provider may take to start answering (ms); `None`: the default.
+    pub first_byte_timeout_ms: Option<i64>,
+    /// How long it may pause between two chunks of an answer (ms); `None`: the default.
+    pub idle_timeout_ms: Option<i64>,
 }
 
 /// A model the user added or overrode, `name@provider`.
@@ -34,7 +38,8 @@ impl Store {
     /// The providers the user added, by name.
     pub fn custom_providers(&self) -> Result<Vec<ProviderRow>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT name, protocol, base_url, api_key_env FROM providers ORDER BY name",
+            "SELECT name, protocol, base_url, api_key_env, first_byte_timeout_ms, idle_timeout_ms
+             FROM providers ORDER BY name",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(ProviderRow {
@@ -42,6 +47,8 @@ impl Store {
                 protocol: r.get(1)?,
                 base_url: r.get(2)?,
                 api_key_env: r.get(3)?,
+                first_byte_timeout_ms: r.get(4)?,
+                idle_timeout_ms: r.get(5)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -50,9 +57,19 @@ impl Store {
     /// Adds or replaces a custom provider.
     pub fn save_provider(&self, p: &ProviderRow) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO providers (name, protocol, base_url, api_key_env, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT(name) DO UPDATE SET protocol = ?2, base_url = ?3, api_key_env = ?4",
-            params![p.name, p.protocol, p.base_url, p.api_key_env, now_ms()],
+            "INSERT INTO providers (name, protocol, base_url, api_key_env, created_at, first_byte_timeout_ms, idle_timeout_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT(name) DO UPDATE SET protocol = ?2, base_url = ?3, api_key_env = ?4,
+                 first_byte_timeout_ms = ?6, idle_timeout_ms = ?7",
+            params![
+                p.name,
+                p.protocol,
+                p.base_url,
+                p.api_key_env,
+                now_ms(),
+                p.first_byte_timeout_ms,
+                p.idle_timeout_ms
+            ],
         )?;
         Ok(())
     }

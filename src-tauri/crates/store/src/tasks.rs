@@ -1,7 +1,7 @@
 //! Tasks: conversations with the agent, inside a project.
 
 use crate::{names, now_ms, Result, Store, StoreError};
-use codewright_protocol::{ProjectId, Task, TaskId, TaskSettings, TaskStatus, Todo};
+use codewright_protocol::{Message, ProjectId, Task, TaskId, TaskSettings, TaskStatus, Todo};
 use rusqlite::{params, OptionalExtension, Row};
 
 const COLUMNS: &str = "id, project_id, title, status, settings, message_count, input_tokens, \
@@ -70,6 +70,16 @@ impl Store {
             });
         }
         self.task(TaskId(self.conn.last_insert_rowid()))
+    }
+
+    /// Starts a task with the user's first message, in one transaction: a crash leaves both or
+    /// neither, never a task whose prompt is lost.
+    pub fn add_task_with(&self, project: ProjectId, title: &str, first: &Message) -> Result<Task> {
+        let tx = self.conn.unchecked_transaction()?;
+        let task = self.add_task(project, title)?;
+        self.append_message(task.id, first)?;
+        tx.commit()?;
+        Ok(task)
     }
 
     /// Renames a task.

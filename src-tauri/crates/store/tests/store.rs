@@ -402,6 +402,7 @@ fn project_settings_round_trip_and_keep_unknown_keys() {
     let on = codewright_protocol::ProjectSettings {
         sandbox: true,
         allow_private_network: false,
+        pass_env: vec!["GITHUB_TOKEN".into()],
     };
     store.set_project_settings(p.id, &on).unwrap();
     assert_eq!(store.project_settings(p.id).unwrap(), on);
@@ -449,4 +450,51 @@ fn background_checkpoints_keep_the_log_short() {
         .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
         .unwrap();
     assert_eq!(inline, 1000, "other connections keep the default");
+}
+
+#[test]
+fn where_calls_got_to_is_kept_until_their_results_are_stored() {
+    use codewright_protocol::{Message, Part, Role};
+    use codewright_store::CallState;
+    let (home, store) = fresh();
+    let project = store
+        .add_project(&folder(home.path(), "work"), None)
+        .unwrap();
+    let task = store
+        .add_task_with(project.id, "fix it", &Message::user("fix the bug"))
+        .unwrap();
+    let history = store.history(task.id).unwrap();
+    assert_eq!(history.len(), 1, "the prompt is stored with the task");
+    assert_eq!(history[0].message.role, Role::User);
+
+    let result = codewright_protocol::conversation::interrupted_result("c3", "done");
+    store
+        .set_call_state(task.id, "c1", &CallState::Running)
+        .unwrap();
+    store
+        .set_call_state(task.id, "c2", &CallState::Asking)
+        .unwrap();
+    store
+        .set_call_state(task.id, "c3", &CallState::Running)
+        .unwrap();
+    store
+        .set_call_state(task.id, "c3", &CallState::Finished(result.clone()))
+        .unwrap();
+    let states = store.call_states(task.id).unwrap();
+    assert_eq!(states.len(), 3);
+    assert_eq!(states["c1"], CallState::Running);
+    assert_eq!(states["c2"], CallState::Asking);
+    assert!(
+        matches!(&states["c3"], CallState::Finished(Part::ToolResult { call_id, .. }) if call_id == "c3")
+    );
+    assert_eq!(store.tasks_asking().unwrap(), vec![task.id]);
+
+    store.clear_calls(task.id).unwrap();
+    assert!(store.call_states(task.id).unwrap().is_empty());
+    assert!(store.tasks_asking().unwrap().is_empty());
+    // A task that is gone records nothing.
+    store
+        .set_call_state(TaskId(9999), "c1", &CallState::Asking)
+        .unwrap();
+    assert!(store.tasks_asking().unwrap().is_empty());
 }

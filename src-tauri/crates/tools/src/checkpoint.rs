@@ -53,6 +53,8 @@ pub(crate) struct Tree {
 pub(crate) const MAX_TREE_FILES: usize = 20_000;
 /// Files larger than this are left out of command snapshots.
 const MAX_TREE_FILE_BYTES: u64 = 10 * 1024 * 1024;
+/// Saved copies are private to their owner (they may be copies of private files).
+const BLOB_MODE: u32 = 0o600;
 
 /// What a restore did, file by file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,7 +93,7 @@ impl Checkpoints {
                     let hash = blake3::hash(&content).to_hex().to_string();
                     let blob = self.blob_path(&hash);
                     if !blob.exists() {
-                        write_atomically(&blob, &content, None).map_err(|e| {
+                        write_atomically(&blob, &content, Some(BLOB_MODE)).map_err(|e| {
                             format!(
                                 "cannot save checkpoint copies in {}: {e}",
                                 self.blobs.display()
@@ -263,7 +265,7 @@ impl Checkpoints {
                 let hash = blake3::hash(&content).to_hex().to_string();
                 let blob = self.blob_path(&hash);
                 if !blob.exists() {
-                    write_atomically(&blob, &content, None).map_err(|e| {
+                    write_atomically(&blob, &content, Some(BLOB_MODE)).map_err(|e| {
                         format!(
                             "cannot save a checkpoint copy of {shown} in {}: {e}",
                             self.blobs.display()
@@ -328,7 +330,10 @@ fn stamps(root: &Path) -> Result<HashMap<PathBuf, Stamp>, String> {
 }
 
 /// Writes `content` to `path` through a temporary file in the same folder and a rename, so a
-/// crash never leaves a half-written file. Creates missing parent folders.
+/// crash never leaves a half-written file. Creates missing parent folders. The file gets `mode`,
+/// else the mode it has now, else — a new file — 0666 less the umask, as any program creating
+/// it would give. `path` must not be a symlink (the rename would replace the link):
+/// [`crate::paths::resolve`] gives the file it leads to.
 pub(crate) fn write_atomically(
     path: &Path,
     content: &[u8],
@@ -336,14 +341,19 @@ pub(crate) fn write_atomically(
 ) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(content)?;
-    tmp.as_file().sync_data()?;
     let mode = mode.or_else(|| {
         std::fs::metadata(path)
             .ok()
             .map(|m| m.permissions().mode() & 0o7777)
     });
+    let mut builder = tempfile::Builder::new();
+    if mode.is_none() {
+        // The kernel applies the umask to the mode a file is created with.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
+    tmp.write_all(content)?;
+    tmp.as_file().sync_data()?;
     if let Some(mode) = mode {
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(mode))?;

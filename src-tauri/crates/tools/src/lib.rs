@@ -8,6 +8,8 @@
 //! - Every path is resolved against the project root ([`paths`]); leaving it needs its own approval.
 //! - Before a turn first changes a file, its pre-image is saved ([`checkpoint`]), so every turn
 //!   can be undone, and so can the undo.
+//! - Commands die with Codewright, however it ends ([`reaper`]), and never inherit its secrets
+//!   ([`EnvFilter`]).
 
 // Tool errors are results for the model, made once per call; their size does not matter.
 #![allow(clippy::result_large_err)]
@@ -18,6 +20,7 @@ mod command;
 mod diff;
 pub mod paths;
 mod policy;
+pub mod reaper;
 mod registry;
 mod sandbox;
 mod session;
@@ -31,7 +34,7 @@ pub use policy::{Policy, Subject, Verdict};
 pub use registry::Registry;
 pub use sandbox::{sandbox_support, SandboxSupport};
 pub use session::{Approver, CallContext, Grant, NonInteractive, Progress, Session, SessionConfig};
-pub use shell::login_environment;
+pub use shell::EnvFilter;
 
 use async_trait::async_trait;
 use codewright_protocol::{ToolCategory, ToolContent, ToolDetail};

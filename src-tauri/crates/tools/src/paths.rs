@@ -1,6 +1,6 @@
 //! Resolving the paths a model writes against the project root. A path that leaves the root —
-//! through `..`, as an absolute path, or through a symlink that points outside — is external and
-//! needs its own approval.
+//! through `..`, as an absolute path, or through a symlink that points outside (dangling or not)
+//! — is external and needs its own approval.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -31,7 +31,7 @@ pub fn resolve(root: &Path, input: &str) -> Result<ResolvedPath, String> {
         root.join(input)
     };
     let lexical = normalize(&joined);
-    let real = real_path(&lexical);
+    let real = real_path(&lexical)?;
     let inside = real.starts_with(root);
     let display = if inside {
         let rel = real.strip_prefix(root).unwrap_or(Path::new(""));
@@ -71,27 +71,51 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Canonicalizes the longest existing prefix of `path` (following symlinks) and appends the rest,
-/// so a new file under a symlinked folder still resolves to where it would really be written.
-fn real_path(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
+/// Symlinks followed at most while resolving one path (Linux's limit too).
+const MAX_SYMLINKS: usize = 40;
+
+/// Canonicalizes the longest existing prefix of `input` (following symlinks) and appends the rest,
+/// so a new file under a symlinked folder still resolves to where it would really be written. A
+/// dangling symlink on the way is followed to its target too: writing through it creates the
+/// target, so the target is what a path check must judge.
+fn real_path(input: &Path) -> Result<PathBuf, String> {
+    let mut path = input.to_path_buf();
+    'links: for _ in 0..MAX_SYMLINKS {
+        let mut existing = path.clone();
+        let mut rest: Vec<std::ffi::OsString> = Vec::new();
+        loop {
+            if let Ok(real) = existing.canonicalize() {
+                return Ok(normalize(&with_rest(real, &rest)));
             }
-            return normalize(&out);
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent.to_path_buf();
+            if let Ok(target) = std::fs::read_link(&existing) {
+                let parent = existing.parent().unwrap_or(Path::new("/"));
+                let parent = parent
+                    .canonicalize()
+                    .unwrap_or_else(|_| parent.to_path_buf());
+                path = with_rest(normalize(&parent.join(target)), &rest);
+                continue 'links;
             }
-            _ => return path.to_path_buf(),
+            match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_os_string());
+                    existing = parent.to_path_buf();
+                }
+                _ => return Ok(path),
+            }
         }
     }
+    Err(format!(
+        "{} goes through more than {MAX_SYMLINKS} symlinks (a symlink loop?)",
+        input.display()
+    ))
+}
+
+/// `base` with the names of `rest` (innermost first) appended.
+fn with_rest(mut base: PathBuf, rest: &[std::ffi::OsString]) -> PathBuf {
+    for part in rest.iter().rev() {
+        base.push(part);
+    }
+    base
 }
 
 #[cfg(test)]
@@ -133,5 +157,27 @@ mod tests {
             PathBuf::from("/etc/passwd")
         );
         assert!(resolve(&root, "  ").is_err());
+    }
+
+    #[test]
+    fn dangling_symlinks_resolve_to_their_targets() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let outside = other.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink("new/target.txt", root.join("link.txt")).unwrap();
+        std::os::unix::fs::symlink(outside.join("gone"), root.join("out-link")).unwrap();
+        std::os::unix::fs::symlink("loop-b", root.join("loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", root.join("loop-b")).unwrap();
+
+        let link = resolve(&root, "link.txt").unwrap();
+        assert_eq!(link.real, root.join("new/target.txt"));
+        assert!(link.inside);
+        assert_eq!(link.display, "new/target.txt");
+        let out = resolve(&root, "out-link/file.txt").unwrap();
+        assert_eq!(out.real, outside.join("gone/file.txt"));
+        assert!(!out.inside);
+        let looped = resolve(&root, "loop-a").unwrap_err();
+        assert!(looped.contains("symlink loop"), "{looped}");
     }
 }

@@ -1,6 +1,23 @@
-//! The user's login-shell environment. A desktop app started from a launcher does not have the
-//! PATH (nvm, cargo, pyenv, …) a terminal has; commands and MCP servers get this one instead.
+//! The environment of commands (`bash`, background processes) and stdio MCP servers:
+//! [`EnvFilter::environment`].
+//!
+//! It starts from the user's login-shell environment: a desktop app started from a launcher does
+//! not have the PATH (nvm, cargo, pyenv, …) a terminal has. Whatever a command can read, the model
+//! can print (`printenv`) into its context and the database, so inherited variables that hold
+//! secrets are left out:
+//!
+//! - the key variables of the user's custom providers (the built-in ones are all `*_API_KEY`);
+//! - names that look like secrets, in any case: `KEY`, `TOKEN`, `SECRET` or ending in `_KEY`,
+//!   `_TOKEN`, `_SECRET` or `APIKEY` (`OPENAI_API_KEY`, `AWS_SECRET_ACCESS_KEY`,
+//!   `GITHUB_TOKEN`), and any containing `PASSWORD` or `PASSWD`.
+//!
+//! A project lets variables through by name with its `pass_env` setting
+//! (`codewright-cli projects settings ID --pass-env NPM_TOKEN,GITHUB_TOKEN`). An MCP server's own
+//! configuration (its `env` and secrets) is added after this filter, so it always reaches the
+//! server. Codewright's own variables (`CODEWRIGHT_HOME`) hold no secret and are kept.
 
+use codewright_protocol::ProjectId;
+use codewright_store::Store;
 use std::collections::HashMap;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -10,9 +27,68 @@ const MARKER: &str = "__CODEWRIGHT_ENV__";
 /// A login shell whose rc files hang must not hang Codewright.
 const TIMEOUT: Duration = Duration::from_secs(5);
 
+/// What the store adds to the rules for one project: the names its `pass_env` setting lets
+/// through, and the custom providers' key variables. Read it under the store's lock and call
+/// [`EnvFilter::environment`] after (the first call runs the login shell).
+#[derive(Debug, Clone)]
+pub struct EnvFilter {
+    /// Names the project lets through although they look like secrets.
+    allow: Vec<String>,
+    /// The key variables of the user's custom providers.
+    provider_keys: Vec<String>,
+}
+
+impl EnvFilter {
+    /// The filter for commands and MCP servers of `project` (`None`: outside any project,
+    /// nothing is let through).
+    pub fn read(store: &Store, project: Option<ProjectId>) -> EnvFilter {
+        EnvFilter {
+            allow: project
+                .and_then(|p| store.project_settings(p).ok())
+                .map(|settings| settings.pass_env)
+                .unwrap_or_default(),
+            provider_keys: store
+                .custom_providers()
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|p| p.api_key_env)
+                .collect(),
+        }
+    }
+
+    /// The login shell's environment without secrets (see the module doc).
+    pub fn environment(&self) -> HashMap<String, String> {
+        without_secrets(login_environment(), &self.allow, &self.provider_keys)
+    }
+}
+
+/// `env` without `provider_keys` and secret-looking names, except those in `allow`.
+fn without_secrets(
+    env: &HashMap<String, String>,
+    allow: &[String],
+    provider_keys: &[String],
+) -> HashMap<String, String> {
+    env.iter()
+        .filter(|&(name, _)| {
+            allow.contains(name) || !(provider_keys.contains(name) || looks_secret(name))
+        })
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect()
+}
+
+fn looks_secret(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET"]
+        .iter()
+        .any(|word| name == *word || name.ends_with(&format!("_{word}")))
+        || name.ends_with("APIKEY")
+        || name.contains("PASSWORD")
+        || name.contains("PASSWD")
+}
+
 /// The environment of `$SHELL -l` (captured once per process); this process's own environment
-/// when that fails.
-pub fn login_environment() -> &'static HashMap<String, String> {
+/// when that fails. Unfiltered: what commands get is [`EnvFilter::environment`].
+fn login_environment() -> &'static HashMap<String, String> {
     static ENV: OnceLock<HashMap<String, String>> = OnceLock::new();
     ENV.get_or_init(|| capture().unwrap_or_else(|| std::env::vars().collect()))
 }
@@ -50,4 +126,48 @@ fn capture() -> Option<HashMap<String, String>> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     env.contains_key("PATH").then_some(env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_left_out_unless_the_project_lets_them_through() {
+        let env: HashMap<String, String> = [
+            "PATH",
+            "HOME",
+            "SSH_AUTH_SOCK",
+            "CODEWRIGHT_HOME",
+            "OPENAI_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "github_token",
+            "DB_PASSWORD",
+            "CLIENT_SECRET",
+            "MYLLM_APIKEY",
+            "MY_LLM_CREDENTIAL",
+            "NPM_TOKEN",
+        ]
+        .into_iter()
+        .map(|name| (name.to_string(), "value".to_string()))
+        .collect();
+        let kept = without_secrets(
+            &env,
+            &["NPM_TOKEN".to_string()],
+            &["MY_LLM_CREDENTIAL".to_string()],
+        );
+        let mut names: Vec<&str> = kept.keys().map(String::as_str).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "CODEWRIGHT_HOME",
+                "HOME",
+                "NPM_TOKEN",
+                "PATH",
+                "SSH_AUTH_SOCK"
+            ]
+        );
+        assert_eq!(kept["PATH"], "value");
+    }
 }

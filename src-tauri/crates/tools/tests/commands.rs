@@ -49,12 +49,88 @@ async fn ten_megabytes_of_output_keep_head_and_tail() {
     let t = out.text_content();
     assert!(t.starts_with("FIRST\n"));
     assert!(t.contains("LAST\n[exit code 0]"));
-    assert!(t.contains("MB of output omitted"), "omission marker");
+    assert!(
+        t.contains("MB / 0 lines left out …]"),
+        "omission marker: {t}"
+    );
     assert!(t.len() < 30 * 1024, "capped: {} bytes", t.len());
     let Some(ToolDetail::Command { omitted_bytes, .. }) = out.detail else {
         panic!()
     };
     assert!(omitted_bytes > 10_000_000);
+}
+
+/// 200 MB as fast as a pipe takes it: the result keeps the head and the true end with a marker
+/// between, live progress is a bounded number of bounded events, and a background process's
+/// output is read bounded too.
+#[tokio::test]
+async fn fast_output_is_bounded_end_to_end() {
+    let h = Harness::new(PermissionMode::Yolo);
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::<usize>::new()));
+    let sink = events.clone();
+    let mut cx = CallContext::new(h.session.clone(), "bash");
+    cx.progress = Some(std::sync::Arc::new(move |text: &str| {
+        sink.lock().unwrap().push(text.len())
+    }));
+    let command = "yes abcdefghij | head -c 200000000; echo END_MARKER_XYZ";
+    let out = h
+        .registry
+        .call("bash", &json!({ "command": command }).to_string(), &cx)
+        .await;
+    let t = out.text_content();
+    assert!(!out.is_error, "{t}");
+    assert!(t.starts_with("abcdefghij\nabcdefghij\n"), "{t}");
+    assert!(
+        t.contains("END_MARKER_XYZ\n[exit code 0]"),
+        "the true end: {t}"
+    );
+    assert!(t.contains(" lines left out …]\n"), "marker: {t}");
+    assert!(t.len() < 26 * 1024, "bounded: {} bytes", t.len());
+    let Some(ToolDetail::Command {
+        output,
+        omitted_bytes,
+        ..
+    }) = out.detail
+    else {
+        panic!()
+    };
+    assert!(output.len() < 26 * 1024 && output.contains("END_MARKER_XYZ"));
+    assert!(omitted_bytes > 199_900_000, "{omitted_bytes}");
+    let events = events.lock().unwrap().clone();
+    assert!(!events.is_empty());
+    assert!(events.len() < 300, "{} progress events", events.len());
+    assert!(
+        events.iter().all(|n| *n <= 25 * 1024),
+        "an event over the bound: {events:?}"
+    );
+    assert!(events.iter().sum::<usize>() < 4 * 1024 * 1024);
+
+    let out = h
+        .call(
+            "bash",
+            json!({"command": "yes abcdefghij | head -c 20000000; echo BG_END; sleep 30", "background": true}),
+        )
+        .await;
+    let Some(ToolDetail::Processes { processes }) = out.detail else {
+        panic!()
+    };
+    let id = processes[0].id;
+    let (mut marked, mut ended) = (false, false);
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let t = h
+            .call("process_output", json!({ "id": id }))
+            .await
+            .text_content();
+        assert!(t.len() < 26 * 1024, "bounded: {} bytes", t.len());
+        marked |= t.contains(" lines left out …]\n");
+        if t.contains("BG_END\n[process") {
+            ended = true;
+            break;
+        }
+    }
+    assert!(marked && ended, "marker {marked}, end {ended}");
+    h.call("process_kill", json!({ "id": id })).await;
 }
 
 /// A grandchild that ignores SIGTERM: a timeout must still leave nothing running.

@@ -576,3 +576,82 @@ async fn a_stop_ends_searches() {
         );
     }
 }
+
+/// A new file gets the mode any program would give it (0666 less the umask), an existing one
+/// keeps its mode, and a symlink is written through: a dangling one creates its target and stays
+/// a link; one that leads out of the project is asked for as the outside path it is.
+#[tokio::test]
+async fn write_file_follows_the_umask_and_writes_through_symlinks() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Harness::new(PermissionMode::AcceptEdits);
+    let mode = |rel: &str| std::fs::metadata(h.path(rel)).unwrap().permissions().mode() & 0o7777;
+    let is_link = |rel: &str| {
+        std::fs::symlink_metadata(h.path(rel))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    };
+    std::fs::File::create(h.path("reference.txt")).unwrap();
+    let out = h
+        .call("write_file", json!({"path": "new.txt", "content": "x\n"}))
+        .await;
+    assert!(!out.is_error, "{}", out.text_content());
+    assert_eq!(mode("new.txt"), mode("reference.txt"));
+
+    h.write("run.sh", "echo hi\n");
+    std::fs::set_permissions(h.path("run.sh"), PermissionsExt::from_mode(0o750)).unwrap();
+    h.call("read_file", json!({"path": "run.sh"})).await;
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "run.sh", "content": "echo bye\n"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text_content());
+    assert_eq!(mode("run.sh"), 0o750);
+
+    std::os::unix::fs::symlink("sub/target.txt", h.path("link.txt")).unwrap();
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "link.txt", "content": "one\n"}),
+        )
+        .await;
+    assert!(
+        !out.is_error && out.text_content().starts_with("Created sub/target.txt"),
+        "{}",
+        out.text_content()
+    );
+    assert!(is_link("link.txt"));
+    assert_eq!(h.read("sub/target.txt"), "one\n");
+    // Now that the target exists, the link leads to it as before.
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "link.txt", "content": "two\n"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text_content());
+    assert!(is_link("link.txt"));
+    assert_eq!(h.read("link.txt"), "two\n");
+    assert!(h.requests().is_empty(), "inside the project: not asked");
+
+    let other = tempfile::tempdir().unwrap();
+    let target = other.path().join("escaped.txt");
+    std::os::unix::fs::symlink(&target, h.path("out-link.txt")).unwrap();
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "out-link.txt", "content": "x"}),
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(!target.exists());
+    assert!(is_link("out-link.txt"));
+    let request = h.requests().pop().expect("asked");
+    assert!(
+        request.reason.contains("outside the project"),
+        "{}",
+        request.reason
+    );
+}

@@ -1,6 +1,6 @@
 //! Anthropic Messages streams (and Anthropic-compatible servers).
 
-use super::{count, Decoder};
+use super::{count, json, Decoder};
 use crate::assemble::{Assembly, UsageUpdate};
 use crate::error::LlmError;
 use codewright_protocol::StopReason;
@@ -28,7 +28,11 @@ fn usage(u: &Value) -> UsageUpdate {
 
 impl Decoder for Anthropic {
     fn event(&mut self, event: &str, data: &str, out: &mut Assembly) -> Result<(), LlmError> {
-        let Ok(v) = serde_json::from_str::<Value>(data.trim()) else {
+        if event == "error" && serde_json::from_str::<Value>(data.trim()).is_err() {
+            // An error event whose data is plain text: still the provider's error.
+            return Err(LlmError::from_stream_event(&self.provider, data));
+        }
+        let Some(v) = json(&self.provider, data)? else {
             return Ok(());
         };
         // The JSON's own type is authoritative; the SSE event name may be missing.

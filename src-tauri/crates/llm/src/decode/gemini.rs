@@ -1,7 +1,7 @@
 //! Google Gemini `streamGenerateContent?alt=sse` streams. Each event is a whole
 //! `GenerateContentResponse`; function calls arrive complete (no ids: we number them).
 
-use super::{count, Decoder};
+use super::{count, json, Decoder};
 use crate::assemble::{Assembly, UsageUpdate};
 use crate::error::LlmError;
 use codewright_protocol::StopReason;
@@ -20,7 +20,7 @@ impl Gemini {
 
 impl Decoder for Gemini {
     fn event(&mut self, _event: &str, data: &str, out: &mut Assembly) -> Result<(), LlmError> {
-        let Ok(v) = serde_json::from_str::<Value>(data.trim()) else {
+        let Some(v) = json(&self.provider, data)? else {
             return Ok(());
         };
         if v.get("error").is_some() {

@@ -1,5 +1,7 @@
 //! Stream decoders, one per wire protocol. Each turns SSE events into calls on an [`Assembly`];
-//! unknown event types and fields are ignored, so new provider features never break a stream.
+//! unknown event types and fields are ignored, so new provider features never break a stream. An
+//! event whose data is not JSON is an error ([`ErrorKind::BadResponse`](crate::ErrorKind)), never
+//! skipped: a skipped chunk would leave a hole in an answer stored as whole.
 
 mod anthropic;
 mod gemini;
@@ -25,6 +27,17 @@ pub(crate) fn decoder(protocol: Protocol, provider: &str) -> Box<dyn Decoder> {
         Protocol::Anthropic => Box::new(anthropic::Anthropic::new(provider)),
         Protocol::Gemini => Box::new(gemini::Gemini::new(provider)),
     }
+}
+
+/// An event's data as JSON; `None` for data that is only white space (nothing to decode).
+pub(crate) fn json(provider: &str, data: &str) -> Result<Option<serde_json::Value>, LlmError> {
+    let data = data.trim();
+    if data.is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_str(data)
+        .map(Some)
+        .map_err(|_| LlmError::malformed_event(provider, data))
 }
 
 /// Reads a JSON number field as u64.

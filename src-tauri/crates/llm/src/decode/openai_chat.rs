@@ -1,7 +1,7 @@
 //! OpenAI Chat Completions streams, and the many servers that speak it (DeepSeek, Groq, xAI,
 //! OpenRouter, vLLM, llama.cpp, Ollama, LM Studio…).
 
-use super::{count, Decoder};
+use super::{count, json, Decoder};
 use crate::assemble::{Assembly, UsageUpdate};
 use crate::error::LlmError;
 use codewright_protocol::StopReason;
@@ -39,7 +39,7 @@ impl Decoder for OpenAiChat {
         if event == "error" {
             return Err(LlmError::from_stream_event(&self.provider, data));
         }
-        let Ok(chunk) = serde_json::from_str::<Value>(data) else {
+        let Some(chunk) = json(&self.provider, data)? else {
             return Ok(());
         };
         if chunk.get("error").is_some_and(|e| !e.is_null()) {

@@ -1,6 +1,6 @@
 //! OpenAI Responses API streams.
 
-use super::{count, Decoder};
+use super::{count, json, Decoder};
 use crate::assemble::{Assembly, UsageUpdate};
 use crate::error::LlmError;
 use codewright_protocol::StopReason;
@@ -27,7 +27,11 @@ fn item_slot(v: &Value) -> String {
 
 impl Decoder for Responses {
     fn event(&mut self, event: &str, data: &str, out: &mut Assembly) -> Result<(), LlmError> {
-        let Ok(v) = serde_json::from_str::<Value>(data.trim()) else {
+        if event == "error" && serde_json::from_str::<Value>(data.trim()).is_err() {
+            // An error event whose data is plain text: still the provider's error.
+            return Err(LlmError::from_stream_event(&self.provider, data));
+        }
+        let Some(v) = json(&self.provider, data)? else {
             return Ok(());
         };
         let kind = v.get("type").and_then(|t| t.as_str()).unwrap_or(event);

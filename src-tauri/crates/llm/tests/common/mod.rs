@@ -125,7 +125,7 @@ pub async fn serve(replies: Vec<Reply>) -> Server {
     Server { base, requests }
 }
 
-async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<Request> {
+pub async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<Request> {
     let mut buf = Vec::new();
     let mut tmp = [0u8; 8192];
     let header_end = loop {

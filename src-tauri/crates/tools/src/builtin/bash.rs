@@ -1,13 +1,12 @@
-//! `bash`: run a command in the project, in the user's login-shell environment, optionally under
-//! the Landlock sandbox; and the background-process tools (`process_list`, `process_output`,
-//! `process_kill`).
+//! `bash`: run a command in the project, in the user's login-shell environment (without secrets:
+//! [`crate::EnvFilter`]), optionally under the Landlock sandbox; and the
+//! background-process tools (`process_list`, `process_output`, `process_kill`).
 
-use super::process::{
-    group_alive, spawn_shell, terminate_group, CappedOutput, HEAD_BYTES, TAIL_BYTES,
-};
+use super::output::{CommandOutput, PROGRESS_INTERVAL};
+use super::process::{group_alive, spawn_shell, terminate_group, Started};
 use crate::sandbox::{ruleset, sandbox_support, writable_paths, SandboxSupport};
 use crate::session::Ask;
-use crate::{login_environment, parse_input, schema_of, CallContext, Subject, Tool, ToolOutput};
+use crate::{parse_input, schema_of, CallContext, EnvFilter, Subject, Tool, ToolOutput};
 use async_trait::async_trait;
 use codewright_protocol::{Action, DecisionKind, ToolCategory, ToolDetail};
 use schemars::JsonSchema;
@@ -145,8 +144,12 @@ impl Tool for Bash {
                 Err(e) => return e,
             }
         };
-        let env = login_environment();
-        let started = match spawn_shell(&input.command, &cwd, env, sandbox) {
+        let filter = EnvFilter::read(
+            &session.store.lock().expect("store lock"),
+            Some(session.project),
+        );
+        let env = filter.environment();
+        let started = match spawn_shell(&input.command, &cwd, &env, sandbox) {
             Ok(s) => s,
             Err(e) => return ToolOutput::error(e),
         };
@@ -210,35 +213,35 @@ fn first_line(command: &str) -> String {
     shown
 }
 
+/// Waits for a foreground command, reporting its output as it arrives (at most every
+/// [`PROGRESS_INTERVAL`], each report bounded), and builds the result from its bounded output.
 async fn run_foreground(
     cx: &CallContext,
     command: &str,
-    started: super::process::Started,
+    started: Started,
     timeout: Duration,
     idle: Duration,
     sandboxed: bool,
 ) -> ToolOutput {
     let begun = Instant::now();
-    let pid = started.pid;
-    let mut output = started.output;
-    let mut exit_rx = started.exit;
-    let mut out = CappedOutput::new(HEAD_BYTES, TAIL_BYTES);
+    let Started {
+        pid,
+        output,
+        output_ended: mut ended,
+        exit: mut exit_rx,
+    } = started;
     let deadline = tokio::time::Instant::now() + timeout;
-    let mut last_output = tokio::time::Instant::now();
+    let mut progress = tokio::time::interval(PROGRESS_INTERVAL);
+    progress.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut exit: Option<Option<i32>> = None;
     let mut output_done = false;
     let mut stopped: Option<String> = None;
     let mut drain_until: Option<tokio::time::Instant> = None;
     while !(output_done && exit.is_some()) {
+        let quiet_until = tokio::time::Instant::from_std(output.last_output()) + idle;
         tokio::select! {
-            chunk = output.recv(), if !output_done => match chunk {
-                Some(chunk) => {
-                    out.push(&chunk);
-                    cx.report(&String::from_utf8_lossy(&chunk));
-                    last_output = tokio::time::Instant::now();
-                }
-                None => output_done = true,
-            },
+            _ = &mut ended, if !output_done => output_done = true,
+            _ = progress.tick() => report(cx, &output),
             code = &mut exit_rx, if exit.is_none() => {
                 exit = Some(code.unwrap_or(None));
                 // What the command left running in its group (`cmd &`) must not outlive it.
@@ -248,16 +251,19 @@ async fn run_foreground(
                 drain_until = Some(tokio::time::Instant::now() + DRAIN);
             }
             _ = tokio::time::sleep_until(drain_until.unwrap_or(deadline)), if drain_until.is_some() => {
-                // A process that left the group still holds the output open: stop reading.
+                // A process that left the group still holds the output open: stop waiting.
                 break;
             }
             _ = tokio::time::sleep_until(deadline), if exit.is_none() => {
                 stopped = Some(format!("timed out after {} s", timeout.as_secs()));
                 break;
             }
-            _ = tokio::time::sleep_until(last_output + idle), if exit.is_none() => {
-                stopped = Some(format!("printed nothing for {} s (idle timeout)", idle.as_secs()));
-                break;
+            _ = tokio::time::sleep_until(quiet_until), if exit.is_none() => {
+                // Output may have arrived since `quiet_until` was computed.
+                if output.last_output().elapsed() >= idle {
+                    stopped = Some(format!("printed nothing for {} s (idle timeout)", idle.as_secs()));
+                    break;
+                }
             }
             _ = cx.cancel.cancelled(), if exit.is_none() => {
                 stopped = Some("stopped by the user".into());
@@ -273,16 +279,19 @@ async fn run_foreground(
                 .ok()
                 .and_then(Result::ok);
         }
-        let drain = tokio::time::Instant::now() + DRAIN;
-        while let Ok(Some(chunk)) = tokio::time::timeout_at(drain, output.recv()).await {
-            out.push(&chunk);
+        if !output_done {
+            let _ = tokio::time::timeout(DRAIN, &mut ended).await;
         }
     }
+    report(cx, &output);
+    let all = output.all();
+    let shown = all.text();
     let code = exit.flatten();
-    let mut text = out.text();
-    if text.trim().is_empty() {
-        text = "(no output)".into();
-    }
+    let mut text = if shown.trim().is_empty() {
+        "(no output)".to_string()
+    } else {
+        shown.clone()
+    };
     if !text.ends_with('\n') {
         text.push('\n');
     }
@@ -297,8 +306,8 @@ async fn run_foreground(
     let detail = ToolDetail::Command {
         command: command.to_string(),
         exit_code: code,
-        output: out.text(),
-        omitted_bytes: out.omitted(),
+        output: shown,
+        omitted_bytes: all.left_out(),
         timed_out: stopped.is_some(),
         sandboxed,
         duration_ms: begun.elapsed().as_millis() as u64,
@@ -306,6 +315,14 @@ async fn run_foreground(
     ToolOutput {
         is_error,
         ..ToolOutput::text(text).with_detail(detail)
+    }
+}
+
+/// Sends the output that arrived since the last report, if any (bounded).
+fn report(cx: &CallContext, output: &CommandOutput) {
+    let fresh = output.take_unread();
+    if !fresh.is_empty() {
+        cx.report(&fresh.latest());
     }
 }
 
@@ -385,18 +402,14 @@ impl Tool for ProcessOutput {
             Ok(i) => i,
             Err(e) => return e,
         };
-        let Some((output, skipped, info)) = cx.session.processes.read(input.id) else {
+        let Some((output, info)) = cx.session.processes.read(input.id) else {
             return unknown(input.id);
         };
-        let mut text = String::new();
-        if skipped > 0 {
-            text.push_str(&format!("[… {} not kept …]\n", super::human_bytes(skipped)));
-        }
-        text.push_str(if output.is_empty() {
-            "(no new output)\n"
+        let mut text = if output.is_empty() {
+            "(no new output)\n".to_string()
         } else {
-            &output
-        });
+            output
+        };
         if !text.ends_with('\n') {
             text.push('\n');
         }

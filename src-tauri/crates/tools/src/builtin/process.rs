@@ -1,95 +1,33 @@
 //! Shell processes: starting a command in its own process group (so the whole tree can be killed
-//! — no orphans), collecting its output with the middle cut out when large, and the table of
-//! background processes a task started.
+//! — no orphans), collecting its output (bounded: [`super::output`]), and the table of background
+//! processes a task started.
 
+use super::output::CommandOutput;
 use codewright_protocol::ProcessInfo;
-use std::collections::{HashMap, VecDeque};
-use std::io::Read;
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
-
-/// Output kept from the start and from the end of a command's output.
-pub(crate) const HEAD_BYTES: usize = 12 * 1024;
-pub(crate) const TAIL_BYTES: usize = 12 * 1024;
+use tokio::sync::oneshot;
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_millis(1000);
-
-/// Output with the middle cut out past a size.
-#[derive(Debug, Default)]
-pub(crate) struct CappedOutput {
-    head: Vec<u8>,
-    tail: VecDeque<u8>,
-    omitted: u64,
-    head_limit: usize,
-    tail_limit: usize,
-}
-
-impl CappedOutput {
-    pub fn new(head_limit: usize, tail_limit: usize) -> CappedOutput {
-        CappedOutput {
-            head_limit,
-            tail_limit,
-            ..Default::default()
-        }
-    }
-
-    pub fn push(&mut self, mut bytes: &[u8]) {
-        let room = self.head_limit.saturating_sub(self.head.len());
-        let take = room.min(bytes.len());
-        self.head.extend_from_slice(&bytes[..take]);
-        bytes = &bytes[take..];
-        if bytes.len() >= self.tail_limit {
-            self.omitted += (self.tail.len() + bytes.len() - self.tail_limit) as u64;
-            self.tail.clear();
-            self.tail.extend(&bytes[bytes.len() - self.tail_limit..]);
-            return;
-        }
-        self.tail.extend(bytes);
-        while self.tail.len() > self.tail_limit {
-            let excess = self.tail.len() - self.tail_limit;
-            self.tail.drain(..excess);
-            self.omitted += excess as u64;
-        }
-    }
-
-    /// Bytes cut from the middle.
-    pub fn omitted(&self) -> u64 {
-        self.omitted
-    }
-
-    /// The kept text (lossy UTF-8), with a marker where the middle was cut.
-    pub fn text(&self) -> String {
-        let mut out = String::from_utf8_lossy(&self.head).into_owned();
-        if self.omitted > 0 {
-            out.push_str(&format!(
-                "\n[… {} of output omitted …]\n",
-                crate::builtin::human_bytes(self.omitted)
-            ));
-        }
-        let (a, b) = self.tail.as_slices();
-        let mut tail = a.to_vec();
-        tail.extend_from_slice(b);
-        out.push_str(&String::from_utf8_lossy(&tail));
-        out
-    }
-}
 
 /// A started shell command.
 pub(crate) struct Started {
     /// Process id, which is also its process group id.
     pub pid: u32,
-    /// Output chunks (stdout and stderr interleaved, in order); closed at end of output.
-    pub output: mpsc::UnboundedReceiver<Vec<u8>>,
+    /// Its output (stdout and stderr interleaved, in order), collected as it arrives.
+    pub output: Arc<CommandOutput>,
+    /// Resolves when the output has ended (every process holding the pipe closed it).
+    pub output_ended: oneshot::Receiver<()>,
     /// The exit code (`None` when killed by a signal).
     pub exit: oneshot::Receiver<Option<i32>>,
 }
 
-/// Starts `command` under bash (or sh) in `cwd` with `env`, in a new process group, optionally
-/// confined by a Landlock ruleset.
+/// Starts `command` under bash (or sh) in `cwd` with `env`, in a new process group that dies
+/// with Codewright ([`crate::reaper`]), optionally confined by a Landlock ruleset.
 pub(crate) fn spawn_shell(
     command: &str,
     cwd: &Path,
@@ -122,35 +60,27 @@ pub(crate) fn spawn_shell(
     if let Some(ruleset) = sandbox {
         crate::sandbox::confine(&mut cmd, ruleset);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {shell}: {e}"))?;
-    // The Command (and its copies of the pipe's write end) must be gone so EOF can arrive.
-    drop(cmd);
+    crate::reaper::die_with_us(&mut cmd);
+    let mut child = crate::reaper::spawn(move || {
+        let child = cmd.spawn();
+        // The Command (and its copies of the pipe's write end) must be gone so EOF can arrive.
+        drop(cmd);
+        child
+    })
+    .map_err(|e| format!("cannot start {shell}: {e}"))?;
     let pid = child.id();
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        let mut reader = reader;
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if out_tx.send(buf[..n].to_vec()).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
+    crate::reaper::watch(pid);
+    let (output, output_ended) = CommandOutput::collect(reader);
     let (exit_tx, exit_rx) = oneshot::channel();
     std::thread::spawn(move || {
         let code = child.wait().ok().and_then(|s| s.code());
         let _ = exit_tx.send(code);
+        crate::reaper::forget_when_empty(pid);
     });
     Ok(Started {
         pid,
-        output: out_rx,
+        output,
+        output_ended,
         exit: exit_rx,
     })
 }
@@ -183,21 +113,9 @@ pub(crate) async fn terminate_group(pgid: u32) {
 struct Background {
     command: String,
     pid: u32,
-    output: Mutex<BackgroundOutput>,
+    output: Arc<CommandOutput>,
     exit: Mutex<Option<Option<i32>>>,
 }
-
-#[derive(Default)]
-struct BackgroundOutput {
-    /// The newest output (bounded).
-    buffer: VecDeque<u8>,
-    /// Bytes ever produced, and how far the model has read.
-    total: u64,
-    read: u64,
-}
-
-/// Output a background process keeps for reading.
-const BACKGROUND_KEEP: usize = 256 * 1024;
 
 /// The background processes of one task. Dropping the table (with the last session or agent
 /// holding it) kills them all.
@@ -213,28 +131,16 @@ impl Drop for ProcessTable {
 }
 
 impl ProcessTable {
-    /// Registers a started process and collects its output in the background.
+    /// Registers a started process (its output keeps being collected until it ends).
     pub(crate) fn adopt(&self, command: &str, started: Started) -> u32 {
         let Started {
-            pid,
-            mut output,
-            exit,
+            pid, output, exit, ..
         } = started;
         let bg = Arc::new(Background {
             command: command.to_string(),
             pid,
-            output: Mutex::new(BackgroundOutput::default()),
+            output,
             exit: Mutex::new(None),
-        });
-        let reader = bg.clone();
-        tokio::spawn(async move {
-            while let Some(chunk) = output.recv().await {
-                let mut out = reader.output.lock().expect("output lock");
-                out.total += chunk.len() as u64;
-                out.buffer.extend(chunk);
-                let excess = out.buffer.len().saturating_sub(BACKGROUND_KEEP);
-                out.buffer.drain(..excess);
-            }
         });
         let waiter = bg.clone();
         tokio::spawn(async move {
@@ -261,28 +167,17 @@ impl ProcessTable {
         list
     }
 
-    /// New output since the last read (or the newest part of it when more was produced than is
-    /// kept), and the process's state.
-    pub fn read(&self, id: u32) -> Option<(String, u64, ProcessInfo)> {
+    /// The output since the last read — its head and tail, with a marker saying what was left
+    /// out between them, when more arrived than is kept — and the process's state.
+    pub fn read(&self, id: u32) -> Option<(String, ProcessInfo)> {
         let bg = self
             .processes
             .lock()
             .expect("processes lock")
             .get(&id)?
             .clone();
-        let mut out = bg.output.lock().expect("output lock");
-        let unread = (out.total - out.read) as usize;
-        let available = unread.min(out.buffer.len());
-        let skipped = (unread - available) as u64;
-        let start = out.buffer.len() - available;
-        let bytes: Vec<u8> = out.buffer.range(start..).copied().collect();
-        out.read = out.total;
-        drop(out);
-        Some((
-            String::from_utf8_lossy(&bytes).into_owned(),
-            skipped,
-            info(&bg),
-        ))
+        let text = bg.output.take_unread().text();
+        Some((text, info(&bg)))
     }
 
     /// Kills a background process and its children.
@@ -322,25 +217,5 @@ fn info(bg: &Background) -> ProcessInfo {
         command: bg.command.clone(),
         running: exit.is_none(),
         exit_code: exit.flatten(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn capped_output_keeps_head_and_tail() {
-        let mut out = CappedOutput::new(10, 10);
-        out.push(b"0123456789abc");
-        for _ in 0..1000 {
-            out.push(b"xyz");
-        }
-        out.push(b"THE END.");
-        assert_eq!(out.omitted(), 13 + 3000 + 8 - 20);
-        let text = out.text();
-        assert!(text.starts_with("0123456789"));
-        assert!(text.ends_with("zTHE END."), "{text}");
-        assert!(text.contains("omitted"));
     }
 }
