@@ -18,7 +18,7 @@ pub mod text_calls;
 
 pub use approvals::Refusal;
 pub use prompt::system_prompt;
-pub use run::{Agent, AgentConfig, Model, RunRequest, TaskHandle, TaskLock};
+pub use run::{mark_interrupted, Agent, AgentConfig, Model, RunRequest, TaskHandle, TaskLock};
 
 use codewright_protocol::AgentEvent;
 

@@ -100,6 +100,16 @@ pub struct TaskLock {
     _file: std::fs::File,
 }
 
+/// Marks interrupted the tasks whose stored status says a run is going but whose lock nobody
+/// holds: Codewright quit or crashed while they ran. `home` is the data folder.
+pub fn mark_interrupted(store: &Store, home: &std::path::Path) {
+    for task in store.unfinished_tasks().unwrap_or_default() {
+        if let Ok(_lock) = hold_task(home, task) {
+            let _ = store.set_task_status(task, TaskStatus::Interrupted);
+        }
+    }
+}
+
 fn hold_task(home: &std::path::Path, task: TaskId) -> Result<TaskLock, (ErrorKind, String)> {
     let setup = |m: String| (ErrorKind::Setup, m);
     let dir = home.join("locks");

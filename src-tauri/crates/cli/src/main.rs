@@ -125,7 +125,11 @@ fn run(cli: Cli) -> Result<Finished, String> {
     }
     let text = match cli.command {
         Command::Projects(command) => records::projects(&store, command, json),
-        Command::Tasks(command) => records::tasks(&store, command, json),
+        Command::Tasks(command) => {
+            // A run a crash left behind shows as interrupted, not running.
+            codewright_agent::mark_interrupted(&store, &home);
+            records::tasks(&store, command, json)
+        }
         Command::Providers(command) => providers::providers(&store, command, json),
         Command::Models(command) => providers::models(&store, command, json),
         Command::Auth(command) => providers::auth(&store, command, &OsKeyring),

@@ -324,6 +324,13 @@ async fn sigkill_at_twenty_points_then_resume_loses_nothing() {
         "most runs got going: {acknowledged:?}"
     );
 
+    // A run killed mid-way shows as interrupted, not as still running.
+    if last_got_going {
+        let shown: Value =
+            serde_json::from_slice(&cli.run(&["tasks", "show", &task, "--json"]).stdout).unwrap();
+        assert_eq!(shown["task"]["status"], "interrupted");
+    }
+
     // Resume with one message: it works, and says the last run was interrupted.
     let out = cli.exec(&["--task", &task, "--mode", "yolo", "--json", "finish up"]);
     assert_eq!(

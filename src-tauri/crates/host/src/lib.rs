@@ -195,12 +195,7 @@ impl Host {
     /// front end that stays open calls it now and then (a process that was just quitting may
     /// have held a task a moment ago).
     pub fn mark_interrupted(&self) {
-        let store = self.inner.store();
-        for task in store.unfinished_tasks().unwrap_or_default() {
-            if let Ok(_lock) = self.inner.agent.hold(task) {
-                let _ = store.set_task_status(task, TaskStatus::Interrupted);
-            }
-        }
+        codewright_agent::mark_interrupted(&self.inner.store(), &self.inner.home);
     }
 
     /// Publishes the runs' events, from the first run on (needs the runtime).

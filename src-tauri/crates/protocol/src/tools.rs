@@ -162,6 +162,7 @@ pub enum Action {
     #[serde(rename_all = "camelCase")]
     Command {
         command: String,
+        /// The absolute folder it runs in.
         cwd: String,
         sandboxed: bool,
         background: bool,

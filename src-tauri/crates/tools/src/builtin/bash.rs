@@ -96,12 +96,6 @@ impl Tool for Bash {
             (None, None)
         };
         let sandboxed = sandbox.is_some();
-        let shown_cwd = super::shown(&session.root, &cwd);
-        let shown_cwd = if shown_cwd.is_empty() {
-            ".".to_string()
-        } else {
-            shown_cwd
-        };
         let summary = format!(
             "Run{} `{}`{}",
             if input.background {
@@ -118,7 +112,8 @@ impl Tool for Bash {
                 subject: Subject::Command(&input.command),
                 action: Action::Command {
                     command: input.command.clone(),
-                    cwd: shown_cwd,
+                    // The whole path: the user sees exactly where it runs.
+                    cwd: cwd.display().to_string(),
                     sandboxed,
                     background: input.background,
                 },
