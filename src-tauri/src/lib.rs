@@ -72,6 +72,7 @@ fn guarded<R: Runtime>(
 
 /// Runs the desktop app on the data folder from `CODEWRIGHT_HOME` or the XDG data dir.
 pub fn run() {
+    codewright_host::protect_own_environment();
     let state = AppState::open_default();
     app_builder(tauri::Builder::default(), state)
         .build(tauri::generate_context!())

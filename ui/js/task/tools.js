@@ -103,7 +103,8 @@ class ToolPanel {
 
   appendOutput(text) {
     if (this.finishedBy) return;
-    this.incoming += text;
+    // Bounded while no frame comes to show it (a hidden or minimized window).
+    this.incoming = (this.incoming + text).slice(-MAX_LIVE_OUTPUT);
     nextFrame(this.flushOutput);
   }
 

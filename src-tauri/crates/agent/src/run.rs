@@ -90,6 +90,9 @@ struct Inner {
     /// WAL checkpoints on a thread of their own, not inside a turn's commits (`None` if it
     /// could not start: then they happen inline, as everywhere else).
     _checkpointer: Option<Checkpointer>,
+    /// Calls of an interrupted run that may have taken effect, settled by
+    /// [`Agent::take_message`], for the notice of the run that follows.
+    may_have_run: Mutex<HashMap<TaskId, Vec<String>>>,
 }
 
 /// A task held for one run (or a restore): an advisory lock on `<home>/locks/task-<id>.lock`,
@@ -259,6 +262,7 @@ impl Agent {
         Agent {
             inner: Arc::new(Inner {
                 _checkpointer: checkpointer,
+                may_have_run: Mutex::new(HashMap::new()),
                 store,
                 home,
                 client: Client::new(config.retry.clone()),
@@ -346,7 +350,15 @@ impl Agent {
     /// be used, MCP servers starting): settles what an interrupted run left open, then appends
     /// it. A run started after it continues the task without a prompt.
     pub fn take_message(&self, held: &TaskLock, text: &str) -> Result<(), String> {
-        load(&self.inner, held.task, Some(text)).map(|_| ())
+        let loaded = load(&self.inner, held.task, Some(text))?;
+        if !loaded.may_have_run.is_empty() {
+            self.inner
+                .may_have_run
+                .lock()
+                .expect("may_have_run lock")
+                .insert(held.task, loaded.may_have_run);
+        }
+        Ok(())
     }
 
     /// Holds the task (see [`TaskLock`]): `Err` with [`ErrorKind::Busy`] when a run of it goes on
@@ -1252,29 +1264,45 @@ fn load(inner: &Inner, task_id: TaskId, prompt: Option<&str>) -> Result<Loaded, 
         );
     let messages = compaction::view(&store, task_id)?.messages;
     let (_, repairs) = answer_every_call(&messages, CRASHED);
-    let last = messages
+    let last: Vec<_> = messages
         .last()
         .filter(|m| m.role == Role::Assistant)
         .into_iter()
         .flat_map(|m| m.tool_calls())
-        .filter(|c| repairs.answered.iter().any(|id| id == c.id));
+        .filter(|c| repairs.answered.iter().any(|id| id == c.id))
+        .collect();
     let states = store.call_states(task_id).map_err(|e| e.to_string())?;
     let registry = inner.registry(project.id);
+    // The answer was whole (not cut off while streaming), so its calls may have been run. A
+    // call with no record ran before records were kept, or its record was not written: it may
+    // have run too, unless others of the answer have records (then it had not started).
+    let complete = closed == 0;
+    let recorded = last.iter().any(|c| states.contains_key(c.id));
+    // Continuing without a new message runs what had not run, in order, until a call that may
+    // have run (what comes after it may depend on it: the model decides again). A new message
+    // comes first, so what had not run is answered as not run.
+    let mut rerun = prompt.is_none() && complete;
     let mut settled = Vec::new();
     let mut may_have_run = Vec::new();
-    // Continuing without a new message runs what had not run; a new message comes first, so
-    // what had not run is answered as not run.
-    let rerun = prompt.is_none() && closed == 0;
     for call in last {
         let repeatable = registry.get(call.name).is_some_and(|t| t.concurrent());
+        let state = states.get(call.id);
+        let uncertain = complete
+            && !repeatable
+            && match state {
+                Some(CallState::Running) => true,
+                None => !recorded,
+                _ => false,
+            };
         let result = |reason| {
             Unanswered::Settled(codewright_protocol::conversation::interrupted_result(
                 call.id, reason,
             ))
         };
-        settled.push(match states.get(call.id) {
+        settled.push(match state {
             Some(CallState::Finished(part)) => Unanswered::Settled(part.clone()),
-            Some(CallState::Running) if !repeatable => {
+            _ if uncertain => {
+                rerun = false;
                 may_have_run.push(describe_call(call.name, call.arguments));
                 result(CRASHED)
             }
@@ -1287,6 +1315,17 @@ fn load(inner: &Inner, task_id: TaskId, prompt: Option<&str>) -> Result<Loaded, 
             _ => result(NOT_RUN),
         });
     }
+    // Those `take_message` settled, for the run that follows it to say.
+    let may_have_run = {
+        let mut earlier = inner
+            .may_have_run
+            .lock()
+            .expect("may_have_run lock")
+            .remove(&task_id)
+            .unwrap_or_default();
+        earlier.append(&mut may_have_run);
+        earlier
+    };
     let resume = if settled.iter().any(|p| matches!(p, Unanswered::Run(_))) {
         settled
     } else {

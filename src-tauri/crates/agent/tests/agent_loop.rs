@@ -1041,9 +1041,10 @@ async fn background_processes_outlive_the_run_until_the_task_closes() {
     world.server.assert_clean();
 }
 
-/// What a crash leaves mid-answer: the answer's first call finished, the second was running,
-/// the third waited for approval; the results were not stored yet.
-fn crashed_mid_answer(world: &World) {
+/// What a crash leaves mid-answer: an answer of three commands (`touch one`, `touch two`,
+/// `touch three`, ids c1–c3) whose results were not stored yet, each call where `states` says it
+/// got to (the first finished, with "made one").
+fn crashed_mid_answer(world: &World, states: &[(&str, codewright_store::CallState)]) {
     use codewright_protocol::{Message, ToolContent};
     use codewright_store::CallState;
     let store = world.store.lock().unwrap();
@@ -1077,21 +1078,32 @@ fn crashed_mid_answer(world: &World) {
     store
         .set_call_state(world.task, "c1", &CallState::Finished(made_one))
         .unwrap();
-    store
-        .set_call_state(world.task, "c2", &CallState::Running)
-        .unwrap();
-    store
-        .set_call_state(world.task, "c3", &CallState::Asking)
-        .unwrap();
+    for (id, state) in states {
+        store.set_call_state(world.task, id, state).unwrap();
+    }
     store
         .set_task_status(world.task, TaskStatus::Interrupted)
         .unwrap();
 }
 
+fn interrupted_notice(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Notice { message, .. } if message.contains("interrupted") => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .expect("a notice that the last run was interrupted")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn continuing_after_a_crash_asks_again_and_says_which_calls_may_have_run() {
+async fn continuing_after_a_crash_asks_again_what_waited_and_runs_what_had_not_started() {
+    use codewright_store::CallState;
     let world = World::new(script(|_, _| text("Carried on."))).await;
-    crashed_mid_answer(&world);
+    // c2 waited for approval; c3 had not started.
+    crashed_mid_answer(&world, &[("c2", CallState::Asking)]);
     let (handle, rx) = world.start(world.task, None, PermissionMode::Normal);
     let mut asked = Vec::new();
     let (outcome, events) = drive(handle, rx, |e, h| {
@@ -1102,36 +1114,24 @@ async fn continuing_after_a_crash_asks_again_and_says_which_calls_may_have_run()
     })
     .await;
     assert_eq!(outcome, RunOutcome::Done);
-    assert_eq!(asked, ["c3"], "only the call that waited is asked again");
-    assert!(world.path("three").exists(), "the approved call ran");
-    assert!(
-        !world.path("two").exists(),
-        "a call that may have run is not run again"
+    assert_eq!(
+        asked,
+        ["c2", "c3"],
+        "what had not run is asked again, in order"
     );
-    let notice = events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::Notice { message, .. } if message.contains("interrupted") => {
-                Some(message.clone())
-            }
-            _ => None,
-        })
-        .expect("a notice that the last run was interrupted");
     assert!(
-        notice.contains("may or may not have taken effect"),
-        "{notice}"
+        !world.path("one").exists(),
+        "a finished call is not run again"
     );
-    assert!(notice.contains("touch two"), "{notice}");
-    assert!(!notice.contains("touch three"), "{notice}");
+    assert!(world.path("two").exists() && world.path("three").exists());
+    assert!(!interrupted_notice(&events).contains("may or may not"));
     let results = tool_results(&world.server.requests()[0]);
     assert_eq!(results.len(), 3, "{results:?}");
     assert_eq!(results[0], ("c1".into(), "made one".into()));
     assert!(
-        results[1].1.contains("may or may not have taken effect"),
+        results[1..].iter().all(|(_, r)| !r.contains("interrupted")),
         "{results:?}"
     );
-    assert_eq!(results[2].0, "c3");
-    assert!(!results[2].1.contains("interrupted"), "{results:?}");
     world.server.assert_clean();
     let store = world.store.lock().unwrap();
     assert!(store.call_states(world.task).unwrap().is_empty());
@@ -1139,10 +1139,62 @@ async fn continuing_after_a_crash_asks_again_and_says_which_calls_may_have_run()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_new_message_after_a_crash_answers_what_had_not_run_as_not_run() {
+async fn after_a_call_that_may_have_run_nothing_runs_without_the_model() {
+    use codewright_store::CallState;
+    let world = World::new(script(|_, _| text("I will check first."))).await;
+    // c2 was running: it may have taken effect, and c3 (which waited) may depend on it.
+    crashed_mid_answer(
+        &world,
+        &[("c2", CallState::Running), ("c3", CallState::Asking)],
+    );
+    let (handle, rx) = world.start(world.task, None, PermissionMode::Yolo);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    assert!(!world.path("two").exists() && !world.path("three").exists());
+    let notice = interrupted_notice(&events);
+    assert!(
+        notice.contains("may or may not have taken effect"),
+        "{notice}"
+    );
+    assert!(
+        notice.contains("touch two") && !notice.contains("touch three"),
+        "{notice}"
+    );
+    let results = tool_results(&world.server.requests()[0]);
+    assert_eq!(results[0].1, "made one");
+    assert!(results[1].1.contains("may or may not"), "{results:?}");
+    assert!(
+        results[2].1.contains("not run: Codewright stopped"),
+        "{results:?}"
+    );
+    world.server.assert_clean();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_message_after_a_crash_answers_what_had_not_run_and_says_what_may_have() {
+    use codewright_agent::RunRequest;
+    use codewright_store::CallState;
     let world = World::new(script(|_, _| text("Fine."))).await;
-    crashed_mid_answer(&world);
-    let (handle, rx) = world.start(world.task, Some("Forget the files"), PermissionMode::Normal);
+    crashed_mid_answer(
+        &world,
+        &[("c2", CallState::Running), ("c3", CallState::Asking)],
+    );
+    // As a front end sends it: the message is taken first, then the run starts.
+    let lock = world.agent.hold(world.task).unwrap();
+    world.agent.take_message(&lock, "Forget the files").unwrap();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = world.agent.start_held(
+        Some(lock),
+        RunRequest {
+            task: world.task,
+            prompt: None,
+            model: world.model(),
+            mode: PermissionMode::Normal,
+            sandbox: false,
+            compaction: None,
+        },
+        tx,
+    );
     let (outcome, events) = drive(handle, rx, |_, _| {}).await;
     assert_eq!(outcome, RunOutcome::Done);
     assert!(
@@ -1152,6 +1204,7 @@ async fn a_new_message_after_a_crash_answers_what_had_not_run_as_not_run() {
         "nothing is asked: the user moved on"
     );
     assert!(!world.path("three").exists());
+    assert!(interrupted_notice(&events).contains("touch two"));
     let request = &world.server.requests()[0];
     let results = tool_results(request);
     assert_eq!(results[0].1, "made one");

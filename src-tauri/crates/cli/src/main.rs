@@ -69,6 +69,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Commands it runs cannot read its environment (the provider keys) from /proc.
+    codewright_tools::protect_own_environment();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version

@@ -7,6 +7,8 @@
 pub mod mcp;
 pub mod models;
 
+pub use codewright_tools::protect_own_environment;
+
 use codewright_agent::{Agent, AgentConfig, Refusal, RunRequest, TaskHandle};
 use codewright_mcp::{McpServers, ServerState};
 use codewright_protocol::{

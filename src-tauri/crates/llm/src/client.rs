@@ -185,12 +185,10 @@ impl Client {
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            // An error body that never finishes does not hold the call: what came is enough.
-            let text = tokio::time::timeout(limits.idle, response.text())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default();
+            // An error body that never finishes, or never ends, does not hold the call: its
+            // first 64 KB say enough.
+            let mut chunks = Box::pin(response.bytes_stream());
+            let text = read_rest(Vec::new(), &mut chunks, limits.idle).await;
             // Some servers echo the key back in their error; it never reaches a message.
             let text = redact(&text, key);
             return Err(LlmError::from_http(
@@ -230,7 +228,8 @@ impl Client {
                 Some(Err(e)) => return Err(lost_mid_stream(&provider.name, &shown, &e)),
                 Some(Ok(chunk)) => {
                     head.extend_from_slice(&chunk);
-                    if first_sign(&head).is_some() {
+                    // (Endless white space is left to the event stream, which skips it.)
+                    if first_sign(&head).is_some() || head.len() >= 64 * 1024 {
                         break;
                     }
                 }

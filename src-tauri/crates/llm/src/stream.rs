@@ -31,11 +31,14 @@ where
         b"\n\n",
     ))]));
     let mut events = std::pin::pin!(terminated.eventsource());
+    let mut drain_until = None;
     loop {
         if out.is_complete() {
             // The answer is whole. Read on only so the connection ends cleanly (and is reused),
-            // never waiting long for it: what comes now cannot change the answer.
-            match tokio::time::timeout(AFTER_COMPLETE, events.next()).await {
+            // for a short while at most: what comes now cannot change the answer.
+            let until =
+                *drain_until.get_or_insert_with(|| tokio::time::Instant::now() + AFTER_COMPLETE);
+            match tokio::time::timeout_at(until, events.next()).await {
                 Ok(Some(Ok(_))) => continue,
                 _ => break,
             }

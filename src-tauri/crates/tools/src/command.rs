@@ -194,102 +194,38 @@ fn finish(
             break;
         }
         match program_name(first) {
-            "env" => {
-                words = strip_options(
-                    &words[1..],
-                    &["-u", "--unset", "-C", "--chdir"],
-                    &["-S", "--split-string"],
-                )?
-            }
+            "env" => words = strip_options(&words[1..], &ENV)?,
             "command" | "builtin" | "exec" | "nohup" | "setsid" | "busybox" | "toybox" => {
                 if words.get(1).is_some_and(|w| w == "-v" || w == "-V") {
                     break;
                 }
                 // `exec -a name rm` runs `rm` (as `name`).
-                words = strip_options(&words[1..], &["-a"], &[])?;
+                words = strip_options(&words[1..], &RUNNERS)?;
             }
             "sudo" | "doas" => {
                 elevated = true;
-                words = strip_options(
-                    &words[1..],
-                    &[
-                        "-u",
-                        "--user",
-                        "-g",
-                        "--group",
-                        "-C",
-                        "--close-from",
-                        "-D",
-                        "--chdir",
-                        "-h",
-                        "--host",
-                        "-p",
-                        "--prompt",
-                        "-r",
-                        "--role",
-                        "-t",
-                        "--type",
-                        "-T",
-                        "--command-timeout",
-                        "-U",
-                        "--other-user",
-                        "-R",
-                        "--chroot",
-                        "-c",
-                        "--login-class",
-                        "-a",
-                    ],
-                    &["-s", "--shell", "-i", "--login", "-e", "--edit"],
-                )?
+                words = strip_options(&words[1..], &SUDO)?
             }
-            "time" => words = strip_options(&words[1..], &["-f", "-o"], &[])?,
-            "nice" => words = strip_options(&words[1..], &["-n", "--adjustment"], &[])?,
-            "ionice" => {
-                words = strip_options(
-                    &words[1..],
-                    &[
-                        "-c",
-                        "--class",
-                        "-n",
-                        "--classdata",
-                        "-p",
-                        "--pid",
-                        "-u",
-                        "--uid",
-                    ],
-                    &[],
-                )?
-            }
-            "stdbuf" => words = strip_options(&words[1..], &["-i", "-o", "-e"], &[])?,
+            "time" => words = strip_options(&words[1..], &TIME)?,
+            "nice" => words = strip_options(&words[1..], &NICE)?,
+            "ionice" => words = strip_options(&words[1..], &IONICE)?,
+            "stdbuf" => words = strip_options(&words[1..], &STDBUF)?,
             "timeout" => {
-                let mut rest =
-                    strip_options(&words[1..], &["-s", "--signal", "-k", "--kill-after"], &[])?;
+                let mut rest = strip_options(&words[1..], &TIMEOUT)?;
                 if !rest.is_empty() {
                     rest.remove(0); // the duration
                 }
                 words = rest;
             }
-            "xargs" => {
-                // `-i`, `-e` and `-l` take a value only when attached (`-i{}`), so they are not
-                // listed: `xargs -i rm {}` runs `rm`.
-                words = strip_options(
-                    &words[1..],
-                    &[
-                        "-I",
-                        "-n",
-                        "-P",
-                        "-d",
-                        "-L",
-                        "-s",
-                        "-E",
-                        "-a",
-                        "--max-args",
-                        "--max-procs",
-                        "--delimiter",
-                        "--arg-file",
-                    ],
-                    &[],
-                )?
+            "xargs" => words = strip_options(&words[1..], &XARGS)?,
+            // They run a command given to them in a form not followed here.
+            "trap" | "flock" | "watch" | "script" | "su" | "runuser" | "taskset" | "chrt"
+            | "unshare" | "nsenter" | "chroot" | "ssh" | "strace" | "parallel" | "systemd-run"
+            | "firejail" => {
+                unknown_program = Some(format!(
+                    "`{first}` runs a command given to it, which cannot be checked against your rules"
+                ));
+                break;
             }
             "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" => {
                 match shell_input(&words[1..]) {
@@ -380,9 +316,10 @@ fn record_aliases(words: &[String], aliases: &mut Vec<String>) {
                 .filter_map(|w| w.split_once('='))
                 .map(|(name, _)| name.to_string()),
         ),
-        // `hash -p /bin/rm x y`: the names after the path.
+        // `hash -p /bin/rm x y` (or `-p/bin/rm x`): the names after the path. The path itself is
+        // taken as a name too, which only makes it unknown.
         Some("hash") if words[1..options_end].iter().any(|w| w.contains('p')) => {
-            aliases.extend(words.iter().skip(options_end + 1).cloned())
+            aliases.extend(words[options_end..].iter().cloned())
         }
         _ => {}
     }
@@ -421,8 +358,9 @@ fn shell_input(args: &[String]) -> ShellInput<'_> {
         }
         string |= w.starts_with('-') && w.contains('c');
         stdin |= w.starts_with('-') && w.contains('s');
-        // `-o pipefail`, `-O extglob`, `-eo pipefail`: the option's value follows.
-        i += if w.ends_with(['o', 'O']) { 2 } else { 1 };
+        // `-o pipefail`, `-O extglob`, `-eo pipefail`, `-oc pipefail`: each `o` or `O` in the
+        // group takes the next word as its value.
+        i += 1 + w.chars().filter(|c| matches!(c, 'o' | 'O')).count();
     }
     match args.get(i) {
         Some(script) if string => ShellInput::String(script.as_str()),
@@ -454,32 +392,277 @@ fn is_assignment(word: &str) -> bool {
     }
 }
 
-/// Drops the leading options of a wrapper (and the values of `with_value` options) and
-/// assignments (`env FOO=1`), returning the wrapped command. `unsupported` options make the
-/// command uncheckable.
-fn strip_options(
-    words: &[String],
-    with_value: &[&str],
-    unsupported: &[&str],
-) -> Result<Vec<String>, String> {
+const ENV: Options = Options {
+    valued: &["-u", "--unset", "-C", "--chdir"],
+    optional: &["--block-signal", "--default-signal", "--ignore-signal"],
+    flags: &[
+        "-i",
+        "--ignore-environment",
+        "-0",
+        "--null",
+        "-v",
+        "--debug",
+        "--list-signal-handling",
+    ],
+    unsupported: &["-S", "--split-string", "-a", "--argv0"],
+};
+/// `command`, `builtin`, `exec`, `nohup`, `setsid`, `busybox`, `toybox`.
+const RUNNERS: Options = Options {
+    valued: &["-a"],
+    optional: &[],
+    flags: &["-p", "-c", "-l", "-f", "--fork", "-w", "--wait", "--ctty"],
+    unsupported: &[],
+};
+const SUDO: Options = Options {
+    valued: &[
+        "-u",
+        "--user",
+        "-g",
+        "--group",
+        "-C",
+        "--close-from",
+        "-D",
+        "--chdir",
+        "-h",
+        "--host",
+        "-p",
+        "--prompt",
+        "-r",
+        "--role",
+        "-t",
+        "--type",
+        "-T",
+        "--command-timeout",
+        "-U",
+        "--other-user",
+        "-R",
+        "--chroot",
+        "-c",
+        "--login-class",
+        "-a",
+    ],
+    optional: &["--preserve-env"],
+    flags: &[
+        "-A",
+        "--askpass",
+        "-b",
+        "--background",
+        "-B",
+        "--bell",
+        "-E",
+        "-H",
+        "--set-home",
+        "-k",
+        "--reset-timestamp",
+        "-K",
+        "--remove-timestamp",
+        "-n",
+        "--non-interactive",
+        "-N",
+        "--no-update",
+        "-P",
+        "--preserve-groups",
+        "-S",
+        "--stdin",
+    ],
+    unsupported: &[
+        "-s", "--shell", "-i", "--login", "-e", "--edit", "-l", "--list", "-v",
+    ],
+};
+const TIME: Options = Options {
+    valued: &["-f", "--format", "-o", "--output"],
+    optional: &[],
+    flags: &[
+        "-p",
+        "--portability",
+        "-v",
+        "--verbose",
+        "-a",
+        "--append",
+        "-q",
+        "--quiet",
+    ],
+    unsupported: &[],
+};
+const NICE: Options = Options {
+    valued: &["-n", "--adjustment"],
+    optional: &[],
+    flags: &[],
+    unsupported: &[],
+};
+const IONICE: Options = Options {
+    valued: &[
+        "-c",
+        "--class",
+        "-n",
+        "--classdata",
+        "-p",
+        "--pid",
+        "-P",
+        "--pgid",
+        "-u",
+        "--uid",
+    ],
+    optional: &[],
+    flags: &["-t", "--ignore"],
+    unsupported: &[],
+};
+const STDBUF: Options = Options {
+    valued: &["-i", "--input", "-o", "--output", "-e", "--error"],
+    optional: &[],
+    flags: &[],
+    unsupported: &[],
+};
+const TIMEOUT: Options = Options {
+    valued: &["-s", "--signal", "-k", "--kill-after"],
+    optional: &[],
+    flags: &[
+        "-f",
+        "--foreground",
+        "-p",
+        "--preserve-status",
+        "-v",
+        "--verbose",
+    ],
+    unsupported: &[],
+};
+const XARGS: Options = Options {
+    valued: &[
+        "-I",
+        "-n",
+        "--max-args",
+        "-P",
+        "--max-procs",
+        "-d",
+        "--delimiter",
+        "-L",
+        "--max-lines",
+        "-s",
+        "--max-chars",
+        "-E",
+        "-a",
+        "--arg-file",
+        "--process-slot-var",
+    ],
+    // `-i`, `-e` and `-l` take a value only when attached (`-i{}`): `xargs -i rm {}` runs `rm`.
+    optional: &["-i", "--replace", "-e", "--eof", "-l"],
+    flags: &[
+        "-0",
+        "--null",
+        "-r",
+        "--no-run-if-empty",
+        "-t",
+        "--verbose",
+        "-p",
+        "--interactive",
+        "-x",
+        "--exit",
+        "-o",
+        "--open-tty",
+    ],
+    unsupported: &["--show-limits"],
+};
+
+/// The options a wrapper (`env`, `sudo`, `xargs`, …) accepts before the command it runs, as
+/// `-x` or `--long`. Read as getopt does: short options may be grouped (`-0I {}`), a value may be
+/// attached (`-n5`, `--signal=KILL`) or the next word, a long option may be abbreviated. An
+/// option not listed, or an `unsupported` one, makes the command uncheckable: guessing whether
+/// it takes a value could make the value look like the program.
+struct Options<'a> {
+    /// Take a value.
+    valued: &'a [&'a str],
+    /// Take a value only when it is attached (`xargs -i{}`, `--replace=X`).
+    optional: &'a [&'a str],
+    /// Take no value.
+    flags: &'a [&'a str],
+    /// Change what runs in ways not followed here (`env -S 'rm -rf x'`).
+    unsupported: &'a [&'a str],
+}
+
+impl Options<'_> {
+    /// What `option` (`-x` or `--long`, abbreviations resolved) is: valued, optional, flag.
+    fn kind(&self, option: &str) -> Result<OptionKind, String> {
+        let lists = [
+            (self.valued, OptionKind::Valued),
+            (self.optional, OptionKind::Optional),
+            (self.flags, OptionKind::Flag),
+            (self.unsupported, OptionKind::Unsupported),
+        ];
+        let exact = lists
+            .iter()
+            .find(|(list, _)| list.contains(&option))
+            .map(|(_, kind)| *kind);
+        let kind = exact.or_else(|| {
+            // A unique abbreviation of a long option.
+            let mut found = lists.iter().flat_map(|(list, kind)| {
+                list.iter()
+                    .filter(|o| option.starts_with("--") && o.starts_with(option))
+                    .map(move |_| *kind)
+            });
+            let first = found.next();
+            first.filter(|_| found.next().is_none())
+        });
+        match kind {
+            Some(OptionKind::Unsupported) | None => Err(format!("the `{option}` option")),
+            Some(kind) => Ok(kind),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum OptionKind {
+    Valued,
+    Optional,
+    Flag,
+    Unsupported,
+}
+
+/// Drops the leading options of a wrapper (with their values) and assignments (`env FOO=1`),
+/// returning the wrapped command. An option that cannot be read for sure is an error.
+fn strip_options(words: &[String], options: &Options) -> Result<Vec<String>, String> {
     let mut i = 0;
     while i < words.len() {
         let w = words[i].as_str();
+        i += 1;
         if w == "--" {
-            i += 1;
             break;
         }
-        if unsupported
-            .iter()
-            .any(|u| w == *u || w.starts_with(&format!("{u}=")))
-        {
-            return Err(format!("the `{w}` option"));
+        // `env - rm`: `-` is `-i`.
+        if w == "-" {
+            continue;
         }
-        if w.starts_with('-') && w.len() > 1 {
-            i += if with_value.contains(&w) { 2 } else { 1 };
+        if let Some(long) = w.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((name, _)) => (format!("--{name}"), true),
+                None => (w.to_string(), false),
+            };
+            if options.kind(&name)? == OptionKind::Valued && !attached {
+                i += 1;
+            }
+        } else if let Some(group) = w.strip_prefix('-').filter(|g| !g.is_empty()) {
+            // `nice -5`: a number is the adjustment.
+            if group.chars().all(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            for (at, letter) in group.char_indices() {
+                let rest = &group[at + letter.len_utf8()..];
+                match options.kind(&format!("-{letter}"))? {
+                    OptionKind::Flag => {}
+                    // The rest of the group is the value, if any.
+                    OptionKind::Optional => break,
+                    OptionKind::Valued => {
+                        if rest.is_empty() {
+                            i += 1;
+                        }
+                        break;
+                    }
+                    OptionKind::Unsupported => unreachable!("kind() refuses it"),
+                }
+            }
         } else if is_assignment(w) {
-            i += 1;
+            continue;
         } else {
+            i -= 1;
             break;
         }
     }
@@ -720,6 +903,10 @@ impl Lexer {
                 return Err("an unclosed $(( arithmetic".into());
             }
             self.pos += 1;
+            // Arithmetic may hold commands of its own (`$(( $(rm x) + 1 ))`): not checked.
+            if inner.contains("$(") || inner.contains('`') {
+                return Err("commands inside $(( arithmetic".into());
+            }
             word.push_str(&format!("$(({inner}))"));
             return Ok(());
         }
@@ -865,6 +1052,54 @@ mod tests {
         ];
         for (cmd, expected) in cases {
             assert_eq!(&words(cmd), expected, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn wrapper_options_are_read_as_getopt_does_or_refused() {
+        let cases: &[(&str, &[&str])] = &[
+            ("exec -la ls rm -rf x", &["rm -rf x"]),
+            (
+                "printf y | xargs -0I ls rm -rf ls",
+                &["printf y", "rm -rf ls"],
+            ),
+            ("timeout --sig KILL 5 rm -rf x", &["rm -rf x"]),
+            ("nice --adj 5 rm -rf x", &["rm -rf x"]),
+            ("nice -5 rm -rf x", &["rm -rf x"]),
+            ("stdbuf --output L rm -rf x", &["rm -rf x"]),
+            ("xargs --max-chars 100 rm -rf", &["rm -rf"]),
+            ("env -iC / rm -rf x", &["rm -rf x"]),
+            ("env - FOO=1 rm -rf x", &["rm -rf x"]),
+            ("bash -oc pipefail 'rm -rf x'", &["rm -rf x"]),
+            ("sudo -nu root rm -rf x", &["rm -rf x"]),
+        ];
+        for (cmd, expected) in cases {
+            assert_eq!(&words(cmd), expected, "{cmd}");
+        }
+        for cmd in [
+            "env -S'rm -rf x'",
+            "env --split-s='rm -rf x'",
+            "timeout --bogus 5 rm -rf x",
+            "echo $(( $(rm -rf x) + 1 ))",
+            "echo $(( `rm -rf x` + 1 ))",
+        ] {
+            assert!(
+                parse_command(cmd).is_err(),
+                "{cmd}: {:?}",
+                parse_command(cmd)
+            );
+        }
+        for cmd in [
+            "hash -p/bin/rm x; x -rf y",
+            "trap 'rm -rf x' EXIT",
+            "flock /tmp/l rm -rf x",
+            "watch rm -rf x",
+        ] {
+            let parsed = parse_command(cmd).unwrap();
+            assert!(
+                parsed.iter().any(|c| c.unknown_program.is_some()),
+                "{cmd}: {parsed:?}"
+            );
         }
     }
 

@@ -34,7 +34,7 @@ pub use policy::{Policy, Subject, Verdict};
 pub use registry::Registry;
 pub use sandbox::{sandbox_support, SandboxSupport};
 pub use session::{Approver, CallContext, Grant, NonInteractive, Progress, Session, SessionConfig};
-pub use shell::EnvFilter;
+pub use shell::{protect_own_environment, EnvFilter};
 
 use async_trait::async_trait;
 use codewright_protocol::{ToolCategory, ToolContent, ToolDetail};

@@ -392,9 +392,21 @@ impl Item<'_> {
         let Item::Command(c) = self else {
             return false;
         };
-        match (pattern.split_whitespace().next(), c.words.split_first()) {
+        let mut pattern = pattern.split_whitespace();
+        match (pattern.next(), c.words.split_first()) {
             (Some(program), Some((have, args))) => {
-                same_program(program, have, true) && args.iter().any(|w| may_expand(w))
+                // A subcommand the pattern names must be the command's, unless that one is
+                // expanded too: `git commit -m "$(cat msg)"` never becomes `git push --force`.
+                let subcommand_fits = match pattern.find(|w| !w.starts_with('-')) {
+                    None => true,
+                    Some(sub) => args
+                        .iter()
+                        .find(|w| !w.starts_with('-'))
+                        .is_none_or(|first| first == sub || may_expand(first)),
+                };
+                same_program(program, have, true)
+                    && args.iter().any(|w| may_expand(w))
+                    && subcommand_fits
             }
             _ => false,
         }
@@ -823,6 +835,19 @@ mod tests {
         ] {
             let verdict = bash(&yolo, command);
             assert!(is_allow(&verdict), "{command:?} gave {verdict:?}");
+        }
+        // An expanded argument cannot change a subcommand written out.
+        let no_force_push = Policy::new(
+            PermissionMode::Yolo,
+            vec![rule("bash", "git push --force", RuleAction::Deny)],
+        );
+        for command in ["git commit -m \"$(cat msg)\"", "git log --format=$FMT"] {
+            let verdict = bash(&no_force_push, command);
+            assert!(is_allow(&verdict), "{command:?} gave {verdict:?}");
+        }
+        for command in ["git push $(echo --force)", "git $SUB --force"] {
+            let verdict = bash(&no_force_push, command);
+            assert!(!is_allow(&verdict), "{command:?} gave {verdict:?}");
         }
         // With no rule restricting commands there is nothing to escape: yolo runs them.
         let unrestricted = Policy::new(

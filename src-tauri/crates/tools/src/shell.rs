@@ -8,8 +8,15 @@
 //!
 //! - the key variables of the user's custom providers (the built-in ones are all `*_API_KEY`);
 //! - names that look like secrets, in any case: `KEY`, `TOKEN`, `SECRET` or ending in `_KEY`,
-//!   `_TOKEN`, `_SECRET` or `APIKEY` (`OPENAI_API_KEY`, `AWS_SECRET_ACCESS_KEY`,
-//!   `GITHUB_TOKEN`), and any containing `PASSWORD` or `PASSWD`.
+//!   `_TOKEN`, `_SECRET`, `_PASS`, `_PAT`, `_DSN`, `APIKEY` or `AUTHTOKEN` (`OPENAI_API_KEY`,
+//!   `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`, `SMTP_PASS`), and any containing `PASSWORD`,
+//!   `PASSWD`, `PASSPHRASE` or `CREDENTIAL`;
+//! - values that carry a password in a URL (`postgres://user:pass@host/db`).
+//!
+//! This is a filter on names and values, not a wall: a command can still reach what the user's
+//! session can (the OS keyring over D-Bus, files in the home folder). Codewright's own
+//! environment is not readable through `/proc/<pid>/environ`: both binaries make themselves
+//! non-dumpable at start ([`protect_own_environment`]).
 //!
 //! A project lets variables through by name with its `pass_env` setting
 //! (`codewright-cli projects settings ID --pass-env NPM_TOKEN,GITHUB_TOKEN`). An MCP server's own
@@ -69,8 +76,9 @@ fn without_secrets(
     provider_keys: &[String],
 ) -> HashMap<String, String> {
     env.iter()
-        .filter(|&(name, _)| {
-            allow.contains(name) || !(provider_keys.contains(name) || looks_secret(name))
+        .filter(|&(name, value)| {
+            allow.contains(name)
+                || !(provider_keys.contains(name) || looks_secret(name) || has_url_password(value))
         })
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect()
@@ -78,12 +86,36 @@ fn without_secrets(
 
 fn looks_secret(name: &str) -> bool {
     let name = name.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET"]
+    ["KEY", "TOKEN", "SECRET", "PASS", "PAT", "DSN"]
         .iter()
         .any(|word| name == *word || name.ends_with(&format!("_{word}")))
         || name.ends_with("APIKEY")
-        || name.contains("PASSWORD")
-        || name.contains("PASSWD")
+        || name.ends_with("AUTHTOKEN")
+        || ["PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL"]
+            .iter()
+            .any(|word| name.contains(word))
+}
+
+/// `scheme://user:password@host…`: a URL that carries a password.
+fn has_url_password(value: &str) -> bool {
+    value.split_whitespace().any(|word| {
+        word.split_once("://").is_some_and(|(scheme, rest)| {
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+            !scheme.is_empty()
+                && authority
+                    .rsplit_once('@')
+                    .is_some_and(|(user_info, _)| user_info.contains(':'))
+        })
+    })
+}
+
+/// Makes this process non-dumpable, so the commands it starts (same user) cannot read its
+/// environment, with the keys in it, from `/proc/<pid>/environ`. Call first thing in `main`.
+pub fn protect_own_environment() {
+    // SAFETY: prctl with PR_SET_DUMPABLE and a constant argument touches no memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong);
+    }
 }
 
 /// The environment of `$SHELL -l` (captured once per process); this process's own environment
@@ -133,6 +165,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn this_process_becomes_non_dumpable() {
+        protect_own_environment();
+        // SAFETY: a query with no pointers.
+        assert_eq!(unsafe { libc::prctl(libc::PR_GET_DUMPABLE) }, 0);
+    }
+
+    #[test]
     fn secrets_are_left_out_unless_the_project_lets_them_through() {
         let env: HashMap<String, String> = [
             "PATH",
@@ -147,9 +186,25 @@ mod tests {
             "MYLLM_APIKEY",
             "MY_LLM_CREDENTIAL",
             "NPM_TOKEN",
+            "SMTP_PASS",
+            "GITLAB_PAT",
+            "SENTRY_DSN",
+            "NPM_AUTHTOKEN",
+            "GPG_PASSPHRASE",
+            "GOOGLE_APPLICATION_CREDENTIALS",
         ]
         .into_iter()
         .map(|name| (name.to_string(), "value".to_string()))
+        .chain([
+            (
+                "DATABASE_URL".to_string(),
+                "postgres://app:hunter2@db.local/app".to_string(),
+            ),
+            (
+                "HOMEPAGE".to_string(),
+                "https://example.com/a@b".to_string(),
+            ),
+        ])
         .collect();
         let kept = without_secrets(
             &env,
@@ -163,6 +218,7 @@ mod tests {
             [
                 "CODEWRIGHT_HOME",
                 "HOME",
+                "HOMEPAGE",
                 "NPM_TOKEN",
                 "PATH",
                 "SSH_AUTH_SOCK"

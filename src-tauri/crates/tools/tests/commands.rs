@@ -73,10 +73,12 @@ async fn fast_output_is_bounded_end_to_end() {
         sink.lock().unwrap().push(text.len())
     }));
     let command = "yes abcdefghij | head -c 200000000; echo END_MARKER_XYZ";
+    let started = std::time::Instant::now();
     let out = h
         .registry
         .call("bash", &json!({ "command": command }).to_string(), &cx)
         .await;
+    let took = started.elapsed();
     let t = out.text_content();
     assert!(!out.is_error, "{t}");
     assert!(t.starts_with("abcdefghij\nabcdefghij\n"), "{t}");
@@ -98,12 +100,17 @@ async fn fast_output_is_bounded_end_to_end() {
     assert!(omitted_bytes > 199_900_000, "{omitted_bytes}");
     let events = events.lock().unwrap().clone();
     assert!(!events.is_empty());
-    assert!(events.len() < 300, "{} progress events", events.len());
+    // At most one every 100 ms, however slow the machine (plus the last one).
+    let most = took.as_millis() as usize / 100 + 2;
+    assert!(
+        events.len() <= most,
+        "{} progress events in {took:?}",
+        events.len()
+    );
     assert!(
         events.iter().all(|n| *n <= 25 * 1024),
         "an event over the bound: {events:?}"
     );
-    assert!(events.iter().sum::<usize>() < 4 * 1024 * 1024);
 
     let out = h
         .call(

@@ -88,6 +88,8 @@ async fn helper_agent() {
                 text.contains("CODEWRIGHT_TEST_TOKEN=let-through") && text.contains("PATH="),
                 "{text}"
             );
+            // Proof for the test that this ran (a helper that matched nothing would pass too).
+            std::fs::write(dir.join("checked"), "").unwrap();
         }
         other => panic!("unknown helper mode {other}"),
     }
@@ -158,5 +160,9 @@ fn commands_do_not_inherit_secrets() {
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        dir.path().join("checked").exists(),
+        "the helper did not run"
     );
 }
