@@ -25,6 +25,7 @@ fn main() {
         "set_task_options",
         "restore_checkpoint",
         "render_markdown",
+        "find_files",
         "open_link",
     ];
     tauri_build::try_build(

@@ -179,6 +179,59 @@ fn a_new_users_path_through_a_task_window() {
     wait_idle(&app);
     save_screenshot("task-1-answer", &app.screenshot());
 
+    // 1b. `@` lists the project's files as the user types; Enter picks one (and sends nothing).
+    let input = app.find("#composer-input");
+    input.type_text("Look at @nots");
+    app.wait_until(
+        "the file picker",
+        WAIT,
+        "const o = document.querySelector('#mention-list:not([hidden]) .mention-option[aria-selected=\"true\"]'); return o && o.textContent",
+        |v| v == "notes.txt",
+    );
+    assert_eq!(
+        app.js(
+            "return [...document.querySelectorAll('.mention-option mark')].map(m => m.textContent).join('')",
+            json!([])
+        ),
+        "nots",
+        "the typed letters are marked"
+    );
+    save_screenshot("task-1b-mention", &app.screenshot());
+    input.type_text(ENTER);
+    app.wait_until(
+        "the picked file in the composer",
+        WAIT,
+        "return document.getElementById('composer-input').value",
+        |v| v == "Look at @notes.txt ",
+    );
+    assert!(
+        app.js(
+            "return document.getElementById('mention-list').hidden",
+            json!([])
+        ) == true
+    );
+    assert_eq!(
+        app.js(
+            "return document.querySelectorAll('.message.user').length",
+            json!([])
+        ),
+        1,
+        "Enter picked the file and sent nothing"
+    );
+    script(vec![Reply::Text("Read it.".into())]);
+    input.type_text("please");
+    input.type_text(ENTER);
+    app.wait_until(
+        "the message with its mention",
+        WAIT,
+        "return [...document.querySelectorAll('.message.user')].map(m => m.textContent).join('|')",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.contains("Look at @notes.txt please"))
+        },
+    );
+    wait_idle(&app);
+
     // 2. An edit with two hunks asks first; approving only the first writes exactly that hunk.
     let mut changed: Vec<String> = original.lines().map(String::from).collect();
     changed[1] = "line 2 — changed".into();

@@ -53,6 +53,7 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             task_window::set_task_options,
             task_window::restore_checkpoint,
             task_window::render_markdown,
+            task_window::find_files,
             task_window::open_link,
         ]))
 }

@@ -4,9 +4,11 @@ use crate::commands::CommandError;
 use codewright_agent::AgentConfig;
 use codewright_host::Host;
 use codewright_store::{default_data_dir, Store};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// Shared state of the running app.
 pub struct AppState {
@@ -17,7 +19,12 @@ pub struct AppState {
     /// Wakes the sync thread right after a write, so windows update without waiting for a poll.
     wake: Sender<()>,
     wake_rx: Mutex<Option<Receiver<()>>>,
+    /// Each project's file list for the composer's `@` picker, with when it was read.
+    files: Mutex<HashMap<PathBuf, (Instant, Arc<Vec<String>>)>>,
 }
+
+/// How long a project's file list is reused while the user types after `@`.
+const FILES_FRESH: Duration = Duration::from_secs(5);
 
 impl AppState {
     /// Opens the store in `home`. A failure is kept, not raised: the windows show it on an error
@@ -42,6 +49,7 @@ impl AppState {
             host,
             wake,
             wake_rx: Mutex::new(Some(wake_rx)),
+            files: Mutex::new(HashMap::new()),
         }
     }
 
@@ -92,6 +100,20 @@ impl AppState {
     /// The host that runs tasks, or the error that kept the store from opening.
     pub fn host(&self) -> Result<&Host, CommandError> {
         self.host.as_ref().map_err(Clone::clone)
+    }
+
+    /// The files of the project in `root` (see `codewright_tools::files`), read again when the
+    /// list is older than a few seconds. Blocks while it walks the folder.
+    pub(crate) fn project_files(&self, root: &Path) -> Arc<Vec<String>> {
+        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        match files.get(root) {
+            Some((read, list)) if read.elapsed() < FILES_FRESH => list.clone(),
+            _ => {
+                let list = Arc::new(codewright_host::files::project_files(root));
+                files.insert(root.to_path_buf(), (Instant::now(), list.clone()));
+                list
+            }
+        }
     }
 
     /// Tells the sync thread that this process just wrote.

@@ -40,11 +40,15 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
                     Ok(()) | Err(RecvTimeoutError::Timeout) => {}
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
-                // Every 2 s: runs another process left behind when it quit show as interrupted.
+                // Every 2 s: runs another process left behind when it quit show as interrupted,
+                // and those that were waiting for the user ask again (a process still quitting
+                // when this one started held its tasks a moment longer).
                 if settled.elapsed() >= SETTLE {
                     settled = std::time::Instant::now();
                     if let Ok(host) = app.state::<AppState>().host() {
                         host.mark_interrupted();
+                        let host = host.clone();
+                        tauri::async_runtime::spawn(async move { host.resume_asking().await });
                     }
                 }
                 while wake.try_recv().is_ok() {}
@@ -116,7 +120,8 @@ pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
         return;
     };
     let mut events = host.subscribe(None);
-    // Runs that ended while an approval or question waited (a quit, a crash) ask it again.
+    // Runs that ended while an approval or question waited (a quit, a crash) ask it again (and
+    // every 2 s after, see `start`).
     let resumer = host.clone();
     tauri::async_runtime::spawn(async move { resumer.resume_asking().await });
     let app = app.clone();

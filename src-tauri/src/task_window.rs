@@ -1,19 +1,22 @@
 //! The commands of a task window (async ones run off the main thread, so a slow disk or a long
 //! message never stalls the window system): read its conversation, send, stop, answer approvals and
-//! questions, choose model and mode, restore checkpoints, render Markdown, open a link. Each is a
+//! questions, choose model and mode, restore checkpoints, render Markdown, find files for an `@`
+//! mention, open a link. Each is a
 //! thin call into the host; the guard (`guard.rs`) has already checked that a task window names
 //! only its own task.
 
 use crate::commands::{CommandError, Result};
 use crate::markdown::{self, Rendered};
 use crate::AppState;
+use codewright_host::files::FileMatch;
 use codewright_host::models::ModelChoice;
 use codewright_host::{HostError, RunOptions, Running, Sent, TaskOptions};
 use codewright_protocol::{
     ApprovalRequest, Checkpoint, Decision, MessageRecord, PermissionMode, Question, Task, TaskId,
 };
 use serde::Serialize;
-use tauri::State;
+use std::path::PathBuf;
+use tauri::{Manager, State};
 
 /// Messages a window loads at a time (the newest first, older ones as the user scrolls up).
 const PAGE: usize = 50;
@@ -182,6 +185,35 @@ pub async fn restore_checkpoint(
 pub async fn render_markdown(text: String, done: bool) -> Rendered {
     markdown::render(&text, done)
 }
+
+/// The files of the task's project that best match what the user typed after `@`.
+#[tauri::command]
+pub async fn find_files<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    task_id: TaskId,
+    query: String,
+) -> Result<Vec<FileMatch>> {
+    let root = {
+        let state = app.state::<AppState>();
+        let store = state.store()?;
+        PathBuf::from(store.project(store.task(task_id)?.project_id)?.root_path)
+    };
+    // Walking a large project takes a while: not on the window's thread.
+    let found = tauri::async_runtime::spawn_blocking(move || {
+        let files = app.state::<AppState>().project_files(&root);
+        codewright_host::files::find_files(&files, &query, MENTION_LIMIT)
+    })
+    .await;
+    found.map_err(|e| CommandError {
+        kind: "files".into(),
+        message: format!("the project's files could not be listed: {e}"),
+        fatal: false,
+        saved: false,
+    })
+}
+
+/// Matches the `@` picker shows at most.
+const MENTION_LIMIT: usize = 50;
 
 /// Opens an http(s) or mailto link in the system browser (the window asked the user first).
 #[tauri::command]

@@ -4,6 +4,7 @@ import { call, messageOf } from '../api.js';
 import { $, h } from '../dom.js';
 import { hintFor, providerOf } from './hints.js';
 import { ask } from '../dialogs.js';
+import { attachMentions, mentionsHandleKey } from './mentions.js';
 
 const state = {
   taskId: 0,
@@ -27,6 +28,7 @@ export function initComposer(taskId, onSteered) {
     state.committing = true;
   });
   input.addEventListener('keydown', onKey);
+  attachMentions(input, { taskId });
   $('#composer-send').addEventListener('click', send);
   $('#composer-stop').addEventListener('click', stop);
   $('#mode-select').addEventListener('change', changeMode);
@@ -63,6 +65,11 @@ function renderModels() {
 function onKey(event) {
   const committing = state.committing;
   state.committing = false;
+  // A key an IME takes is its own: WebKit may report the Enter that confirms a composition with
+  // isComposing false (keyCode 229), right after compositionend.
+  const ime = state.composing || event.isComposing || (event.keyCode === 229 && committing);
+  // The open file picker comes first: its Escape closes it (the run goes on), its Enter picks.
+  if (!ime && mentionsHandleKey(event)) return;
   if (event.key === 'Escape') {
     if (state.running && !document.querySelector('dialog[open]')) {
       event.preventDefault();
@@ -70,10 +77,7 @@ function onKey(event) {
     }
     return;
   }
-  if (event.key !== 'Enter' || event.shiftKey) return;
-  // Enter that confirms an IME composition must not send: WebKit may report it with
-  // isComposing false (keyCode 229), right after compositionend.
-  if (state.composing || event.isComposing || (event.keyCode === 229 && committing)) return;
+  if (event.key !== 'Enter' || event.shiftKey || ime) return;
   event.preventDefault();
   send();
 }

@@ -373,3 +373,86 @@ async fn sigkill_at_twenty_points_then_resume_loses_nothing() {
     assert_eq!(shown["task"]["status"], "completed");
     server.assert_clean();
 }
+
+/// The secrets drill: with a provider key, a token and a database URL with a password in the
+/// environment, a model that prints the environment gets none of them, and none reaches the
+/// events, the output or the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_never_reach_the_model_the_events_or_the_database() {
+    const KEY: &str = "sk-drill-7f3a9c1e";
+    const TOKEN: &str = "ghp-drill-55aa";
+    const PASSWORD: &str = "pw-drill-0b1d";
+    let server = common::serve(Arc::new(|_, body: &Value| {
+        if body["messages"].as_array().unwrap().last().unwrap()["role"] == "tool" {
+            text("Printed it.")
+        } else {
+            calls(&[("bash", json!({"command": "printenv; env | sort"}))])
+        }
+    }))
+    .await;
+    let cli = Cli::new(&server);
+    let out = cli.run(&[
+        "providers",
+        "add",
+        "keyed",
+        "--protocol",
+        "openai",
+        "--base-url",
+        &server.url,
+        "--api-key-env",
+        "CODEWRIGHT_DRILL_KEY",
+    ]);
+    assert!(out.status.success());
+    let out = cli
+        .command(&[
+            "exec",
+            "--model",
+            "test-model@keyed",
+            "--mode",
+            "yolo",
+            "--json",
+            "Print the environment",
+        ])
+        .env("CODEWRIGHT_DRILL_KEY", KEY)
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("DATABASE_URL", format!("postgres://app:{PASSWORD}@db/app"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: Vec<String> = server
+        .requests()
+        .iter()
+        .flat_map(|r| tool_results(r).into_iter().map(|(_, t)| t))
+        .collect();
+    assert!(
+        results.iter().any(|t| t.contains("PATH=")),
+        "the environment was printed: {results:?}"
+    );
+    let mut places = vec![
+        (
+            "the model's requests".to_string(),
+            serde_json::to_vec(&server.requests()).unwrap(),
+        ),
+        ("stdout".into(), out.stdout.clone()),
+        ("stderr".into(), out.stderr.clone()),
+    ];
+    for entry in std::fs::read_dir(cli.home.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            places.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+        }
+    }
+    for (place, bytes) in &places {
+        let text = String::from_utf8_lossy(bytes);
+        for secret in [KEY, TOKEN, PASSWORD] {
+            assert!(!text.contains(secret), "{secret} leaked into {place}");
+        }
+    }
+    server.assert_clean();
+}

@@ -7,7 +7,7 @@
 pub mod mcp;
 pub mod models;
 
-pub use codewright_tools::protect_own_environment;
+pub use codewright_tools::{files, protect_own_environment};
 
 use codewright_agent::{Agent, AgentConfig, Refusal, RunRequest, TaskHandle};
 use codewright_mcp::{McpServers, ServerState};
@@ -330,7 +330,7 @@ impl Host {
 
     /// Continues the tasks whose run ended (Codewright quit or crashed) while a call waited for
     /// the user, so the approval or question is asked again. A front end that stays open calls
-    /// it once at start. Returns the tasks continued.
+    /// it at start and after each [`Host::mark_interrupted`]. Returns the tasks continued.
     pub async fn resume_asking(&self) -> Vec<TaskId> {
         let asking = self.inner.store().tasks_asking().unwrap_or_default();
         let mut resumed = Vec::new();

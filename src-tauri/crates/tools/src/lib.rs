@@ -8,7 +8,7 @@
 //! - Every path is resolved against the project root ([`paths`]); leaving it needs its own approval.
 //! - Before a turn first changes a file, its pre-image is saved ([`checkpoint`]), so every turn
 //!   can be undone, and so can the undo.
-//! - Commands die with Codewright, however it ends ([`reaper`]), and never inherit its secrets
+//! - Commands die with Codewright, however it ends ([`reaper`]), and do not inherit its secrets
 //!   ([`EnvFilter`]).
 
 // Tool errors are results for the model, made once per call; their size does not matter.
@@ -18,6 +18,7 @@ pub mod builtin;
 pub mod checkpoint;
 mod command;
 mod diff;
+pub mod files;
 pub mod paths;
 mod policy;
 pub mod reaper;
