@@ -20,8 +20,11 @@ pub struct AppState {
     wake: Sender<()>,
     wake_rx: Mutex<Option<Receiver<()>>>,
     /// Each project's file list for the composer's `@` picker, with when it was read.
-    files: Mutex<HashMap<PathBuf, (Instant, Arc<Vec<String>>)>>,
+    files: Mutex<HashMap<PathBuf, FileList>>,
 }
+
+/// A project's files and when they were listed.
+type FileList = (Instant, Arc<Vec<String>>);
 
 /// How long a project's file list is reused while the user types after `@`.
 const FILES_FRESH: Duration = Duration::from_secs(5);
