@@ -608,6 +608,7 @@ fn hostile_content_never_runs_or_navigates() {
                 json!({"command": "echo '<script>window.__pwned=2</script><img src=x onerror=window.__pwned=3>'"}),
             ),
             ("list_dir", json!({})),
+            ("hostile__show", json!({})),
         ]),
         _ => Reply::Text(
             "<script>window.__pwned=4</script>\n\n<img src=x onerror=\"window.__pwned=5\">\n\n\
@@ -618,6 +619,26 @@ fn hostile_content_never_runs_or_navigates() {
     }));
     let _task = setup(&data, &folder, &provider);
     std::fs::write(folder.join(evil_name), "x").unwrap();
+    // An MCP server that answers with HTML, an SVG carrying a script, and a PNG.
+    let servers = std::env::var_os("CODEWRIGHT_MCP_SERVERS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(&std::env::var("HOME").unwrap()).join(".cache/codewright/mcp-servers")
+        });
+    let python = servers.join("py/bin/python");
+    assert!(python.exists(), "run ./scripts/setup --test first");
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/hostile_mcp.py");
+    cli(
+        &data,
+        &[
+            "mcp",
+            "add",
+            "hostile",
+            "--",
+            python.to_str().unwrap(),
+            server.to_str().unwrap(),
+        ],
+    );
     let desktop = Desktop::start(&data);
     let app = desktop.launch();
     open_task_window(&app);
@@ -633,6 +654,18 @@ fn hostile_content_never_runs_or_navigates() {
             json!([])
         ) == true,
         "the file name is shown as text"
+    );
+    // The MCP result: its HTML as text, the SVG not shown, the PNG shown as an image.
+    app.wait_until("the MCP result shown", WAIT,
+        "return [...document.querySelectorAll('.tool-panel')].some(p => p.textContent.includes('<img src=x onerror=window.__pwned=9> <b>bold?</b>') && p.textContent.includes('image/svg+xml is not shown') && p.querySelector('img.tool-image[src^=\"data:image/png\"]'))",
+        |v| v == true);
+    assert_eq!(
+        app.js(
+            "return document.querySelectorAll('img[src^=\"data:image/svg\"], svg script, b').length",
+            json!([])
+        ),
+        0,
+        "no SVG image, script or markup from a result made it into the page"
     );
     // A javascript: link is not a link at all; a real one asks before it opens.
     assert_eq!(
