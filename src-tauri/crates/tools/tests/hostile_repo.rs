@@ -1,0 +1,87 @@
+//! The hostile-repository drill: a project with a symlink loop, a 2 GB file, file names with new
+//! lines and shell metacharacters, a name that is not UTF-8 and a `.gitignore` of 100,000 lines.
+//! Every reading tool (and the `@` picker's file list) finishes, says something sensible, and
+//! never panics or hangs.
+
+mod common;
+
+use codewright_protocol::PermissionMode;
+use common::Harness;
+use serde_json::json;
+use std::os::unix::ffi::OsStrExt;
+use std::time::{Duration, Instant};
+
+/// Longer than any of these takes on a loaded machine, short of a hang.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reading_tools_survive_a_hostile_repository() {
+    let h = Harness::new(PermissionMode::Normal);
+    let root = h.root();
+    std::os::unix::fs::symlink("b", root.join("a")).unwrap();
+    std::os::unix::fs::symlink("a", root.join("b")).unwrap();
+    std::fs::create_dir(root.join("loop")).unwrap();
+    std::os::unix::fs::symlink("..", root.join("loop/up")).unwrap();
+    // Sparse: 2 GB long, nothing on disk.
+    std::fs::File::create(root.join("big.bin"))
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let weird = "we\nird $(touch pwned) `touch pwned`; |&.txt";
+    h.write(weird, "needle in a weird file\n");
+    let not_utf8 = std::ffi::OsStr::from_bytes(b"bad\xff name.txt");
+    std::fs::write(root.join(not_utf8), "needle in a bad name\n").unwrap();
+    let ignore: String = (0..100_000).map(|i| format!("generated-{i}/\n")).collect();
+    h.write(".gitignore", ignore + "ignored.txt\n");
+    h.write("ignored.txt", "needle that is ignored\n");
+    h.write("src/main.rs", "fn main() { /* needle */ }\n");
+
+    let calls = [
+        ("list_dir", json!({})),
+        ("list_dir", json!({"path": "loop/up/loop/up"})),
+        ("glob", json!({"pattern": "**/*"})),
+        ("grep", json!({"pattern": "needle"})),
+        ("read_file", json!({"path": "big.bin", "offset": 1, "limit": 5})),
+        ("read_file", json!({"path": "a"})),
+        ("read_file", json!({"path": weird})),
+    ];
+    let mut outputs = Vec::new();
+    for (tool, input) in calls {
+        let started = Instant::now();
+        let out = tokio::time::timeout(DEADLINE, h.call(tool, input.clone()))
+            .await
+            .unwrap_or_else(|_| panic!("{tool} {input} did not finish"));
+        assert!(started.elapsed() < DEADLINE);
+        outputs.push((tool, input, out));
+    }
+    let text = |i: usize| outputs[i].2.text_content();
+
+    // Listing and searching show the odd names, skip what is ignored, and do not loop.
+    assert!(text(0).contains("big.bin") && text(0).contains("src"), "{}", text(0));
+    assert!(!outputs[2].2.is_error, "{}", text(2));
+    assert!(text(2).contains("src/main.rs"), "{}", text(2));
+    assert!(!text(2).contains("ignored.txt"), "{}", text(2));
+    let grep = text(3);
+    assert!(grep.contains("src/main.rs"), "{grep}");
+    assert!(grep.contains("needle in a weird file"), "{grep}");
+    assert!(!grep.contains("needle that is ignored"), "{grep}");
+    // A 2 GB file of zeros (one "line") is refused as binary, not read; a symlink loop is an
+    // error.
+    assert!(outputs[4].2.is_error, "{}", text(4));
+    assert!(text(4).contains("binary"), "{}", text(4));
+    assert!(outputs[5].2.is_error, "{}", text(5));
+    // A name with a new line and shell syntax is a name, never a command.
+    assert!(text(6).contains("needle in a weird file"), "{}", text(6));
+    assert!(!root.join("pwned").exists());
+
+    // The composer's file list: bounded time, no loop, the odd names listed.
+    let started = Instant::now();
+    let files = codewright_tools::files::project_files(&root);
+    assert!(started.elapsed() < DEADLINE);
+    assert!(files.iter().any(|f| f == "src/main.rs"), "{files:?}");
+    assert!(files.iter().any(|f| f == weird), "{files:?}");
+    assert!(!files.iter().any(|f| f == "ignored.txt"), "{files:?}");
+    assert!(files.iter().all(|f| !f.starts_with("loop/up/")), "{files:?}");
+    let found = codewright_tools::files::find_files(&files, "weird", 5);
+    assert_eq!(found[0].path, weird);
+}
