@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::notifications::NotificationBus;
 use support::provider::{Provider, Reply};
 use support::webdriver::Session;
 use support::{cli, save_screenshot, Desktop};
@@ -149,7 +150,8 @@ fn a_new_users_path_through_a_task_window() {
     let task = setup(&data, &folder, &provider);
     let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
     std::fs::write(folder.join("notes.txt"), &original).unwrap();
-    let desktop = Desktop::start(&data);
+    let bus = NotificationBus::start();
+    let desktop = Desktop::start_with(&data, &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)]);
     let app = desktop.launch();
     let task_window = open_task_window(&app);
 
@@ -497,6 +499,13 @@ fn a_new_users_path_through_a_task_window() {
         "return [...document.querySelectorAll('.task')].map(t => t.textContent).join('|')",
         |v| v.as_str().is_some_and(|t| t.contains("Needs approval")),
     );
+    // Asked again while its window is closed: an OS notification says so, as text.
+    let sent = bus.wait_for("touch after-relaunch", WAIT);
+    assert!(sent.contains("Approval needed"), "{sent}");
+    assert!(
+        sent.contains("Fix the notes — 修复: Run `touch after-relaunch`"),
+        "{sent}"
+    );
     open_task_window(&app);
     app.wait_until(
         "the conversation after a relaunch",
@@ -515,6 +524,7 @@ fn a_new_users_path_through_a_task_window() {
         text.as_str().unwrap().contains("touch after-relaunch"),
         "{text}"
     );
+
     save_screenshot("task-8-relaunched", &app.screenshot());
     assert!(
         !folder.join("after-relaunch").exists(),

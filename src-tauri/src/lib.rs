@@ -24,6 +24,7 @@ pub const AGENT_EVENT: &str = "agent";
 pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R> {
     builder
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
         .manage(state)
         .setup(|app| {
             sync::start(app.handle());

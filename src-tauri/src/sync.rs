@@ -4,7 +4,7 @@
 //! deleted → closed.
 
 use crate::{windows, AppState, AGENT_EVENT, STORE_EVENT};
-use codewright_protocol::{AgentEvent, StoreEvent};
+use codewright_protocol::{AgentEvent, StoreEvent, TaskId};
 use codewright_store::Store;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
@@ -139,12 +139,37 @@ pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
                 | AgentEvent::ThinkingDelta { .. }
                 | AgentEvent::ToolCallArguments { .. }
                 | AgentEvent::ToolProgress { .. } => {}
-                AgentEvent::ApprovalRequested { .. } | AgentEvent::QuestionAsked { .. } => {
-                    app.state::<AppState>().changed();
-                    windows::ask_attention(&app, &label);
+                AgentEvent::ApprovalRequested { request } => {
+                    let state = app.state::<AppState>();
+                    state.changed();
+                    let body = format!(
+                        "{}: {}",
+                        task_title(&state, event.task_id()),
+                        request.summary
+                    );
+                    windows::ask_attention(&app, &label, "Approval needed", &body);
+                }
+                AgentEvent::QuestionAsked { question } => {
+                    let state = app.state::<AppState>();
+                    state.changed();
+                    let body = format!(
+                        "{}: {}",
+                        task_title(&state, event.task_id()),
+                        question.question
+                    );
+                    windows::ask_attention(&app, &label, "The agent asks", &body);
                 }
                 _ => app.state::<AppState>().changed(),
             }
         }
     });
+}
+
+/// A task's title, for a notification ("a task" when it cannot be read).
+fn task_title(state: &AppState, task: TaskId) -> String {
+    state
+        .store()
+        .ok()
+        .and_then(|store| store.task(task).ok())
+        .map_or_else(|| "a task".to_string(), |t| t.title)
 }

@@ -46,18 +46,33 @@ pub(crate) fn close_task_window<R: Runtime>(app: &AppHandle<R>, id: TaskId) {
     }
 }
 
-/// Something waits for the user in this window: bring it to the front if it is not focused, and
-/// ask the window manager for attention (the taskbar entry flashes). Its dialog does not take a
-/// keystroke meant for another window (see approval.js).
-pub(crate) fn ask_attention<R: Runtime>(app: &AppHandle<R>, label: &str) {
-    let Some(window) = app.get_webview_window(label) else {
-        return;
-    };
-    if window.is_focused().unwrap_or(false) {
-        return;
+/// Something waits for the user in this window: unless it is focused, bring it to the front, ask
+/// the window manager for attention (the taskbar entry flashes), and show an OS notification
+/// (`title`, `body`) — also when the window is not open. Its dialog does not take a keystroke
+/// meant for another window (see approval.js).
+pub(crate) fn ask_attention<R: Runtime>(app: &AppHandle<R>, label: &str, title: &str, body: &str) {
+    if let Some(window) = app.get_webview_window(label) {
+        if window.is_focused().unwrap_or(false) {
+            return;
+        }
+        let _ = window.unminimize();
+        let _ = window.show();
+        let _ = window.set_focus();
+        let _ = window.request_user_attention(Some(tauri::UserAttentionType::Critical));
     }
-    let _ = window.unminimize();
-    let _ = window.show();
-    let _ = window.set_focus();
-    let _ = window.request_user_attention(Some(tauri::UserAttentionType::Critical));
+    use tauri_plugin_notification::NotificationExt;
+    // Notification servers may read the body as markup: it is shown as text.
+    let _ = app
+        .notification()
+        .builder()
+        .title(title)
+        .body(escape_markup(body))
+        .show();
+}
+
+/// `text` with the characters notification markup gives meaning to escaped.
+fn escape_markup(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

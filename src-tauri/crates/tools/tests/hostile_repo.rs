@@ -41,7 +41,10 @@ async fn reading_tools_survive_a_hostile_repository() {
         ("list_dir", json!({"path": "loop/up/loop/up"})),
         ("glob", json!({"pattern": "**/*"})),
         ("grep", json!({"pattern": "needle"})),
-        ("read_file", json!({"path": "big.bin", "offset": 1, "limit": 5})),
+        (
+            "read_file",
+            json!({"path": "big.bin", "offset": 1, "limit": 5}),
+        ),
         ("read_file", json!({"path": "a"})),
         ("read_file", json!({"path": weird})),
     ];
@@ -57,7 +60,11 @@ async fn reading_tools_survive_a_hostile_repository() {
     let text = |i: usize| outputs[i].2.text_content();
 
     // Listing and searching show the odd names, skip what is ignored, and do not loop.
-    assert!(text(0).contains("big.bin") && text(0).contains("src"), "{}", text(0));
+    assert!(
+        text(0).contains("big.bin") && text(0).contains("src"),
+        "{}",
+        text(0)
+    );
     assert!(!outputs[2].2.is_error, "{}", text(2));
     assert!(text(2).contains("src/main.rs"), "{}", text(2));
     assert!(!text(2).contains("ignored.txt"), "{}", text(2));
@@ -81,7 +88,10 @@ async fn reading_tools_survive_a_hostile_repository() {
     assert!(files.iter().any(|f| f == "src/main.rs"), "{files:?}");
     assert!(files.iter().any(|f| f == weird), "{files:?}");
     assert!(!files.iter().any(|f| f == "ignored.txt"), "{files:?}");
-    assert!(files.iter().all(|f| !f.starts_with("loop/up/")), "{files:?}");
+    assert!(
+        files.iter().all(|f| !f.starts_with("loop/up/")),
+        "{files:?}"
+    );
     let found = codewright_tools::files::find_files(&files, "weird", 5);
     assert_eq!(found[0].path, weird);
 }
