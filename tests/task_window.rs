@@ -14,6 +14,14 @@ use support::webdriver::Session;
 use support::{cli, save_screenshot, Desktop};
 
 const WAIT: Duration = Duration::from_secs(15);
+/// A 1×1 PNG.
+const PNG_1X1: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0,
+    0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x89, 0x99, 0x3d, 0x1d, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+    0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
 const ENTER: &str = "\u{E007}";
 
 /// What the user said last in a request (the prompt, or a tool result's text).
@@ -151,7 +159,7 @@ fn a_new_users_path_through_a_task_window() {
     let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
     std::fs::write(folder.join("notes.txt"), &original).unwrap();
     let bus = NotificationBus::start();
-    let desktop = Desktop::start_with(&data, &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)]);
+    let desktop = Desktop::start_with(&data, &bus.env());
     let app = desktop.launch();
     let task_window = open_task_window(&app);
 
@@ -233,6 +241,52 @@ fn a_new_users_path_through_a_task_window() {
         },
     );
     wait_idle(&app);
+
+    // 1c. An image attached with the file chooser shows as a thumbnail, goes to the model with
+    // the message, and stays in the conversation.
+    let picture = home.path().join("screenshot 图.png");
+    std::fs::write(&picture, PNG_1X1).unwrap();
+    app.find("#composer-file")
+        .type_text(picture.to_str().unwrap());
+    app.wait_until(
+        "the thumbnail",
+        WAIT,
+        "const t = document.querySelector('#composer-attachments .attachment-thumb img'); return t && t.alt",
+        |v| v == "screenshot 图.png",
+    );
+    save_screenshot("task-1c-attachment", &app.screenshot());
+    script(vec![Reply::Text("A tiny picture.".into())]);
+    send(&app, "What is in this picture?");
+    app.wait_until(
+        "the sent image in the conversation",
+        WAIT,
+        "return document.querySelectorAll('.message.user .message-attachment img[src^=\"data:image/png\"]').length",
+        |v| v == 1,
+    );
+    assert_eq!(
+        app.js(
+            "return document.querySelectorAll('#composer-attachments .attachment-thumb').length",
+            json!([])
+        ),
+        0,
+        "the composer let go of what it sent"
+    );
+    wait_idle(&app);
+    let asked = provider.requests();
+    let user = asked.last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()
+        .clone();
+    assert!(
+        user["content"]
+            .to_string()
+            .contains("data:image/png;base64,"),
+        "the image reached the model: {user}"
+    );
 
     // 2. An edit with two hunks asks first; approving only the first writes exactly that hunk.
     let mut changed: Vec<String> = original.lines().map(String::from).collect();

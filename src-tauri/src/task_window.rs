@@ -12,7 +12,8 @@ use codewright_host::files::FileMatch;
 use codewright_host::models::ModelChoice;
 use codewright_host::{HostError, RunOptions, Running, Sent, TaskOptions};
 use codewright_protocol::{
-    ApprovalRequest, Checkpoint, Decision, MessageRecord, PermissionMode, Question, Task, TaskId,
+    ApprovalRequest, Attachment, Checkpoint, Decision, Message, MessageRecord, PermissionMode,
+    Question, Task, TaskId,
 };
 use serde::Serialize;
 use std::path::PathBuf;
@@ -116,15 +117,23 @@ pub async fn older_messages(
     Ok(page)
 }
 
-/// Sends the user's message: starts a run, or steers the running one.
+/// Sends the user's message (its text and attached images): starts a run, or steers the
+/// running one.
 #[tauri::command]
 pub async fn send_message(
     state: State<'_, AppState>,
     task_id: TaskId,
     text: Option<String>,
+    attachments: Option<Vec<Attachment>>,
 ) -> Result<Sent> {
     let host = state.host()?.clone();
-    let sent = host.send(task_id, text, RunOptions::default()).await?;
+    let attachments = attachments.unwrap_or_default();
+    // `None` with nothing attached continues the task as it is.
+    let message = match (text, attachments.is_empty()) {
+        (None, true) => None,
+        (text, _) => Some(Message::user_with(text.unwrap_or_default(), attachments)),
+    };
+    let sent = host.send(task_id, message, RunOptions::default()).await?;
     state.changed();
     Ok(sent)
 }

@@ -30,6 +30,8 @@ pub(crate) fn open_task_window<R: Runtime>(app: &AppHandle<R>, task: &Task) -> t
     .title(title(task))
     .inner_size(880.0, 720.0)
     .min_inner_size(480.0, 360.0)
+    // Images dropped on the composer reach the page (it attaches them, and refuses other drops).
+    .disable_drag_drop_handler()
     .build()?;
     Ok(())
 }

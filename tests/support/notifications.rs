@@ -14,12 +14,24 @@ pub struct NotificationBus {
     pub address: String,
 }
 
+/// The app's environment for this bus: its address, and no accessibility bus started on it (that
+/// would outlive the test).
+impl NotificationBus {
+    pub fn env(&self) -> [(&str, &str); 3] {
+        [
+            ("DBUS_SESSION_BUS_ADDRESS", &self.address),
+            ("NO_AT_BRIDGE", "1"),
+            ("GTK_A11Y", "none"),
+        ]
+    }
+}
+
 impl NotificationBus {
     pub fn start() -> NotificationBus {
         let mut daemon = Command::new("dbus-daemon")
             .args(["--session", "--nofork", "--print-address=1"])
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::null())
             .spawn()
             .expect("dbus-daemon is not installed; run scripts/setup --test");
         let mut address = String::new();

@@ -99,7 +99,7 @@ function onAgent(event) {
 
 function wire() {
   initHeader(taskId);
-  initComposer(taskId, (text) => conversation.enqueue(text));
+  initComposer(taskId, (text, images) => conversation.enqueue(text, images));
   initPrompts(taskId, (text) => conversation.notice(text));
   initCheckpoints(taskId, { notice: (text) => conversation.notice(text), refresh: refreshCheckpoints });
   conversation = new Conversation(taskId);

@@ -1,10 +1,12 @@
-// The composer: the message box with Send and Stop, and the task's mode and model.
+// The composer: the message box with its attached images, Send and Stop, and the task's mode and
+// model.
 
 import { call, messageOf } from '../api.js';
 import { $, h } from '../dom.js';
 import { hintFor, providerOf } from './hints.js';
 import { ask } from '../dialogs.js';
 import { attachMentions, mentionsHandleKey } from './mentions.js';
+import { clearAttachments, hasAttachments, initAttachments, pendingAttachments } from './attachments.js';
 
 const state = {
   taskId: 0,
@@ -15,10 +17,11 @@ const state = {
   sending: false,
   composing: false, // an IME composition is open
   committing: false, // a composition just ended; WebKit may still send its Enter
+  attachError: false, // the error shown is about attaching (a fine attach hides it)
   onSteered: () => {},
 };
 
-/** `onSteered(text)` is called for a message queued while the agent works. */
+/** `onSteered(text, images)` is called for a message queued while the agent works. */
 export function initComposer(taskId, onSteered) {
   Object.assign(state, { taskId, onSteered });
   const input = $('#composer-input');
@@ -29,6 +32,14 @@ export function initComposer(taskId, onSteered) {
   });
   input.addEventListener('keydown', onKey);
   attachMentions(input, { taskId });
+  initAttachments({
+    composer: $('.composer'),
+    textarea: input,
+    button: $('#composer-attach'),
+    fileInput: $('#composer-file'),
+    row: $('#composer-attachments'),
+    onError: showAttachError,
+  });
   $('#composer-send').addEventListener('click', send);
   $('#composer-stop').addEventListener('click', stop);
   $('#mode-select').addEventListener('change', changeMode);
@@ -82,22 +93,34 @@ function onKey(event) {
   send();
 }
 
-/** Sends what is typed; `{ resume: true }` continues the task with what it holds. */
+/**
+ * Sends what is typed and the attached images (images alone are a message too); `{ resume: true }`
+ * continues the task with what it holds.
+ */
 async function send({ resume = false } = {}) {
   const input = $('#composer-input');
   const typed = input.value;
   const text = resume ? null : typed.trim();
-  if ((!resume && !text) || state.sending) return;
+  if ((!resume && !text && !hasAttachments()) || state.sending) return;
   state.sending = true;
   $('#composer-send').disabled = true;
   showError(null);
+  let attachments = [];
+  // What was sent is cleared from the composer; what was typed or attached meanwhile stays.
+  const clear = () => {
+    if (resume) return;
+    if (input.value === typed) input.value = '';
+    clearAttachments(attachments);
+  };
   try {
-    const { steered } = await call('send_message', { taskId: state.taskId, text });
-    if (!resume && input.value === typed) input.value = ''; // keep what was typed meanwhile
-    if (steered) state.onSteered(text);
+    if (!resume) attachments = await pendingAttachments(); // images still being read go too
+    if (!resume && !text && !attachments.length) return;
+    const { steered } = await call('send_message', { taskId: state.taskId, text, attachments });
+    clear();
+    if (steered) state.onSteered(text, attachments.length);
   } catch (e) {
     // Stored in the task despite the error: it is in the conversation, not lost.
-    if (e?.saved && !resume && input.value === typed) input.value = '';
+    if (e?.saved) clear();
     showError(e);
   } finally {
     state.sending = false;
@@ -140,11 +163,23 @@ async function saveOptions({ model, mode }) {
   }
 }
 
-/** Shows an error under the composer with its hint; null hides it. */
+/** Shows what attaching refused (a string, shown as is); null hides an earlier one. */
+function showAttachError(message) {
+  if (message) showError(message);
+  else if (state.attachError) showError(null);
+  state.attachError = Boolean(message);
+}
+
+/** Shows an error under the composer with its hint (a string: as is); null hides it. */
 function showError(error) {
+  state.attachError = false;
   const box = $('#composer-error');
   box.hidden = !error;
   if (!error) return;
+  if (typeof error === 'string') {
+    box.replaceChildren(h('span', { text: error }));
+    return;
+  }
   const hint = hintFor(error.kind, providerOf(state.options.model));
   const saved = error.saved
     ? h('span', { class: 'error-hint' }, [
@@ -152,7 +187,8 @@ function showError(error) {
         h('button', { type: 'button', class: 'small', id: 'composer-continue', text: 'Continue', onclick: () => send({ resume: true }) }),
       ])
     : null;
-  box.replaceChildren(h('span', { text: messageOf(error) }), hint ? h('span', { class: 'error-hint', text: hint }) : null, saved);
+  // (replaceChildren would show a null as "null")
+  box.replaceChildren(...[h('span', { text: messageOf(error) }), hint ? h('span', { class: 'error-hint', text: hint }) : null, saved].filter(Boolean));
 }
 
 /** The hint for an error kind, for the current model's provider. */

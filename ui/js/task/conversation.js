@@ -117,9 +117,10 @@ export class Conversation {
   }
 
   /** A message sent while the agent works: shown until it arrives as a stored message. */
-  enqueue(text) {
+  enqueue(text, images = 0) {
     this.queued.append(h('div', { class: 'queued-message' },
       h('p', { class: 'queued-text', text }),
+      images ? h('p', { class: 'queued-note', text: images === 1 ? 'With 1 image' : `With ${images} images` }) : null,
       h('p', { class: 'queued-note', text: 'Queued — delivered when the agent finishes its current step' })));
     this.scroll.toBottom();
   }

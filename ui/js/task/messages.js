@@ -1,5 +1,6 @@
 // One stored message on screen, by role. Assistant messages keep a view per visible part, so a
-// new version of the message (streamed deltas, a stored update) changes only what changed.
+// new version of the message (streamed deltas, a stored update) changes only what changed. A user
+// message shows its text, then what was attached: inline images as thumbnails, the rest by name.
 
 import { h } from '../dom.js';
 import { nextFrame } from './frame.js';
@@ -12,6 +13,9 @@ export function messageView(record) {
   if (record.role === 'tool') return new ToolMessage(record);
   return new TextMessage(record);
 }
+
+// Image types shown inline (as `data:` URLs, which the CSP allows for images); others are named.
+const INLINE_IMAGES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 
 const STOP_NOTES = {
   aborted: 'Stopped',
@@ -60,6 +64,7 @@ class TextMessage extends MessageView {
     super(record);
     this.text = h('div', { class: 'message-text' });
     this.attachments = h('div', { class: 'attachments' });
+    this.shown = null; // what the attachments row shows (it is rebuilt only when that changes)
     this.el.append(this.text, this.attachments, this.note);
     this.update(record);
   }
@@ -68,9 +73,21 @@ class TextMessage extends MessageView {
     super.update(record);
     this.text.textContent = textOf(record);
     const files = record.parts.filter((p) => p.type === 'attachment');
+    const shown = JSON.stringify(files.map((a) => [a.kind, a.name, a.mime, a.size, a.path, a.data?.length]));
+    if (shown === this.shown) return;
+    this.shown = shown;
     this.attachments.hidden = files.length === 0;
-    this.attachments.replaceChildren(...files.map((a) => h('span', { class: 'attachment', title: a.path || a.mime, text: a.name })));
+    this.attachments.replaceChildren(...files.map(attachmentView));
   }
+}
+
+/** An attachment of a message: an image it carries as a thumbnail, anything else as its name. */
+function attachmentView(a) {
+  if (a.kind === 'image' && a.data && INLINE_IMAGES.includes(a.mime)) {
+    return h('span', { class: 'message-attachment', title: a.name },
+      h('img', { src: `data:${a.mime};base64,${a.data}`, alt: a.name, decoding: 'async' }));
+  }
+  return h('span', { class: 'message-attachment attachment', title: a.path || a.mime, text: a.name });
 }
 
 // Tool results are shown in the panels of their calls, not as messages of their own.

@@ -179,17 +179,17 @@ impl TaskHandle {
         self.cancel.cancel();
     }
 
-    /// Queues a message for the model; it is delivered at the next turn boundary (before the
-    /// next request). `Err` gives the text back when the run has already ended: start a new run
-    /// with it. A message still queued when a run stops or fails is stored in the task, so none
-    /// is ever lost.
-    pub fn steer(&self, text: impl Into<String>) -> Result<(), String> {
+    /// Queues the user's message (text, or [`Message::user`] with attachments) for the model;
+    /// it is delivered at the next turn boundary (before the next request). `Err` gives it back
+    /// when the run has already ended: start a new run with it. A message still queued when a
+    /// run stops or fails is stored in the task, so none is ever lost.
+    pub fn steer(&self, message: impl Into<Message>) -> Result<(), Message> {
         let mut steer = self.steer.lock().expect("steer lock");
-        let text = text.into();
+        let message = message.into();
         if steer.closed {
-            return Err(text);
+            return Err(message);
         }
-        steer.queue.push_back(text);
+        steer.queue.push_back(message);
         Ok(())
     }
 
@@ -231,7 +231,7 @@ impl TaskHandle {
 /// ends, so a late one is handed back instead of lost.
 #[derive(Default)]
 struct Steer {
-    queue: VecDeque<String>,
+    queue: VecDeque<Message>,
     closed: bool,
 }
 
@@ -349,8 +349,8 @@ impl Agent {
     /// Stores the user's message in the task before anything else can fail (a model that cannot
     /// be used, MCP servers starting): settles what an interrupted run left open, then appends
     /// it. A run started after it continues the task without a prompt.
-    pub fn take_message(&self, held: &TaskLock, text: &str) -> Result<(), String> {
-        let loaded = load(&self.inner, held.task, Some(text))?;
+    pub fn take_message(&self, held: &TaskLock, message: &Message) -> Result<(), String> {
+        let loaded = load(&self.inner, held.task, Some(message))?;
         if !loaded.may_have_run.is_empty() {
             self.inner
                 .may_have_run
@@ -485,13 +485,13 @@ impl Run {
             }
         };
         // Messages steered in but never delivered (a stop, a failure) stay in the task.
-        let left: Vec<String> = {
+        let left: Vec<Message> = {
             let mut steer = self.steer.lock().expect("steer lock");
             steer.closed = true;
             steer.queue.drain(..).collect()
         };
-        for text in left {
-            if let Err(e) = self.store().append_message(self.task, &Message::user(text)) {
+        for message in left {
+            if let Err(e) = self.store().append_message(self.task, &message) {
                 self.error(ErrorKind::Store, e.to_string());
             }
         }
@@ -522,7 +522,7 @@ impl Run {
             interrupted,
             may_have_run,
             resume,
-        } = self.load(request.prompt.as_deref())?;
+        } = self.load(request.prompt.map(Message::user).as_ref())?;
         // Wait for a slot (visibly).
         let slots = self.inner.slots.clone();
         let permit = match slots.clone().try_acquire_owned() {
@@ -646,7 +646,7 @@ impl Run {
         Ok(())
     }
 
-    fn load(&self, prompt: Option<&str>) -> Result<Loaded, String> {
+    fn load(&self, prompt: Option<&Message>) -> Result<Loaded, String> {
         load(&self.inner, self.task, prompt)
     }
 
@@ -671,15 +671,15 @@ impl Run {
 
     /// Delivers steered messages (stored as user messages, in order).
     fn deliver_steer(&self, view: &mut View) -> Result<(), RunOutcome> {
-        let queued: Vec<String> = self
+        let queued: Vec<Message> = self
             .steer
             .lock()
             .expect("steer lock")
             .queue
             .drain(..)
             .collect();
-        for text in queued {
-            self.push(view, Message::user(text))?;
+        for message in queued {
+            self.push(view, message)?;
         }
         Ok(())
     }
@@ -1247,7 +1247,7 @@ fn kind_of(kind: LlmErrorKind) -> ErrorKind {
 /// Reads the task, closes what a crash left open, settles the calls an interrupted run left
 /// without results, appends the prompt, and returns what the run starts from. The caller holds
 /// the task's lock.
-fn load(inner: &Inner, task_id: TaskId, prompt: Option<&str>) -> Result<Loaded, String> {
+fn load(inner: &Inner, task_id: TaskId, prompt: Option<&Message>) -> Result<Loaded, String> {
     let store = inner.store.lock().expect("store lock");
     let task = store.task(task_id).map_err(|e| e.to_string())?;
     let project = store.project(task.project_id).map_err(|e| e.to_string())?;
@@ -1347,21 +1347,21 @@ fn load(inner: &Inner, task_id: TaskId, prompt: Option<&str>) -> Result<Loaded, 
     let spoke_last = messages
         .last()
         .is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none());
-    let text = match prompt {
-        Some(text) if text.trim().is_empty() => {
+    let message = match prompt {
+        Some(message) if message.is_empty_prompt() => {
             return Err("the message is empty; say what the agent should do".into())
         }
-        Some(text) => Some(text),
+        Some(message) => Some(message.clone()),
         None if messages.is_empty() => {
             return Err("this task has no messages to continue; send a message first".into())
         }
         // The model spoke last (a pause's summary, a stopped answer): ask it to go on.
-        None if spoke_last => Some(CONTINUE),
+        None if spoke_last => Some(Message::user(CONTINUE)),
         None => None,
     };
-    if let Some(text) = text {
+    if let Some(message) = message {
         store
-            .append_message(task_id, &Message::user(text))
+            .append_message(task_id, &message)
             .map_err(|e| e.to_string())?;
     }
     let turn = store

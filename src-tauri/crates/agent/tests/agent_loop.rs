@@ -892,7 +892,10 @@ async fn steered_messages_are_never_lost() {
     handle.stop();
     while rx.recv().await.is_some() {}
     // After the run ended, a message is handed back to be sent as a new run.
-    assert_eq!(handle.steer("Too late"), Err("Too late".to_string()));
+    assert_eq!(
+        handle.steer("Too late"),
+        Err(codewright_protocol::Message::user("Too late"))
+    );
     assert_eq!(handle.wait().await, RunOutcome::Stopped);
     let stored = world.messages(world.task);
     assert_eq!(
@@ -1181,7 +1184,13 @@ async fn a_new_message_after_a_crash_answers_what_had_not_run_and_says_what_may_
     );
     // As a front end sends it: the message is taken first, then the run starts.
     let lock = world.agent.hold(world.task).unwrap();
-    world.agent.take_message(&lock, "Forget the files").unwrap();
+    world
+        .agent
+        .take_message(
+            &lock,
+            &codewright_protocol::Message::user("Forget the files"),
+        )
+        .unwrap();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let handle = world.agent.start_held(
         Some(lock),

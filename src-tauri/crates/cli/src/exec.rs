@@ -114,7 +114,7 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
             mode: Some(mode),
             sandbox: args.sandbox,
         };
-        host.send(task_id, send_text, options).await?;
+        host.send(task_id, send_text.map(Message::user), options).await?;
         let on_ctrl_c = host.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {

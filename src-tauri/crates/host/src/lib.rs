@@ -12,8 +12,8 @@ pub use codewright_tools::{files, protect_own_environment};
 use codewright_agent::{Agent, AgentConfig, Refusal, RunRequest, TaskHandle};
 use codewright_mcp::{McpServers, ServerState};
 use codewright_protocol::{
-    AgentEvent, AgentState, ApprovalRequest, Checkpoint, Decision, ErrorKind, PermissionMode,
-    ProjectId, Question, TaskId, TaskStatus,
+    AgentEvent, AgentState, ApprovalRequest, Attachment, AttachmentKind, Checkpoint, Decision,
+    ErrorKind, Message, Part, PermissionMode, ProjectId, Question, TaskId, TaskStatus,
 };
 use codewright_store::Store;
 use serde::Serialize;
@@ -232,22 +232,19 @@ impl Host {
         rx
     }
 
-    /// Sends the user's message: steers the task's running run (delivered at its next turn
-    /// boundary), or starts a run with it. `None` continues the task as it is (after a pause,
-    /// a stop or a crash). A message that starts a run is stored before anything else can fail
-    /// (the model is looked up, MCP servers start); an error after that has `saved` set. Must be
-    /// called on a tokio runtime.
+    /// Sends the user's message (text: `Message::user`; with images: `Message::user_with`):
+    /// steers the task's running run (delivered at its next turn boundary), or starts a run with
+    /// it. `None` continues the task as it is (after a pause, a stop or a crash). A message that
+    /// starts a run is stored before anything else can fail (the model is looked up, MCP servers
+    /// start); an error after that has `saved` set. Must be called on a tokio runtime.
     pub async fn send(
         &self,
         task: TaskId,
-        text: Option<String>,
+        message: Option<Message>,
         options: RunOptions,
     ) -> Result<Sent, HostError> {
-        if text.as_deref().is_some_and(|t| t.trim().is_empty()) {
-            return Err(HostError::new(
-                ErrorKind::BadInput,
-                "the message is empty; say what the agent should do",
-            ));
+        if let Some(message) = &message {
+            check_message(message)?;
         }
         let starting = self
             .inner
@@ -258,9 +255,9 @@ impl Host {
             .or_default()
             .clone();
         let _starting = starting.lock().await;
-        let text = match self.steer(task, text).await? {
+        let message = match self.steer(task, message).await? {
             Steered::Yes => return Ok(Sent { steered: true }),
-            Steered::No(text) => text,
+            Steered::No(message) => message,
         };
         // Held before anything is stored, so a task running elsewhere is an error here and the
         // message stays with the user.
@@ -269,11 +266,11 @@ impl Host {
             .agent
             .hold(task)
             .map_err(|(kind, message)| HostError::new(kind, message))?;
-        let saved = match &text {
-            Some(text) => {
+        let saved = match &message {
+            Some(message) => {
                 self.inner
                     .agent
-                    .take_message(&lock, text)
+                    .take_message(&lock, message)
                     .map_err(|e| HostError::new(ErrorKind::Store, e))?;
                 true
             }
@@ -347,28 +344,28 @@ impl Host {
         resumed
     }
 
-    /// Hands `text` to the task's live run, if there is one. A run that has stopped taking
+    /// Hands `message` to the task's live run, if there is one. A run that has stopped taking
     /// messages (it is ending) is waited for, so the next run can take the task.
-    async fn steer(&self, task: TaskId, text: Option<String>) -> Result<Steered, HostError> {
+    async fn steer(&self, task: TaskId, message: Option<Message>) -> Result<Steered, HostError> {
         let Some(handle) = self.inner.run(task) else {
-            return Ok(Steered::No(text));
+            return Ok(Steered::No(message));
         };
-        let Some(text) = text else {
+        let Some(message) = message else {
             return Err(HostError::new(
                 ErrorKind::Busy,
                 "the task is running; stop it first, or send a message to it",
             ));
         };
-        match handle.steer(text) {
+        match handle.steer(message) {
             Ok(()) => Ok(Steered::Yes),
-            Err(text) => {
+            Err(message) => {
                 // Ending: only its last writes are left. Should it hang, the next run's lock
-                // says the task is busy, and the text stays with the user.
+                // says the task is busy, and the message stays with the user.
                 let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
                 while !handle.is_finished() && tokio::time::Instant::now() < deadline {
                     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
-                Ok(Steered::No(Some(text)))
+                Ok(Steered::No(Some(message)))
             }
         }
     }
@@ -567,8 +564,62 @@ impl Host {
 /// Whether [`Host::send`] handed the message to the running run.
 enum Steered {
     Yes,
-    /// No run took it: the text (if any) starts the next one.
-    No(Option<String>),
+    /// No run took it: the message (if any) starts the next one.
+    No(Option<Message>),
+}
+
+/// Images attached at most to one message, and the largest one.
+pub const MAX_IMAGES: usize = 10;
+pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+/// Images the models take.
+const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// A user's message says something, and what it attaches can be sent: images of a type the
+/// models take, inline, at most [`MAX_IMAGES`] of at most [`MAX_IMAGE_BYTES`] each.
+fn check_message(message: &Message) -> Result<(), HostError> {
+    let bad = |m: String| Err(HostError::new(ErrorKind::BadInput, m));
+    if message.is_empty_prompt() {
+        return bad("the message is empty; say what the agent should do".into());
+    }
+    let attachments: Vec<&Attachment> = message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Attachment(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    if attachments.len() > MAX_IMAGES {
+        return bad(format!(
+            "at most {MAX_IMAGES} images can go with one message"
+        ));
+    }
+    for a in attachments {
+        if a.kind != AttachmentKind::Image || !IMAGE_TYPES.contains(&a.mime.as_str()) {
+            return bad(format!(
+                "{} cannot be attached: only PNG, JPEG, GIF and WebP images can",
+                a.name
+            ));
+        }
+        let Some(data) = &a.data else {
+            return bad(format!("{} has no content", a.name));
+        };
+        // Base64 is 4 characters for 3 bytes.
+        if data.len() / 4 * 3 > MAX_IMAGE_BYTES + 3 {
+            return bad(format!(
+                "{} is larger than {} MB; attach a smaller image",
+                a.name,
+                MAX_IMAGE_BYTES / (1024 * 1024)
+            ));
+        }
+        let valid = data
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
+        if !valid {
+            return bad(format!("{} is not a readable image", a.name));
+        }
+    }
+    Ok(())
 }
 
 fn options_of(task: &codewright_protocol::Task) -> TaskOptions {

@@ -4,7 +4,7 @@
 
 use codewright_agent::AgentConfig;
 use codewright_host::{Host, RunOptions};
-use codewright_protocol::{Decision, ErrorKind, TaskId, TaskStatus};
+use codewright_protocol::{Decision, ErrorKind, Message, TaskId, TaskStatus};
 use codewright_store::{ProviderRow, Store};
 use std::sync::{Arc, Mutex};
 
@@ -47,7 +47,7 @@ async fn a_task_running_elsewhere_refuses_the_message_and_stores_nothing() {
             .hold(task)
             .unwrap();
     let err = host
-        .send(task, Some("do it".into()), RunOptions::default())
+        .send(task, Some(Message::user("do it")), RunOptions::default())
         .await
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::Busy, "{err:?}");
@@ -67,7 +67,7 @@ async fn answers_nobody_waits_for_are_refused() {
     assert_eq!(err.kind, ErrorKind::AlreadyAnswered);
     assert_eq!(host.stop(task).unwrap_err().kind, ErrorKind::NotRunning);
     let err = host
-        .send(task, Some("  ".into()), RunOptions::default())
+        .send(task, Some(Message::user("  ")), RunOptions::default())
         .await
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::BadInput);
@@ -111,7 +111,7 @@ async fn a_message_is_stored_before_the_model_is_looked_up() {
     let err = host
         .send(
             task,
-            Some("PROMPT that must survive".into()),
+            Some(Message::user("PROMPT that must survive")),
             RunOptions {
                 model: Some("nosuch@nowhere".into()),
                 ..RunOptions::default()
@@ -130,4 +130,65 @@ async fn a_message_is_stored_before_the_model_is_looked_up() {
         None,
         "a model that cannot be used is not remembered"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attachments_that_cannot_be_sent_are_refused_before_anything_is_stored() {
+    use codewright_protocol::{Attachment, AttachmentKind};
+    let (_dir, host, task) = world();
+    let image = |name: &str, mime: &str, data: String| Attachment {
+        kind: AttachmentKind::Image,
+        name: name.into(),
+        mime: mime.into(),
+        size: data.len() as u64,
+        path: None,
+        data: Some(data),
+    };
+    let png = "iVBORw0KGgo=".to_string();
+    let cases = [
+        (
+            vec![image("page.svg", "image/svg+xml", png.clone())],
+            "only PNG",
+        ),
+        (
+            vec![image("huge.png", "image/png", "A".repeat(8 * 1024 * 1024))],
+            "larger than 5 MB",
+        ),
+        (
+            vec![image("odd.png", "image/png", "<script>".into())],
+            "not a readable image",
+        ),
+        (
+            (0..11)
+                .map(|i| image(&format!("{i}.png"), "image/png", png.clone()))
+                .collect(),
+            "at most 10 images",
+        ),
+    ];
+    for (attachments, says) in cases {
+        let err = host
+            .send(
+                task,
+                Some(Message::user_with("look", attachments)),
+                RunOptions::default(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::BadInput, "{err:?}");
+        assert!(err.message.contains(says), "{err:?}");
+        assert!(!err.saved);
+    }
+    // Nothing at all is empty; an image alone is a message.
+    assert!(
+        Message::user_with("", vec![]).is_empty_prompt(),
+        "no text and nothing attached"
+    );
+    assert!(!Message::user_with("", vec![image("a.png", "image/png", png)]).is_empty_prompt());
+    assert!(host
+        .store()
+        .lock()
+        .unwrap()
+        .history(task)
+        .unwrap()
+        .is_empty());
 }

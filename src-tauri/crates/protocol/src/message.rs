@@ -204,6 +204,25 @@ impl Message {
         Message::new(Role::User, vec![Part::Text { text: text.into() }])
     }
 
+    /// The user's message: its text (left out when empty) and what they attached.
+    pub fn user_with(text: impl Into<String>, attachments: Vec<Attachment>) -> Message {
+        let text = text.into();
+        let parts = (!text.is_empty())
+            .then_some(Part::Text { text })
+            .into_iter()
+            .chain(attachments.into_iter().map(Part::Attachment))
+            .collect();
+        Message::new(Role::User, parts)
+    }
+
+    /// A user's message that says nothing: no text but white space, nothing attached.
+    pub fn is_empty_prompt(&self) -> bool {
+        self.parts.iter().all(|part| match part {
+            Part::Text { text } => text.trim().is_empty(),
+            _ => false,
+        })
+    }
+
     /// The tool calls in this message, in order.
     pub fn tool_calls(&self) -> impl Iterator<Item = ToolCallRef<'_>> {
         self.parts.iter().filter_map(|part| match part {
@@ -234,5 +253,19 @@ impl Message {
             })
             .collect();
         texts.join("\n\n")
+    }
+}
+
+/// A user's message of plain text.
+impl From<&str> for Message {
+    fn from(text: &str) -> Message {
+        Message::user(text)
+    }
+}
+
+/// A user's message of plain text.
+impl From<String> for Message {
+    fn from(text: String) -> Message {
+        Message::user(text)
     }
 }
