@@ -536,7 +536,10 @@ fn a_new_users_path_through_a_task_window() {
     // 10. Quit while an approval waits, and relaunch: the conversation is intact, and the same
     // approval is asked again (the command never ran meanwhile).
     script(vec![
-        Reply::Calls(vec![("bash", json!({"command": "touch after-relaunch"}))]),
+        Reply::Calls(vec![(
+            "bash",
+            json!({"command": "touch after-relaunch && echo '<ok>'"}),
+        )]),
         Reply::Text("Picked it up again.".into()),
     ]);
     send(&app, "One more command");
@@ -557,7 +560,10 @@ fn a_new_users_path_through_a_task_window() {
     let sent = bus.wait_for("touch after-relaunch", WAIT);
     assert!(sent.contains("Approval needed"), "{sent}");
     assert!(
-        sent.contains("Fix the notes — 修复: Run `touch after-relaunch`"),
+        // Escaped: notification servers may read markup.
+        sent.contains(
+            "Fix the notes — 修复: Run `touch after-relaunch &amp;&amp; echo '&lt;ok&gt;'`"
+        ),
         "{sent}"
     );
     open_task_window(&app);

@@ -108,15 +108,18 @@ impl AppState {
     /// The files of the project in `root` (see `codewright_tools::files`), read again when the
     /// list is older than a few seconds. Blocks while it walks the folder.
     pub(crate) fn project_files(&self, root: &Path) -> Arc<Vec<String>> {
-        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
-        match files.get(root) {
-            Some((read, list)) if read.elapsed() < FILES_FRESH => list.clone(),
-            _ => {
-                let list = Arc::new(codewright_host::files::project_files(root));
-                files.insert(root.to_path_buf(), (Instant::now(), list.clone()));
-                list
+        let files = || self.files.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((read, list)) = files().get(root) {
+            if read.elapsed() < FILES_FRESH {
+                return list.clone();
             }
         }
+        // Walked without the lock: one project's slow folder does not hold up another window.
+        let list = Arc::new(codewright_host::files::project_files(root));
+        let mut files = files();
+        files.retain(|_, (read, _)| read.elapsed() < FILES_FRESH);
+        files.insert(root.to_path_buf(), (Instant::now(), list.clone()));
+        list
     }
 
     /// Tells the sync thread that this process just wrote.

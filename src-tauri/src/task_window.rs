@@ -127,7 +127,12 @@ pub async fn send_message(
     attachments: Option<Vec<Attachment>>,
 ) -> Result<Sent> {
     let host = state.host()?.clone();
-    let attachments = attachments.unwrap_or_default();
+    // A window attaches what it read itself: a path it names is not taken.
+    let attachments: Vec<Attachment> = attachments
+        .unwrap_or_default()
+        .into_iter()
+        .map(|a| Attachment { path: None, ..a })
+        .collect();
     // `None` with nothing attached continues the task as it is.
     let message = match (text, attachments.is_empty()) {
         (None, true) => None,

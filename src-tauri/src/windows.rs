@@ -63,18 +63,29 @@ pub(crate) fn ask_attention<R: Runtime>(app: &AppHandle<R>, label: &str, title: 
         let _ = window.request_user_attention(Some(tauri::UserAttentionType::Critical));
     }
     use tauri_plugin_notification::NotificationExt;
-    // Notification servers may read the body as markup: it is shown as text.
     let _ = app
         .notification()
         .builder()
         .title(title)
-        .body(escape_markup(body))
+        .body(notification_body(body))
         .show();
 }
 
-/// `text` with the characters notification markup gives meaning to escaped.
-fn escape_markup(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+/// Characters of a notification's body (it shows on a lock screen and stays in a history).
+const BODY_CHARS: usize = 200;
+
+/// `text` shortened for a notification; on Linux, where notification servers may read the body as
+/// markup, with the characters markup gives meaning to escaped.
+fn notification_body(text: &str) -> String {
+    let mut body: String = text.chars().take(BODY_CHARS).collect();
+    if body.len() < text.len() {
+        body.push('…');
+    }
+    if cfg!(target_os = "linux") {
+        body = body
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+    }
+    body
 }

@@ -2,13 +2,13 @@
 // hidden file input), pasted into the message box, or dropped on the composer. Each is read whole
 // into `{ kind: 'image', name, mime, size, data }` (`data`: the bytes in base64), shown above the
 // message box as a thumbnail with a remove button, and goes with the next message (composer.js).
-// PNG, JPEG, GIF and WebP only; at most 5 MB each and 10 per message. Files dropped anywhere else
+// PNG, JPEG, GIF and WebP only; at most 3.75 MB each (5 MB as base64, the providers' limit) and 10 per message. Files dropped anywhere else
 // in the window are refused, so a drop never opens the file in place of the task.
 
 import { h } from '../dom.js';
 
 export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
-const MAX_SIZE = 5 * 1024 * 1024;
+const MAX_SIZE = 3.75 * 1024 * 1024;
 const MAX_COUNT = 10;
 const ONLY_IMAGES = 'Only images can be attached here (PNG, JPEG, GIF or WebP)';
 const TOO_MANY = `At most ${MAX_COUNT} images per message`;
@@ -38,12 +38,14 @@ export function initAttachments({ composer, textarea, button, fileInput, row, on
   fileInput.addEventListener('change', () => {
     add([...fileInput.files]);
     fileInput.value = ''; // picking the same file again is a change too
+    textarea.focus(); // Enter sends, as before the chooser opened
   });
   textarea.addEventListener('paste', (event) => {
     const images = filesOf(event.clipboardData).filter((file) => file.type.startsWith('image/'));
     if (!images.length) return; // text (or anything else) is pasted as usual
-    event.preventDefault();
     add(images);
+    // A spreadsheet or a document puts its text next to a picture of it: the text is pasted too.
+    if (!event.clipboardData.types.includes('text/plain')) event.preventDefault();
   });
   // Files dragged over the window are taken on the composer and refused elsewhere; nothing dropped
   // is opened in place of the page. Text dragged into a text field is dropped there as usual.
@@ -85,7 +87,7 @@ function add(files) {
   const accepted = [];
   for (const file of files) {
     if (!IMAGE_TYPES.includes(file.type)) errors.add(ONLY_IMAGES);
-    else if (file.size > MAX_SIZE) errors.add(`${nameOf(file)} is larger than 5 MB; attach a smaller image`);
+    else if (file.size > MAX_SIZE) errors.add(`${nameOf(file)} is larger than 3.75 MB; attach a smaller image`);
     else if (tray.items.length + tray.reading + accepted.length >= MAX_COUNT) errors.add(TOO_MANY);
     else accepted.push(file);
   }

@@ -82,6 +82,7 @@ function onKey(event) {
   // The open file picker comes first: its Escape closes it (the run goes on), its Enter picks.
   if (!ime && mentionsHandleKey(event)) return;
   if (event.key === 'Escape') {
+    if (ime) return; // it cancels the composition, not the run
     if (state.running && !document.querySelector('dialog[open]')) {
       event.preventDefault();
       stop();

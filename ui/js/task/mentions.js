@@ -20,6 +20,7 @@ const picker = {
   items: [], // the files the list shows: [{ path, indices }]
   active: -1,
   request: 0, // only the newest request's answer is shown
+  shown: 0, // the request the list shows the answer of
   timer: 0,
   composing: false,
   holding: false, // the mouse is down on the list's scroll bar
@@ -84,6 +85,8 @@ export function mentionsHandleKey(event) {
       break;
     case 'Enter':
     case 'Tab':
+      // The list is for an earlier query (its answer is on the way): pick nothing, send nothing.
+      if (plain && picker.request !== picker.shown) break;
       if (!count || !plain) {
         close(); // nothing to pick: the key does what it does without the picker
         return false;
@@ -132,7 +135,10 @@ async function load(id, query) {
   } catch (e) {
     error = e;
   }
-  if (id === picker.request) render(files, error);
+  if (id === picker.request) {
+    picker.shown = id;
+    render(files, error);
+  }
 }
 
 function render(files, error) {

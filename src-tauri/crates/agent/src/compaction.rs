@@ -5,7 +5,9 @@
 //! compacted; a later compaction updates the previous summary.
 
 use codewright_llm::ModelInfo;
-use codewright_protocol::{Message, MessageRecord, Part, Role, TaskId, ToolContent};
+use codewright_protocol::{
+    AttachmentKind, Message, MessageRecord, Part, Role, TaskId, ToolContent,
+};
 use codewright_store::{Compaction, Store};
 
 /// How the summary is introduced to the model.
@@ -51,6 +53,8 @@ pub(crate) fn estimate(messages: &[Message]) -> u64 {
                     ToolContent::Image { .. } => 4 * 1_000,
                 })
                 .sum(),
+            // An image costs the model about as much whatever its file size (~1,600 tokens).
+            Part::Attachment(a) if a.kind == AttachmentKind::Image => 4 * 1_600,
             Part::Attachment(a) => a.data.as_ref().map_or(200, |d| d.len() / 2),
         })
         .sum();

@@ -128,6 +128,11 @@ struct Inner {
     runs: Mutex<HashMap<TaskId, Arc<TaskHandle>>>,
     /// Held while a run of the task starts, so a second message sent meanwhile steers that run.
     starting: Mutex<HashMap<TaskId, Arc<tokio::sync::Mutex<()>>>>,
+    /// Held while waiting approvals are being asked again ([`Host::resume_asking`]).
+    resuming: tokio::sync::Mutex<()>,
+    /// Tasks whose waiting approval could not be asked again for a reason that will not pass by
+    /// itself (no model, a missing key): not tried again until the front end starts anew.
+    not_resumable: Mutex<std::collections::HashSet<TaskId>>,
     /// Every run's events, in the order they happened, to one forwarder (so a run's end is
     /// never heard after the next run's start).
     events: UnboundedSender<AgentEvent>,
@@ -183,6 +188,8 @@ impl Host {
                 servers: Mutex::new(HashMap::new()),
                 runs: Mutex::new(HashMap::new()),
                 starting: Mutex::new(HashMap::new()),
+                resuming: tokio::sync::Mutex::new(()),
+                not_resumable: Mutex::new(Default::default()),
                 events,
                 forwarder: Mutex::new(Some(forwarder)),
                 subscribers: Mutex::new(Vec::new()),
@@ -329,6 +336,10 @@ impl Host {
     /// the user, so the approval or question is asked again. A front end that stays open calls
     /// it at start and after each [`Host::mark_interrupted`]. Returns the tasks continued.
     pub async fn resume_asking(&self) -> Vec<TaskId> {
+        // One pass at a time (the last may still be starting MCP servers).
+        let Ok(_pass) = self.inner.resuming.try_lock() else {
+            return Vec::new();
+        };
         let asking = self.inner.store().tasks_asking().unwrap_or_default();
         let mut resumed = Vec::new();
         for task in asking {
@@ -337,8 +348,31 @@ impl Host {
                 .store()
                 .task(task)
                 .is_ok_and(|t| t.status == TaskStatus::Interrupted);
-            if interrupted && self.send(task, None, RunOptions::default()).await.is_ok() {
-                resumed.push(task);
+            let given_up = || {
+                self.inner
+                    .not_resumable
+                    .lock()
+                    .expect("not_resumable lock")
+                    .contains(&task)
+            };
+            if !interrupted || given_up() {
+                continue;
+            }
+            match self.send(task, None, RunOptions::default()).await {
+                Ok(_) => resumed.push(task),
+                // Held elsewhere still (a process quitting): the next pass tries again.
+                Err(e) if e.kind == ErrorKind::Busy => {}
+                Err(e) => {
+                    self.inner
+                        .not_resumable
+                        .lock()
+                        .expect("not_resumable lock")
+                        .insert(task);
+                    self.inner.notice(
+                        task,
+                        format!("The approval this task waited for when Codewright stopped cannot be asked again: {} Send a message to go on.", e.message),
+                    );
+                }
             }
         }
         resumed
@@ -568,14 +602,40 @@ enum Steered {
     No(Option<Message>),
 }
 
-/// Images attached at most to one message, and the largest one.
+/// Images attached at most to one message.
 pub const MAX_IMAGES: usize = 10;
-pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+/// The largest image, as base64 (the providers' limit is on the encoded size: 5 MB of base64 is
+/// 3.75 MB of image).
+pub const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
+/// All images of one message, as base64 (requests over ~20 MB are refused by some providers).
+pub const MAX_MESSAGE_BASE64: usize = 15 * 1024 * 1024;
 /// Images the models take.
 const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
 
+/// The type of an image from its first bytes (a file's name may lie about it, and providers
+/// refuse an image whose type does not match).
+fn image_type(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if head.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// MB, for a message.
+fn megabytes(bytes: usize) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
 /// A user's message says something, and what it attaches can be sent: images of a type the
-/// models take, inline, at most [`MAX_IMAGES`] of at most [`MAX_IMAGE_BYTES`] each.
+/// models take (checked on their bytes), inline, at most [`MAX_IMAGES`], each and all within
+/// the providers' limits.
 fn check_message(message: &Message) -> Result<(), HostError> {
     let bad = |m: String| Err(HostError::new(ErrorKind::BadInput, m));
     if message.is_empty_prompt() {
@@ -594,6 +654,7 @@ fn check_message(message: &Message) -> Result<(), HostError> {
             "at most {MAX_IMAGES} images can go with one message"
         ));
     }
+    let mut total = 0;
     for a in attachments {
         if a.kind != AttachmentKind::Image || !IMAGE_TYPES.contains(&a.mime.as_str()) {
             return bad(format!(
@@ -605,19 +666,39 @@ fn check_message(message: &Message) -> Result<(), HostError> {
             return bad(format!("{} has no content", a.name));
         };
         // Base64 is 4 characters for 3 bytes.
-        if data.len() / 4 * 3 > MAX_IMAGE_BYTES + 3 {
+        if data.len() > MAX_IMAGE_BASE64 {
             return bad(format!(
-                "{} is larger than {} MB; attach a smaller image",
+                "{} is larger than {:.2} MB; attach a smaller image",
                 a.name,
-                MAX_IMAGE_BYTES / (1024 * 1024)
+                megabytes(MAX_IMAGE_BASE64 / 4 * 3)
             ));
         }
         let valid = data
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
-        if !valid {
-            return bad(format!("{} is not a readable image", a.name));
+        let head = base64::Engine::decode(
+            &base64::engine::general_purpose::STANDARD,
+            &data.as_bytes()[..data.len().min(64)],
+        )
+        .unwrap_or_default();
+        match image_type(&head) {
+            Some(found) if valid && found == a.mime => {}
+            Some(found) if valid => {
+                return bad(format!(
+                    "{} is a {found} file named as {}; save it with the right extension",
+                    a.name, a.mime
+                ))
+            }
+            _ => return bad(format!("{} is not a readable image", a.name)),
         }
+        total += data.len();
+    }
+    if total > MAX_MESSAGE_BASE64 {
+        return bad(format!(
+            "the images are {:.1} MB together; one message can take about {:.0} MB",
+            megabytes(total / 4 * 3),
+            megabytes(MAX_MESSAGE_BASE64 / 4 * 3)
+        ));
     }
     Ok(())
 }

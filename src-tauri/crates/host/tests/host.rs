@@ -152,11 +152,19 @@ async fn attachments_that_cannot_be_sent_are_refused_before_anything_is_stored()
         ),
         (
             vec![image("huge.png", "image/png", "A".repeat(8 * 1024 * 1024))],
-            "larger than 5 MB",
+            "larger than 3.75 MB",
         ),
         (
             vec![image("odd.png", "image/png", "<script>".into())],
             "not a readable image",
+        ),
+        (
+            vec![image("wide.png", "image/png", "é".repeat(40))],
+            "not a readable image",
+        ),
+        (
+            vec![image("photo.jpg", "image/jpeg", png.clone())],
+            "is a image/png file named as image/jpeg",
         ),
         (
             (0..11)

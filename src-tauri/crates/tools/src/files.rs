@@ -8,8 +8,8 @@ use nucleo_matcher::{Config, Matcher, Utf32Str};
 use serde::Serialize;
 use std::path::Path;
 
-/// Files listed at most: a bigger project is cut off here (typing more finds the rest sooner in
-/// a folder the user names).
+/// Files listed at most: a bigger project is cut off here (after the first this many the walk
+/// meets).
 pub const MAX_FILES: usize = 100_000;
 
 /// A file that matches: its project-relative path (with `/`) and the positions (in characters)
