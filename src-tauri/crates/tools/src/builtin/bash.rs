@@ -143,7 +143,11 @@ impl Tool for Bash {
             &session.store.lock().expect("store lock"),
             Some(session.project),
         );
-        let env = filter.environment();
+        // The first call runs the login shell (up to 5 s): not on the runtime's threads.
+        let env = match super::blocking(move || filter.environment()).await {
+            Ok(env) => env,
+            Err(e) => return e,
+        };
         let started = match spawn_shell(&input.command, &cwd, &env, sandbox) {
             Ok(s) => s,
             Err(e) => return ToolOutput::error(e),
