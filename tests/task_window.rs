@@ -67,7 +67,14 @@ fn setup(data: &Path, folder: &Path, provider: &Provider) -> String {
     );
     cli(
         data,
-        &["models", "add", "e2e-model@scripted", "--context", "100000"],
+        &[
+            "models",
+            "add",
+            "e2e-model@scripted",
+            "--context",
+            "100000",
+            "--images",
+        ],
     );
     cli(data, &["models", "role", "main", "e2e-model@scripted"]);
     let task: Value = serde_json::from_str(&cli(

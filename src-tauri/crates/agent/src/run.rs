@@ -12,8 +12,8 @@ use codewright_llm::{
     ChatRequest, Client, Delta, ErrorKind as LlmErrorKind, ModelInfo, Provider, RetryPolicy,
 };
 use codewright_protocol::{
-    answer_every_call, AgentEvent, AgentState, ApprovalRequest, ErrorKind, Message, Part,
-    PermissionMode, ProjectId, Question, Role, RunOutcome, StopReason, TaskId, TaskStatus,
+    answer_every_call, AgentEvent, AgentState, ApprovalRequest, AttachmentKind, ErrorKind, Message,
+    Part, PermissionMode, ProjectId, Question, Role, RunOutcome, StopReason, TaskId, TaskStatus,
 };
 use codewright_store::{CallState, Checkpointer, Compaction, Store, UsageEvent};
 use codewright_tools::{ProcessTable, Registry, Session, SessionConfig};
@@ -712,6 +712,7 @@ impl Run {
         let text_mode = !model.info.tools;
         let base_system = system;
         let mut empty_retry = false;
+        let mut told_images = false;
         let mut overflow_retried = false;
         let mut iteration = 0u32;
         loop {
@@ -754,6 +755,10 @@ impl Run {
             };
             if empty_retry {
                 request_messages.push(Message::user(NUDGE));
+            }
+            if !model.info.images && without_images(&mut request_messages) && !told_images {
+                told_images = true;
+                self.notice(format!("{} does not take images (as far as Codewright knows), so the images in this task are named to it, not shown. Choose a model that takes images to have them seen.", model.info.id));
             }
             let answer = match self
                 .ask_model(model, Some(&system), request_messages, specs.to_vec(), true)
@@ -1398,6 +1403,29 @@ struct Loaded {
 enum Unanswered {
     Settled(Part),
     Run(Call),
+}
+
+/// Replaces the images the user attached in `messages` with a line naming them (for a model
+/// that does not take images: sent, they would make every request of the task fail). Whether
+/// there were any.
+fn without_images(messages: &mut [Message]) -> bool {
+    let mut found = false;
+    for message in messages.iter_mut().filter(|m| m.role == Role::User) {
+        for part in &mut message.parts {
+            if let Part::Attachment(a) = part {
+                if a.kind == AttachmentKind::Image {
+                    found = true;
+                    *part = Part::Text {
+                        text: format!(
+                            "[The user attached an image, {}, which this model cannot see.]",
+                            a.name
+                        ),
+                    };
+                }
+            }
+        }
+    }
+    found
 }
 
 /// A call as the user would recognise it: its tool and the start of its arguments.

@@ -1225,3 +1225,49 @@ async fn a_new_message_after_a_crash_answers_what_had_not_run_and_says_what_may_
     assert_eq!(last_text(request), "Forget the files");
     world.server.assert_clean();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_does_not_take_images_is_told_their_names_instead() {
+    use codewright_protocol::{Attachment, AttachmentKind, Message};
+    let world = World::new(script(|_, _| text("I cannot see it."))).await;
+    let image = Attachment {
+        kind: AttachmentKind::Image,
+        name: "screen.png".into(),
+        mime: "image/png".into(),
+        size: 8,
+        path: None,
+        data: Some("iVBORw0KGgo=".into()),
+    };
+    world
+        .store
+        .lock()
+        .unwrap()
+        .append_message(
+            world.task,
+            &Message::user_with("What is this?", vec![image]),
+        )
+        .unwrap();
+    // The scripted model is not in the catalog: as far as Codewright knows, it takes no images.
+    assert!(!world.model().info.images);
+    let (handle, rx) = world.start(world.task, None, PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    let sent = world.server.requests()[0].to_string();
+    assert!(!sent.contains("iVBORw0KGgo"), "the image was sent: {sent}");
+    assert!(
+        sent.contains("screen.png, which this model cannot see"),
+        "{sent}"
+    );
+    assert!(
+        events.iter().any(|e| matches!(e, AgentEvent::Notice { message, .. } if message.contains("does not take images"))),
+        "the user is told"
+    );
+    // Stored as attached: a model that takes images sees it later.
+    let stored = world.messages(world.task);
+    assert!(stored[0]
+        .message
+        .parts
+        .iter()
+        .any(|p| matches!(p, Part::Attachment(_))));
+    world.server.assert_clean();
+}

@@ -54,6 +54,9 @@ pub enum ModelsCommand {
         /// The model cannot call tools.
         #[arg(long)]
         no_tools: bool,
+        /// The model takes images (without it, images are described to it by name).
+        #[arg(long)]
+        images: bool,
         /// US dollars per million input tokens.
         #[arg(long, value_name = "USD")]
         input_price: Option<f64>,
@@ -201,6 +204,7 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
             context,
             max_output,
             no_tools,
+            images,
             input_price,
             output_price,
         } => {
@@ -212,7 +216,7 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
                 context_window: context.unwrap_or(base.context_window),
                 max_output: max_output.unwrap_or(base.max_output),
                 tools: !no_tools && base.tools,
-                images: base.images,
+                images: images || base.images,
                 thinking: base.thinking,
                 input_price: input_price.unwrap_or(base.pricing.input),
                 output_price: output_price.unwrap_or(base.pricing.output),
