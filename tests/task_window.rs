@@ -669,6 +669,38 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
         "the conversation scrolls sideways at the smallest size"
     );
     save_screenshot("task-cli-run-dark-small", &app.screenshot());
+
+    // The composer's picker and an attached image, dark, at the smallest size: the list fits
+    // above the message box, which stays visible, and long CJK names are cut, not spilled.
+    let deep = folder.join("文档/一个非常长的文件夹名字用来测试截断");
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("说明文件-很长的名字.md"), "x").unwrap();
+    let picture = home.path().join("一张很长名字的截图.png");
+    std::fs::write(&picture, PNG_1X1).unwrap();
+    app.find("#composer-file")
+        .type_text(picture.to_str().unwrap());
+    app.wait_until(
+        "the thumbnail",
+        WAIT,
+        "return document.querySelectorAll('#composer-attachments .attachment-thumb').length",
+        |v| v == 1,
+    );
+    app.find("#composer-input").type_text("@说明");
+    app.wait_until(
+        "the file picker",
+        WAIT,
+        "const o = document.querySelector('#mention-list:not([hidden]) .mention-option'); return o && o.textContent",
+        |v| v.as_str().is_some_and(|t| t.ends_with("说明文件-很长的名字.md")),
+    );
+    let fits = app.js(
+        "const l = document.getElementById('mention-list').getBoundingClientRect(), i = document.getElementById('composer-input').getBoundingClientRect(); return l.top >= 0 && l.bottom <= i.top + 1",
+        json!([]),
+    );
+    assert_eq!(
+        fits, true,
+        "the picker covers the message box or leaves the window"
+    );
+    save_screenshot("task-composer-dark-small", &app.screenshot());
     app.quit();
 }
 
