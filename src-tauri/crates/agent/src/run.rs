@@ -603,6 +603,24 @@ impl Run {
         Ok(outcome)
     }
 
+    /// Runs `calls` for this run (see [`run_calls`]): one result each, in order.
+    async fn run_calls(
+        &self,
+        registry: &Registry,
+        session: &Arc<Session>,
+        calls: Vec<Call>,
+    ) -> Vec<Part> {
+        run_calls(
+            registry,
+            session,
+            &self.inner.store,
+            calls,
+            &self.cancel,
+            &self.events,
+        )
+        .await
+    }
+
     /// Runs the calls an interrupted run left unanswered that had not run (or only waited for
     /// the user), and stores the answer's results, the settled ones included, in call order.
     async fn resume(
@@ -622,16 +640,7 @@ impl Run {
                 Unanswered::Settled(_) => None,
             })
             .collect();
-        let mut ran = run_calls(
-            &registry,
-            session,
-            &self.inner.store,
-            calls,
-            &self.cancel,
-            &self.events,
-        )
-        .await
-        .into_iter();
+        let mut ran = self.run_calls(&registry, session, calls).await.into_iter();
         let results = resume
             .into_iter()
             .map(|p| match p {
@@ -833,15 +842,7 @@ impl Run {
             empty_retry = false;
             view.push_answer(answer, counted);
             self.step(Step::ToolCalls);
-            let results = run_calls(
-                &registry,
-                session,
-                &self.inner.store,
-                calls,
-                &self.cancel,
-                &self.events,
-            )
-            .await;
+            let results = self.run_calls(&registry, session, calls).await;
             self.push(view, Message::new(Role::Tool, results))?;
             if self.cancel.is_cancelled() {
                 return Ok(RunOutcome::Stopped);
