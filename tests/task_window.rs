@@ -356,6 +356,44 @@ fn a_new_users_path_through_a_task_window() {
         .unwrap()
         .contains("line 5\n"));
 
+    // 3b. "Edit…" on a change to an existing file shows the whole proposed file; what the user
+    // writes there is what lands on disk.
+    let before = std::fs::read_to_string(folder.join("notes.txt")).unwrap();
+    let proposed = before.replace("line 7\n", "line seven\n");
+    script(vec![
+        Reply::Calls(vec![(
+            "edit_file",
+            json!({"path": "notes.txt", "old_string": "line 7\n", "new_string": "line seven\n"}),
+        )]),
+        Reply::Text("Kept yours.".into()),
+    ]);
+    send(&app, "Spell out line 7");
+    wait_dialog(&app, "the third edit's approval");
+    app.find("#approval-edit").click();
+    app.wait_until(
+        "the proposed file in the editor",
+        WAIT,
+        "const t = document.getElementById('approval-edited'); return t && !t.closest('[hidden]') && document.activeElement === t ? t.value : null",
+        |v| v.as_str() == Some(proposed.as_str()),
+    );
+    // Ctrl+End, then the user's own last line.
+    let editor = app.find("#approval-edited");
+    editor.type_text("\u{E009}\u{E010}\u{E000}");
+    editor.type_text("mine");
+    editor.type_text(ENTER); // a new line in the editor, not an answer
+    save_screenshot("task-2b-approval-edit", &app.screenshot());
+    app.find("#approval-approve-edited").click();
+    wait_idle(&app);
+    assert_eq!(
+        std::fs::read_to_string(folder.join("notes.txt")).unwrap(),
+        format!("{proposed}mine\n"),
+        "what the user wrote in the editor is on disk"
+    );
+    assert!(
+        last_tool_result(provider.requests().last().unwrap()).contains("The user edited"),
+        "the model is told the user changed its proposal"
+    );
+
     // 4. A command with "always allow": the exact rule shown is saved, and the same command
     // then runs without asking. It waits for a file the test creates, so its running state is
     // seen for sure.
@@ -484,9 +522,10 @@ fn a_new_users_path_through_a_task_window() {
         json!([]),
     );
 
-    // 8. Restore the edit's turn, then undo the restore.
+    // 8. Restore the first edit's turn (the oldest, listed last), then undo the restore.
     app.find("#checkpoints summary").click();
-    app.find(".checkpoint-restore").click();
+    app.find("#checkpoint-list li:last-child .checkpoint-restore")
+        .click();
     app.wait_until(
         "the restore preview",
         WAIT,
@@ -701,6 +740,67 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
         "the picker covers the message box or leaves the window"
     );
     save_screenshot("task-composer-dark-small", &app.screenshot());
+
+    // The CLI compacts the task (a model with a tiny window, so two messages are enough); the
+    // reopened window shows a divider where the summary starts, and the summary on request.
+    cli(
+        &data,
+        &["models", "add", "tiny@scripted", "--context", "40"],
+    );
+    let compacted = std::process::Command::new(support::cli_binary())
+        .args(["--home", data.to_str().unwrap(), "tasks", "compact", &task])
+        .args(["--model", "tiny@scripted"])
+        .env("CODEWRIGHT_E2E_KEY", "test-key")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&compacted.stdout).contains("Compacted task"),
+        "{compacted:?}"
+    );
+    app.find("#composer-input")
+        .send_keys_once("\u{E009}w\u{E000}"); // Ctrl+W
+    let start = std::time::Instant::now();
+    while app.window_handles().len() > 1 {
+        assert!(start.elapsed() < WAIT, "the task window did not close");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let main = app.window_handles()[0].clone();
+    app.switch_to(&main);
+    open_task_window(&app);
+    app.set_size(480, 360);
+    let divider = app.js(
+        "const d = document.querySelector('.compaction'); return d && !d.open && d.nextElementSibling?.classList.contains('message') ? d.textContent : null",
+        json!([]),
+    );
+    assert!(
+        divider
+            .as_str()
+            .is_some_and(|t| t.contains("Conversation summarized")),
+        "a closed divider just before the first message kept: {divider}"
+    );
+    assert!(
+        app.js(
+            "return document.getElementById('task-state').textContent",
+            json!([])
+        )
+        .as_str()
+        .is_some_and(|t| !t.contains("Running")),
+        "the finished compaction left the task shown as running"
+    );
+    app.find(".compaction summary").click();
+    app.wait_until(
+        "the summary, rendered",
+        WAIT,
+        "const s = document.querySelector('.compaction[open] .compaction-summary .md-block'); return s ? s.textContent : null",
+        |v| v.as_str().is_some_and(|t| t.contains("Written by the command line")),
+    );
+    // What the reader opened stays where they clicked it: the view does not jump to the end.
+    let shown = app.js(
+        "const c = document.getElementById('conversation').getBoundingClientRect(), d = document.querySelector('.compaction summary').getBoundingClientRect(); return d.top >= c.top && d.bottom <= c.bottom",
+        json!([]),
+    );
+    assert_eq!(shown, true, "the opened summary's divider left the view");
+    save_screenshot("task-compaction-dark-small", &app.screenshot());
     app.quit();
 }
 

@@ -12,8 +12,8 @@ use codewright_host::files::FileMatch;
 use codewright_host::models::ModelChoice;
 use codewright_host::{HostError, RunOptions, Running, Sent, TaskOptions};
 use codewright_protocol::{
-    ApprovalRequest, Attachment, Checkpoint, Decision, Message, MessageRecord, PermissionMode,
-    Question, Task, TaskId,
+    ApprovalRequest, Attachment, Checkpoint, Compaction, Decision, Message, MessageRecord,
+    PermissionMode, Question, Task, TaskId,
 };
 use serde::Serialize;
 use std::path::PathBuf;
@@ -51,6 +51,8 @@ pub struct TaskView {
     pub approvals: Vec<ApprovalRequest>,
     pub questions: Vec<Question>,
     pub checkpoints: Vec<Checkpoint>,
+    /// Every summary of earlier messages, oldest first: each shows where it starts.
+    pub compactions: Vec<Compaction>,
     pub options: TaskOptions,
     pub models: Vec<ModelChoice>,
     /// The main role's model: what the task uses while it has none of its own.
@@ -60,12 +62,13 @@ pub struct TaskView {
 #[tauri::command]
 pub async fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<TaskView> {
     let host = state.host()?;
-    let (task, mut messages, checkpoints) = {
+    let (task, mut messages, checkpoints, compactions) = {
         let store = state.store()?;
         (
             store.task(task_id)?,
             store.messages(task_id, None, PAGE + 1)?,
             store.checkpoints(task_id)?,
+            store.compactions(task_id)?,
         )
     };
     let has_older = messages.len() > PAGE;
@@ -95,6 +98,7 @@ pub async fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<Ta
         approvals,
         questions,
         checkpoints,
+        compactions,
         options: host.options(task_id)?,
         models,
         main_model,

@@ -31,7 +31,7 @@ async function load() {
   showState(view.state);
   setOptions(view.options, view.models, view.mainModel);
   showCheckpoints(view.checkpoints);
-  conversation.show(view.messages, view.hasOlder);
+  conversation.show(view.messages, view.hasOlder, view.compactions);
   for (const request of view.approvals) addApproval(request);
   for (const question of view.questions) addQuestion(question);
 }
@@ -79,7 +79,7 @@ const AGENT = {
   questionAnswered: (e) => resolvePrompt('question', e.id),
   usage: (e) => showContext(e.contextTokens / e.contextWindow,
     `${e.contextTokens.toLocaleString()} of ${e.contextWindow.toLocaleString()} tokens`),
-  compaction: (e) => conversation.compaction(e.tokensBefore, e.tokensAfter),
+  compaction: (e) => conversation.compaction(e),
   notice: (e) => conversation.notice(e.message),
   error: (e) => conversation.error(e.message, currentHint(e.kind)),
   runFinished: () => {

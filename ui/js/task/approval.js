@@ -237,14 +237,12 @@ function editView(action, choosable) {
   };
 }
 
-// "Edit…": the new file's content in a text box, written instead of the proposal. Offered only
-// for new files: for an existing file the hunks do not hold the whole new content, and writing
-// them alone would replace the file with fragments.
+// "Edit…": the proposed content of the whole file in a text box, written instead of the
+// proposal. The engine sends it (and allows the answer) only for a text file small enough to show.
 function contentEditor(action) {
-  if (action.kind !== 'edit' || !action.created) return null;
-  const lines = action.hunks.flatMap((hunk) => hunk.lines.filter((l) => l.kind === 'added').map((l) => l.text));
-  const textarea = h('textarea', { id: 'approval-edited', rows: '10', spellcheck: 'false' });
-  textarea.value = lines.length ? `${lines.join('\n')}\n` : '';
+  if (action.kind !== 'edit' || action.content == null) return null;
+  const textarea = h('textarea', { id: 'approval-edited', rows: '12', spellcheck: 'false', wrap: 'off' });
+  textarea.value = action.content;
   const submit = h('button', { type: 'button', id: 'approval-approve-edited', class: 'button primary', text: 'Approve edited', hidden: true });
   const node = h('label', { class: 'field approval-editor', hidden: true },
     h('span', { class: 'field-label', text: `Content to write to ${action.path}` }), textarea);

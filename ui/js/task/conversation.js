@@ -5,6 +5,7 @@
 import { call, messageOf } from '../api.js';
 import { $, h } from '../dom.js';
 import { tokens } from '../format.js';
+import { MarkdownView } from './markdown.js';
 import { messageView, textOf } from './messages.js';
 import { Scroller } from './scroll.js';
 
@@ -34,8 +35,8 @@ export class Conversation {
     });
   }
 
-  /** Shows a fresh page of messages (the newest), replacing everything. */
-  show(records, hasOlder) {
+  /** Shows a fresh page of messages (the newest) and the task's summaries, replacing everything. */
+  show(records, hasOlder, compactions = []) {
     this.generation += 1;
     $('#older-status').hidden = true;
     this.list.replaceChildren();
@@ -45,6 +46,7 @@ export class Conversation {
     this.firstSeq = null;
     this.hasOlder = hasOlder;
     for (const record of records) this.insert(messageView(record));
+    for (const compaction of compactions) this.compaction(compaction);
     this.scroll.toBottom();
   }
 
@@ -111,9 +113,26 @@ export class Conversation {
       hint ? h('p', { class: 'error-hint', text: hint }) : null));
   }
 
-  compaction(before, after) {
-    this.line(h('div', { class: 'compaction-divider', role: 'separator' },
-      h('span', { text: `Conversation summarized: ~${tokens(before)} → ~${tokens(after)} tokens` })));
+  /** A summary of earlier messages: a divider where the messages it left out end, opened to read it. */
+  compaction({ summary, firstKeptSeq, tokensBefore, tokensAfter }) {
+    const body = h('div', { class: 'compaction-summary' });
+    const el = h('details', { class: 'compaction' },
+      h('summary', { class: 'compaction-divider' },
+        h('span', { text: `Conversation summarized: ~${tokens(tokensBefore)} → ~${tokens(tokensAfter)} tokens` }),
+        h('span', { class: 'compaction-toggle', 'aria-hidden': 'true' })),
+      h('p', { class: 'muted compaction-note', text: 'The agent now works from this summary instead of the messages above it.' }),
+      body);
+    // Rendered when first opened: a long task may hold many summaries nobody reads.
+    el.addEventListener('toggle', () => {
+      if (!el.open || body.firstChild) return;
+      const view = new MarkdownView();
+      body.append(view.el);
+      view.set(summary);
+      view.finish();
+    });
+    el.dataset.seq = String(firstKeptSeq - 0.5); // just before the first message it kept
+    this.place(el, firstKeptSeq - 0.5);
+    this.showEmpty();
   }
 
   /** A message sent while the agent works: shown until it arrives as a stored message. */
@@ -139,14 +158,19 @@ export class Conversation {
     this.views.set(view.record.id, view);
     const seq = view.seq;
     if (Number.isFinite(seq) && (this.firstSeq == null || seq < this.firstSeq)) this.firstSeq = seq;
+    this.place(view.el, seq);
+    this.showEmpty();
+  }
+
+  // In order of `seq` among messages and summaries; other lines keep their place at the end.
+  place(node, seq) {
     let before = null;
     for (let el = this.list.lastElementChild; el; el = el.previousElementSibling) {
-      if (!el.classList.contains('message')) continue;
+      if (!el.classList.contains('message') && !el.classList.contains('compaction')) continue;
       if (seqOf(el) <= seq) break;
       before = el;
     }
-    this.list.insertBefore(view.el, before);
-    this.showEmpty();
+    this.list.insertBefore(node, before);
   }
 
   showEmpty() {

@@ -21,6 +21,20 @@ export class Scroller {
     resized.observe(content);
     resized.observe(scroller); // the window or the composer changed size
     jump.addEventListener('click', () => this.toBottom());
+    // Opening or closing a disclosure (a summary, thinking, a tool's details) keeps it under the
+    // reader's pointer: the view stops following. Caught before it toggles, so the first resize
+    // already keeps it in place.
+    items.addEventListener('click', (event) => {
+      const summary = event.target.closest('summary');
+      if (summary) this.hold(summary);
+    }, true);
+  }
+
+  /** Keeps `el` where it is on screen as the content changes, until the reader scrolls down. */
+  hold(el) {
+    const top = this.scroller.getBoundingClientRect().top;
+    this.following = false;
+    this.anchor = { el, offset: el.getBoundingClientRect().top - top };
   }
 
   distanceFromBottom() {

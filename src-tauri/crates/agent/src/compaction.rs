@@ -6,9 +6,9 @@
 
 use codewright_llm::ModelInfo;
 use codewright_protocol::{
-    AttachmentKind, Message, MessageRecord, Part, Role, TaskId, ToolContent,
+    AttachmentKind, Compaction, Message, MessageRecord, Part, Role, TaskId, ToolContent,
 };
-use codewright_store::{Compaction, Store};
+use codewright_store::Store;
 
 /// How the summary is introduced to the model.
 pub(crate) const SUMMARY_PREFIX: &str =

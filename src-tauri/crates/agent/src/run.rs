@@ -12,10 +12,11 @@ use codewright_llm::{
     ChatRequest, Client, Delta, ErrorKind as LlmErrorKind, ModelInfo, Provider, RetryPolicy,
 };
 use codewright_protocol::{
-    answer_every_call, AgentEvent, AgentState, ApprovalRequest, AttachmentKind, ErrorKind, Message,
-    Part, PermissionMode, ProjectId, Question, Role, RunOutcome, StopReason, TaskId, TaskStatus,
+    answer_every_call, AgentEvent, AgentState, ApprovalRequest, AttachmentKind, Compaction,
+    ErrorKind, Message, Part, PermissionMode, ProjectId, Question, Role, RunOutcome, StopReason,
+    TaskId, TaskStatus,
 };
-use codewright_store::{CallState, Checkpointer, Compaction, Store, UsageEvent};
+use codewright_store::{CallState, Checkpointer, Store, UsageEvent};
 use codewright_tools::{ProcessTable, Registry, Session, SessionConfig};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -326,12 +327,23 @@ impl Agent {
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
-        let mut view = compaction::view(&self.inner.store.lock().expect("store lock"), task)?;
-        let compacted = run.compact(&model, &mut view).await.map_err(|_| {
-            "the conversation was not compacted (the error above says why)".to_string()
-        })?;
+        let (mut view, status) = {
+            let store = self.inner.store.lock().expect("store lock");
+            let status = store.task(task).map_err(|e| e.to_string())?.status;
+            (compaction::view(&store, task)?, status)
+        };
+        let compacted = run.compact(&model, &mut view).await;
         run.step(Step::End);
-        Ok(compacted)
+        // Compacting showed the task as running; it is again what it was.
+        let _ = self
+            .inner
+            .store
+            .lock()
+            .expect("store lock")
+            .set_task_status(task, status);
+        compacted.map_err(|_| {
+            "the conversation was not compacted (the error above says why)".to_string()
+        })
     }
 
     /// Ends what a task left running: its background processes are killed. Call it when the
@@ -1107,7 +1119,7 @@ impl Run {
         };
         let tokens_after = kept_tokens + compaction::estimate(&[Message::user(summary.clone())]);
         let record = Compaction {
-            summary,
+            summary: summary.clone(),
             first_kept_seq: plan.first_kept_seq,
             tokens_before: plan.tokens_before,
             tokens_after,
@@ -1131,6 +1143,8 @@ impl Run {
             task_id: self.task,
             tokens_before: plan.tokens_before,
             tokens_after,
+            summary,
+            first_kept_seq: plan.first_kept_seq,
         });
         self.step(Step::Compacted);
         Ok(true)

@@ -543,12 +543,19 @@ async fn context_overflow_compacts_and_retries_once() {
         AgentEvent::Compaction {
             tokens_before,
             tokens_after,
+            summary,
+            first_kept_seq,
             ..
-        } => Some((*tokens_before, *tokens_after)),
+        } => Some((*tokens_before, *tokens_after, summary, *first_kept_seq)),
         _ => None,
     });
-    let (before, after) = compaction.expect("a compaction event");
+    let (before, after, summary, first_kept) = compaction.expect("a compaction event");
     assert!(after < before, "{before} → {after}");
+    // The event carries what was stored: a window shows the summary where it starts.
+    let stored = world.store.lock().unwrap().compactions(world.task).unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(&stored[0].summary, summary);
+    assert_eq!(stored[0].first_kept_seq, first_kept);
     assert!(events.iter().any(|e| matches!(
         e,
         AgentEvent::State {

@@ -168,6 +168,9 @@ pub enum AgentEvent {
         task_id: TaskId,
         tokens_before: u64,
         tokens_after: u64,
+        /// What the model sees now instead of the messages before `first_kept_seq`.
+        summary: String,
+        first_kept_seq: i64,
     },
     /// Something the user should know that is not an error.
     #[serde(rename_all = "camelCase")]

@@ -18,11 +18,11 @@ pub use message::{
     Attachment, AttachmentKind, Message, Part, Role, StopReason, ToolCallRef, ToolContent, Usage,
 };
 pub use records::{
-    MessageRecord, Project, ProjectSettings, SearchHit, Task, TaskSettings, TaskStatus,
+    Compaction, MessageRecord, Project, ProjectSettings, SearchHit, Task, TaskSettings, TaskStatus,
 };
 pub use tools::{
     Action, ApprovalRequest, Checkpoint, CheckpointFile, CheckpointKind, Decision, DecisionKind,
     DiffLine, DirEntry, FileMatches, Hunk, LineKind, MatchLine, PermissionMode, PermissionRule,
     ProcessInfo, Question, RuleAction, SavedRule, Todo, TodoStatus, ToolCategory, ToolDetail,
-    ToolSpec,
+    ToolSpec, EDITABLE_BYTES,
 };

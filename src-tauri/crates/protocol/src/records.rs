@@ -111,6 +111,21 @@ pub struct Task {
     pub todos: Vec<crate::Todo>,
 }
 
+/// A summary that stands for a task's earlier messages when talking to the model. The messages
+/// stay, for the user; a window shows the summary where it starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Compaction {
+    /// Markdown, in fixed sections.
+    pub summary: String,
+    /// The first message the model still sees in full.
+    pub first_kept_seq: i64,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// Set by the store.
+    pub created_at: i64,
+}
+
 /// A message as stored in a task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -147,6 +147,9 @@ pub struct Hunk {
     pub lines: Vec<DiffLine>,
 }
 
+/// The largest proposed file a user is offered to edit before approving it.
+pub const EDITABLE_BYTES: usize = 256 * 1024;
+
 /// Exactly what a tool call will do, shown to the user who approves it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -157,6 +160,10 @@ pub enum Action {
         path: String,
         created: bool,
         hunks: Vec<Hunk>,
+        /// The whole proposed content, for a text file of at most [`EDITABLE_BYTES`]: what the
+        /// user changes before approving ([`Decision::ApproveEdited`] is offered only with it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
     },
     /// Run a shell command.
     #[serde(rename_all = "camelCase")]

@@ -25,9 +25,7 @@ pub use calls::CallState;
 pub use checkpoints::Checkpointer;
 pub use error::StoreError;
 pub use mcp::{McpServerRow, McpTransport};
-pub use messages::{
-    Compaction, StreamingMessage, UsageEvent, FLUSH_BYTES, FLUSH_INTERVAL, RANK_LIMIT,
-};
+pub use messages::{StreamingMessage, UsageEvent, FLUSH_BYTES, FLUSH_INTERVAL, RANK_LIMIT};
 pub use paths::{default_data_dir, DB_FILE_NAME};
 pub use settings::{ModelRow, ProviderRow};
 pub use tools::PreImage;

@@ -4,7 +4,8 @@
 
 use crate::{now_ms, Result, Store, StoreError};
 use codewright_protocol::{
-    Message, MessageId, MessageRecord, Part, ProjectId, Role, SearchHit, StopReason, TaskId, Usage,
+    Compaction, Message, MessageId, MessageRecord, Part, ProjectId, Role, SearchHit, StopReason,
+    TaskId, Usage,
 };
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 use std::time::{Duration, Instant};
@@ -13,18 +14,6 @@ use std::time::{Duration, Instant};
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(250);
 /// …or as soon as this much new content has arrived.
 pub const FLUSH_BYTES: usize = 4096;
-
-/// A summary that stands for a task's earlier messages when talking to the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Compaction {
-    pub summary: String,
-    /// The first message the model still sees in full.
-    pub first_kept_seq: i64,
-    pub tokens_before: u64,
-    pub tokens_after: u64,
-    /// Set by the store.
-    pub created_at: i64,
-}
 
 /// One provider response's cost, recorded with the message that carries it.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +28,16 @@ pub struct UsageEvent {
 const COLUMNS: &str =
     "id, task_id, seq, role, parts, usage, model, stop_reason, complete, created_at, \
                        updated_at, compacted";
+
+fn compaction_from_row(r: &Row) -> rusqlite::Result<Compaction> {
+    Ok(Compaction {
+        summary: r.get(0)?,
+        first_kept_seq: r.get(1)?,
+        tokens_before: r.get::<_, i64>(2)? as u64,
+        tokens_after: r.get::<_, i64>(3)? as u64,
+        created_at: r.get(4)?,
+    })
+}
 
 fn from_row(row: &Row) -> rusqlite::Result<MessageRecord> {
     let role: String = row.get(3)?;
@@ -185,6 +184,16 @@ impl Store {
         Ok(())
     }
 
+    /// Every compaction of the task, oldest first (a window shows each where it starts).
+    pub fn compactions(&self, task: TaskId) -> Result<Vec<Compaction>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT summary, first_kept_seq, tokens_before, tokens_after, created_at FROM compactions
+             WHERE task_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([task.0], compaction_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// The task's latest compaction, if any.
     pub fn latest_compaction(&self, task: TaskId) -> Result<Option<Compaction>> {
         Ok(self
@@ -193,15 +202,7 @@ impl Store {
                 "SELECT summary, first_kept_seq, tokens_before, tokens_after, created_at FROM compactions
                  WHERE task_id = ?1 ORDER BY id DESC LIMIT 1",
                 [task.0],
-                |r| {
-                    Ok(Compaction {
-                        summary: r.get(0)?,
-                        first_kept_seq: r.get(1)?,
-                        tokens_before: r.get::<_, i64>(2)? as u64,
-                        tokens_after: r.get::<_, i64>(3)? as u64,
-                        created_at: r.get(4)?,
-                    })
-                },
+                compaction_from_row,
             )
             .optional()?)
     }

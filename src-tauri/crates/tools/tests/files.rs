@@ -452,6 +452,7 @@ async fn per_hunk_review_applies_exactly_the_approved_hunks() {
     let Action::Edit {
         hunks,
         created: false,
+        content,
         ..
     } = &request.action
     else {
@@ -459,6 +460,13 @@ async fn per_hunk_review_applies_exactly_the_approved_hunks() {
     };
     assert_eq!(hunks.len(), 3);
     assert!(request.decisions.contains(&DecisionKind::ApproveHunks));
+    // The whole proposal comes with the request, so the user can change it before approving.
+    let proposed = old
+        .replace("line 2\n", "line two\n")
+        .replace("line 20\n", "line twenty\n")
+        .replace("line 38\n", "line thirty-eight\n");
+    assert_eq!(content.as_deref(), Some(proposed.as_str()));
+    assert!(request.decisions.contains(&DecisionKind::ApproveEdited));
     assert_eq!(h.read("f.txt"), old.replace("line 20\n", "line twenty\n"));
     let t = out.text_content();
     assert!(t.contains("applied hunk #2 (old lines 17–23) and rejected hunk #1 (old lines 1–5), #3 (old lines 35–40) of 3"), "{t}");
@@ -484,6 +492,22 @@ async fn per_hunk_review_applies_exactly_the_approved_hunks() {
         .text_content()
         .contains("The user edited the proposed content"));
     assert_eq!(h.read("f.txt"), "mine\n");
+}
+
+#[tokio::test]
+async fn a_proposal_too_large_to_show_whole_is_not_offered_for_editing() {
+    let h = Harness::new(PermissionMode::Normal);
+    let big = "x".repeat(codewright_protocol::EDITABLE_BYTES) + "\n";
+    h.decide([Decision::Reject { feedback: None }]);
+    h.call("write_file", json!({"path": "big.txt", "content": big}))
+        .await;
+    let request = &h.requests()[0];
+    let Action::Edit { content, .. } = &request.action else {
+        panic!()
+    };
+    assert!(content.is_none());
+    assert!(!request.decisions.contains(&DecisionKind::ApproveEdited));
+    assert!(request.decisions.contains(&DecisionKind::Approve));
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use crate::{
     apply_hunks, hunks, parse_input, schema_of, CallContext, Grant, Subject, Tool, ToolOutput,
 };
 use async_trait::async_trait;
-use codewright_protocol::{Action, DecisionKind, ToolCategory, ToolDetail};
+use codewright_protocol::{Action, DecisionKind, ToolCategory, ToolDetail, EDITABLE_BYTES};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -142,10 +142,15 @@ pub(crate) async fn apply_change(
         DecisionKind::ApproveAlways,
         DecisionKind::Reject,
     ];
-    if texts.is_some() {
-        if !created && proposal.len() > 1 {
-            decisions.push(DecisionKind::ApproveHunks);
-        }
+    // The user may change the proposal only where they can see all of it.
+    let editable = texts
+        .as_ref()
+        .filter(|(_, n)| n.len() <= EDITABLE_BYTES)
+        .map(|(_, n)| n.clone());
+    if texts.is_some() && !created && proposal.len() > 1 {
+        decisions.push(DecisionKind::ApproveHunks);
+    }
+    if editable.is_some() {
         decisions.push(DecisionKind::ApproveEdited);
     }
     let (added, removed) = proposal
@@ -174,6 +179,7 @@ pub(crate) async fn apply_change(
                 path: path.display.clone(),
                 created,
                 hunks: proposal.clone(),
+                content: editable,
             },
             summary,
             decisions: &decisions,
