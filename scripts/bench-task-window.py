@@ -288,7 +288,11 @@ def main():
         opened = {}
         for name, task in (("5,000 messages", tasks[3]), ("10 messages", tasks[4])):
             s.open_task(task)
-            opened[name] = s.wait("const m = performance.getEntriesByName('conversation-painted')[0]; return m ? m.startTime : null")
+            s.wait("return performance.getEntriesByName('conversation-painted').length")
+            opened[name] = s.js("const t = (n) => Math.round(performance.getEntriesByName(n)[0].startTime); "
+                                "const n = performance.getEntriesByType('navigation')[0]; "
+                                "return [t('conversation-painted'), Math.round(n.responseEnd), t('task-script-started'), t('task-view-loaded'), "
+                                "t('conversation-shown'), t('markdown-settled')]")
         # 4 and 5. Three task windows are open now (plus the main window).
         time.sleep(5)
         procs = tree(pid)
@@ -302,8 +306,9 @@ def main():
         print(f"frame gaps, idle 10 s: longest {max(idle_gaps[1:]):.1f} ms, p99 {pct(idle_gaps[1:], 99):.1f} ms ({len(idle_gaps)} frames)")
         print(f"frame gaps, streaming {STREAM_S} s (~1,000 tokens/s, {streamed:,} characters shown): longest {max(stream_gaps[1:]):.1f} ms, "
               f"p99 {pct(stream_gaps[1:], 99):.1f} ms ({len(stream_gaps)} frames)")
-        for name, ms in opened.items():
-            print(f"open a task of {name} → newest painted: {ms:.0f} ms")
+        for name, (ms, page, script, view, shown, md) in opened.items():
+            print(f"open a task of {name} → newest painted: {ms:.0f} ms (page loaded {page} ms, script started "
+                  f"{script} ms, task read {view} ms, in the DOM {shown} ms, Markdown rendered {md} ms)")
         print(f"idle CPU, main window + 3 task windows, {IDLE_CPU_S} s: {cpu:.2f} % of one core")
         print(f"PSS: main window alone {main_only:.0f} MiB; with 3 task windows {with_three:.0f} MiB; "
               f"{(with_three - main_only) / 3:.0f} MiB per task window")

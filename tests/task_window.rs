@@ -905,3 +905,96 @@ fn hostile_content_never_runs_or_navigates() {
     save_screenshot("task-hostile", &app.screenshot());
     app.quit();
 }
+
+/// The app SIGKILLed while an answer streams into its task window: after a relaunch the user's
+/// message and the part of the answer that had arrived are there, the task says it was
+/// interrupted (not running), and one more message carries on.
+#[test]
+fn a_crash_of_the_app_mid_answer_loses_nothing() {
+    const ANSWER: &str = "The build fails because the linker cannot find the library; here is why, step by step, slowly. ";
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, body| {
+        if user_texts(body).iter().any(|t| t.contains("Carry on")) {
+            Reply::Text("Picked up where it stopped.".into())
+        } else {
+            Reply::Paced(ANSWER.repeat(5), 80)
+        }
+    }));
+    let task = setup(&data, &folder, &provider);
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    open_task_window(&app);
+    send(&app, "Why does the build fail?");
+    app.wait_until(
+        "part of the answer",
+        WAIT,
+        "return [...document.querySelectorAll('.message.assistant')].map(m => m.textContent).join('|')",
+        |v| v.as_str().is_some_and(|t| t.contains("the linker")),
+    );
+    assert!(
+        app.js(
+            "return !document.getElementById('composer-stop').hidden",
+            json!([])
+        ) == true,
+        "still streaming when the app dies"
+    );
+    desktop.kill_app();
+    app.quit(); // the driver's session of the dead app
+
+    let app = desktop.launch();
+    app.wait_until(
+        "the task shown as interrupted in the main window",
+        WAIT,
+        "return [...document.querySelectorAll('.task')].map(t => t.textContent).join('|')",
+        |v| v.as_str().is_some_and(|t| t.contains("Interrupted")),
+    );
+    open_task_window(&app);
+    let shown = app.js(
+        "return [document.getElementById('task-state').textContent, [...document.querySelectorAll('.message.user')].map(m => m.textContent).join('|'), [...document.querySelectorAll('.message.assistant')].map(m => m.textContent).join('|')]",
+        json!([]),
+    );
+    assert!(
+        shown[0].as_str().unwrap().contains("Interrupted"),
+        "{shown}"
+    );
+    assert!(
+        shown[1]
+            .as_str()
+            .unwrap()
+            .contains("Why does the build fail?"),
+        "the user's message survived: {shown}"
+    );
+    // What had been stored of the answer is kept, marked incomplete: the store writes a
+    // streaming answer at least every 250 ms, so a crash loses at most that much of it.
+    let kept = shown[2].as_str().unwrap();
+    let kept = kept
+        .strip_suffix("\nIncomplete")
+        .unwrap_or_else(|| panic!("marked incomplete: {shown}"));
+    assert!(
+        kept.starts_with("The ") && ANSWER.repeat(5).starts_with(kept.trim_end()),
+        "the part of the answer that had arrived is kept: {shown}"
+    );
+    save_screenshot("task-after-crash", &app.screenshot());
+    send(&app, "Carry on");
+    app.wait_until(
+        "the answer after the crash",
+        WAIT,
+        "return document.body.textContent.includes('Picked up where it stopped.')",
+        |v| v == true,
+    );
+    wait_idle(&app);
+    let shown: Value =
+        serde_json::from_str(&cli(&data, &["tasks", "show", &task, "--json"])).unwrap();
+    assert_eq!(shown["task"]["status"], "completed", "{shown}");
+    let users: Vec<&str> = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["parts"][0]["text"].as_str())
+        .collect();
+    assert_eq!(users, ["Why does the build fail?", "Carry on"]);
+    app.quit();
+}

@@ -128,6 +128,64 @@ impl Desktop {
             |v| v == true);
         session
     }
+
+    /// SIGKILLs the running app (the one this desktop's driver launched), as a crash would, and
+    /// waits until it is gone. Its WebDriver session is dead afterwards; `launch` starts anew.
+    pub fn kill_app(&self) {
+        let app = std::fs::canonicalize(env!("CARGO_BIN_EXE_codewright")).unwrap();
+        let pids: Vec<u32> = descendants(self.driver.id())
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == app)
+            })
+            .collect();
+        assert!(!pids.is_empty(), "the app is not running");
+        for pid in &pids {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        let start = std::time::Instant::now();
+        while pids
+            .iter()
+            .any(|pid| Path::new(&format!("/proc/{pid}/exe")).exists())
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the app did not die"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Every process below `root` (from /proc).
+fn descendants(root: u32) -> Vec<u32> {
+    let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // The parent is the second field after the command's closing parenthesis.
+        if let Some(ppid) = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse().ok())
+        {
+            children.entry(ppid).or_default().push(pid);
+        }
+    }
+    let (mut out, mut todo) = (Vec::new(), vec![root]);
+    while let Some(pid) = todo.pop() {
+        for child in children.get(&pid).into_iter().flatten() {
+            out.push(*child);
+            todo.push(*child);
+        }
+    }
+    out
 }
 
 impl Drop for Desktop {

@@ -26,6 +26,7 @@ function showState(state) {
 
 async function load() {
   const view = await call('task_view', { taskId });
+  performance.mark('task-view-loaded');
   resetTools();
   showTask(view.task);
   showState(view.state);
@@ -118,6 +119,7 @@ function wire() {
 }
 
 async function start() {
+  performance.mark('task-script-started'); // for scripts/bench-task-window.py, as the marks below
   const info = await call('app_info');
   dataDir = info.dataDir;
   if (info.startupError) {
@@ -133,7 +135,9 @@ async function start() {
   await load();
   $('#app').hidden = false;
   // The first screen shows rendered Markdown, not a flash of it arriving (but waits no longer).
+  performance.mark('conversation-shown');
   await Promise.race([settled(), new Promise((resolve) => setTimeout(resolve, 2000))]);
+  performance.mark('markdown-settled');
   conversation.scroll.toBottom();
   for (const apply of pending) apply();
   pending = null;

@@ -1,7 +1,9 @@
 // One Markdown text part, rendered as it streams. The backend splits the text into finished
 // top-level blocks and an unfinished tail: finished blocks are inserted once and never touched
 // again, so a long reply costs only its tail per frame. At most one render call per part is in
-// flight; text that arrives meanwhile is rendered when it returns.
+// flight; text that arrives meanwhile is rendered when it returns. New text is shown as typed the
+// moment it arrives (one text node grows; the browser paints it with its next frame), so a word
+// never waits a frame for the render call to be sent.
 
 import { call } from '../api.js';
 import { h } from '../dom.js';
@@ -30,7 +32,8 @@ export class MarkdownView {
     this.tail = h('div', { class: 'md-tail' });
     // Text that arrived after the last render, shown as typed until its rendering returns (a
     // render is a round trip to the backend; a new word should not wait for it).
-    this.raw = h('span', { class: 'md-raw' });
+    this.rawText = document.createTextNode('');
+    this.raw = h('span', { class: 'md-raw' }, this.rawText);
     this.el = h('div', { class: 'markdown' }, this.tail, this.raw);
     this.text = '';
     this.done = false; // no more text will come: render every block as finished
@@ -44,6 +47,7 @@ export class MarkdownView {
 
   append(delta) {
     this.text += delta;
+    this.rawText.appendData(delta);
     this.schedule();
   }
 
@@ -59,7 +63,7 @@ export class MarkdownView {
     this.shownLength = 0;
     this.shownDone = false;
     this.tail.replaceChildren();
-    this.raw.textContent = '';
+    this.rawText.data = text;
     this.el.replaceChildren(this.tail, this.raw);
     this.schedule();
   }
@@ -81,7 +85,6 @@ export class MarkdownView {
   }
 
   async render() {
-    this.raw.textContent = this.text.slice(this.shownLength);
     if (this.busy) return; // the call in flight schedules the next render when it returns
     const { generation, done } = this;
     const length = this.text.length;
@@ -99,7 +102,7 @@ export class MarkdownView {
     if (generation === this.generation) {
       this.shownLength = length;
       this.shownDone = done;
-      this.raw.textContent = this.text.slice(length);
+      this.rawText.data = this.text.slice(length);
     }
     if (this.stale()) nextFrame(this.frame);
     else markSettled(this);
