@@ -131,6 +131,7 @@ impl Desktop {
 
     /// SIGKILLs the running app (the one this desktop's driver launched), as a crash would, and
     /// waits until it is gone. Its WebDriver session is dead afterwards; `launch` starts anew.
+    #[allow(dead_code)] // not every test binary crashes the app
     pub fn kill_app(&self) {
         let app = std::fs::canonicalize(env!("CARGO_BIN_EXE_codewright")).unwrap();
         let pids: Vec<u32> = descendants(self.driver.id())
@@ -160,6 +161,7 @@ impl Desktop {
 }
 
 /// Every process below `root` (from /proc).
+#[allow(dead_code)]
 fn descendants(root: u32) -> Vec<u32> {
     let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
