@@ -123,6 +123,19 @@ fn open_task_window(app: &Session) -> String {
     handle
 }
 
+/// Closes the task window with Ctrl+W typed into `field`, as a person would, and switches back
+/// to the main window.
+fn close_task_window(app: &Session, field: &str) {
+    app.find(field).send_keys_once("\u{E009}w\u{E000}"); // Ctrl+W
+    let start = std::time::Instant::now();
+    while app.window_handles().len() > 1 {
+        assert!(start.elapsed() < WAIT, "the task window did not close");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let main = app.window_handles()[0].clone();
+    app.switch_to(&main);
+}
+
 fn send(app: &Session, text: &str) {
     let input = app.find("#composer-input");
     input.type_text(text);
@@ -558,15 +571,7 @@ fn a_new_users_path_through_a_task_window() {
     ]);
     send(&app, "Echo something");
     wait_dialog(&app, "an approval to leave waiting");
-    app.find("#approval-feedback")
-        .send_keys_once("\u{E009}w\u{E000}"); // Ctrl+W
-    let start = std::time::Instant::now();
-    while app.window_handles().len() > 1 {
-        assert!(start.elapsed() < WAIT, "the task window did not close");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let main = app.window_handles()[0].clone();
-    app.switch_to(&main);
+    close_task_window(&app, "#approval-feedback");
     let reopened = open_task_window(&app);
     assert_ne!(reopened, task_window);
     let text = wait_dialog(&app, "the approval shown again");
@@ -757,15 +762,7 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
         String::from_utf8_lossy(&compacted.stdout).contains("Compacted task"),
         "{compacted:?}"
     );
-    app.find("#composer-input")
-        .send_keys_once("\u{E009}w\u{E000}"); // Ctrl+W
-    let start = std::time::Instant::now();
-    while app.window_handles().len() > 1 {
-        assert!(start.elapsed() < WAIT, "the task window did not close");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let main = app.window_handles()[0].clone();
-    app.switch_to(&main);
+    close_task_window(&app, "#composer-input");
     open_task_window(&app);
     app.set_size(480, 360);
     let divider = app.js(
