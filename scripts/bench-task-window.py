@@ -9,19 +9,24 @@ in this script stands in for the model):
      next to the same page idle for 10 s (the floor of this display);
   3. opening a task of 5,000 messages → its newest messages painted (navigation start → the
      `conversation-painted` mark), next to a task of 10 messages;
-  4. idle CPU of the app and its WebKit processes with 3 task windows open, over 30 s;
+  4. idle CPU of the app and its WebKit processes with 3 task windows open, over 30 s, with the
+     front window's composer focused (as a person leaves it) and with no field focused;
   5. memory (PSS) of each extra open task window.
 
     cargo build --release --features custom-protocol --bin codewright
     cargo build --release -p codewright-cli
     python3 scripts/bench-task-window.py [TARGET_DIR]    # needs Xvfb and tauri-driver (scripts/setup --test)
+
+BENCH_PROMPTS and BENCH_STREAM_S (default 40 and 60) shorten parts 1 and 2 while iterating.
 """
 import http.client, http.server, json, os, socket, sqlite3, statistics, subprocess, sys, tempfile, threading, time
 
 target = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CARGO_TARGET_DIR", "target")
 APP = os.path.realpath(os.path.join(target, "release", "codewright"))
 CLI = os.path.join(target, "release", "codewright-cli")
-PROMPTS, STREAM_S, IDLE_CPU_S = 40, 60, 30
+PROMPTS = int(os.environ.get("BENCH_PROMPTS", 40))
+STREAM_S = int(os.environ.get("BENCH_STREAM_S", 60))
+IDLE_CPU_S = 30
 
 # ---- the scripted provider ----------------------------------------------------------------
 
@@ -289,29 +294,38 @@ def main():
         for name, task in (("5,000 messages", tasks[3]), ("10 messages", tasks[4])):
             s.open_task(task)
             s.wait("return performance.getEntriesByName('conversation-painted').length")
-            opened[name] = s.js("const t = (n) => Math.round(performance.getEntriesByName(n)[0].startTime); "
+            opened[name] = s.js("const t = (n) => Math.round(performance.getEntriesByName(n)[0]?.startTime ?? -1); "
                                 "const n = performance.getEntriesByType('navigation')[0]; "
-                                "return [t('conversation-painted'), Math.round(n.responseEnd), t('task-script-started'), t('task-view-loaded'), "
-                                "t('conversation-shown'), t('markdown-settled')]")
-        # 4 and 5. Three task windows are open now (plus the main window).
+                                "return [t('conversation-painted'), Math.round(n.responseEnd), t('task-script-started'), t('app-info-read'), t('listening'), t('task-view-loaded'), "
+                                "t('conversation-shown'), t('markdown-settled'), t('first-frame'), t('scrolled'), t('ready-frame')]")
+        # 4 and 5. Three task windows are open now (plus the main window); the last one opened is
+        # in front, its composer focused (the others' composers let go of focus in the background).
         time.sleep(5)
         procs = tree(pid)
         with_three = pss_mib(procs)
-        before = cpu_ticks(procs)
-        time.sleep(IDLE_CPU_S)
-        cpu = (cpu_ticks(tree(pid)) - before) / os.sysconf("SC_CLK_TCK") / IDLE_CPU_S * 100
+        def idle_cpu():
+            before = cpu_ticks(procs)
+            time.sleep(IDLE_CPU_S)
+            return (cpu_ticks(procs) - before) / os.sysconf("SC_CLK_TCK") / IDLE_CPU_S * 100
+        cpu = idle_cpu()
+        s.js("document.activeElement.blur()")
+        cpu_unfocused = idle_cpu()
+        webkit = len([p for p in procs if open(f"/proc/{p}/comm").read().startswith("WebKitWebProces")])
 
         print(f"first delta → painted, {PROMPTS} prompts: p50 {pct(delays, 50):.1f} ms, p99 {pct(delays, 99):.1f} ms (max {max(delays):.1f})")
         print(f"  of which: → its event in the page p50 {pct(arrivals, 50):.1f} ms; → in the DOM p50 {pct(in_dom, 50):.1f} ms")
         print(f"frame gaps, idle 10 s: longest {max(idle_gaps[1:]):.1f} ms, p99 {pct(idle_gaps[1:], 99):.1f} ms ({len(idle_gaps)} frames)")
         print(f"frame gaps, streaming {STREAM_S} s (~1,000 tokens/s, {streamed:,} characters shown): longest {max(stream_gaps[1:]):.1f} ms, "
               f"p99 {pct(stream_gaps[1:], 99):.1f} ms ({len(stream_gaps)} frames)")
-        for name, (ms, page, script, view, shown, md) in opened.items():
+        for name, (ms, page, script, info, listening, view, shown, md, first, scrolled, ready) in opened.items():
             print(f"open a task of {name} → newest painted: {ms:.0f} ms (page loaded {page} ms, script started "
-                  f"{script} ms, task read {view} ms, in the DOM {shown} ms, Markdown rendered {md} ms)")
-        print(f"idle CPU, main window + 3 task windows, {IDLE_CPU_S} s: {cpu:.2f} % of one core")
+                  f"{script} ms, first frame {first} ms, app info read {info} ms, listening {listening} ms, "
+                  f"task read {view} ms, in the DOM {shown} ms, Markdown rendered {md} ms, scrolled to the end "
+                  f"{scrolled} ms, the frame after {ready} ms)")
+        print(f"idle CPU, main window + 3 task windows, {IDLE_CPU_S} s: {cpu:.2f} % of one core with the front "
+              f"window's composer focused (its caret blinking), {cpu_unfocused:.2f} % with no field focused")
         print(f"PSS: main window alone {main_only:.0f} MiB; with 3 task windows {with_three:.0f} MiB; "
-              f"{(with_three - main_only) / 3:.0f} MiB per task window")
+              f"{(with_three - main_only) / 3:.0f} MiB per task window ({webkit} WebKit web processes)")
         wd(port, "DELETE", f"/session/{s.id}")
     finally:
         os.killpg(driver.pid, 15)

@@ -995,3 +995,94 @@ fn a_crash_of_the_app_mid_answer_loses_nothing() {
     assert_eq!(users, ["Why does the build fail?", "Carry on"]);
     app.quit();
 }
+
+/// A task window sent to the background by another window lets go of its composer's focus
+/// (WebKitGTK keeps the caret of every focused field blinking, in the background too: three
+/// idle task windows cost ~20 % of a core), keeps the draft, and gets its caret back, where it
+/// was, when the window comes to the front again.
+#[test]
+fn a_window_in_the_background_keeps_its_draft_and_gets_its_caret_back() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, _| Reply::Text("Done.".into())));
+    let first = setup(&data, &folder, &provider);
+    let projects: Value =
+        serde_json::from_str(&cli(&data, &["projects", "list", "--json"])).unwrap();
+    let project = projects[0]["id"].to_string();
+    let second: Value = serde_json::from_str(&cli(
+        &data,
+        &[
+            "tasks",
+            "add",
+            "--project",
+            &project,
+            "Another task",
+            "--json",
+        ],
+    ))
+    .unwrap();
+    let second = second["id"].to_string();
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    let main = app.current_window();
+    let open = |task: &str| {
+        app.switch_to(&main);
+        let before = app.window_handles();
+        app.wait_until(
+            "the task in the main window",
+            WAIT,
+            &format!(
+                "return document.querySelectorAll('.task[data-id=\"{task}\"] .task-open').length"
+            ),
+            |v| v == 1,
+        );
+        app.find(&format!(".task[data-id=\"{task}\"] .task-open"))
+            .click();
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(new) = app
+                .window_handles()
+                .into_iter()
+                .find(|h| !before.contains(h))
+            {
+                app.switch_to(&new);
+                app.wait_until(
+                    "the task window to render",
+                    WAIT,
+                    "return document.body.dataset.ready === 'true'",
+                    |v| v == true,
+                );
+                return new;
+            }
+            assert!(start.elapsed() < WAIT, "the task window did not open");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+
+    let first_window = open(&first);
+    let draft = "A draft, half written — 草稿";
+    app.find("#composer-input").type_text(draft);
+    // What holds the focus once this window has gone to the background.
+    app.js(
+        "window.addEventListener('blur', () => setTimeout(() => { window.focusInBackground = document.activeElement.id || document.activeElement.tagName; }));",
+        json!([]),
+    );
+    open(&second);
+    app.switch_to(&first_window);
+    app.wait_until(
+        "the first window in the background",
+        WAIT,
+        "return window.focusInBackground ?? null",
+        |v| v == "BODY",
+    );
+    // Opening the task again brings its window to the front, as a person would.
+    app.switch_to(&main);
+    app.find(&format!(".task[data-id=\"{first}\"] .task-open"))
+        .click();
+    app.switch_to(&first_window);
+    let back = app.wait_until("the caret back in the composer", WAIT,
+        "const el = document.activeElement; return el.id === 'composer-input' ? [el.value, el.selectionStart] : null",
+        |v| !v.is_null());
+    assert_eq!(back, json!([draft, draft.encode_utf16().count()]));
+}

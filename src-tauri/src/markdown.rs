@@ -6,8 +6,17 @@
 
 use ammonia::Builder;
 use pulldown_cmark::{html, Event, Options, Parser, Tag, TagEnd};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
+
+/// Markdown a window asks to have rendered.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MarkdownText {
+    /// The text, or the part of it after the finished blocks the window already shows.
+    pub text: String,
+    /// No more text will come: every block is finished.
+    pub done: bool,
+}
 
 /// Markdown rendered for a window.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -6,7 +6,7 @@
 //! only its own task.
 
 use crate::commands::{CommandError, Result};
-use crate::markdown::{self, Rendered};
+use crate::markdown::{self, MarkdownText, Rendered};
 use crate::AppState;
 use codewright_host::files::FileMatch;
 use codewright_host::models::ModelChoice;
@@ -198,10 +198,14 @@ pub async fn restore_checkpoint(
     Ok(undo)
 }
 
-/// Renders (a part of) an assistant message's Markdown as sanitized HTML.
+/// Renders Markdown texts (parts of assistant messages, or what is new in them) as sanitized
+/// HTML, in order: a window sends every part due in a frame in one call.
 #[tauri::command]
-pub async fn render_markdown(text: String, done: bool) -> Rendered {
-    markdown::render(&text, done)
+pub async fn render_markdown(parts: Vec<MarkdownText>) -> Vec<Rendered> {
+    parts
+        .iter()
+        .map(|part| markdown::render(&part.text, part.done))
+        .collect()
 }
 
 /// The files of the task's project that best match what the user typed after `@`.

@@ -41,3 +41,23 @@ export function showFatal(message, dataDir, title) {
   $('#fatal-path').textContent = dataDir || 'unknown';
   $('#fatal').hidden = false;
 }
+
+/**
+ * A text field keeps its focus only while its window is in front, and gets it back when the
+ * window is. (WebKitGTK keeps blinking the caret of a window in the background: three task
+ * windows with focused composers cost ~20 % of a core doing nothing.)
+ */
+export function restFocusInBackground() {
+  let held = null;
+  window.addEventListener('blur', () => {
+    const el = document.activeElement;
+    if (el?.matches('textarea, input:not([type]), input[type="text"], input[type="search"]')) {
+      held = el;
+      el.blur();
+    }
+  });
+  window.addEventListener('focus', () => {
+    if (held?.isConnected && document.activeElement === document.body) held.focus();
+    held = null;
+  });
+}

@@ -3,7 +3,7 @@
 
 import { call, messageOf, onStoreEvent } from './api.js';
 import { confirmDialog, formDialog } from './dialogs.js';
-import { $, h, showFatal, toast } from './dom.js';
+import { $, h, restFocusInBackground, showFatal, toast } from './dom.js';
 import { ago, statusLabel, when } from './format.js';
 
 const view = {
@@ -303,6 +303,7 @@ async function start() {
   $('#rename-project').addEventListener('click', renameProject);
   $('#remove-project').addEventListener('click', removeProject);
   $('#new-task').addEventListener('submit', createTask);
+  restFocusInBackground();
   // Relative times ("5 minutes ago") stay true without a reload.
   setInterval(refreshTimes, 60_000);
   document.body.dataset.ready = 'true';

@@ -3,7 +3,7 @@
 // and agent events (what a run in this app does, as it happens).
 
 import { call, closeWindow, messageOf, onAgentEvent, onStoreEvent } from './api.js';
-import { $, showFatal } from './dom.js';
+import { $, restFocusInBackground, showFatal } from './dom.js';
 import { addApproval, addQuestion, initPrompts, resolvePrompt } from './task/approval.js';
 import { initCheckpoints, showCheckpoints } from './task/checkpoints.js';
 import { currentHint, initComposer, setOptions, setRunning } from './task/composer.js';
@@ -99,6 +99,7 @@ function onAgent(event) {
 // ---- start --------------------------------------------------------------------------------
 
 function wire() {
+  restFocusInBackground();
   initHeader(taskId);
   initComposer(taskId, (text, images) => conversation.enqueue(text, images));
   initPrompts(taskId, (text) => conversation.notice(text));
@@ -120,7 +121,9 @@ function wire() {
 
 async function start() {
   performance.mark('task-script-started'); // for scripts/bench-task-window.py, as the marks below
+  requestAnimationFrame(() => performance.mark('first-frame'));
   const info = await call('app_info');
+  performance.mark('app-info-read');
   dataDir = info.dataDir;
   if (info.startupError) {
     showFatal(messageOf(info.startupError), dataDir);
@@ -132,6 +135,7 @@ async function start() {
   const later = (apply) => (event) => (pending ? pending.push(() => apply(event)) : apply(event));
   await onStoreEvent(later(onStore));
   await onAgentEvent(later(onAgent));
+  performance.mark('listening');
   await load();
   $('#app').hidden = false;
   // The first screen shows rendered Markdown, not a flash of it arriving (but waits no longer).
@@ -139,12 +143,16 @@ async function start() {
   await Promise.race([settled(), new Promise((resolve) => setTimeout(resolve, 2000))]);
   performance.mark('markdown-settled');
   conversation.scroll.toBottom();
+  performance.mark('scrolled');
   for (const apply of pending) apply();
   pending = null;
   $('#composer-input').focus();
   document.body.dataset.ready = 'true';
   // For scripts/bench-task-window.py: the frame after the first full render.
-  requestAnimationFrame(() => requestAnimationFrame(() => performance.mark('conversation-painted')));
+  requestAnimationFrame(() => {
+    performance.mark('ready-frame');
+    requestAnimationFrame(() => performance.mark('conversation-painted'));
+  });
 }
 
 start().catch((e) => showFatal(messageOf(e), dataDir));

@@ -1,9 +1,10 @@
 // One Markdown text part, rendered as it streams. The backend splits the text into finished
 // top-level blocks and an unfinished tail: finished blocks are inserted once and never touched
-// again, so a long reply costs only its tail per frame. At most one render call per part is in
-// flight; text that arrives meanwhile is rendered when it returns. New text is shown as typed the
-// moment it arrives (one text node grows; the browser paints it with its next frame), so a word
-// never waits a frame for the render call to be sent.
+// again, so a long reply costs only its tail per frame. Every part due in a frame is rendered by
+// one call (opening a task renders its whole first screen at once); a part is in at most one call
+// at a time, and text that arrives meanwhile is rendered when it returns. New text is shown as
+// typed the moment it arrives (one text node grows; the browser paints it with its next frame),
+// so a word never waits a frame for the render call to be sent.
 
 import { call } from '../api.js';
 import { h } from '../dom.js';
@@ -12,6 +13,21 @@ import { nextFrame } from './frame.js';
 
 const unsettled = new Set(); // parts whose screen lags their text
 let waiters = [];
+const due = new Set(); // parts to render in the next frame
+
+async function renderDue() {
+  const views = [...due].filter((view) => !view.busy); // a busy one asks again when it returns
+  due.clear();
+  if (views.length === 0) return;
+  const jobs = views.map((view) => view.begin());
+  let outs = null;
+  try {
+    outs = await call('render_markdown', { parts: jobs.map(({ text, done }) => ({ text, done })) });
+  } catch (e) {
+    console.error('render_markdown failed', e);
+  }
+  views.forEach((view, i) => view.end(jobs[i], outs?.[i]));
+}
 
 /** Resolves once every part shows all of its text (used before the window reports it is ready). */
 export function settled() {
@@ -40,9 +56,8 @@ export class MarkdownView {
     this.consumed = 0; // UTF-16 length of `text` covered by the finished blocks on screen
     this.shownLength = 0; // length of `text` the screen shows
     this.shownDone = false;
-    this.busy = false;
+    this.busy = false; // in a render call
     this.generation = 0; // bumped when the text is replaced: older replies are dropped
-    this.frame = () => this.render();
   }
 
   append(delta) {
@@ -81,30 +96,28 @@ export class MarkdownView {
   schedule() {
     if (!this.stale()) return;
     unsettled.add(this);
-    nextFrame(this.frame);
+    due.add(this);
+    nextFrame(renderDue);
   }
 
-  async render() {
-    if (this.busy) return; // the call in flight schedules the next render when it returns
-    const { generation, done } = this;
-    const length = this.text.length;
-    const rest = this.text.slice(this.consumed);
+  /** Starts rendering what is new: the text after the finished blocks on screen. */
+  begin() {
     this.busy = true;
-    try {
-      const out = rest ? await call('render_markdown', { text: rest, done }) : { blocks: [], consumed: 0, tail: '' };
-      if (generation === this.generation) this.show(out);
-    } catch (e) {
-      console.error('render_markdown failed', e);
-      if (generation === this.generation) this.showPlain(rest);
-    } finally {
-      this.busy = false;
+    return { generation: this.generation, length: this.text.length, done: this.done, text: this.text.slice(this.consumed) };
+  }
+
+  /** Shows what `begin` asked for (`out` is missing if the renderer failed). */
+  end(job, out) {
+    this.busy = false;
+    if (job.generation === this.generation) {
+      // Without the renderer the text is still shown, as typed.
+      if (out) this.show(out);
+      else this.showPlain(job.text);
+      this.shownLength = job.length;
+      this.shownDone = job.done;
+      this.rawText.data = this.text.slice(job.length);
     }
-    if (generation === this.generation) {
-      this.shownLength = length;
-      this.shownDone = done;
-      this.rawText.data = this.text.slice(length);
-    }
-    if (this.stale()) nextFrame(this.frame);
+    if (this.stale()) this.schedule();
     else markSettled(this);
   }
 
@@ -120,7 +133,6 @@ export class MarkdownView {
     this.tail.innerHTML = tail; // sanitized by the backend (ammonia)
   }
 
-  // Without the renderer the text is still shown, as typed.
   showPlain(rest) {
     this.tail.classList.add('md-plain');
     this.tail.textContent = rest;

@@ -9,7 +9,9 @@ fn main() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sse");
     let file = dir.join("openai-responses/reasoning_summary_long.sse");
     let body = std::fs::read(&file).expect("the fixture");
+    // The decoder times its reads (idle timeouts): the runtime needs timers.
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
         .build()
         .unwrap();
     let rounds = 200;
