@@ -21,6 +21,21 @@ use std::sync::Arc;
 pub(crate) use grep::walker;
 pub use process::ProcessTable;
 
+/// How `edit_file` finds `old` in `text`: the byte ranges to replace and their replacement, or
+/// `None` when `old` is found nowhere or (without `replace_all`) at several places. For the fuzz
+/// targets (`src-tauri/fuzz`), which cannot reach the private matcher.
+#[doc(hidden)]
+pub fn find_edit(
+    text: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Option<(Vec<std::ops::Range<usize>>, String)> {
+    matching::find(text, old, new, replace_all)
+        .ok()
+        .map(|found| (found.ranges, found.replacement))
+}
+
 /// Every built-in tool.
 pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![
