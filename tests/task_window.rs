@@ -833,7 +833,9 @@ fn hostile_content_never_runs_or_navigates() {
         });
     let python = servers.join("py/bin/python");
     assert!(python.exists(), "run ./scripts/setup --test first");
-    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/hostile_mcp.py");
+    let server =
+        std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo"))
+            .join("tests/support/hostile_mcp.py");
     cli(
         &data,
         &[

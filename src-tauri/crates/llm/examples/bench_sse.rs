@@ -6,7 +6,8 @@ use codewright_llm::{decode_recording, Protocol};
 use std::time::Instant;
 
 fn main() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sse");
+    let dir = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo"))
+        .join("tests/fixtures/sse");
     let file = dir.join("openai-responses/reasoning_summary_long.sse");
     let body = std::fs::read(&file).expect("the fixture");
     // The decoder times its reads (idle timeouts): the runtime needs timers.

@@ -29,7 +29,7 @@ fn main() {
     };
     let script = format!(
         "{}/../../../scripts/bench-mcp-sdk.mjs",
-        env!("CARGO_MANIFEST_DIR")
+        std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo")
     );
     let mut ours_p50 = Vec::new();
     let mut ours_p99 = Vec::new();

@@ -72,7 +72,10 @@ async fn tools_progress_changes_and_a_crash_mid_call() {
             "py",
             McpTransport::Stdio {
                 command: python.display().to_string(),
-                args: vec![concat!(env!("CARGO_MANIFEST_DIR"), "/tests/py_server.py").into()],
+                args: vec![format!(
+                    "{}/tests/py_server.py",
+                    std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo")
+                )],
             },
         ),
         row(

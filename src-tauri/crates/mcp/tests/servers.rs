@@ -340,7 +340,10 @@ fn python() -> (String, String) {
     );
     (
         python.display().to_string(),
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/py_server.py").to_string(),
+        format!(
+            "{}/tests/py_server.py",
+            std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo")
+        ),
     )
 }
 

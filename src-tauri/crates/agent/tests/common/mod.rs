@@ -170,7 +170,7 @@ async fn handle(
     if let Reply::Recorded(name) = reply {
         let path = format!(
             "{}/../llm/tests/fixtures/sse/{name}",
-            env!("CARGO_MANIFEST_DIR")
+            std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo")
         );
         let body = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         socket.write_all(&body).await?;
