@@ -78,20 +78,7 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
     app.wait_until("the task in the list", WAIT, &texts(".task-title"), |v| {
         contains(v, title)
     });
-    let start = std::time::Instant::now();
-    while app.window_handles().len() < 2 {
-        assert!(start.elapsed() < WAIT, "the task window did not open");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let handles = app.window_handles();
-    let task_window = handles.iter().find(|h| **h != main_window).unwrap().clone();
-    app.switch_to(&task_window);
-    app.wait_until(
-        "the task window to render",
-        WAIT,
-        "return document.body.dataset.ready === 'true'",
-        |v| v == true,
-    );
+    let task_window = app.switch_to_new_window(&[main_window.clone()], WAIT);
     assert_eq!(app.find("#task-title").text(), title);
     // The composer is ready for a message.
     assert!(

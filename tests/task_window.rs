@@ -94,33 +94,21 @@ fn setup(data: &Path, folder: &Path, provider: &Provider) -> String {
 
 /// Opens the (only) task from the main window and switches to its window.
 fn open_task_window(app: &Session) -> String {
-    let main = app.current_window();
-    let before = app.window_handles().len();
     app.wait_until(
         "the task in the main window",
         WAIT,
         "return document.querySelectorAll('.task-open').length",
         |v| v == 1,
     );
-    app.find(".task-open").click();
-    let start = std::time::Instant::now();
-    while app.window_handles().len() == before {
-        assert!(start.elapsed() < WAIT, "the task window did not open");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let handle = app
-        .window_handles()
-        .into_iter()
-        .find(|h| *h != main)
-        .unwrap();
-    app.switch_to(&handle);
-    app.wait_until(
-        "the task window to render",
-        WAIT,
-        "return document.body.dataset.ready === 'true'",
-        |v| v == true,
-    );
-    handle
+    open_from_main(app, ".task-open")
+}
+
+/// Clicks the task's open button `selector` in the current (main) window and switches to the
+/// task's new window once it has rendered.
+fn open_from_main(app: &Session, selector: &str) -> String {
+    let before = app.window_handles();
+    app.find(selector).click();
+    app.switch_to_new_window(&before, WAIT)
 }
 
 /// Closes the task window with Ctrl+W typed into `field`, as a person would, and switches back
@@ -1030,36 +1018,7 @@ fn a_window_in_the_background_keeps_its_draft_and_gets_its_caret_back() {
     let main = app.current_window();
     let open = |task: &str| {
         app.switch_to(&main);
-        let before = app.window_handles();
-        app.wait_until(
-            "the task in the main window",
-            WAIT,
-            &format!(
-                "return document.querySelectorAll('.task[data-id=\"{task}\"] .task-open').length"
-            ),
-            |v| v == 1,
-        );
-        app.find(&format!(".task[data-id=\"{task}\"] .task-open"))
-            .click();
-        let start = std::time::Instant::now();
-        loop {
-            if let Some(new) = app
-                .window_handles()
-                .into_iter()
-                .find(|h| !before.contains(h))
-            {
-                app.switch_to(&new);
-                app.wait_until(
-                    "the task window to render",
-                    WAIT,
-                    "return document.body.dataset.ready === 'true'",
-                    |v| v == true,
-                );
-                return new;
-            }
-            assert!(start.elapsed() < WAIT, "the task window did not open");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        open_from_main(&app, &format!(".task[data-id=\"{task}\"] .task-open"))
     };
 
     let first_window = open(&first);

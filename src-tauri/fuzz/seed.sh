@@ -10,6 +10,16 @@ corpus=$here/corpus
 # byte N: writes the byte with value N.
 byte() { printf "\\$(printf '%03o' "$1")"; }
 
+# lines TARGET PREFIX: a seed per line of standard input (through printf %b), no header byte.
+lines() {
+    mkdir -p "$corpus/$1"
+    local n=0 line
+    while IFS= read -r line; do
+        n=$((n + 1))
+        printf '%b' "$line" >"$corpus/$1/$2_$n"
+    done
+}
+
 # seed TARGET NAME HEADER TEXT: one hand-written seed (TEXT through printf %b: \n, \r, \0).
 seed() {
     mkdir -p "$corpus/$1"
@@ -44,13 +54,8 @@ for file in "$fixtures"/mcp/*.transcript; do
     } >"$corpus/mcp_messages/${name}_sse"
 done
 
-# text_calls: no header byte; every format the parser knows.
-mkdir -p "$corpus/text_calls"
-n=0
-while IFS= read -r line; do
-    n=$((n + 1))
-    printf '%b' "$line" >"$corpus/text_calls/format_$n"
-done <<'CASES'
+# text_calls: every format the parser knows.
+lines text_calls format <<'CASES'
 Let me look.\n<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/main.rs\n</parameter>\n</function>\n</tool_call>
 <function=grep><parameter=pattern>fn main<parameter=path>src</function>
 <function=bash>ls -la</function>
@@ -74,13 +79,8 @@ seed apply_hunks three_hunks 5 \
     done)"
 seed apply_hunks crlf_no_final_newline 1 'a\r\nb\r\nc\0a\r\nB\r\nc'
 
-# command_policy: no header byte; commands the deny rule `rm -rf` must catch, or must ask about.
-mkdir -p "$corpus/command_policy"
-n=0
-while IFS= read -r line; do
-    n=$((n + 1))
-    printf '%b' "$line" >"$corpus/command_policy/command_$n"
-done <<'CASES'
+# command_policy: commands the deny rule `rm -rf` must catch, or must ask about.
+lines command_policy command <<'CASES'
 git status && rm -rf x
 FOO=1 env rm -rf x
 echo $(rm -rf x)

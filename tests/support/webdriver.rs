@@ -227,6 +227,31 @@ impl Session {
             .expect("switch window");
     }
 
+    /// Waits (up to `timeout`) for a window not among `before` (the handles before whatever
+    /// opens it), switches to it and waits until its page says it is ready; returns its handle.
+    pub fn switch_to_new_window(&self, before: &[String], timeout: Duration) -> String {
+        let start = Instant::now();
+        let handle = loop {
+            if let Some(new) = self
+                .window_handles()
+                .into_iter()
+                .find(|h| !before.contains(h))
+            {
+                break new;
+            }
+            assert!(start.elapsed() < timeout, "no new window opened");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        self.switch_to(&handle);
+        self.wait_until(
+            "the new window to render",
+            timeout,
+            "return document.body.dataset.ready === 'true'",
+            |v| v == true,
+        );
+        handle
+    }
+
     /// Resizes the current window (its outer size; the window's minimum still holds).
     pub fn set_size(&self, width: u32, height: u32) {
         self.cmd(

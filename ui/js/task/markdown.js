@@ -26,7 +26,14 @@ async function renderDue() {
   } catch (e) {
     console.error('render_markdown failed', e);
   }
-  views.forEach((view, i) => view.end(jobs[i], outs?.[i]));
+  views.forEach((view, i) => {
+    // One part that cannot be shown must not stop the others.
+    try {
+      view.end(jobs[i], outs?.[i]);
+    } catch (e) {
+      console.error(e);
+    }
+  });
 }
 
 /** Resolves once every part shows all of its text (used before the window reports it is ready). */
