@@ -78,7 +78,7 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
     app.wait_until("the task in the list", WAIT, &texts(".task-title"), |v| {
         contains(v, title)
     });
-    let task_window = app.switch_to_new_window(&[main_window.clone()], WAIT);
+    let task_window = app.switch_to_new_window(std::slice::from_ref(&main_window), WAIT);
     assert_eq!(app.find("#task-title").text(), title);
     // The composer is ready for a message.
     assert!(
