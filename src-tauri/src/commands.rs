@@ -180,7 +180,7 @@ pub async fn open_task<R: Runtime>(
     id: TaskId,
 ) -> Result<()> {
     let task = state.store()?.task(id)?;
-    windows::open_task_window(&app, &task)?;
+    windows::open_task_window(&app, &task).await?;
     Ok(())
 }
 

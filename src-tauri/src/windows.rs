@@ -16,15 +16,28 @@ fn title(task: &Task) -> String {
 }
 
 /// Opens the task in its own window, or brings its window to the front if it is already open.
-pub(crate) fn open_task_window<R: Runtime>(app: &AppHandle<R>, task: &Task) -> tauri::Result<()> {
-    if let Some(window) = app.get_webview_window(&label(task.id)) {
-        window.unminimize()?;
-        window.show()?;
-        return window.set_focus();
+pub(crate) async fn open_task_window<R: Runtime>(
+    app: &AppHandle<R>,
+    task: &Task,
+) -> tauri::Result<()> {
+    let label = label(task.id);
+    // A window just closed is gone from the screen a moment before the app forgets it; focusing
+    // it then would do nothing, and its label is not free yet: wait for it to be gone.
+    let deadline = tokio::time::Instant::now() + CLOSING_WAIT;
+    while let Some(window) = app.get_webview_window(&label) {
+        if window.is_visible().is_ok() {
+            window.unminimize()?;
+            window.show()?;
+            return window.set_focus();
+        }
+        if tokio::time::Instant::now() > deadline {
+            break; // building it again says what is wrong
+        }
+        tokio::time::sleep(CLOSING_POLL).await;
     }
     WebviewWindowBuilder::new(
         app,
-        label(task.id),
+        label,
         WebviewUrl::App(format!("task.html?id={}", task.id).into()),
     )
     .title(title(task))
@@ -35,6 +48,10 @@ pub(crate) fn open_task_window<R: Runtime>(app: &AppHandle<R>, task: &Task) -> t
     .build()?;
     Ok(())
 }
+
+/// How long opening a task waits for its closing window to be gone, and how often it looks.
+const CLOSING_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+const CLOSING_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 pub(crate) fn retitle_task_window<R: Runtime>(app: &AppHandle<R>, task: &Task) {
     if let Some(window) = app.get_webview_window(&label(task.id)) {
