@@ -7,6 +7,7 @@
 //! (the filesystem server asks for `roots/list`) still rely on them.
 #![allow(deprecated)]
 
+use crate::stdio::StdioTransport;
 use rmcp::model::{
     CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
     ListRootsResult, ProgressNotificationParam,
@@ -15,7 +16,7 @@ use rmcp::service::{
     ClientInitializeError, NotificationContext, Peer, PeerRequestOptions, RequestContext,
     RunningService,
 };
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -307,9 +308,10 @@ impl Connection {
                 let (transport, err) = codewright_tools::reaper::spawn(move || {
                     // tokio registers the child and its pipes with the runtime.
                     let _runtime = runtime.enter();
-                    TokioChildProcess::builder(cmd)
-                        .stderr(std::process::Stdio::piped())
-                        .spawn()
+                    let piped = std::process::Stdio::piped;
+                    let mut child = cmd.stdin(piped()).stdout(piped()).stderr(piped()).spawn()?;
+                    let err = child.stderr.take();
+                    Ok((StdioTransport::new(child)?, err))
                 })
                 .map_err(|e| McpFailure {
                     message: if e.kind() == std::io::ErrorKind::NotFound {
@@ -524,7 +526,13 @@ impl Connection {
                 return Err(self.failure("stopped by the user; the server was told to cancel the call".into()));
             }
         };
-        let response = response.map_err(|e| self.failure(format!("the call failed: {e}")))?;
+        let response = response.map_err(|e| {
+            self.failure(match e {
+                // The server's own words (or ours, for an answer too large to take).
+                rmcp::ServiceError::McpError(e) => format!("the server answered: {}", e.message),
+                e => format!("the call failed: {e}"),
+            })
+        })?;
         let value = serde_json::to_value(&response).unwrap_or_default();
         Ok(CallOutcome {
             content: value["content"].as_array().cloned().unwrap_or_default(),

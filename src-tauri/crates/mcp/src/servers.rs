@@ -10,17 +10,19 @@ use crate::names::tool_name;
 use async_trait::async_trait;
 use codewright_protocol::{Action, DecisionKind, ToolCategory, ToolContent};
 use codewright_store::{McpServerRow, McpTransport};
-use codewright_tools::{CallContext, Tool, ToolOutput};
+use codewright_tools::{CallContext, Progress, Tool, ToolOutput};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Mutex};
 
 /// How long one tool call may go without progress.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// A call's progress reaches the tool panel at most this often.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Where a server stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -374,19 +376,20 @@ impl Tool for McpTool {
                 ))
             }
         };
-        let on_progress: Option<OnProgress> = cx.progress.clone().map(|report| {
-            Arc::new(move |update: ProgressUpdate| report(&update.to_string())) as OnProgress
-        });
-        match connection
+        let progress = cx.progress.clone().map(Throttled::new);
+        let outcome = connection
             .call(
                 &self.remote.name,
                 input,
                 CALL_TIMEOUT,
                 &cx.cancel,
-                on_progress,
+                progress.as_ref().map(Throttled::listener),
             )
-            .await
-        {
+            .await;
+        if let Some(progress) = progress {
+            progress.flush();
+        }
+        match outcome {
             Ok(outcome) => {
                 let content = outcome.content.iter().map(content_of).collect::<Vec<_>>();
                 ToolOutput {
@@ -414,6 +417,64 @@ impl Tool for McpTool {
                     self.live.name, self.remote.name
                 ))
             }
+        }
+    }
+}
+
+/// Progress for the tool panel, one line per update, at most one every [`PROGRESS_INTERVAL`]: the
+/// first at once, then the newest of each interval at its end, and the last one when the call
+/// ends (a server may send thousands a second; the panel shows where the call stands).
+#[derive(Clone)]
+struct Throttled {
+    report: Progress,
+    state: Arc<StdMutex<Throttle>>,
+}
+
+#[derive(Default)]
+struct Throttle {
+    shown: Option<Instant>,
+    waiting: Option<String>,
+}
+
+impl Throttled {
+    fn new(report: Progress) -> Throttled {
+        Throttled {
+            report,
+            state: Arc::default(),
+        }
+    }
+
+    fn listener(&self) -> OnProgress {
+        let this = self.clone();
+        Arc::new(move |update: ProgressUpdate| {
+            let line = format!("{update}\n");
+            let mut t = this.state.lock().expect("throttle lock");
+            match t.shown.map(|at| at.elapsed()) {
+                Some(since) if since < PROGRESS_INTERVAL => {
+                    if t.waiting.replace(line).is_none() {
+                        let this = this.clone();
+                        tokio::spawn(async move {
+                            tokio::time::sleep(PROGRESS_INTERVAL - since).await;
+                            this.flush();
+                        });
+                    }
+                }
+                _ => {
+                    t.shown = Some(Instant::now());
+                    drop(t);
+                    (this.report)(&line);
+                }
+            }
+        })
+    }
+
+    /// Reports the update still waiting, if any.
+    fn flush(&self) {
+        let mut t = self.state.lock().expect("throttle lock");
+        if let Some(line) = t.waiting.take() {
+            t.shown = Some(Instant::now());
+            drop(t);
+            (self.report)(&line);
         }
     }
 }

@@ -45,5 +45,38 @@ async def add_tool(name: str, ctx: Context) -> str:
     return f"added {name}"
 
 
+@server.tool()
+async def hang() -> str:
+    """Never answer."""
+    await asyncio.sleep(3600)
+    return "woke up"
+
+
+@server.tool()
+def huge(megabytes: int) -> str:
+    """Answer with MEGABYTES of text between BEGIN and THE END."""
+    line = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmn\n"
+    return "BEGIN\n" + line * (megabytes * 1024 * 1024 // len(line)) + "THE END"
+
+
+@server.tool()
+async def flood(count: int, ctx: Context) -> str:
+    """Send COUNT progress notifications, COUNT log messages and COUNT/100 tool-list changes, then answer."""
+    for i in range(count):
+        await ctx.report_progress(i + 1, count, f"flood {i + 1}")
+        await ctx.info(f"log line {i + 1}")
+        if i % 100 == 0:
+            await ctx.session.send_tool_list_changed()
+    return f"flooded {count}"
+
+
+@server.tool()
+def garbage() -> str:
+    """Write lines that are not MCP messages to stdout, then answer."""
+    sys.stdout.write("this is not json\n{\"jsonrpc\": \"2.0\", \"broken\n\x00\xff binary\n")
+    sys.stdout.flush()
+    return "answered after garbage"
+
+
 if __name__ == "__main__":
     server.run(transport=sys.argv[1] if len(sys.argv) > 1 else "stdio")

@@ -1,6 +1,8 @@
 //! A run's servers as the agent sees them (`McpServers`): their tools in the registry, progress
 //! reaching the tool panel, `tools/list_changed` updating the tools mid-run, a crash mid-call and
-//! the restart on the next call. Against the Python SDK server (tests/py_server.py).
+//! the restart on the next call, and the fault drill: a server that hangs, answers with 50 MB,
+//! floods notifications or writes garbage to stdout stays contained while another server and the
+//! run go on. Against the Python SDK server (tests/py_server.py).
 
 use codewright_mcp::{McpServers, ServerState};
 use codewright_protocol::PermissionMode;
@@ -105,7 +107,7 @@ async fn tools_progress_changes_and_a_crash_mid_call() {
     );
     assert_eq!(states[1], ("off".into(), ServerState::Disabled));
     assert!(
-        matches!(&states[2], (n, ServerState::Connected { server, tools: 4, .. }) if n == "py" && server == "codewright-py-test"),
+        matches!(&states[2], (n, ServerState::Connected { server, tools: 8, .. }) if n == "py" && server == "codewright-py-test"),
         "{states:?}"
     );
     let (changed_tx, mut changed) = tokio::sync::mpsc::unbounded_channel();
@@ -127,7 +129,7 @@ async fn tools_progress_changes_and_a_crash_mid_call() {
     assert!(!out.is_error, "{out:?}");
     assert_eq!(
         *progress.lock().unwrap(),
-        ["progress 1 of 2: step 1", "progress 2 of 2: step 2"]
+        ["progress 1 of 2: step 1\n", "progress 2 of 2: step 2\n"]
     );
 
     // The server adds a tool and says so: the tools are listed again.
@@ -156,6 +158,189 @@ async fn tools_progress_changes_and_a_crash_mid_call() {
         .call("py__add", r#"{"a": 1, "b": 2}"#, &cx("py__add"))
         .await;
     assert_eq!(out.text_content(), "3", "{out:?}");
+
+    servers.shutdown().await;
+}
+
+fn py_row(name: &str) -> McpServerRow {
+    row(
+        name,
+        McpTransport::Stdio {
+            command: servers().join("py/bin/python").display().to_string(),
+            args: vec![format!(
+                "{}/tests/py_server.py",
+                std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo")
+            )],
+        },
+    )
+}
+
+/// The process's resident memory, from /proc.
+fn rss_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb / 1024
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_faulty_server_is_contained_and_the_run_goes_on() {
+    assert!(
+        servers().join("py/bin/python").exists(),
+        "run ./scripts/setup --test first"
+    );
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let env = std::env::vars().collect();
+    let servers = Arc::new(
+        McpServers::start(
+            &[py_row("bad"), py_row("ok")],
+            &|_, _| None,
+            &env,
+            project.path().to_path_buf(),
+        )
+        .await,
+    );
+    let session = session(project.path(), home.path());
+    let registry = Arc::new(registry(servers.tools()));
+    let cx = |tool: &str| CallContext::new(session.clone(), tool);
+    let healthy = || async {
+        let out = registry
+            .call("ok__add", r#"{"a": 2, "b": 3}"#, &cx("ok__add"))
+            .await;
+        assert_eq!(
+            out.text_content(),
+            "5",
+            "the other server still answers: {out:?}"
+        );
+    };
+    let bad_still_works = || async {
+        let out = registry
+            .call("bad__add", r#"{"a": 1, "b": 1}"#, &cx("bad__add"))
+            .await;
+        assert_eq!(
+            out.text_content(),
+            "2",
+            "the faulty server answers again: {out:?}"
+        );
+    };
+
+    // A 50 MB answer (twice that on the wire: FastMCP sends text and structured content) fails
+    // at once and says why; memory stays bounded.
+    let before = rss_mib();
+    let started = std::time::Instant::now();
+    let out = registry
+        .call("bad__huge", r#"{"megabytes": 50}"#, &cx("bad__huge"))
+        .await;
+    assert!(out.is_error, "{:.300}", out.text_content());
+    assert!(
+        out.text_content()
+            .contains("MB, more than the 16 MB accepted in one message; ask for less"),
+        "{}",
+        out.text_content()
+    );
+    eprintln!(
+        "50 MB answer refused in {:?}; RSS {before} → {} MiB",
+        started.elapsed(),
+        rss_mib()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "no wait for the call's timeout"
+    );
+    // A 6 MB one is taken, and bounded: its head, its true end, and what was left out.
+    let out = registry
+        .call("bad__huge", r#"{"megabytes": 6}"#, &cx("bad__huge"))
+        .await;
+    let text = out.text_content();
+    assert!(!out.is_error, "{}", &text[..text.len().min(500)]);
+    assert!(text.len() <= 140 * 1024, "bounded: {} bytes", text.len());
+    assert!(
+        text.starts_with("BEGIN\n") && text.ends_with("THE END"),
+        "head and tail kept"
+    );
+    assert!(
+        text.contains("MB /") && text.contains("left out"),
+        "says what it left out"
+    );
+    eprintln!("after the 6 MB answer: RSS {} MiB", rss_mib());
+    healthy().await;
+
+    // A flood of notifications: the call answers, progress reaches the panel coalesced, the other
+    // server answers in the middle of it.
+    let progress = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut call = cx("bad__flood");
+    let sink = progress.clone();
+    call.progress = Some(Arc::new(move |t: &str| sink.lock().unwrap().push(t.into())));
+    let started = std::time::Instant::now();
+    let flood = {
+        let registry = registry.clone();
+        tokio::spawn(async move {
+            registry
+                .call("bad__flood", r#"{"count": 5000}"#, &call)
+                .await
+        })
+    };
+    healthy().await;
+    let out = tokio::time::timeout(Duration::from_secs(120), flood)
+        .await
+        .expect("a flood does not hang the call")
+        .unwrap();
+    assert_eq!(out.text_content(), "flooded 5000", "{out:?}");
+    let updates = progress.lock().unwrap().clone();
+    eprintln!(
+        "flood of 5000 × 3 notifications: {:?}, {} progress updates reached the panel",
+        started.elapsed(),
+        updates.len()
+    );
+    assert!(!updates.is_empty(), "progress shown");
+    let per_second = updates.len() as f64 / started.elapsed().as_secs_f64().max(1.0);
+    assert!(
+        per_second <= 20.0,
+        "coalesced: {} updates in {:?}",
+        updates.len(),
+        started.elapsed()
+    );
+    healthy().await;
+
+    // Garbage on stdout mid-session: this call fails or answers, the next one works.
+    let out = registry
+        .call("bad__garbage", "{}", &cx("bad__garbage"))
+        .await;
+    let text = out.text_content();
+    assert!(
+        text == "answered after garbage" || text.contains("started again on the next call"),
+        "{out:?}"
+    );
+    bad_still_works().await;
+
+    // A call that never answers: the other server answers meanwhile, and a stop ends it at once
+    // (the server is told to cancel) and leaves the server usable.
+    let mut call = cx("bad__hang");
+    let stop = tokio_util::sync::CancellationToken::new();
+    call.cancel = stop.clone();
+    let hang = {
+        let registry = registry.clone();
+        tokio::spawn(async move { registry.call("bad__hang", "{}", &call).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    healthy().await;
+    assert!(!hang.is_finished());
+    let stopped_at = std::time::Instant::now();
+    stop.cancel();
+    let out = tokio::time::timeout(Duration::from_secs(5), hang)
+        .await
+        .expect("a stop ends a hanging call")
+        .unwrap();
+    assert!(
+        out.is_error && out.text_content().contains("stopped"),
+        "{out:?}"
+    );
+    eprintln!("hang stopped in {:?}", stopped_at.elapsed());
+    bad_still_works().await;
 
     servers.shutdown().await;
 }

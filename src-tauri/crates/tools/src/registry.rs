@@ -1,8 +1,10 @@
 //! The tools the model may call, and the one entry point that runs a call: unknown tools,
-//! malformed JSON and schema violations become error results that quote the problem.
+//! malformed JSON and schema violations become error results that quote the problem, and every
+//! result is bounded (a tool or an MCP server answering with megabytes cannot fill the context).
 
+use crate::builtin::output::BoundedOutput;
 use crate::{CallContext, Tool, ToolOutput};
-use codewright_protocol::ToolSpec;
+use codewright_protocol::{ToolContent, ToolSpec};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -117,6 +119,85 @@ impl Registry {
                 problems.join("; ")
             ));
         }
-        entry.tool.run(input, cx).await
+        bounded(entry.tool.run(input, cx).await)
+    }
+}
+
+/// Text kept from the start, and from the end, of each text part of a result.
+const RESULT_HEAD: usize = 64 * 1024;
+const RESULT_TAIL: usize = 64 * 1024;
+/// The largest image a result may carry (base64); models refuse larger ones.
+const MAX_IMAGE: usize = 5 * 1024 * 1024;
+
+/// `output` with each text part past [`RESULT_HEAD`] + [`RESULT_TAIL`] cut to its head and its
+/// true end with a note of what was left out, and each image past [`MAX_IMAGE`] replaced by a
+/// note. The built-in tools keep well within this; it bounds the others.
+fn bounded(mut output: ToolOutput) -> ToolOutput {
+    for part in &mut output.content {
+        match part {
+            ToolContent::Text { text } if text.len() > RESULT_HEAD + RESULT_TAIL => {
+                let mut kept = BoundedOutput::new(RESULT_HEAD, RESULT_TAIL);
+                kept.push(text.as_bytes());
+                *text = kept.text();
+            }
+            ToolContent::Image { mime, data } if data.len() > MAX_IMAGE => {
+                *part = ToolContent::Text {
+                    text: format!(
+                        "[an image ({mime}, {}) was left out: larger than the {} a model accepts]",
+                        crate::builtin::human_bytes(data.len() as u64 * 3 / 4),
+                        crate::builtin::human_bytes(MAX_IMAGE as u64 * 3 / 4),
+                    ),
+                };
+            }
+            _ => {}
+        }
+    }
+    output
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_are_bounded_keeping_their_head_and_true_end() {
+        let long = format!("START\n{}THE END", "0123456789\n".repeat(200_000));
+        let small = "a short answer".to_string();
+        let image = |bytes: usize| ToolContent::Image {
+            mime: "image/png".into(),
+            data: "A".repeat(bytes),
+        };
+        let out = bounded(ToolOutput {
+            content: vec![
+                ToolContent::Text { text: long },
+                ToolContent::Text {
+                    text: small.clone(),
+                },
+                image(1000),
+                image(MAX_IMAGE + 1),
+            ],
+            is_error: false,
+            detail: None,
+        });
+        let ToolContent::Text { text } = &out.content[0] else {
+            panic!("text stays text")
+        };
+        assert!(
+            text.len() <= RESULT_HEAD + RESULT_TAIL + 100,
+            "{}",
+            text.len()
+        );
+        assert!(text.starts_with("START\n") && text.ends_with("THE END"));
+        assert!(
+            text.contains("MB / ") && text.contains("lines left out"),
+            "{text:.200}"
+        );
+        assert_eq!(out.content[1], ToolContent::Text { text: small });
+        assert_eq!(out.content[2], image(1000));
+        assert!(
+            matches!(&out.content[3], ToolContent::Text { text } if text.contains("image (image/png, 3.8 MB) was left out")),
+            "{:?}",
+            out.content[3].as_text()
+        );
     }
 }

@@ -7,7 +7,7 @@ mod glob;
 mod grep;
 mod list_dir;
 mod matching;
-mod output;
+pub(crate) mod output;
 pub(crate) mod process;
 mod read_file;
 mod todo_write;
