@@ -1022,6 +1022,7 @@ impl Run {
             }
             Err(failure) => {
                 let stopped = failure.error.kind == LlmErrorKind::Cancelled;
+                let kept = failure.partial.is_some() && streaming.is_some();
                 if let Some(streaming) = streaming {
                     let mut partial = failure.partial.clone().unwrap_or_else(|| {
                         let mut m = Message::new(Role::Assistant, Vec::new());
@@ -1055,7 +1056,11 @@ impl Run {
                 {
                     return Err(Failure::Overflow(failure.error.message));
                 }
-                self.error(kind_of(failure.error.kind), failure.error.message);
+                let mut message = failure.error.message;
+                if kept {
+                    message.push_str(" The part of the answer that had arrived is kept.");
+                }
+                self.error(kind_of(failure.error.kind), message);
                 Err(Failure::Ended(RunOutcome::Failed))
             }
         }

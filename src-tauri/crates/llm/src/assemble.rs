@@ -9,7 +9,7 @@ use std::collections::HashMap;
 pub(crate) fn ended_early() -> LlmError {
     LlmError::new(
         ErrorKind::StreamEndedEarly,
-        "the response stream ended early, before the model finished; try again",
+        "the response stream ended early, before the model finished; try again.",
     )
 }
 

@@ -50,11 +50,17 @@ pub struct StreamFailure {
     pub partial: Option<Message>,
 }
 
+/// The most one answer's event stream may send. The longest real answers (128 k tokens of output,
+/// a few hundred bytes of framing each) stay far below it; a server that sends without ever
+/// finishing is stopped here rather than filling memory.
+pub const MAX_ANSWER_BYTES: u64 = 256 * 1024 * 1024;
+
 /// An HTTP client for providers. Cheap to clone; reuse it for connection pooling.
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
     retry: RetryPolicy,
+    max_answer_bytes: u64,
 }
 
 impl Client {
@@ -65,7 +71,17 @@ impl Client {
             // timed per provider in `attempt`, with errors that say which wait ran out.
             .build()
             .expect("the HTTP client builds");
-        Client { http, retry }
+        Client {
+            http,
+            retry,
+            max_answer_bytes: MAX_ANSWER_BYTES,
+        }
+    }
+
+    /// The client with a different limit on one answer's size (see [`MAX_ANSWER_BYTES`]).
+    pub fn with_max_answer_bytes(mut self, bytes: u64) -> Client {
+        self.max_answer_bytes = bytes;
+        self
     }
 
     /// Streams `body` to `provider` for `model`, calling `on_delta` with every increment and the
@@ -206,7 +222,13 @@ impl Client {
             .unwrap_or("")
             .to_ascii_lowercase();
         if content_type.starts_with("text/html") || content_type.starts_with("application/xhtml") {
-            return Err(LlmError::web_page(&provider.name, &shown, None));
+            let mut chunks = Box::pin(response.bytes_stream());
+            let page = read_rest(Vec::new(), &mut chunks, limits.idle).await;
+            return Err(LlmError::web_page(
+                &provider.name,
+                &shown,
+                page_title(page.as_bytes()).as_deref(),
+            ));
         }
 
         // The body's first bytes, within the first-byte deadline (then each further chunk within
@@ -258,6 +280,7 @@ impl Client {
             None => LlmError::timeout(&provider_name, &shown, false, limits.idle),
         });
         let body = futures_util::stream::iter([Ok::<_, LlmError>(Bytes::from(head))]).chain(rest);
+        let body = size_guard(body, self.max_answer_bytes, &provider.name);
         let mut decoder = decoder(provider.protocol, &provider.name);
         pump(body, decoder.as_mut(), out, on_delta).await
     }
@@ -299,6 +322,47 @@ where
             }
         }
     })
+}
+
+/// `body` ended with an error once it has sent more than `limit` bytes.
+fn size_guard(
+    body: impl Stream<Item = Result<Bytes, LlmError>>,
+    limit: u64,
+    provider: &str,
+) -> impl Stream<Item = Result<Bytes, LlmError>> {
+    let provider = provider.to_string();
+    let mut sent = 0u64;
+    body.map(move |chunk| {
+        let chunk = chunk?;
+        sent += chunk.len() as u64;
+        if sent > limit {
+            return Err(LlmError::new(
+                ErrorKind::BadResponse,
+                format!(
+                    "{provider} sent more than {} for one answer without finishing it, so it was stopped; what arrived is kept. The server is likely stuck in a loop: try again.",
+                    human_size(limit)
+                ),
+            ));
+        }
+        Ok(chunk)
+    })
+    .scan(false, |ended, item| {
+        // Nothing after the error.
+        let out = (!*ended).then_some(item);
+        if let Some(Err(_)) = &out {
+            *ended = true;
+        }
+        futures_util::future::ready(out)
+    })
+}
+
+/// `256 MB`, `1 MB`, `512 KB`.
+fn human_size(bytes: u64) -> String {
+    if bytes >= 1024 * 1024 {
+        format!("{} MB", bytes / (1024 * 1024))
+    } else {
+        format!("{} KB", bytes.div_ceil(1024))
+    }
 }
 
 /// The first byte of `head` that is not white space (or a byte-order mark).

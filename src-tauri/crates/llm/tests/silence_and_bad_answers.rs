@@ -211,6 +211,32 @@ async fn keep_alive_comments_keep_a_slow_stream_alive() {
 }
 
 #[tokio::test]
+async fn an_answer_that_never_ends_is_cut_off_at_the_size_limit_keeping_what_arrived() {
+    // Content, then comments trickling on (each in time for the idle timeout), past the limit
+    // (and short of the 1,000,000 bytes HEAD announces).
+    let mut steps = vec![now(&format!("{HEAD}{PARTIAL}"))];
+    let keep_alive = format!(": {}\n\n", "z".repeat(8 * 1024));
+    for _ in 0..400 {
+        steps.push((Duration::from_millis(2), keep_alive.clone()));
+    }
+    let (base, requests) = scripted(steps).await;
+    let client = client(3).with_max_answer_bytes(512 * 1024);
+    let outcome = call(&client, &provider(&base, 5_000, 1_000)).await;
+    let failure = outcome.result.unwrap_err();
+    assert_eq!(failure.error.kind, ErrorKind::BadResponse);
+    assert!(
+        failure
+            .error
+            .message
+            .contains("sent more than 512 KB for one answer without finishing it"),
+        "{}",
+        failure.error.message
+    );
+    assert_eq!(failure.partial.expect("kept").text(), "partial answer");
+    assert_eq!(requests.load(Ordering::SeqCst), 1, "not re-sent");
+}
+
+#[tokio::test]
 async fn a_whole_answer_is_kept_when_the_server_then_holds_the_connection_open() {
     // After the terminal event: the connection is not waited on (the idle timeout is far longer).
     let (base, _) = scripted(vec![now(&format!("{HEAD}{PARTIAL}{FINISH}{DONE}"))]).await;

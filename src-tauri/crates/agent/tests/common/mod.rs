@@ -31,6 +31,20 @@ pub enum Reply {
     Paced(Box<Reply>, u64),
     /// A recorded response body (`llm/tests/fixtures/sse/<name>`), sent as recorded.
     Recorded(&'static str),
+    /// A whole HTTP response as bytes (status line, headers, body), then the connection ends as
+    /// `End` says: the faults a server can throw.
+    Raw(String, End),
+}
+
+/// How a [`Reply::Raw`] connection ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum End {
+    /// Closed cleanly.
+    Close,
+    /// Reset (RST), as a crashed server or a broken proxy does.
+    Reset,
+    /// Held open in silence for a minute.
+    Hold,
 }
 
 /// A recorded stream from the providers' fixtures.
@@ -154,6 +168,16 @@ async fn handle(
         reply = *inner;
         pace = ms;
     }
+    if let Reply::Raw(bytes, end) = &reply {
+        socket.write_all(bytes.as_bytes()).await?;
+        socket.flush().await?;
+        match end {
+            End::Close => {}
+            End::Reset => socket.set_zero_linger()?,
+            End::Hold => tokio::time::sleep(Duration::from_secs(60)).await,
+        }
+        return Ok(());
+    }
     if let Reply::Status(status, text) = &reply {
         let response = format!(
             "HTTP/1.1 {status} Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
@@ -234,7 +258,9 @@ fn events(index: usize, reply: &Reply, prompt_tokens: usize) -> Vec<String> {
             "tool_calls"
         }
         Reply::Empty => "stop",
-        Reply::Status(..) | Reply::Paced(..) | Reply::Recorded(_) => unreachable!(),
+        Reply::Status(..) | Reply::Paced(..) | Reply::Recorded(_) | Reply::Raw(..) => {
+            unreachable!()
+        }
     };
     if !matches!(reply, Reply::Hang(_)) {
         out.push(chunk(json!({}), Some(finish)));
