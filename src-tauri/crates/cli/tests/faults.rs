@@ -1,8 +1,9 @@
 //! The provider fault drill, through `codewright-cli exec --json` as a user runs it: every fault a
 //! server or the network can throw ends in a retry that succeeds or in one typed error event —
-//! within seconds, never a hang or a panic — and the user's message is always stored. (An answer
-//! that never ends is cut off at a size limit: `llm`'s `silence_and_bad_answers`, where the limit
-//! can be made small.)
+//! within seconds, never a hang or a panic — and the user's message is always stored. The key is
+//! set, and error bodies echo it back as some servers do: it appears in no event, no output and no
+//! file of the data folder. (An answer that never ends is cut off at a size limit: `llm`'s
+//! `silence_and_bad_answers`, where the limit can be made small.)
 
 #[path = "../../agent/tests/common/mod.rs"]
 mod common;
@@ -17,6 +18,9 @@ use std::time::{Duration, Instant};
 /// a server that keeps failing, about 3 s of back-off).
 const HANG: Duration = Duration::from_secs(60);
 
+/// The provider key every run has, and looks for afterwards.
+const KEY: &str = "sk-canary-5f0c1e2d3b4a69788796a5b4c3d2e1f0";
+
 const OK_HEAD: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
 
 fn event(delta: &str) -> String {
@@ -26,7 +30,10 @@ fn event(delta: &str) -> String {
 }
 
 fn status(code: u16, headers: &str) -> Reply {
-    let body = r#"{"error":{"message":"fault injected","type":"server_error"}}"#;
+    // Echoing the key, as some servers do in their errors.
+    let body = format!(
+        r#"{{"error":{{"message":"fault injected for key {KEY}","type":"server_error"}}}}"#
+    );
     Reply::Raw(
         format!(
             "HTTP/1.1 {code} Fault\r\ncontent-type: application/json\r\n{headers}content-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -140,6 +147,7 @@ fn faults() -> Vec<Fault> {
 struct Run {
     code: Option<i32>,
     events: Vec<Value>,
+    stdout: String,
     stderr: String,
     took: Duration,
 }
@@ -151,6 +159,7 @@ fn exec(home: &std::path::Path, project: &std::path::Path, model: &str, prompt: 
         .arg("--home")
         .arg(home)
         .args(["exec", "--json", "--model", model, prompt])
+        .env("CODEWRIGHT_FAULT_KEY", KEY)
         .current_dir(project)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -165,12 +174,14 @@ fn exec(home: &std::path::Path, project: &std::path::Path, model: &str, prompt: 
         std::thread::sleep(Duration::from_millis(20));
     }
     let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     Run {
         code: out.status.code(),
-        events: String::from_utf8_lossy(&out.stdout)
+        events: stdout
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{prompt}: {e}: {l}")))
             .collect(),
+        stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         took: started.elapsed(),
     }
@@ -202,6 +213,8 @@ fn add_provider(home: &std::path::Path, name: &str, url: &str) {
             "openai",
             "--base-url",
             url,
+            "--api-key-env",
+            "CODEWRIGHT_FAULT_KEY",
             "--first-byte-timeout",
             "1.5",
             "--idle-timeout",
@@ -278,6 +291,20 @@ async fn every_provider_fault_ends_in_a_retry_or_one_clear_error_and_keeps_the_m
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// Every file under `dir`.
+fn files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
 /// A line of the drill's table: the fault, how long the run took, and how it ended.
 fn row(name: &str, run: &Run) -> String {
     let end = run
@@ -292,6 +319,15 @@ fn row(name: &str, run: &Run) -> String {
 fn check(home: &std::path::Path, fault: &Fault, prompt: &str, run: &Run) -> Result<(), String> {
     if run.stderr.contains("panicked") {
         return Err("a panic".into());
+    }
+    if run.stdout.contains(KEY) || run.stderr.contains(KEY) {
+        return Err("the key is in the output".into());
+    }
+    for file in files(home) {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        if bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()) {
+            return Err(format!("the key is in {}", file.display()));
+        }
     }
     let of_type =
         |t: &str| -> Vec<&Value> { run.events.iter().filter(|e| e["type"] == t).collect() };
