@@ -19,7 +19,7 @@ in this script stands in for the model):
 
 BENCH_PROMPTS and BENCH_STREAM_S (default 40 and 60) shorten parts 1 and 2 while iterating.
 """
-import http.client, http.server, json, os, socket, sqlite3, statistics, subprocess, sys, tempfile, threading, time
+import contextlib, http.client, http.server, json, os, socket, sqlite3, statistics, subprocess, sys, tempfile, threading, time
 
 target = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CARGO_TARGET_DIR", "target")
 APP = os.path.realpath(os.path.join(target, "release", "codewright"))
@@ -179,6 +179,29 @@ def cpu_ticks(pids):
             pass
     return total
 
+@contextlib.contextmanager
+def app(home, display):
+    """Xvfb on `display` and tauri-driver for the app on `home`; yields the driver's port."""
+    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], stderr=subprocess.DEVNULL)
+    time.sleep(1)
+    port = free_port()
+    env = dict(os.environ, DISPLAY=display, CODEWRIGHT_HOME=home, CODEWRIGHT_BENCH_KEY="bench")
+    driver = subprocess.Popen(["tauri-driver", "--port", str(port), "--native-port", str(free_port())],
+                              env=env, stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        for _ in range(100):
+            try:
+                wd(port, "GET", "/status")
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield port
+    finally:
+        os.killpg(driver.pid, 15)
+        driver.wait()
+        xvfb.terminate()
+        xvfb.wait()
+
 # ---- set-up -----------------------------------------------------------------------------------
 
 def cli(home, *args):
@@ -226,20 +249,7 @@ def main():
     fill(home, tasks[3], 5000)
     fill(home, tasks[4], 10)
 
-    display = ":78"
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], stderr=subprocess.DEVNULL)
-    time.sleep(1)
-    port = free_port()
-    env = dict(os.environ, DISPLAY=display, CODEWRIGHT_HOME=home, CODEWRIGHT_BENCH_KEY="bench")
-    driver = subprocess.Popen(["tauri-driver", "--port", str(port), "--native-port", str(free_port())],
-                              env=env, stdout=subprocess.DEVNULL, start_new_session=True)
-    try:
-        for _ in range(100):
-            try:
-                wd(port, "GET", "/status")
-                break
-            except OSError:
-                time.sleep(0.1)
+    with app(home, ":78") as port:
         s = Session(port)
         s.wait("return document.body.dataset.ready === 'true'")
         pid = app_pid()
@@ -327,11 +337,6 @@ def main():
         print(f"PSS: main window alone {main_only:.0f} MiB; with 3 task windows {with_three:.0f} MiB; "
               f"{(with_three - main_only) / 3:.0f} MiB per task window ({webkit} WebKit web processes)")
         wd(port, "DELETE", f"/session/{s.id}")
-    finally:
-        os.killpg(driver.pid, 15)
-        driver.wait()
-        xvfb.terminate()
-        xvfb.wait()
 
 if __name__ == "__main__":
     main()

@@ -101,20 +101,7 @@ def sample_until_done(pids_of, done):
     return samples
 
 def desktop(home, tasks):
-    display = ":79"
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], stderr=subprocess.DEVNULL)
-    time.sleep(1)
-    port = bench.free_port()
-    env = dict(os.environ, DISPLAY=display, CODEWRIGHT_HOME=home, CODEWRIGHT_BENCH_KEY="bench")
-    driver = subprocess.Popen(["tauri-driver", "--port", str(port), "--native-port", str(bench.free_port())],
-                              env=env, stdout=subprocess.DEVNULL, start_new_session=True)
-    try:
-        for _ in range(100):
-            try:
-                bench.wd(port, "GET", "/status")
-                break
-            except OSError:
-                time.sleep(0.1)
+    with bench.app(home, ":79") as port:
         s = bench.Session(port)
         s.wait("return document.body.dataset.ready === 'true'")
         pid = bench.app_pid()
@@ -155,11 +142,6 @@ def desktop(home, tasks):
         bad = compare(home, keys)
         bench.wd(port, "DELETE", f"/session/{s.id}")
         return samples, front, lags, cpu, bad
-    finally:
-        os.killpg(driver.pid, 15)
-        driver.wait()
-        xvfb.terminate()
-        xvfb.wait()
 
 def headless(home, folder):
     procs = [subprocess.Popen([bench.CLI, "--home", home, "exec", "--json", "--model", "bench@bench", f"load h{i}"],
@@ -201,7 +183,7 @@ def main():
 
     samples, codes, errors, bad = headless(home, folder)
     mem, growth = curve(samples)
-    print(f"headless, {TASKS} exec runs: PSS every {SAMPLE_S} s (MiB, all ten): {mem}")
+    print(f"headless, {TASKS} exec runs: PSS every {SAMPLE_S} s (MiB, all {TASKS}): {mem}")
     print(f"  growth from the warm-up to the last quarter: {growth:+.0f} MiB; exit codes {sorted(set(codes))}")
     print(f"  stored answers identical to what was streamed: {TASKS - len(bad)} of {TASKS}" + "".join(f"\n    {b}" for b in bad + errors))
 

@@ -995,7 +995,7 @@ fn a_window_in_the_background_keeps_its_draft_and_gets_its_caret_back() {
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("data");
     let folder = home.path().join("project");
-    let provider = Provider::start(Box::new(|_, _| Reply::Text("Done.".into())));
+    let provider = Provider::start(Box::new(|_, _| Reply::Text("Finished: **Done.**".into())));
     let first = setup(&data, &folder, &provider);
     let projects: Value =
         serde_json::from_str(&cli(&data, &["projects", "list", "--json"])).unwrap();
@@ -1037,6 +1037,25 @@ fn a_window_in_the_background_keeps_its_draft_and_gets_its_caret_back() {
         "return window.focusInBackground ?? null",
         |v| v == "BODY",
     );
+    // In the background it still shows what happens in its task, its Markdown rendered (catching
+    // up a few times a second instead of every frame): an answer written by the command line.
+    let exec = std::process::Command::new(support::cli_binary())
+        .args([
+            "--home",
+            data.to_str().unwrap(),
+            "exec",
+            "--task",
+            &first,
+            "Finish it",
+        ])
+        .env("CODEWRIGHT_E2E_KEY", "test-key")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(exec.success());
+    app.wait_until("the answer shown in the window in the background", WAIT,
+        "return document.hasFocus() ? 'in front' : document.querySelector('.message.assistant strong')?.textContent ?? null",
+        |v| v == "Done.");
     // Opening the task again brings its window to the front, as a person would.
     app.switch_to(&main);
     app.find(&format!(".task[data-id=\"{first}\"] .task-open"))

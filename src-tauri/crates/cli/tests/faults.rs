@@ -57,11 +57,11 @@ enum Expect {
     },
 }
 
-/// A fault: its name, the reply to the first request, whether every later request gets the same
-/// fault (else a good answer), and what the run must end in.
+/// A fault: its name, the reply to the first request (`None`: nothing listens at all), whether
+/// every later request gets the same fault (else a good answer), and what the run must end in.
 struct Fault {
     name: &'static str,
-    first: Reply,
+    first: Option<Reply>,
     again: bool,
     expect: Expect,
 }
@@ -70,17 +70,27 @@ fn faults() -> Vec<Fault> {
     let partial = format!("{OK_HEAD}{}", event(r#"{"content":"PARTIAL ANSWER"}"#));
     let once = |name, first, retries| Fault {
         name,
-        first,
+        first: Some(first),
         again: false,
         expect: Expect::Answer { retries },
     };
     let fails = |name, first, kind, says, kept| Fault {
         name,
-        first,
+        first: Some(first),
         again: true,
         expect: Expect::Error { kind, says, kept },
     };
     vec![
+        Fault {
+            name: "connection refused",
+            first: None,
+            again: true,
+            expect: Expect::Error {
+                kind: "network",
+                says: "Connection refused",
+                kept: false,
+            },
+        },
         once("429 with retry-after", status(429, "retry-after: 1\r\n"), 1),
         once("429 without retry-after", status(429, ""), 1),
         once("500", status(500, ""), 1),
@@ -234,58 +244,43 @@ async fn every_provider_fault_ends_in_a_retry_or_one_clear_error_and_keeps_the_m
     let mut failures = Vec::new();
     let mut table = Vec::new();
     for fault in faults() {
-        let (first, again) = (fault.first.clone(), fault.again);
-        let server = common::serve(Arc::new(move |index, _: &Value| {
-            if index == 0 || again {
-                first.clone()
-            } else {
-                text("RECOVERED")
+        // Kept until the run ends: the scripted server, or the port nobody listens on.
+        let (url, _server) = match fault.first.clone() {
+            Some(first) => {
+                let again = fault.again;
+                let server = common::serve(Arc::new(move |index, _: &Value| {
+                    if index == 0 || again {
+                        first.clone()
+                    } else {
+                        text("RECOVERED")
+                    }
+                }))
+                .await;
+                (server.url.clone(), Some(server))
             }
-        }))
-        .await;
+            None => {
+                let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                (format!("http://{}/v1", closed.local_addr().unwrap()), None)
+            }
+        };
         let home = tempfile::tempdir().unwrap();
         let project = tempfile::tempdir().unwrap();
-        add_provider(home.path(), "faulty", &server.url);
+        add_provider(home.path(), "faulty", &url);
         let prompt = format!("PROMPT for {}", fault.name);
         let run = tokio::task::spawn_blocking({
-            let (home, project) = (home.path().to_owned(), project.path().to_owned());
+            let (home, project, prompt) = (
+                home.path().to_owned(),
+                project.path().to_owned(),
+                prompt.clone(),
+            );
             move || exec(&home, &project, "test-model@faulty", &prompt)
         })
         .await
         .unwrap();
-        let prompt = format!("PROMPT for {}", fault.name);
         table.push(row(fault.name, &run));
         if let Err(e) = check(home.path(), &fault, &prompt, &run) {
             failures.push(format!("{}: {e}\nstderr: {}", fault.name, run.stderr));
         }
-    }
-
-    // Nothing listening at all.
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", closed.local_addr().unwrap());
-    drop(closed);
-    add_provider(home.path(), "faulty", &url);
-    let run = exec(
-        home.path(),
-        project.path(),
-        "test-model@faulty",
-        "PROMPT for refused",
-    );
-    let refused = Fault {
-        name: "connection refused",
-        first: Reply::Empty,
-        again: true,
-        expect: Expect::Error {
-            kind: "network",
-            says: "Connection refused",
-            kept: false,
-        },
-    };
-    table.push(row(refused.name, &run));
-    if let Err(e) = check(home.path(), &refused, "PROMPT for refused", &run) {
-        failures.push(format!("refused: {e}\nstderr: {}", run.stderr));
     }
     eprintln!("{}", table.join("\n"));
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

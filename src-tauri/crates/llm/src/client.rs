@@ -324,7 +324,7 @@ where
     })
 }
 
-/// `body` ended with an error once it has sent more than `limit` bytes.
+/// `body`, failing once it has sent more than `limit` bytes (the reader stops at that error).
 fn size_guard(
     body: impl Stream<Item = Result<Bytes, LlmError>>,
     limit: u64,
@@ -345,14 +345,6 @@ fn size_guard(
             ));
         }
         Ok(chunk)
-    })
-    .scan(false, |ended, item| {
-        // Nothing after the error.
-        let out = (!*ended).then_some(item);
-        if let Some(Err(_)) = &out {
-            *ended = true;
-        }
-        futures_util::future::ready(out)
     })
 }
 

@@ -207,25 +207,15 @@ async fn a_faulty_server_is_contained_and_the_run_goes_on() {
     let session = session(project.path(), home.path());
     let registry = Arc::new(registry(servers.tools()));
     let cx = |tool: &str| CallContext::new(session.clone(), tool);
-    let healthy = || async {
-        let out = registry
-            .call("ok__add", r#"{"a": 2, "b": 3}"#, &cx("ok__add"))
-            .await;
-        assert_eq!(
-            out.text_content(),
-            "5",
-            "the other server still answers: {out:?}"
-        );
-    };
-    let bad_still_works = || async {
-        let out = registry
-            .call("bad__add", r#"{"a": 1, "b": 1}"#, &cx("bad__add"))
-            .await;
-        assert_eq!(
-            out.text_content(),
-            "2",
-            "the faulty server answers again: {out:?}"
-        );
+    // The server answers a call to its `add` tool.
+    let answers = |server: &'static str| {
+        let tool = format!("{server}__add");
+        let cx = cx(&tool);
+        let registry = registry.clone();
+        async move {
+            let out = registry.call(&tool, r#"{"a": 2, "b": 3}"#, &cx).await;
+            assert_eq!(out.text_content(), "5", "{server} answers: {out:?}");
+        }
     };
 
     // A 50 MB answer (twice that on the wire: FastMCP sends text and structured content) fails
@@ -267,7 +257,7 @@ async fn a_faulty_server_is_contained_and_the_run_goes_on() {
         "says what it left out"
     );
     eprintln!("after the 6 MB answer: RSS {} MiB", rss_mib());
-    healthy().await;
+    answers("ok").await;
 
     // A flood of notifications: the call answers, progress reaches the panel coalesced, the other
     // server answers in the middle of it.
@@ -284,7 +274,7 @@ async fn a_faulty_server_is_contained_and_the_run_goes_on() {
                 .await
         })
     };
-    healthy().await;
+    answers("ok").await;
     let out = tokio::time::timeout(Duration::from_secs(120), flood)
         .await
         .expect("a flood does not hang the call")
@@ -304,7 +294,7 @@ async fn a_faulty_server_is_contained_and_the_run_goes_on() {
         updates.len(),
         started.elapsed()
     );
-    healthy().await;
+    answers("ok").await;
 
     // Garbage on stdout mid-session: this call fails or answers, the next one works.
     let out = registry
@@ -315,7 +305,7 @@ async fn a_faulty_server_is_contained_and_the_run_goes_on() {
         text == "answered after garbage" || text.contains("started again on the next call"),
         "{out:?}"
     );
-    bad_still_works().await;
+    answers("bad").await;
 
     // A call that never answers: the other server answers meanwhile, and a stop ends it at once
     // (the server is told to cancel) and leaves the server usable.
@@ -327,7 +317,7 @@ async fn a_faulty_server_is_contained_and_the_run_goes_on() {
         tokio::spawn(async move { registry.call("bad__hang", "{}", &call).await })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
-    healthy().await;
+    answers("ok").await;
     assert!(!hang.is_finished());
     let stopped_at = std::time::Instant::now();
     stop.cancel();
@@ -340,7 +330,7 @@ async fn a_faulty_server_is_contained_and_the_run_goes_on() {
         "{out:?}"
     );
     eprintln!("hang stopped in {:?}", stopped_at.elapsed());
-    bad_still_works().await;
+    answers("bad").await;
 
     servers.shutdown().await;
 }
