@@ -454,12 +454,25 @@ impl Throttled {
                     if t.waiting.replace(line).is_none() {
                         let this = this.clone();
                         tokio::spawn(async move {
-                            tokio::time::sleep(PROGRESS_INTERVAL - since).await;
+                            let mut wait = PROGRESS_INTERVAL - since;
+                            // Due an interval after the last line shown, whenever that was.
+                            loop {
+                                tokio::time::sleep(wait).await;
+                                let t = this.state.lock().expect("throttle lock");
+                                let since = t.shown.map_or(PROGRESS_INTERVAL, |at| at.elapsed());
+                                if t.waiting.is_none() || since >= PROGRESS_INTERVAL {
+                                    break;
+                                }
+                                wait = PROGRESS_INTERVAL - since;
+                            }
                             this.flush();
                         });
                     }
                 }
                 _ => {
+                    // A line still waiting (its timer is late) is older than this one: dropped,
+                    // so lines stay in order and at most one goes out per interval.
+                    t.waiting = None;
                     t.shown = Some(Instant::now());
                     drop(t);
                     (this.report)(&line);

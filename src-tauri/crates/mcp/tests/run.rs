@@ -287,9 +287,9 @@ async fn a_faulty_server_is_contained_and_the_run_goes_on() {
         updates.len()
     );
     assert!(!updates.is_empty(), "progress shown");
-    let per_second = updates.len() as f64 / started.elapsed().as_secs_f64().max(1.0);
+    // At most one a tenth of a second (lines at least 100 ms apart), and the last one.
     assert!(
-        per_second <= 20.0,
+        updates.len() as f64 <= started.elapsed().as_secs_f64() * 10.0 + 2.0,
         "coalesced: {} updates in {:?}",
         updates.len(),
         started.elapsed()
