@@ -986,6 +986,121 @@ fn a_crash_of_the_app_mid_answer_loses_nothing() {
     app.quit();
 }
 
+/// The app SIGKILLed twice more: while an approval waits (after a relaunch it is asked again and
+/// nothing ran meanwhile), then while the approved command runs (the command dies with the app,
+/// and after a relaunch its panel is not shown running; the model and the panel are told it may
+/// have run); one more
+/// message then finishes the task, and the store is intact.
+#[test]
+fn a_crash_of_the_app_while_it_asks_or_runs_a_command_loses_nothing() {
+    // A unique duration, so the command's processes can be found by their arguments.
+    const COMMAND: &str = "sleep 29.75 && touch slept";
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, body| {
+        if user_texts(body).iter().any(|t| t.contains("Carry on")) {
+            Reply::Text("Checked: the slow step did not finish.".into())
+        } else {
+            Reply::Calls(vec![("bash", json!({ "command": COMMAND }))])
+        }
+    }));
+    let task = setup(&data, &folder, &provider);
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    open_task_window(&app);
+    send(&app, "Run the slow step");
+    wait_dialog(&app, "the command's approval");
+    desktop.kill_app();
+    app.quit();
+
+    let app = desktop.launch();
+    app.wait_until(
+        "the task shown as needing approval after the crash",
+        WAIT,
+        "return [...document.querySelectorAll('.task')].map(t => t.textContent).join('|')",
+        |v| v.as_str().is_some_and(|t| t.contains("Needs approval")),
+    );
+    open_task_window(&app);
+    let text = wait_dialog(&app, "the approval asked again after a crash");
+    assert!(text.as_str().unwrap().contains("sleep 29.75"), "{text}");
+    app.find("#approval-approve").click();
+    app.wait_until(
+        "the command running in its panel",
+        WAIT,
+        "return [...document.querySelectorAll('.tool-panel')].map(p => p.dataset.state).join('|')",
+        |v| v.as_str() == Some("running"),
+    );
+    let running = || {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", "sleep 29.75"])
+            .output()
+            .unwrap();
+        !out.stdout.is_empty()
+    };
+    let start = std::time::Instant::now();
+    while !running() {
+        assert!(start.elapsed() < WAIT, "the approved command did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    desktop.kill_app();
+    app.quit();
+    let start = std::time::Instant::now();
+    while running() {
+        assert!(start.elapsed() < WAIT, "the command outlived the app");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let app = desktop.launch();
+    app.wait_until(
+        "the task shown as interrupted after the second crash",
+        WAIT,
+        "return [...document.querySelectorAll('.task')].map(t => t.textContent).join('|')",
+        |v| v.as_str().is_some_and(|t| t.contains("Interrupted")),
+    );
+    open_task_window(&app);
+    // Not shown as running: nothing runs it now.
+    let state = app.js(
+        "return document.querySelector('.tool-panel').dataset.state",
+        json!([]),
+    );
+    assert_ne!(state, "running");
+    save_screenshot("task-after-crash-mid-command", &app.screenshot());
+    send(&app, "Carry on");
+    app.wait_until(
+        "the answer after the crash",
+        WAIT,
+        "return document.body.textContent.includes('Checked: the slow step did not finish.')",
+        |v| v == true,
+    );
+    // The model was told the command may have run, and the panel says so too.
+    let told = last_tool_result(provider.requests().last().unwrap());
+    assert!(told.contains("may or may not have taken effect"), "{told}");
+    app.wait_until(
+        "the command's panel to say it may have run",
+        WAIT,
+        "return document.querySelector('.tool-panel').textContent",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.contains("may or may not have taken effect"))
+        },
+    );
+    wait_idle(&app);
+    app.quit();
+    assert!(
+        !folder.join("slept").exists(),
+        "the command finished after the crash"
+    );
+    let shown: Value =
+        serde_json::from_str(&cli(&data, &["tasks", "show", &task, "--json"])).unwrap();
+    assert_eq!(shown["task"]["status"], "completed", "{shown}");
+    let db = rusqlite::Connection::open(data.join("codewright.db")).unwrap();
+    let integrity: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+}
+
 /// A task window sent to the background by another window lets go of its composer's focus
 /// (WebKitGTK keeps the caret of every focused field blinking, in the background too: three
 /// idle task windows cost ~20 % of a core), keeps the draft, and gets its caret back, where it

@@ -75,7 +75,13 @@ const AGENT = {
   toolProgress: (e) => findPanel(e.callId)?.appendOutput(e.text),
   toolFinished: (e) => findPanel(e.callId)?.finishFromEvent(e),
   approvalRequested: (e) => addApproval(e.request),
-  approvalResolved: (e) => resolvePrompt('approval', e.id),
+  approvalResolved: (e) => {
+    resolvePrompt('approval', e.id);
+    // An approved call runs now. Its panel says so even when this run did not stream the call
+    // (a run continued after a relaunch shows it from the store, waiting).
+    const panel = e.decision.decision === 'reject' ? null : findPanel(e.callId);
+    if (panel && panel.state !== 'running') panel.start();
+  },
   questionAsked: (e) => addQuestion(e.question),
   questionAnswered: (e) => resolvePrompt('question', e.id),
   usage: (e) => showContext(e.contextTokens / e.contextWindow,

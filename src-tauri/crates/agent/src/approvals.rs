@@ -134,6 +134,7 @@ impl Approver for EventApprover {
         let _ = self.events.send(AgentEvent::ApprovalResolved {
             task_id,
             id,
+            call_id,
             decision: decision.clone(),
         });
         self.tracker.approval_answered();
@@ -195,6 +196,7 @@ impl Drop for Forget<'_> {
             let _ = self.approver.events.send(AgentEvent::ApprovalResolved {
                 task_id: request.task_id,
                 id: self.id,
+                call_id: request.call_id,
                 decision: Decision::Reject {
                     feedback: Some("the user stopped the task".into()),
                 },

@@ -128,6 +128,8 @@ pub enum AgentEvent {
     ApprovalResolved {
         task_id: TaskId,
         id: u64,
+        /// The call it was for: an approved one runs now.
+        call_id: String,
         decision: Decision,
     },
     #[serde(rename_all = "camelCase")]
