@@ -27,6 +27,14 @@ fn main() {
         "render_markdown",
         "find_files",
         "open_link",
+        "settings_overview",
+        "local_servers",
+        "save_provider",
+        "remove_provider",
+        "set_provider_key",
+        "remove_provider_key",
+        "test_model",
+        "set_model_role",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new()

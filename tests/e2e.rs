@@ -5,6 +5,8 @@ mod support;
 
 use serde_json::{json, Value};
 use std::time::Duration;
+use support::keyring::SecretService;
+use support::provider::{Provider, Reply};
 use support::{cli, save_screenshot, Desktop};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -25,11 +27,13 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
     let folder = home.path().join("my-app 项目");
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("main.rs"), "fn main() {}\n").unwrap();
+    // A model is set up (a local server needs no key), so the first-run form stays away.
+    cli(&data, &["models", "role", "main", "llama3.2@ollama"]);
     let desktop = Desktop::start(&data);
 
     let app = desktop.launch();
     let main_window = app.current_window();
-    // First run: the welcome screen offers to add a project.
+    // No project yet: the welcome screen offers to add one.
     app.find("#add-project-welcome").click();
 
     // A folder that does not exist is refused with its path, and the dialog keeps what was typed.
@@ -230,6 +234,145 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
         "removing the project touched its folder"
     );
     assert!(cli(&data, &["projects", "list"]).contains("No projects yet"));
+}
+
+/// The first run of a person who never opens a terminal: no model yet, so the main window shows
+/// the set-up form; a custom provider at the scripted server is tested with a wrong key (its
+/// 401 is shown), then the right one (kept in a real keyring, never shown again, in no file);
+/// the model is chosen, and the first task is answered.
+#[test]
+fn first_run_sets_up_a_provider_and_the_first_task_is_answered() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    std::fs::create_dir_all(&folder).unwrap();
+    let provider = Provider::start(Box::new(|_, body| {
+        if body.to_string().contains("single word OK") {
+            Reply::Text("OK".into())
+        } else {
+            Reply::Text("Hello from the first task.".into())
+        }
+    }));
+    provider.require_key("sk-e2e-right-key");
+    let keyring = SecretService::start();
+    let desktop = Desktop::start_with(&data, &keyring.env());
+    let app = desktop.launch();
+    app.wait_until(
+        "the first-run form",
+        WAIT,
+        "const v = document.getElementById('settings-view'); return !v.hidden && document.getElementById('provider-select').options.length > 1 ? document.getElementById('settings-title').textContent : null",
+        |v| v == "Set up a model",
+    );
+    save_screenshot("first-run", &app.screenshot());
+
+    // A custom provider: a bad address is refused next to its field, and nothing is saved.
+    app.find("#provider-select option[value='']").click();
+    app.find("#custom-name").type_text("scripted");
+    app.find("#custom-url").type_text("localhost:8000");
+    app.find("#provider-key").type_text("sk-e2e-wrong-key");
+    app.find("#model-name").type_text("e2e-model");
+    app.find("#test-connection").click();
+    let error = app.wait_until(
+        "the base URL's error",
+        WAIT,
+        "const e = document.querySelector('[data-error-for=baseUrl]'); return e.hidden ? null : e.textContent",
+        |v| v.is_string(),
+    );
+    assert!(error.as_str().unwrap().contains("http://"), "{error}");
+    assert!(!cli(&data, &["providers", "list"]).contains("scripted"));
+
+    // The wrong key: the provider's 401, in words.
+    app.find("#custom-url").clear();
+    app.find("#custom-url").type_text(&provider.base_url());
+    app.find("#test-connection").click();
+    let result = app.wait_until(
+        "the test's result",
+        WAIT,
+        "const r = document.getElementById('test-result'); return !r.hidden && !r.textContent.startsWith('Testing') ? r.textContent : null",
+        |v| v.is_string(),
+    );
+    let result = result.as_str().unwrap();
+    assert!(
+        result.contains("The key was refused") && result.contains("401"),
+        "{result}"
+    );
+    assert!(result.contains("Incorrect API key"), "{result}");
+    save_screenshot("first-run-bad-key", &app.screenshot());
+
+    // The right key replaces it; the test answers.
+    let key_field = app.find("#provider-key");
+    assert_eq!(key_field.value(), "", "a saved key is never shown again");
+    key_field.type_text("  sk-e2e-right-key\n");
+    app.find("#test-connection").click();
+    app.wait_until(
+        "a test that connects",
+        WAIT,
+        "const r = document.getElementById('test-result'); return !r.hidden && !r.textContent.startsWith('Testing') ? r.textContent : null",
+        |v| v.as_str().is_some_and(|t| t.contains("Connected: e2e-model answered")),
+    );
+    let status = app.find("#key-status").text();
+    assert_eq!(status, "Key set in the system keyring");
+    save_screenshot("first-run-connected", &app.screenshot());
+
+    // Use it: the form goes, and the first task is answered.
+    app.find("#use-model").click();
+    app.wait_until(
+        "the welcome screen after the set-up",
+        WAIT,
+        "return document.getElementById('settings-view').hidden && !document.getElementById('welcome').hidden",
+        |v| v == true,
+    );
+    let html = app.js("return document.documentElement.outerHTML", json!([]));
+    assert!(
+        !html.as_str().unwrap().contains("right-key"),
+        "the key reached the window"
+    );
+    cli(&data, &["projects", "add", folder.to_str().unwrap()]);
+    app.wait_until(
+        "the project",
+        WAIT,
+        "return !document.getElementById('project-view').hidden",
+        |v| v == true,
+    );
+    let before = app.window_handles();
+    let title = app.find("#new-task-title");
+    title.type_text("Say hello");
+    title.type_text("\u{E007}");
+    app.switch_to_new_window(&before, WAIT);
+    let input = app.find("#composer-input");
+    input.type_text("Hello?");
+    input.type_text("\u{E007}");
+    app.wait_until(
+        "the first answer",
+        WAIT,
+        "return document.body.textContent.includes('Hello from the first task.')",
+        |v| v == true,
+    );
+    app.quit();
+    let requests = provider.requests();
+    assert_eq!(requests.last().unwrap()["model"], "e2e-model");
+    // The key is in the keyring only: no file of the data folder holds it.
+    for entry in walk(&data) {
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("sk-e2e-right-key"),
+            "{} holds the key",
+            entry.display()
+        );
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 #[test]

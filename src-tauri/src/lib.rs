@@ -5,6 +5,7 @@
 pub mod commands;
 mod guard;
 pub mod markdown;
+pub mod settings;
 mod state;
 mod sync;
 pub mod task_window;
@@ -56,6 +57,14 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             task_window::render_markdown,
             task_window::find_files,
             task_window::open_link,
+            settings::settings_overview,
+            settings::local_servers,
+            settings::save_provider,
+            settings::remove_provider,
+            settings::set_provider_key,
+            settings::remove_provider_key,
+            settings::test_model,
+            settings::set_model_role,
         ]))
 }
 

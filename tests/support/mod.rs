@@ -2,6 +2,8 @@
 
 // Each test binary uses a part of the support code.
 #[allow(dead_code)]
+pub mod keyring;
+#[allow(dead_code)]
 pub mod notifications;
 #[allow(dead_code)]
 pub mod provider;

@@ -25,6 +25,8 @@ pub type Script = Box<dyn Fn(usize, &Value) -> Reply + Send + Sync>;
 pub struct Provider {
     pub port: u16,
     requests: Arc<Mutex<Vec<Value>>>,
+    /// The only key accepted, once set; any other gets a 401 as OpenAI words it.
+    key: Arc<Mutex<Option<String>>>,
 }
 
 impl Provider {
@@ -32,17 +34,27 @@ impl Provider {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let key = Arc::new(Mutex::new(None));
         let script = Arc::new(script);
-        let seen = requests.clone();
+        let (seen, accepted) = (requests.clone(), key.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (seen, script) = (seen.clone(), script.clone());
+                let (seen, script, accepted) = (seen.clone(), script.clone(), accepted.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &seen, &script);
+                    let _ = serve(stream, &seen, &script, &accepted);
                 });
             }
         });
-        Provider { port, requests }
+        Provider {
+            port,
+            requests,
+            key,
+        }
+    }
+
+    /// From now on, accepts only `key` (as `Authorization: Bearer KEY`).
+    pub fn require_key(&self, key: &str) {
+        *self.key.lock().unwrap() = Some(key.to_string());
     }
 
     /// Every request body so far, in order.
@@ -56,24 +68,45 @@ impl Provider {
     }
 }
 
-fn serve(stream: TcpStream, seen: &Mutex<Vec<Value>>, script: &Script) -> std::io::Result<()> {
+fn serve(
+    stream: TcpStream,
+    seen: &Mutex<Vec<Value>>,
+    script: &Script,
+    accepted: &Mutex<Option<String>>,
+) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0usize;
+    let mut authorization = String::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 {
             return Ok(());
         }
-        let line = line.trim_end().to_ascii_lowercase();
+        let line = line.trim_end();
         if line.is_empty() {
             break;
         }
-        if let Some(v) = line.strip_prefix("content-length:") {
+        let lower = line.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
             length = v.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("authorization:") {
+            authorization = line["authorization:".len()..].trim().to_string();
         }
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body)?;
+    let refused = accepted
+        .lock()
+        .unwrap()
+        .as_ref()
+        .is_some_and(|key| authorization != format!("Bearer {key}"));
+    if refused {
+        let error = json!({"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error", "code": "invalid_api_key"}}).to_string();
+        let mut out = stream;
+        out.write_all(format!("HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{error}", error.len()).as_bytes())?;
+        return out.flush();
+    }
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let index = {
         let mut all = seen.lock().unwrap();

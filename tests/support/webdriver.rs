@@ -337,4 +337,13 @@ impl Element<'_> {
             .expect("text");
         v.as_str().unwrap_or_default().to_string()
     }
+
+    /// What a text field holds now.
+    pub fn value(&self) -> String {
+        let v = self
+            .session
+            .cmd("GET", &format!("/element/{}/property/value", self.id), None)
+            .expect("value");
+        v.as_str().unwrap_or_default().to_string()
+    }
 }

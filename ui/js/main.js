@@ -5,6 +5,7 @@ import { call, messageOf, onStoreEvent } from './api.js';
 import { confirmDialog, formDialog } from './dialogs.js';
 import { $, h, restFocusInBackground, showFatal, toast } from './dom.js';
 import { ago, statusLabel, when } from './format.js';
+import { closeSettings, initSettings, openSettings, readiness, settingsOpen } from './settings.js';
 
 const view = {
   dataDir: '',
@@ -33,15 +34,16 @@ function renderProjects() {
         class: 'project-button',
         title: p.rootPath,
         'aria-current': p.id === view.selected ? 'true' : null,
-        onclick: () => select(p.id),
+        onclick: () => { closeSettings(); select(p.id); },
       },
       h('span', { class: 'project-initial', text: [...p.name][0]?.toUpperCase() ?? '?' }),
       h('span', { class: 'project-name', text: p.name })))));
   $('#projects-empty').hidden = projects.length > 0;
   $('#app').hidden = false;
   const project = view.projects.get(view.selected);
-  $('#welcome').hidden = projects.length > 0;
-  $('#project-view').hidden = !project;
+  // The settings page, when open, takes the place of both.
+  $('#welcome').hidden = settingsOpen() || projects.length > 0;
+  $('#project-view').hidden = settingsOpen() || !project;
   if (project) {
     $('#project-name').textContent = project.name;
     $('#project-path').textContent = project.rootPath;
@@ -303,6 +305,17 @@ async function start() {
   $('#rename-project').addEventListener('click', renameProject);
   $('#remove-project').addEventListener('click', removeProject);
   $('#new-task').addEventListener('submit', createTask);
+  initSettings();
+  const showSettings = (setup) => openSettings({ setup, layout: renderProjects }).catch(failed);
+  $('#open-settings').addEventListener('click', () => showSettings(false));
+  document.addEventListener('keydown', (e) => {
+    if (e.ctrlKey && !e.altKey && !e.shiftKey && e.key === ',') {
+      e.preventDefault();
+      showSettings(false);
+    }
+  });
+  // No usable model yet: the first-run form instead of an empty screen.
+  if ((await readiness()).missing) await showSettings(true);
   restFocusInBackground();
   // Relative times ("5 minutes ago") stay true without a reload.
   setInterval(refreshTimes, 60_000);

@@ -3,10 +3,11 @@
 use crate::output::{table, to_json};
 use clap::Subcommand;
 use codewright_host::models::{all_providers, custom_models, model_for, provider};
+use codewright_host::settings::{self, KeyStatus, ProviderForm};
 use codewright_llm::catalog::{builtin_models, parse_model_id, ModelInfo};
-use codewright_llm::credentials::{find_key, KeySource, OsKeyring, SecretStore};
-use codewright_llm::{ModelRole, Protocol, Provider};
-use codewright_store::{ModelRow, ProviderRow, Store};
+use codewright_llm::credentials::{OsKeyring, SecretStore};
+use codewright_llm::{ModelRole, Provider};
+use codewright_store::{ModelRow, Store};
 use std::io::Read;
 
 #[derive(Subcommand)]
@@ -84,14 +85,12 @@ pub enum AuthCommand {
 }
 
 fn key_status(p: &Provider) -> String {
-    match find_key(&OsKeyring, p, |v| std::env::var(v).ok()) {
-        Ok((_, KeySource::Keyring)) => "keyring".into(),
-        Ok((_, KeySource::Env(var))) => format!("${var}"),
-        Ok((_, KeySource::NotNeeded)) => "not needed".into(),
-        Err(_) => match &p.api_key_env {
-            Some(var) => format!("missing (auth set, or ${var})"),
-            None => "missing".into(),
-        },
+    match settings::key_status(&OsKeyring, p) {
+        KeyStatus::Keyring => "keyring".into(),
+        KeyStatus::Env { var } => format!("${var}"),
+        KeyStatus::NotNeeded => "not needed".into(),
+        KeyStatus::Missing { var: Some(var), .. } => format!("missing (auth set, or ${var})"),
+        KeyStatus::Missing { var: None, .. } => "missing".into(),
     }
 }
 
@@ -123,32 +122,18 @@ pub fn providers(store: &Store, command: ProvidersCommand, json: bool) -> Result
             first_byte_timeout,
             idle_timeout,
         } => {
-            if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-            {
-                return Err(format!(
-                    "'{name}' is not a valid provider name: use lowercase letters, digits, - and _"
-                ));
-            }
-            let protocol = Protocol::parse(&protocol)?;
-            if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-                return Err(format!("'{base_url}' is not an http:// or https:// URL"));
-            }
-            let p = Provider::new(&name, protocol, &base_url, api_key_env.as_deref())
-                .with_timeouts(first_byte_timeout, idle_timeout);
-            let ms = |d: Option<std::time::Duration>| d.map(|d| d.as_millis() as i64);
-            store
-                .save_provider(&ProviderRow {
-                    name: p.name.clone(),
-                    protocol: p.protocol.as_str().into(),
-                    base_url: p.base_url.clone(),
-                    api_key_env: p.api_key_env.clone(),
-                    first_byte_timeout_ms: ms(first_byte_timeout),
-                    idle_timeout_ms: ms(idle_timeout),
-                })
-                .map_err(|e| e.to_string())?;
+            let p = settings::save_provider(
+                store,
+                &ProviderForm {
+                    name,
+                    protocol,
+                    base_url,
+                    api_key_env,
+                    first_byte_timeout,
+                    idle_timeout,
+                },
+            )
+            .map_err(|e| e.to_string())?;
             if json {
                 to_json(&p)
             } else {
@@ -161,7 +146,7 @@ pub fn providers(store: &Store, command: ProvidersCommand, json: bool) -> Result
             }
         }
         ProvidersCommand::Rm { name } => {
-            store.remove_provider(&name).map_err(|e| e.to_string())?;
+            settings::remove_provider(store, &name)?;
             if json {
                 to_json(&serde_json::json!({"removed": name}))
             } else {
@@ -261,14 +246,7 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
         }
         ModelsCommand::Role { role, model } => {
             let role = ModelRole::parse(&role)?;
-            if let Some(id) = &model {
-                let (_, provider_name) = parse_model_id(id)?;
-                provider(store, provider_name)?;
-            }
-            let value = model.as_ref().map(|m| serde_json::Value::String(m.clone()));
-            store
-                .set_setting(&role.setting_key(), value.as_ref())
-                .map_err(|e| e.to_string())?;
+            settings::set_role(store, role, model.as_deref())?;
             match model {
                 Some(m) => format!("The {} model is now {m}\n", role.as_str()),
                 None => format!("Cleared the {} model; it falls back\n", role.as_str()),
@@ -280,24 +258,22 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
 pub fn auth(store: &Store, command: AuthCommand, keys: &dyn SecretStore) -> Result<String, String> {
     Ok(match command {
         AuthCommand::Set { provider: name } => {
-            let p = provider(store, &name)?;
             let mut input = String::new();
             std::io::stdin()
                 .read_to_string(&mut input)
                 .map_err(|e| format!("cannot read the key from standard input: {e}"))?;
-            let key = input.lines().next().unwrap_or("").trim();
-            if key.is_empty() {
+            let key = input.lines().next().unwrap_or("");
+            if key.trim().is_empty() {
                 return Err(format!("no key on standard input; pipe it in, e.g. `codewright-cli auth set {name} < keyfile`"));
             }
-            keys.set(&p.name, key)?;
-            format!("Saved the key for {} in the system keyring\n", p.name)
+            settings::set_key(store, keys, &name, key)?;
+            format!("Saved the key for {name} in the system keyring\n")
         }
         AuthCommand::Rm { provider: name } => {
-            let p = provider(store, &name)?;
-            if keys.delete(&p.name)? {
-                format!("Removed the key for {} from the system keyring\n", p.name)
+            if settings::remove_key(store, keys, &name)? {
+                format!("Removed the key for {name} from the system keyring\n")
             } else {
-                format!("The system keyring had no key for {}\n", p.name)
+                format!("The system keyring had no key for {name}\n")
             }
         }
     })

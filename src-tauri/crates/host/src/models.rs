@@ -69,6 +69,13 @@ pub fn provider(store: &Store, name: &str) -> Result<Provider, HostError> {
     })
 }
 
+/// The provider of MODEL@PROVIDER.
+pub fn provider_of(store: &Store, model_id: &str) -> Result<Provider, HostError> {
+    let (_, name) =
+        parse_model_id(model_id).map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
+    provider(store, name)
+}
+
 /// The user's model entries, as catalog entries.
 pub fn custom_models(store: &Store) -> Result<Vec<ModelInfo>, HostError> {
     Ok(store
@@ -104,9 +111,7 @@ pub fn resolve(store: &Store, given: Option<&str>) -> Result<Model, HostError> {
             )
         })?,
     };
-    let (_, provider_name) =
-        parse_model_id(&id).map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
-    let provider = provider(store, provider_name)?;
+    let provider = provider_of(store, &id)?;
     let info = resolve_model(&id, &custom_models(store)?);
     let (key, _) = find_key(&OsKeyring, &provider, |var| std::env::var(var).ok())
         .map_err(|e| HostError::new(ErrorKind::MissingKey, e))?;

@@ -7,6 +7,7 @@
 //!   cancellation.
 //! - [`Assembly`]/[`Delta`]: the streamed answer as it grows.
 //! - [`catalog`]: models, their limits and prices; [`credentials`]: keys from the keyring or env.
+//! - [`probe`]: a connection test with the user's key and model, and a server's model list.
 //!
 //! # Timeouts
 //!
@@ -32,6 +33,7 @@ mod client;
 pub mod credentials;
 mod decode;
 mod error;
+pub mod probe;
 pub mod provider;
 pub mod request;
 mod stream;

@@ -336,6 +336,18 @@ pub fn builtin_providers() -> Vec<Provider> {
     .collect()
 }
 
+/// `Ok` when `url` can be a provider's base URL: an http:// or https:// address with a host.
+/// The error says what is wrong with it, for the field it was typed in.
+pub fn check_base_url(url: &str) -> Result<(), String> {
+    let url = url.trim();
+    match url.parse::<reqwest::Url>() {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(()),
+        _ => Err(format!(
+            "'{url}' is not a web address: it must start with http:// or https://, e.g. http://localhost:8000/v1"
+        )),
+    }
+}
+
 /// Normalises a base URL as users paste it: surrounding spaces and trailing slashes go, a pasted
 /// endpoint (`…/chat/completions`, `…/messages`, `…/responses`) is cut back to its base, and an
 /// OpenAI- or Anthropic-style base without a version segment gets `/v1`.

@@ -1,0 +1,344 @@
+//! Providers, keys and model roles as a person edits them: what a settings screen shows (never a
+//! key), validated changes that are saved whole or not at all, a connection test, and what is
+//! already there on a first run (keys in the environment or the keyring, local model servers).
+//! The CLI's `providers`, `models role` and `auth` commands go through the same functions.
+
+use crate::models::{all_providers, main_model, provider, provider_of};
+use crate::HostError;
+use codewright_llm::catalog::{builtin_models, parse_model_id};
+use codewright_llm::credentials::{find_key, KeySource, SecretStore};
+use codewright_llm::probe::{list_models, test_connection};
+use codewright_llm::{builtin_providers, Protocol, Provider};
+
+pub use codewright_llm::credentials::OsKeyring;
+pub use codewright_llm::probe::TestOutcome;
+pub use codewright_llm::ModelRole;
+use codewright_protocol::ErrorKind;
+use codewright_store::{ProviderRow, Store};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Where a provider's key comes from. The key itself never leaves the keyring or the
+/// environment except in a request to its provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "source", rename_all = "camelCase")]
+pub enum KeyStatus {
+    /// Kept in the system keyring.
+    Keyring,
+    /// Read from this environment variable.
+    Env { var: String },
+    /// A local server that needs no key.
+    NotNeeded,
+    /// No key anywhere. `keyring` says why the keyring could not be asked, when it could not.
+    Missing {
+        var: Option<String>,
+        keyring: Option<String>,
+    },
+}
+
+/// A provider as a settings screen shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderStatus {
+    pub name: String,
+    pub protocol: Protocol,
+    pub base_url: String,
+    pub api_key_env: Option<String>,
+    /// The user added it (or changed a built-in one), so it can be edited and removed.
+    pub custom: bool,
+    pub key: KeyStatus,
+    /// Catalog models of this provider, for a model picker.
+    pub models: Vec<String>,
+}
+
+/// Where `provider`'s key comes from, asking the keyring and the environment.
+pub fn key_status(keys: &dyn SecretStore, provider: &Provider) -> KeyStatus {
+    match find_key(keys, provider, |v| std::env::var(v).ok()) {
+        Ok((_, KeySource::Keyring)) => KeyStatus::Keyring,
+        Ok((_, KeySource::Env(var))) => KeyStatus::Env { var },
+        Ok((_, KeySource::NotNeeded)) => KeyStatus::NotNeeded,
+        Err(_) => KeyStatus::Missing {
+            var: provider.api_key_env.clone(),
+            keyring: keys.get(&provider.name).err(),
+        },
+    }
+}
+
+/// Every provider, built-in and custom, with where its key comes from.
+pub fn provider_statuses(
+    store: &Store,
+    keys: &dyn SecretStore,
+) -> Result<Vec<ProviderStatus>, HostError> {
+    let custom: Vec<String> = store
+        .custom_providers()
+        .map_err(store_error)?
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    let catalog = builtin_models();
+    Ok(all_providers(store)?
+        .into_iter()
+        .map(|p| ProviderStatus {
+            key: key_status(keys, &p),
+            custom: custom.contains(&p.name),
+            models: catalog
+                .iter()
+                .filter(|m| m.provider() == p.name)
+                .map(|m| m.id.clone())
+                .collect(),
+            name: p.name,
+            protocol: p.protocol,
+            base_url: p.base_url,
+            api_key_env: p.api_key_env,
+        })
+        .collect())
+}
+
+/// A provider as the user typed it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderForm {
+    pub name: String,
+    /// `openai`, `openai-responses`, `anthropic` or `gemini`.
+    pub protocol: String,
+    pub base_url: String,
+    /// The environment variable that holds the key when the keyring has none.
+    pub api_key_env: Option<String>,
+    pub first_byte_timeout: Option<Duration>,
+    pub idle_timeout: Option<Duration>,
+}
+
+/// A change refused because of one field: which one, and why, in words for that field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn field(field: &'static str, message: impl Into<String>) -> FieldError {
+    FieldError {
+        field,
+        message: message.into(),
+    }
+}
+
+/// Checks `form` whole and saves it as a custom provider (replacing one of the same name, or a
+/// built-in one); nothing is saved if any field is wrong.
+pub fn save_provider(store: &Store, form: &ProviderForm) -> Result<Provider, FieldError> {
+    let name = form.name.trim();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    {
+        return Err(field(
+            "name",
+            format!(
+                "'{name}' is not a valid provider name: use lowercase letters, digits, - and _"
+            ),
+        ));
+    }
+    let protocol = Protocol::parse(form.protocol.trim()).map_err(|e| field("protocol", e))?;
+    let url = form.base_url.trim();
+    codewright_llm::provider::check_base_url(url).map_err(|e| field("baseUrl", e))?;
+    let env = form
+        .api_key_env
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty());
+    if let Some(var) = env {
+        if !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || var.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return Err(field(
+                "apiKeyEnv",
+                format!("'{var}' is not an environment variable name: use letters, digits and _, e.g. MY_API_KEY"),
+            ));
+        }
+    }
+    let p = Provider::new(name, protocol, url, env)
+        .with_timeouts(form.first_byte_timeout, form.idle_timeout);
+    let ms = |d: Option<Duration>| d.map(|d| d.as_millis() as i64);
+    store
+        .save_provider(&ProviderRow {
+            name: p.name.clone(),
+            protocol: p.protocol.as_str().into(),
+            base_url: p.base_url.clone(),
+            api_key_env: p.api_key_env.clone(),
+            first_byte_timeout_ms: ms(p.first_byte_timeout),
+            idle_timeout_ms: ms(p.idle_timeout),
+        })
+        .map_err(|e| field("name", e.to_string()))?;
+    Ok(p)
+}
+
+/// Removes a custom provider (a changed built-in one goes back to what it was).
+pub fn remove_provider(store: &Store, name: &str) -> Result<(), HostError> {
+    store.remove_provider(name).map_err(store_error)
+}
+
+/// What saving a key did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeySaved {
+    /// Spaces or line breaks around the pasted key were taken off.
+    pub trimmed: bool,
+}
+
+/// Keeps `key` for `provider` in the keyring. Spaces and line breaks around it (a paste) are
+/// taken off, and said so; a key with spaces inside is refused, since no provider issues one.
+pub fn set_key(
+    store: &Store,
+    keys: &dyn SecretStore,
+    provider_name: &str,
+    key: &str,
+) -> Result<KeySaved, HostError> {
+    let p = provider(store, provider_name)?;
+    let trimmed = key.trim();
+    if trimmed.is_empty() {
+        return Err(HostError::new(
+            ErrorKind::BadInput,
+            "the key is empty: paste the key the provider gave you",
+        ));
+    }
+    if trimmed.chars().any(char::is_whitespace) {
+        return Err(HostError::new(
+            ErrorKind::BadInput,
+            "the key has spaces or line breaks inside it: paste only the key itself",
+        ));
+    }
+    keys.set(&p.name, trimmed)
+        .map_err(|e| HostError::new(ErrorKind::MissingKey, keyring_hint(&p, e)))?;
+    Ok(KeySaved {
+        trimmed: trimmed.len() != key.len(),
+    })
+}
+
+/// Removes `provider`'s key from the keyring; `false` if it had none there.
+pub fn remove_key(
+    store: &Store,
+    keys: &dyn SecretStore,
+    provider_name: &str,
+) -> Result<bool, HostError> {
+    let p = provider(store, provider_name)?;
+    keys.delete(&p.name)
+        .map_err(|e| HostError::new(ErrorKind::MissingKey, keyring_hint(&p, e)))
+}
+
+/// The keyring's own reason, and the way around it.
+fn keyring_hint(p: &Provider, why: String) -> String {
+    match &p.api_key_env {
+        Some(var) => format!(
+            "{why} To use {} without it, set {var} in the environment Codewright starts in.",
+            p.name
+        ),
+        None => why,
+    }
+}
+
+/// Tests `model_id` (MODEL@PROVIDER) of `provider` with the key it would use now. Takes no
+/// store: the request may take seconds.
+pub async fn test_model(
+    keys: &dyn SecretStore,
+    provider: &Provider,
+    model_id: &str,
+) -> Result<TestOutcome, HostError> {
+    let (model, _) =
+        parse_model_id(model_id).map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
+    let key = find_key(keys, provider, |v| std::env::var(v).ok())
+        .map_err(|e| HostError::new(ErrorKind::MissingKey, e))?
+        .0;
+    Ok(test_connection(provider, key.as_deref(), model).await)
+}
+
+/// Chooses `model` (MODEL@PROVIDER) for `role`, or clears the role (it then falls back).
+pub fn set_role(store: &Store, role: ModelRole, model: Option<&str>) -> Result<(), HostError> {
+    if let Some(id) = model {
+        provider_of(store, id)?;
+    }
+    let value = model.map(|m| serde_json::Value::String(m.to_string()));
+    store
+        .set_setting(&role.setting_key(), value.as_ref())
+        .map_err(store_error)
+}
+
+/// A local model server that answered on its usual port, with the models it has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalServer {
+    /// The built-in provider for it (`ollama`, `lmstudio`).
+    pub provider: String,
+    pub base_url: String,
+    pub models: Vec<String>,
+}
+
+/// Whether a task can run now, and if not, what is missing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Readiness {
+    /// The main model, when one is chosen.
+    pub main_model: Option<String>,
+    /// Why no task can run yet, in words for a first-run screen; `None` when one can.
+    pub missing: Option<String>,
+}
+
+/// Whether the main model is chosen and its provider has a key.
+pub fn readiness(store: &Store, keys: &dyn SecretStore) -> Result<Readiness, HostError> {
+    let main = main_model(store)?;
+    let missing = match &main {
+        None => Some("No model is chosen yet.".to_string()),
+        Some(id) => match provider_of(store, id) {
+            Err(e) => Some(format!(
+                "The main model {id} cannot be used: {}.",
+                e.message
+            )),
+            Ok(p) => match key_status(keys, &p) {
+                KeyStatus::Missing { .. } => Some(format!("{} has no key yet.", p.name)),
+                _ => None,
+            },
+        },
+    };
+    Ok(Readiness {
+        main_model: main,
+        missing,
+    })
+}
+
+/// The local servers that answer on their usual ports now (Ollama 11434, LM Studio 1234), each
+/// asked at once and given `timeout`.
+pub async fn local_servers(timeout: Duration) -> Vec<LocalServer> {
+    let local: Vec<Provider> = builtin_providers()
+        .into_iter()
+        .filter(|p| p.is_local())
+        .collect();
+    // Asked at once: the slowest answer (or timeout) is all the wait.
+    let asked: Vec<_> = local
+        .into_iter()
+        .map(|p| tokio::spawn(async move { (list_models(&p, None, timeout).await, p) }))
+        .collect();
+    let mut found = Vec::new();
+    for asking in asked {
+        if let Ok((Some(models), p)) = asking.await {
+            found.push(LocalServer {
+                models: models
+                    .into_iter()
+                    .map(|m| format!("{m}@{}", p.name))
+                    .collect(),
+                provider: p.name,
+                base_url: p.base_url,
+            });
+        }
+    }
+    found
+}
+
+fn store_error(e: codewright_store::StoreError) -> HostError {
+    HostError::new(ErrorKind::Store, e.to_string())
+}

@@ -1,0 +1,104 @@
+//! A real system keyring for a test: a private D-Bus session bus with GNOME Keyring's Secret
+//! Service on it, its login keyring unlocked, its files in a temporary folder. The app finds it
+//! through `DBUS_SESSION_BUS_ADDRESS`, as it would on a desktop.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct SecretService {
+    bus: Child,
+    keyring: Child,
+    _home: tempfile::TempDir,
+    /// For the app's `DBUS_SESSION_BUS_ADDRESS`.
+    pub address: String,
+}
+
+impl SecretService {
+    pub fn start() -> SecretService {
+        let home = tempfile::tempdir().unwrap();
+        let mut bus = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon is not installed; run scripts/setup --test");
+        let mut address = String::new();
+        BufReader::new(bus.stdout.take().unwrap())
+            .read_line(&mut address)
+            .unwrap();
+        let address = address.trim().to_string();
+        let runtime = home.path().join("run");
+        std::fs::create_dir_all(&runtime).unwrap();
+        let mut keyring = Command::new("gnome-keyring-daemon")
+            .args(["--foreground", "--unlock", "--components=secrets"])
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .env("HOME", home.path())
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("gnome-keyring-daemon is not installed; run scripts/setup --test");
+        // The login keyring's password, then end of input: it creates the keyring unlocked.
+        let mut stdin = keyring.stdin.take().unwrap();
+        stdin.write_all(b"e2e-keyring-password").unwrap();
+        drop(stdin);
+        let service = SecretService {
+            bus,
+            keyring,
+            _home: home,
+            address,
+        };
+        service.wait_until_served(Duration::from_secs(15));
+        service
+    }
+
+    /// The app's environment for this keyring.
+    pub fn env(&self) -> [(&str, &str); 3] {
+        [
+            ("DBUS_SESSION_BUS_ADDRESS", &self.address),
+            ("NO_AT_BRIDGE", "1"),
+            ("GTK_A11Y", "none"),
+        ]
+    }
+
+    /// Waits until the keyring owns the Secret Service's name on the bus and has its login
+    /// collection.
+    fn wait_until_served(&self, timeout: Duration) {
+        let start = Instant::now();
+        loop {
+            let out = Command::new("dbus-send")
+                .args([
+                    &format!("--bus={}", self.address),
+                    "--print-reply",
+                    "--dest=org.freedesktop.secrets",
+                    "/org/freedesktop/secrets/aliases/default",
+                    "org.freedesktop.DBus.Properties.Get",
+                    "string:org.freedesktop.Secret.Collection",
+                    "string:Locked",
+                ])
+                .output()
+                .expect("dbus-send is not installed; run scripts/setup --test");
+            if String::from_utf8_lossy(&out.stdout).contains("boolean false") {
+                return;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "the test keyring did not start: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for SecretService {
+    fn drop(&mut self) {
+        for child in [&mut self.keyring, &mut self.bus] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
