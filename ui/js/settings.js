@@ -31,7 +31,7 @@ function keyText(key) {
     case 'keyring': return 'Key set in the system keyring';
     case 'env': return `Key from $${key.var}`;
     case 'notNeeded': return 'No key needed';
-    default: return key.var ? `No key — paste one below, or set $${key.var}` : 'No key — paste one below';
+    default: return key.var ? `No key — paste one, or set $${key.var}` : 'No key';
   }
 }
 
