@@ -64,30 +64,52 @@ impl SecretService {
         ]
     }
 
-    /// Waits until the keyring owns the Secret Service's name on the bus and has its login
-    /// collection.
+    /// Waits until the keyring owns the Secret Service's name on the bus, then until its login
+    /// collection is unlocked. The name is asked of the bus itself first: a call to the Secret
+    /// Service before the keyring owns the name would make the bus start another, locked one
+    /// (D-Bus activation), and ours would then find the name taken.
     fn wait_until_served(&self, timeout: Duration) {
         let start = Instant::now();
-        loop {
+        let bus = format!("--bus={}", self.address);
+        let ask = |args: &[&str]| {
             let out = Command::new("dbus-send")
-                .args([
-                    &format!("--bus={}", self.address),
-                    "--print-reply",
+                .args([bus.as_str(), "--print-reply"])
+                .args(args)
+                .output()
+                .expect("dbus-send is not installed; run scripts/setup --test");
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        let mut owned = false;
+        loop {
+            let (answer, error) = if owned {
+                ask(&[
                     "--dest=org.freedesktop.secrets",
                     "/org/freedesktop/secrets/aliases/default",
                     "org.freedesktop.DBus.Properties.Get",
                     "string:org.freedesktop.Secret.Collection",
                     "string:Locked",
                 ])
-                .output()
-                .expect("dbus-send is not installed; run scripts/setup --test");
-            if String::from_utf8_lossy(&out.stdout).contains("boolean false") {
+            } else {
+                ask(&[
+                    "--dest=org.freedesktop.DBus",
+                    "/org/freedesktop/DBus",
+                    "org.freedesktop.DBus.NameHasOwner",
+                    "string:org.freedesktop.secrets",
+                ])
+            };
+            if !owned && answer.contains("boolean true") {
+                owned = true;
+                continue;
+            }
+            if owned && answer.contains("boolean false") {
                 return;
             }
             assert!(
                 start.elapsed() < timeout,
-                "the test keyring did not start: {}",
-                String::from_utf8_lossy(&out.stderr)
+                "the test keyring did not start: {error}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
