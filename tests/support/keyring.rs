@@ -2,7 +2,7 @@
 //! Service on it, its login keyring unlocked, its files in a temporary folder. The app finds it
 //! through `DBUS_SESSION_BUS_ADDRESS`, as it would on a desktop.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,17 +17,7 @@ pub struct SecretService {
 impl SecretService {
     pub fn start() -> SecretService {
         let home = tempfile::tempdir().unwrap();
-        let mut bus = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dbus-daemon is not installed; run scripts/setup --test");
-        let mut address = String::new();
-        BufReader::new(bus.stdout.take().unwrap())
-            .read_line(&mut address)
-            .unwrap();
-        let address = address.trim().to_string();
+        let (bus, address) = super::session_bus();
         let runtime = home.path().join("run");
         std::fs::create_dir_all(&runtime).unwrap();
         let mut keyring = Command::new("gnome-keyring-daemon")

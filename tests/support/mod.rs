@@ -264,3 +264,19 @@ pub fn cli(home: &Path, args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// A private D-Bus session bus: its daemon, and its address for `DBUS_SESSION_BUS_ADDRESS`.
+#[allow(dead_code)] // not every test binary needs a bus
+pub fn session_bus() -> (Child, String) {
+    let mut daemon = Command::new("dbus-daemon")
+        .args(["--session", "--nofork", "--print-address=1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dbus-daemon is not installed; run scripts/setup --test");
+    let mut address = String::new();
+    BufReader::new(daemon.stdout.take().unwrap())
+        .read_line(&mut address)
+        .unwrap();
+    (daemon, address.trim().to_string())
+}

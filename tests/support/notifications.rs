@@ -28,17 +28,7 @@ impl NotificationBus {
 
 impl NotificationBus {
     pub fn start() -> NotificationBus {
-        let mut daemon = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dbus-daemon is not installed; run scripts/setup --test");
-        let mut address = String::new();
-        BufReader::new(daemon.stdout.take().unwrap())
-            .read_line(&mut address)
-            .unwrap();
-        let address = address.trim().to_string();
+        let (daemon, address) = super::session_bus();
         let mut monitor = Command::new("dbus-monitor")
             .args([
                 "--address",
