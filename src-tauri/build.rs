@@ -10,6 +10,8 @@ fn main() {
         "remove_project",
         "pick_folder",
         "list_tasks",
+        "tasks_needing_you",
+        "search_conversations",
         "get_task",
         "create_task",
         "rename_task",

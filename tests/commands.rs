@@ -343,3 +343,114 @@ fn a_corrupt_database_is_reported_to_every_window_and_left_alone() {
     assert_eq!(h.err("list_projects", json!({}))["kind"], "corrupt");
     assert_eq!(std::fs::read(&db).unwrap(), vec![0x42; 4096]);
 }
+
+#[test]
+fn what_needs_you_and_search_reach_the_main_window_only() {
+    use codewright_protocol::{Message, Part, Role, TaskStatus};
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("data");
+    let h = Harness::new(&home);
+    let other = Store::open_in(&home).unwrap(); // stands in for the CLI
+    let project = other
+        .add_project(Path::new(&folder(tmp.path(), "p")), None)
+        .unwrap();
+    let away = other.add_task(project.id, "finished while away").unwrap();
+    let watched = other.add_task(project.id, "finished in view").unwrap();
+    let needing = |h: &Harness| -> Vec<(i64, bool, String)> {
+        let list = h.ok("tasks_needing_you", json!({}));
+        let mut list: Vec<_> = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["id"].as_i64().unwrap(),
+                    t["unread"].as_bool().unwrap(),
+                    t["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        list.sort();
+        list
+    };
+
+    // A result that arrives with the task's window closed is unread until the task is opened.
+    other
+        .set_task_status(away.id, TaskStatus::Completed)
+        .unwrap();
+    other
+        .set_task_status(watched.id, TaskStatus::AwaitingApproval)
+        .unwrap();
+    assert_eq!(
+        needing(&h),
+        vec![
+            (away.id.0, true, "completed".into()),
+            (watched.id.0, false, "awaiting_approval".into())
+        ]
+    );
+    h.ok("open_task", json!({"id": away.id.0}));
+    assert!(!other.task(away.id).unwrap().unread);
+
+    // One that arrives with its window open is read before any window is told of it.
+    h.ok("open_task", json!({"id": watched.id.0}));
+    other
+        .set_task_status(watched.id, TaskStatus::Completed)
+        .unwrap();
+    let done = h.event("the watched task done", |e| {
+        e["type"] == "taskUpserted"
+            && e["task"]["id"] == watched.id.0
+            && e["task"]["status"] == "completed"
+    });
+    assert_eq!(done["task"]["unread"], false, "{done}");
+    assert!(!other.task(watched.id).unwrap().unread);
+    assert!(needing(&h).is_empty());
+
+    // Search: the passage in pieces, the word found marked.
+    other
+        .append_message(
+            away.id,
+            &Message::new(
+                Role::User,
+                vec![Part::Text {
+                    text: "Where is <b>zanzibar</b> configured?".into(),
+                }],
+            ),
+        )
+        .unwrap();
+    let hits = h.ok("search_conversations", json!({"query": "zanzibar"}));
+    assert_eq!(hits[0]["taskId"], away.id.0, "{hits}");
+    assert_eq!(hits[0]["seq"], 1);
+    let marked: Vec<_> = hits[0]["snippet"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["hit"] == true)
+        .map(|p| p["text"].clone())
+        .collect();
+    assert_eq!(marked, vec![json!("zanzibar")]);
+
+    // Task windows get none of the main window's views, nor the settings.
+    let label = format!("task-{}", away.id.0);
+    for (cmd, args) in [
+        ("tasks_needing_you", json!({})),
+        ("search_conversations", json!({"query": "zanzibar"})),
+        ("list_tasks", json!({"projectId": project.id.0})),
+        ("settings_overview", json!({})),
+        ("local_servers", json!({})),
+        (
+            "set_provider_key",
+            json!({"provider": "openai", "key": "sk-x"}),
+        ),
+        ("remove_provider_key", json!({"provider": "openai"})),
+        ("remove_provider", json!({"name": "openai"})),
+        (
+            "set_model_role",
+            json!({"role": "main", "model": "x@openai"}),
+        ),
+    ] {
+        assert!(
+            h.invoke(&label, cmd, args).is_err(),
+            "a task window may call {cmd}"
+        );
+    }
+}

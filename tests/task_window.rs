@@ -1181,3 +1181,290 @@ fn a_window_in_the_background_keeps_its_draft_and_gets_its_caret_back() {
         |v| !v.is_null());
     assert_eq!(back, json!([draft, draft.encode_utf16().count()]));
 }
+
+/// A task the CLI runs in a terminal, seen from the main window: its row goes running → needs
+/// approval → done, live; its project's row counts the tasks waiting for the user (also while
+/// another project is selected); a result that arrived with its window closed is unread until
+/// the task is opened. Dark, at the main window's smallest size, with a long CJK project name.
+#[test]
+fn the_main_window_follows_a_task_the_cli_runs_and_marks_what_needs_you() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home
+        .path()
+        .join("客户端重构 — a project whose name is far too long for the sidebar");
+    // The first request waits for the test: the task is running for as long as it looks.
+    let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+    let gate = Mutex::new(gate);
+    let provider = Provider::start(Box::new(move |_, body| {
+        if last_tool_result(body).contains("checked-from-a-terminal") {
+            Reply::Text("Checked.".into())
+        } else {
+            let _ = gate.lock().unwrap().recv_timeout(WAIT * 2);
+            Reply::Calls(vec![(
+                "bash",
+                json!({"command": "echo checked-from-a-terminal"}),
+            )])
+        }
+    }));
+    let task = setup(&data, &folder, &provider);
+    let other = home.path().join("Alpha");
+    std::fs::create_dir_all(&other).unwrap();
+    cli(&data, &["projects", "add", other.to_str().unwrap()]);
+    let desktop = Desktop::start_with(&data, &[("GTK_THEME", "Adwaita:dark")]);
+    let app = desktop.launch();
+    app.set_size(720, 460);
+    let project_row = |name: &str| {
+        format!("[...document.querySelectorAll('.project')].find(p => p.textContent.includes('{name}'))")
+    };
+    let task_row = "return document.querySelector('.task')?.textContent ?? ''";
+    // Projects by id: the task's is 1, Alpha 2.
+    let choose = |id: u32, name: &str| {
+        app.find(&format!(".project[data-id='{id}'] .project-button"))
+            .click();
+        app.wait_until(
+            "the project chosen",
+            WAIT,
+            "return document.getElementById('project-name').textContent",
+            |v| v.as_str().is_some_and(|t| t.starts_with(name)),
+        );
+    };
+    choose(2, "Alpha");
+
+    // The CLI runs the task in a terminal (a pty, so it asks there).
+    let command = format!(
+        "'{}' --home '{}' exec --task {task} 'Check it from a terminal'",
+        support::cli_binary().display(),
+        data.display()
+    );
+    let mut terminal = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .env("CODEWRIGHT_E2E_KEY", "test-key")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    choose(1, "客户端重构");
+    app.wait_until("the task running in the CLI", WAIT, task_row, |v| {
+        v.as_str().is_some_and(|t| t.contains("Running"))
+    });
+    // Back to the other project; the approval is asked while it is selected.
+    choose(2, "Alpha");
+    open_gate.send(()).unwrap();
+    let badge = app.wait_until(
+        "the project's count of tasks that need you",
+        WAIT,
+        &format!(
+            "return {}?.querySelector('.project-asking')?.textContent ?? null",
+            project_row("客户端重构")
+        ),
+        |v| v.is_string(),
+    );
+    assert_eq!(badge, "1");
+    let label = app.js(
+        &format!(
+            "return {}.querySelector('.project-button').textContent",
+            project_row("客户端重构")
+        ),
+        json!([]),
+    );
+    assert!(
+        label.as_str().unwrap().contains("1 task needs you"),
+        "{label}"
+    );
+    assert!(app
+        .js(
+            &format!(
+                "return {}.querySelector('.project-asking')",
+                project_row("Alpha")
+            ),
+            json!([])
+        )
+        .is_null());
+    save_screenshot("main-needs-you-dark-small", &app.screenshot());
+    choose(1, "客户端重构");
+    app.wait_until("the task needing approval", WAIT, task_row, |v| {
+        v.as_str().is_some_and(|t| t.contains("Needs approval"))
+    });
+
+    // Approved in the terminal: done, and unread, since its window is closed.
+    use std::io::Write;
+    terminal.stdin.as_mut().unwrap().write_all(b"y\n").unwrap();
+    app.wait_until("the task done and unread", WAIT,
+        "const t = document.querySelector('.task'); return t && t.textContent.includes('Done') && t.classList.contains('unread')",
+        |v| v == true);
+    assert!(terminal.wait().unwrap().success());
+    let marks = app.js(
+        &format!("const p = {}; return [p.querySelector('.project-asking') === null, p.querySelector('.unread-dot') !== null, p.textContent]", project_row("客户端重构")),
+        json!([]),
+    );
+    assert_eq!(marks[0], true, "{marks}");
+    assert_eq!(marks[1], true, "{marks}");
+    assert!(
+        marks[2]
+            .as_str()
+            .unwrap()
+            .contains("1 finished task not yet seen"),
+        "{marks}"
+    );
+    save_screenshot("main-unread-dark-small", &app.screenshot());
+    let overflow = app.js(
+        "const s = document.querySelector('.sidebar'); return s.scrollWidth - s.clientWidth",
+        json!([]),
+    );
+    assert_eq!(
+        overflow, 0,
+        "the long project name spills out of the sidebar"
+    );
+
+    // Opened: seen, in its row and its project's.
+    let main = app.current_window();
+    open_task_window(&app);
+    app.wait_until(
+        "the answer in the task window",
+        WAIT,
+        "return document.body.textContent.includes('Checked.')",
+        |v| v == true,
+    );
+    app.switch_to(&main);
+    app.wait_until("the task marked seen", WAIT,
+        &format!("return document.querySelector('.task.unread') === null && {}.querySelector('.unread-dot') === null", project_row("客户端重构")),
+        |v| v == true);
+}
+
+/// Ctrl+F searches every conversation: matches grouped by project and task, the words marked;
+/// choosing one opens its task scrolled to that message, also one older than the first page;
+/// with the window open, another match is shown in it. Esc leaves the page.
+#[test]
+fn search_finds_a_word_and_opens_the_task_at_that_message() {
+    use codewright_protocol::{Message, Part, ProjectId, Role, TaskId};
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, _| Reply::Text("unused".into())));
+    let task: i64 = setup(&data, &folder, &provider).parse().unwrap();
+    {
+        let store = codewright_store::Store::open_in(&data).unwrap();
+        let text = |role, text: String| Message::new(role, vec![Part::Text { text }]);
+        for i in 1..=120 {
+            let words = match i {
+                3 => "the quokka test passed once".to_string(),
+                10 => "Where does Zanzibar keep its session tokens?".to_string(),
+                _ => format!("filler message number {i}"),
+            };
+            let role = if i % 2 == 1 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            store
+                .append_message(TaskId(task), &text(role, words))
+                .unwrap();
+        }
+        let other = store
+            .add_task(ProjectId(1), "会话 with a second mention")
+            .unwrap();
+        store
+            .append_message(other.id, &text(Role::Assistant, "zanzibar, again".into()))
+            .unwrap();
+    }
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    app.wait_until(
+        "the tasks",
+        WAIT,
+        "return document.querySelectorAll('.task').length",
+        |v| v == 2,
+    );
+    app.find("#new-task-title")
+        .send_keys_once("\u{E009}f\u{E000}"); // Ctrl+F
+    app.wait_until(
+        "the search box focused",
+        WAIT,
+        "return !document.getElementById('search-view').hidden && document.activeElement.id",
+        |v| v == "search-input",
+    );
+    app.find("#search-input").type_text("zanzibar");
+    let groups = app.wait_until(
+        "the matches, by task",
+        WAIT,
+        "return [...document.querySelectorAll('.search-task-title')].map(t => t.textContent)",
+        |v| v.as_array().is_some_and(|a| a.len() == 2),
+    );
+    let mut titles: Vec<_> = groups
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    titles.sort();
+    assert_eq!(
+        titles,
+        ["Fix the notes — 修复", "会话 with a second mention"]
+    );
+    let marked = app.js(
+        "return [...document.querySelectorAll('.search-snippet mark')].map(m => m.textContent)",
+        json!([]),
+    );
+    let mut marked: Vec<_> = marked
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    marked.sort();
+    assert_eq!(marked, ["Zanzibar", "zanzibar"]);
+    save_screenshot("search", &app.screenshot());
+    assert_eq!(
+        app.js(
+            "return document.querySelector('.search-project-name').textContent",
+            json!([])
+        ),
+        "project"
+    );
+
+    // The match is message 10 of 120: older than the page a task window opens on.
+    let hit = format!(".search-hit[data-task='{task}']");
+    let before = app.window_handles();
+    app.find(&hit).click();
+    let main = app.current_window();
+    let task_window = app.switch_to_new_window(&before, WAIT);
+    let in_view = "const m = document.querySelector('.message.found'); if (!m) return null; \
+        const c = document.getElementById('conversation').getBoundingClientRect(); const r = m.getBoundingClientRect(); \
+        return r.top >= c.top && r.bottom <= c.bottom ? m.textContent : 'out of view'";
+    let found = app.wait_until("the message found, in view", WAIT, in_view, |v| {
+        v.as_str().is_some_and(|t| t != "out of view")
+    });
+    assert!(found.as_str().unwrap().contains("Zanzibar"), "{found}");
+    save_screenshot("search-opened", &app.screenshot());
+
+    // Another match in the same task, with its window open: shown there.
+    app.switch_to(&main);
+    let input = app.find("#search-input");
+    input.clear();
+    input.type_text("quokka");
+    app.wait_until(
+        "the second search",
+        WAIT,
+        "return [...document.querySelectorAll('.search-snippet mark')].map(m => m.textContent).join()",
+        |v| v == "quokka",
+    );
+    app.find(&hit).click();
+    app.switch_to(&task_window);
+    let found = app.wait_until("the second message found", WAIT, in_view, |v| {
+        v.as_str().is_some_and(|t| t.contains("quokka"))
+    });
+    assert!(found.as_str().unwrap().contains("passed once"), "{found}");
+
+    // Esc leaves the page for the project, the words kept for next time.
+    app.switch_to(&main);
+    app.find("#search-input").send_keys_once("\u{E00C}");
+    app.wait_until(
+        "the project again",
+        WAIT,
+        "return document.getElementById('search-view').hidden && !document.getElementById('project-view').hidden",
+        |v| v == true,
+    );
+    app.find("#open-search").click();
+    assert_eq!(app.find("#search-input").value(), "quokka");
+}

@@ -3,7 +3,7 @@
 //! the capabilities in tauri.conf.json.
 
 use crate::{windows, AppState};
-use codewright_protocol::{Project, ProjectId, Task, TaskId};
+use codewright_protocol::{Project, ProjectId, SearchHit, Task, TaskId};
 use codewright_store::StoreError;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -172,16 +172,35 @@ pub fn delete_task(state: State<'_, AppState>, id: TaskId) -> Result<()> {
     Ok(())
 }
 
-/// Opens the task in its own window (label `task-<id>`), or focuses that window if it is open.
+/// Opens the task in its own window (label `task-<id>`), or focuses that window if it is open;
+/// `at` (a message's seq, from a search) is scrolled into view.
 #[tauri::command]
 pub async fn open_task<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
     id: TaskId,
+    at: Option<i64>,
 ) -> Result<()> {
     let task = state.store()?.task(id)?;
-    windows::open_task_window(&app, &task).await?;
+    windows::open_task_window(&app, &task, at).await?;
+    if task.unread {
+        state.store()?.mark_task_read(id)?;
+        state.changed();
+    }
     Ok(())
+}
+
+/// Full-text search across every conversation, best matches first (at most 60).
+#[tauri::command]
+pub fn search_conversations(state: State<'_, AppState>, query: String) -> Result<Vec<SearchHit>> {
+    Ok(state.store()?.search_messages(&query, 60)?)
+}
+
+/// The tasks of every project that need the user (an approval or a question waiting, a result
+/// not yet seen), for the sidebar's counts.
+#[tauri::command]
+pub fn tasks_needing_you(state: State<'_, AppState>) -> Result<Vec<Task>> {
+    Ok(state.store()?.tasks_needing_you()?)
 }
 
 /// Closes the window that asks (Ctrl+W); a window can close only itself.

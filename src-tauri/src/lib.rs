@@ -19,6 +19,9 @@ use tauri::{Builder, Manager, Runtime};
 pub const STORE_EVENT: &str = "store";
 /// Name of the event that carries a task's [`codewright_protocol::AgentEvent`]s to its window.
 pub const AGENT_EVENT: &str = "agent";
+/// Name of the event that asks an open task window to show one of its messages (a search's
+/// match): the message's seq.
+pub const REVEAL_EVENT: &str = "reveal";
 
 /// Registers Codewright's state, commands and background sync on `builder`. Shared by [`run`]
 /// and the mock-runtime tests, so both exercise the same wiring.
@@ -40,6 +43,8 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             commands::remove_project,
             commands::pick_folder,
             commands::list_tasks,
+            commands::tasks_needing_you,
+            commands::search_conversations,
             commands::get_task,
             commands::create_task,
             commands::rename_task,

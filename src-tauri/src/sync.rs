@@ -53,7 +53,9 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
                 }
                 while wake.try_recv().is_ok() {}
                 match store.events_since(&mut cursor) {
-                    Ok(events) => events.iter().for_each(|event| deliver(&app, event)),
+                    Ok(events) => events
+                        .into_iter()
+                        .for_each(|event| deliver(&app, &store, event)),
                     Err(e) => eprintln!("codewright: cannot read the change feed: {e}"),
                 }
             }
@@ -61,8 +63,18 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
         .expect("cannot start the sync thread");
 }
 
-/// The main window gets every change; a task window only the changes to its own task.
-fn deliver<R: Runtime>(app: &AppHandle<R>, event: &StoreEvent) {
+/// The main window gets every change; a task window only the changes to its own task. A task
+/// that ended while its window is open has been seen: it is marked read before anyone is told.
+fn deliver<R: Runtime>(app: &AppHandle<R>, store: &Store, mut event: StoreEvent) {
+    if let StoreEvent::TaskUpserted { task } = &mut event {
+        if task.unread
+            && app.get_webview_window(&windows::label(task.id)).is_some()
+            && store.mark_task_read(task.id).is_ok()
+        {
+            task.unread = false;
+        }
+    }
+    let event = &event;
     let own_window = match event {
         StoreEvent::TaskUpserted { task } => Some(windows::label(task.id)),
         StoreEvent::TaskDeleted { task_id, .. } => Some(windows::label(*task_id)),

@@ -1,7 +1,8 @@
 //! Task windows: one per task, labelled `task-<id>`.
 
+use crate::REVEAL_EVENT;
 use codewright_protocol::{Task, TaskId};
-use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
+use tauri::{AppHandle, Emitter, EventTarget, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
 
 /// What every task window's label starts with.
 pub(crate) const TASK_PREFIX: &str = "task-";
@@ -19,6 +20,7 @@ fn title(task: &Task) -> String {
 pub(crate) async fn open_task_window<R: Runtime>(
     app: &AppHandle<R>,
     task: &Task,
+    at: Option<i64>,
 ) -> tauri::Result<()> {
     let label = label(task.id);
     // A window just closed is gone from the screen a moment before the app forgets it; focusing
@@ -26,6 +28,9 @@ pub(crate) async fn open_task_window<R: Runtime>(
     let deadline = tokio::time::Instant::now() + CLOSING_WAIT;
     while let Some(window) = app.get_webview_window(&label) {
         if window.is_visible().is_ok() {
+            if let Some(seq) = at {
+                window.emit_to(EventTarget::webview_window(&label), REVEAL_EVENT, seq)?;
+            }
             window.unminimize()?;
             window.show()?;
             return window.set_focus();
@@ -38,7 +43,10 @@ pub(crate) async fn open_task_window<R: Runtime>(
     WebviewWindowBuilder::new(
         app,
         label,
-        WebviewUrl::App(format!("task.html?id={}", task.id).into()),
+        WebviewUrl::App(match at {
+            Some(seq) => format!("task.html?id={}&at={seq}", task.id).into(),
+            None => format!("task.html?id={}", task.id).into(),
+        }),
     )
     .title(title(task))
     .inner_size(880.0, 720.0)

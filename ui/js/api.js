@@ -28,6 +28,11 @@ export function onAgentEvent(handler) {
   return listen('agent', handler);
 }
 
+/** Calls `handler(seq)` when the main window asks this task window to show a message. */
+export function onReveal(handler) {
+  return listen('reveal', handler);
+}
+
 /** A person-readable message for anything a command or the runtime threw. */
 export function messageOf(error) {
   let text = String(error);

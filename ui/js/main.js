@@ -5,6 +5,7 @@ import { call, messageOf, onStoreEvent } from './api.js';
 import { confirmDialog, formDialog } from './dialogs.js';
 import { $, h, restFocusInBackground, showFatal, toast } from './dom.js';
 import { ago, statusLabel, when } from './format.js';
+import { closeSearch, initSearch, openSearch, searchOpen } from './search.js';
 import { closeSettings, initSettings, openSettings, readiness, settingsOpen } from './settings.js';
 
 const view = {
@@ -12,6 +13,7 @@ const view = {
   projects: new Map(), // id → project
   selected: null, // project id
   tasks: new Map(), // id → task, of the selected project
+  needing: new Map(), // id → task, of every project: an approval waiting or a result not yet seen
   loads: 0, // bumps on every task-list load; a reply to an older load is dropped
   queued: null, // store events held while a load is in flight, applied after it
 };
@@ -24,6 +26,31 @@ function byName(a, b) {
   return a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }) || a.id - b.id;
 }
 
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
+/** A project's marks: how many of its tasks wait for the user, and a dot for unseen results. */
+function projectMarks(projectId) {
+  let asking = 0;
+  let unread = 0;
+  for (const t of view.needing.values()) {
+    if (t.projectId !== projectId) continue;
+    if (t.status === 'awaiting_approval') asking += 1;
+    else if (t.unread) unread += 1;
+  }
+  const marks = [];
+  if (asking) {
+    const label = `${plural(asking, 'task needs', 'tasks need')} you`;
+    marks.push(h('span', { class: 'project-asking', title: label, 'aria-hidden': 'true', text: String(asking) }),
+      h('span', { class: 'visually-hidden', text: `, ${label}` }));
+  }
+  if (unread) {
+    const label = `${plural(unread, 'finished task', 'finished tasks')} not yet seen`;
+    marks.push(h('span', { class: 'unread-dot', title: label }),
+      h('span', { class: 'visually-hidden', text: `, ${label}` }));
+  }
+  return marks;
+}
+
 function renderProjects() {
   const list = $('#projects');
   const projects = [...view.projects.values()].sort(byName);
@@ -34,21 +61,33 @@ function renderProjects() {
         class: 'project-button',
         title: p.rootPath,
         'aria-current': p.id === view.selected ? 'true' : null,
-        onclick: () => { closeSettings(); select(p.id); },
+        onclick: () => { closePages(); select(p.id); },
       },
       h('span', { class: 'project-initial', text: [...p.name][0]?.toUpperCase() ?? '?' }),
-      h('span', { class: 'project-name', text: p.name })))));
+      h('span', { class: 'project-name', text: p.name }),
+      ...projectMarks(p.id)))));
   $('#projects-empty').hidden = projects.length > 0;
   $('#app').hidden = false;
   const project = view.projects.get(view.selected);
-  // The settings page, when open, takes the place of both.
-  $('#welcome').hidden = settingsOpen() || projects.length > 0;
-  $('#project-view').hidden = settingsOpen() || !project;
+  // The search or settings page, when open, takes the place of both.
+  const paged = settingsOpen() || searchOpen();
+  for (const [id, open] of [['#open-search', searchOpen()], ['#open-settings', settingsOpen()]]) {
+    if (open) $(id).setAttribute('aria-current', 'page');
+    else $(id).removeAttribute('aria-current');
+  }
+  $('#welcome').hidden = paged || projects.length > 0;
+  $('#project-view').hidden = paged || !project;
   if (project) {
     $('#project-name').textContent = project.name;
     $('#project-path').textContent = project.rootPath;
     $('#project-path').title = project.rootPath;
   }
+}
+
+/** Leaves the search or settings page for the selected project. */
+function closePages() {
+  closeSearch();
+  closeSettings();
 }
 
 /** Re-renders the task list, keeping keyboard focus on the same control of the same task. */
@@ -58,9 +97,12 @@ function renderTasks() {
   const focusedClass = focused?.className;
   const tasks = [...view.tasks.values()].sort((a, b) => b.updatedAt - a.updatedAt || b.id - a.id);
   $('#tasks').replaceChildren(...tasks.map((t) =>
-    h('li', { class: 'task', dataset: { id: t.id } },
+    h('li', { class: t.unread ? 'task unread' : 'task', dataset: { id: t.id } },
       h('button', { type: 'button', class: 'task-open', title: 'Open in its own window', onclick: () => openTask(t.id) },
-        h('span', { class: 'task-title', text: t.title }),
+        h('span', { class: 'task-heading' },
+          t.unread ? h('span', { class: 'unread-dot', title: 'Finished while you were away; not yet seen' }) : null,
+          t.unread ? h('span', { class: 'visually-hidden', text: 'Not yet seen: ' }) : null,
+          h('span', { class: 'task-title', text: t.title })),
         h('span', { class: 'task-meta' },
           h('span', { class: `badge status-${t.status}`, text: statusLabel(t.status) }),
           h('span', { class: 'task-time', title: when(t.updatedAt), text: ago(t.updatedAt) }),
@@ -88,8 +130,19 @@ function refreshTimes() {
 // ---- loading ------------------------------------------------------------------------------
 
 async function loadProjects() {
-  const projects = await call('list_projects');
+  const [projects, needing] = await Promise.all([call('list_projects'), call('tasks_needing_you')]);
   view.projects = new Map(projects.map((p) => [p.id, p]));
+  view.needing = new Map(needing.map((t) => [t.id, t]));
+}
+
+/** Follows what needs the user in every project; true if a project's marks changed. */
+function noteNeeding(task, deleted = false) {
+  const before = view.needing.get(task.id);
+  const needs = !deleted && (task.unread || task.status === 'awaiting_approval');
+  if (needs) view.needing.set(task.id, task);
+  else view.needing.delete(task.id);
+  return (before?.status === 'awaiting_approval') !== (needs && task.status === 'awaiting_approval')
+    || Boolean(before?.unread) !== Boolean(needs && task.unread);
 }
 
 async function select(id) {
@@ -131,6 +184,8 @@ async function reloadAll() {
 // ---- store events -------------------------------------------------------------------------
 
 function apply(event) {
+  if (event.type === 'taskUpserted' && noteNeeding(event.task)) renderProjects();
+  if (event.type === 'taskDeleted' && noteNeeding({ id: event.taskId }, true)) renderProjects();
   if (view.queued && event.type.startsWith('task')) {
     view.queued.push(event);
     return;
@@ -143,6 +198,7 @@ function apply(event) {
       break;
     case 'projectDeleted':
       view.projects.delete(event.projectId);
+      for (const t of [...view.needing.values()]) if (t.projectId === event.projectId) view.needing.delete(t.id);
       if (event.projectId === view.selected) return select(null);
       renderProjects();
       break;
@@ -306,13 +362,28 @@ async function start() {
   $('#remove-project').addEventListener('click', removeProject);
   $('#new-task').addEventListener('submit', createTask);
   initSettings();
-  const showSettings = (setup) => openSettings({ setup, layout: renderProjects }).catch(failed);
+  initSearch();
+  const showSettings = (setup) => {
+    closeSearch();
+    return openSettings({ setup, layout: renderProjects }).catch(failed);
+  };
+  const showSearch = () => {
+    closeSettings();
+    openSearch({ layout: renderProjects });
+  };
+  const newTask = () => {
+    if (view.selected == null) return addProject();
+    closePages();
+    $('#new-task-title').focus();
+  };
   $('#open-settings').addEventListener('click', () => showSettings(false));
+  $('#open-search').addEventListener('click', showSearch);
+  const shortcuts = { ',': () => showSettings(false), f: showSearch, n: newTask };
   document.addEventListener('keydown', (e) => {
-    if (e.ctrlKey && !e.altKey && !e.shiftKey && e.key === ',') {
-      e.preventDefault();
-      showSettings(false);
-    }
+    const action = e.ctrlKey && !e.altKey && !e.shiftKey && !e.metaKey && shortcuts[e.key.toLowerCase()];
+    if (!action || document.querySelector('dialog[open]')) return;
+    e.preventDefault();
+    action();
   });
   // No usable model yet: the first-run form instead of an empty screen.
   if ((await readiness()).missing) await showSettings(true);

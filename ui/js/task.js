@@ -2,7 +2,7 @@
 // it renders what `task_view` returns, then follows store events (what is stored, by any process)
 // and agent events (what a run in this app does, as it happens).
 
-import { call, closeWindow, messageOf, onAgentEvent, onStoreEvent } from './api.js';
+import { call, closeWindow, messageOf, onAgentEvent, onReveal, onStoreEvent } from './api.js';
 import { $, restFocusInBackground, showFatal } from './dom.js';
 import { addApproval, addQuestion, initPrompts, resolvePrompt } from './task/approval.js';
 import { initCheckpoints, showCheckpoints } from './task/checkpoints.js';
@@ -13,7 +13,10 @@ import { interceptLinks } from './task/links.js';
 import { settled } from './task/markdown.js';
 import { findPanel, resetTools, settleRunning } from './task/tools.js';
 
-const taskId = Number(new URLSearchParams(location.search).get('id'));
+const params = new URLSearchParams(location.search);
+const taskId = Number(params.get('id'));
+/** The message to show first (a search's match), by seq; else the newest. */
+const openAt = params.has('at') ? Number(params.get('at')) : null;
 let dataDir = '';
 let conversation = null;
 
@@ -35,6 +38,11 @@ async function load() {
   conversation.show(view.messages, view.hasOlder, view.compactions);
   for (const request of view.approvals) addApproval(request);
   for (const question of view.questions) addQuestion(question);
+}
+
+/** Shows the message at `seq` (a search's match), or says it is gone. */
+async function reveal(seq) {
+  if (!(await conversation.reveal(seq))) conversation.notice('The message you searched for is no longer in this task.');
 }
 
 async function refreshCheckpoints() {
@@ -141,6 +149,7 @@ async function start() {
   const later = (apply) => (event) => (pending ? pending.push(() => apply(event)) : apply(event));
   await onStoreEvent(later(onStore));
   await onAgentEvent(later(onAgent));
+  await onReveal(later((seq) => reveal(seq).catch((e) => conversation.error(messageOf(e)))));
   performance.mark('listening');
   await load();
   $('#app').hidden = false;
@@ -148,7 +157,8 @@ async function start() {
   performance.mark('conversation-shown');
   await Promise.race([settled(), new Promise((resolve) => setTimeout(resolve, 2000))]);
   performance.mark('markdown-settled');
-  conversation.scroll.toBottom();
+  if (openAt == null) conversation.scroll.toBottom();
+  else await reveal(openAt);
   performance.mark('scrolled');
   for (const apply of pending) apply();
   pending = null;

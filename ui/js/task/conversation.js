@@ -23,7 +23,7 @@ export class Conversation {
     this.live = null; // the view of the answer streaming now
     this.firstSeq = null;
     this.hasOlder = false;
-    this.loadingOlder = false;
+    this.loadingOlder = null; // the promise of the page being loaded
     this.retryAt = 0;
     this.generation = 0; // bumped by show(): a page asked for before it is dropped
     this.scroll = new Scroller({
@@ -177,24 +177,46 @@ export class Conversation {
     $('#conversation-empty').hidden = this.list.children.length > 0 || this.hasOlder;
   }
 
-  async loadOlder() {
-    if (!this.hasOlder || this.loadingOlder || this.firstSeq == null || Date.now() < this.retryAt) return;
-    this.loadingOlder = true;
+  /**
+   * Loads earlier pages back to the message at `seq` if needed, then shows it near the top of
+   * the view, marked for a moment. False if the task has no such message (it was deleted).
+   */
+  async reveal(seq) {
+    while (this.hasOlder && this.firstSeq != null && seq < this.firstSeq) {
+      const before = this.firstSeq;
+      await (this.loadingOlder ?? this.loadOlder(Math.min(500, this.firstSeq - seq + PAGE)));
+      if (this.firstSeq === before && this.loadingOlder == null) break; // failed: it says so
+    }
+    const el = this.list.querySelector(`.message[data-seq="${CSS.escape(String(seq))}"]`);
+    if (!el) return false;
+    this.scroll.reveal(el);
+    for (const marked of this.list.querySelectorAll('.message.found')) marked.classList.remove('found');
+    void el.offsetWidth; // the mark plays again for a second search of the same message
+    el.classList.add('found');
+    return true;
+  }
+
+  /** Loads the page before the first message shown; the promise is `loadingOlder` meanwhile. */
+  loadOlder(limit = PAGE) {
+    if (!this.hasOlder || this.loadingOlder || this.firstSeq == null || Date.now() < this.retryAt) return this.loadingOlder;
+    this.loadingOlder = this.fetchOlder(limit).finally(() => { this.loadingOlder = null; });
+    return this.loadingOlder;
+  }
+
+  async fetchOlder(limit) {
     const { generation } = this;
     const status = $('#older-status');
     status.textContent = 'Loading earlier messages…';
     status.hidden = false;
     try {
-      const records = await call('older_messages', { taskId: this.taskId, beforeSeq: this.firstSeq, limit: PAGE });
+      const records = await call('older_messages', { taskId: this.taskId, beforeSeq: this.firstSeq, limit });
       if (generation !== this.generation) return;
-      this.hasOlder = records.length >= PAGE;
+      this.hasOlder = records.length >= limit;
       for (const record of records) if (!this.views.has(record.id)) this.insert(messageView(record));
       status.hidden = true;
     } catch (e) {
       status.textContent = `Earlier messages could not be loaded: ${messageOf(e)}`;
       this.retryAt = Date.now() + RETRY_MS; // not again on every scroll or resize
-    } finally {
-      this.loadingOlder = false;
     }
   }
 }

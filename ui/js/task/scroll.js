@@ -64,6 +64,16 @@ export class Scroller {
     this.checkTop(); // the content may not fill the view yet
   }
 
+  /** Shows `el` near the top of the view and keeps it there until the reader scrolls. */
+  reveal(el) {
+    const space = this.scroller.clientHeight;
+    this.following = false;
+    this.anchor = { el, offset: Math.min(48, space / 4) };
+    this.restoreAnchor();
+    this.lastTop = this.scroller.scrollTop;
+    this.showJump();
+  }
+
   toBottom() {
     this.following = true;
     this.anchor = null;

@@ -18,7 +18,8 @@ pub use message::{
     Attachment, AttachmentKind, Message, Part, Role, StopReason, ToolCallRef, ToolContent, Usage,
 };
 pub use records::{
-    Compaction, MessageRecord, Project, ProjectSettings, SearchHit, Task, TaskSettings, TaskStatus,
+    Compaction, MessageRecord, Project, ProjectSettings, SearchHit, SnippetPart, Task,
+    TaskSettings, TaskStatus,
 };
 pub use tools::{
     Action, ApprovalRequest, Checkpoint, CheckpointFile, CheckpointKind, Decision, DecisionKind,

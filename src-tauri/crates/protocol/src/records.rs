@@ -109,6 +109,9 @@ pub struct Task {
     /// The task's plan, as the agent last wrote it (`todo_write`).
     #[serde(default)]
     pub todos: Vec<crate::Todo>,
+    /// It ended (done or failed) and nobody has looked at it since.
+    #[serde(default)]
+    pub unread: bool,
 }
 
 /// A summary that stands for a task's earlier messages when talking to the model. The messages
@@ -155,10 +158,22 @@ pub struct SearchHit {
     pub task_title: String,
     pub project_id: ProjectId,
     pub project_name: String,
-    /// The matching passage, with the matched words between `[` and `]`.
-    pub snippet: String,
+    /// The message's place in its task (a window scrolls to it).
+    pub seq: i64,
+    pub role: crate::Role,
+    pub created_at: i64,
+    /// The matching passage, cut into pieces; the matched words are the pieces marked `hit`.
+    pub snippet: Vec<SnippetPart>,
     /// Lower is better (bm25).
     pub rank: f64,
+}
+
+/// A piece of a search match's passage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnippetPart {
+    pub text: String,
+    /// One of the words searched for.
+    pub hit: bool,
 }
 
 #[cfg(test)]

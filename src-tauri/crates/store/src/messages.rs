@@ -4,8 +4,8 @@
 
 use crate::{now_ms, Result, Store, StoreError};
 use codewright_protocol::{
-    Compaction, Message, MessageId, MessageRecord, Part, ProjectId, Role, SearchHit, StopReason,
-    TaskId, Usage,
+    Compaction, Message, MessageId, MessageRecord, Part, ProjectId, Role, SearchHit, SnippetPart,
+    StopReason, TaskId, Usage,
 };
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 use std::time::{Duration, Instant};
@@ -259,9 +259,9 @@ impl Store {
         };
         let mut stmt = self.conn.prepare_cached(&format!(
             "WITH hits AS (
-                 SELECT rowid, snippet(messages_fts, 0, '[', ']', '…', 12) AS snip, bm25(messages_fts) AS rank
+                 SELECT rowid, snippet(messages_fts, 0, char(2), char(3), '…', 12) AS snip, bm25(messages_fts) AS rank
                  FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY {inner} LIMIT ?2)
-             SELECT m.id, t.id, t.title, p.id, p.name, hits.snip, hits.rank
+             SELECT m.id, t.id, t.title, p.id, p.name, hits.snip, hits.rank, m.seq, m.role, m.created_at
              FROM hits
              JOIN messages m ON m.id = hits.rowid
              JOIN tasks t ON t.id = m.task_id
@@ -275,12 +275,36 @@ impl Store {
                 task_title: r.get(2)?,
                 project_id: ProjectId(r.get(3)?),
                 project_name: r.get(4)?,
-                snippet: r.get(5)?,
+                snippet: snippet_parts(&r.get::<_, String>(5)?),
                 rank: r.get(6)?,
+                seq: r.get(7)?,
+                role: Role::parse(&r.get::<_, String>(8)?).unwrap_or(Role::User),
+                created_at: r.get(9)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
+}
+
+/// FTS5's snippet with the matched words between STX and ETX (control characters no message
+/// text holds in practice), cut into pieces.
+fn snippet_parts(marked: &str) -> Vec<SnippetPart> {
+    let mut parts = Vec::new();
+    for (i, piece) in marked.split('\u{2}').enumerate() {
+        let (hit, rest) = match piece.split_once('\u{3}') {
+            Some((hit, rest)) if i > 0 => (hit, rest),
+            _ => ("", piece),
+        };
+        for (text, hit) in [(hit, true), (rest, false)] {
+            if !text.is_empty() {
+                parts.push(SnippetPart {
+                    text: text.to_string(),
+                    hit,
+                });
+            }
+        }
+    }
+    parts
 }
 
 /// Up to this many matches are ranked by relevance; beyond it, by recency.

@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0009_message_changes.sql"),
     include_str!("../migrations/0010_calls.sql"),
     include_str!("../migrations/0011_provider_timeouts.sql"),
+    include_str!("../migrations/0012_unread.sql"),
 ];
 
 /// The schema version this build writes.

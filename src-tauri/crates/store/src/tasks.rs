@@ -5,7 +5,7 @@ use codewright_protocol::{Message, ProjectId, Task, TaskId, TaskSettings, TaskSt
 use rusqlite::{params, OptionalExtension, Row};
 
 const COLUMNS: &str = "id, project_id, title, status, settings, message_count, input_tokens, \
-                       output_tokens, cost, context_usage, created_at, updated_at, todos";
+                       output_tokens, cost, context_usage, created_at, updated_at, todos, unread";
 
 fn from_row(row: &Row) -> rusqlite::Result<Task> {
     let status: String = row.get(3)?;
@@ -25,6 +25,7 @@ fn from_row(row: &Row) -> rusqlite::Result<Task> {
         created_at: row.get(10)?,
         updated_at: row.get(11)?,
         todos: serde_json::from_str(&row.get::<_, String>(12)?).unwrap_or_default(),
+        unread: row.get(13)?,
     })
 }
 
@@ -108,16 +109,42 @@ impl Store {
         Ok(ids.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Sets the task's status (running, paused, …).
+    /// Sets the task's status (running, paused, …). A task that ends (done or failed) becomes
+    /// unread until [`Store::mark_task_read`].
     pub fn set_task_status(&self, id: TaskId, status: TaskStatus) -> Result<()> {
+        let ended = matches!(status, TaskStatus::Completed | TaskStatus::Failed);
         let changed = self.conn.execute(
-            "UPDATE tasks SET status = ?1, updated_at = ?2 WHERE id = ?3 AND status != ?1",
-            params![status.as_str(), now_ms(), id.0],
+            "UPDATE tasks SET status = ?1, updated_at = ?2, unread = (unread OR ?4)
+             WHERE id = ?3 AND status != ?1",
+            params![status.as_str(), now_ms(), id.0, ended],
         )?;
         if changed == 0 {
             self.task(id)?;
         }
         Ok(())
+    }
+
+    /// Clears the task's unread mark (someone has its window in view). Not an activity: the
+    /// task keeps its place in the list.
+    pub fn mark_task_read(&self, id: TaskId) -> Result<()> {
+        let changed = self.conn.execute(
+            "UPDATE tasks SET unread = 0 WHERE id = ?1 AND unread = 1",
+            [id.0],
+        )?;
+        if changed == 0 {
+            self.task(id)?;
+        }
+        Ok(())
+    }
+
+    /// The tasks of every project that need the user: an approval or a question waiting, or a
+    /// result not yet seen.
+    pub fn tasks_needing_you(&self) -> Result<Vec<Task>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM tasks WHERE unread = 1 OR status = 'awaiting_approval'"
+        ))?;
+        let rows = stmt.query_map([], from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Records how full the model's context window is (0.0–1.0) after an answer.

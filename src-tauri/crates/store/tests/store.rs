@@ -498,3 +498,61 @@ fn where_calls_got_to_is_kept_until_their_results_are_stored() {
         .unwrap();
     assert!(store.tasks_asking().unwrap().is_empty());
 }
+
+#[test]
+fn a_task_that_ends_is_unread_until_marked_and_the_needing_list_follows() {
+    use codewright_protocol::TaskStatus;
+    let (home, store) = fresh();
+    let one = store
+        .add_project(&folder(home.path(), "one"), None)
+        .unwrap();
+    let two = store
+        .add_project(&folder(home.path(), "two"), None)
+        .unwrap();
+    let done = store.add_task(one.id, "done").unwrap();
+    let asking = store.add_task(two.id, "asking").unwrap();
+    let quiet = store.add_task(two.id, "quiet").unwrap();
+    assert!(!done.unread && store.tasks_needing_you().unwrap().is_empty());
+
+    store.set_task_status(done.id, TaskStatus::Running).unwrap();
+    assert!(
+        !store.task(done.id).unwrap().unread,
+        "running is not a result"
+    );
+    store
+        .set_task_status(done.id, TaskStatus::Completed)
+        .unwrap();
+    store
+        .set_task_status(asking.id, TaskStatus::AwaitingApproval)
+        .unwrap();
+    store
+        .set_task_status(quiet.id, TaskStatus::Interrupted)
+        .unwrap();
+    let mut needing: Vec<_> = store
+        .tasks_needing_you()
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.id, t.project_id, t.unread))
+        .collect();
+    needing.sort();
+    assert_eq!(
+        needing,
+        vec![(done.id, one.id, true), (asking.id, two.id, false)]
+    );
+
+    // Reading is not activity: the task keeps its place.
+    let before = store.task(done.id).unwrap().updated_at;
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    store.mark_task_read(done.id).unwrap();
+    let read = store.task(done.id).unwrap();
+    assert!(!read.unread);
+    assert_eq!(read.updated_at, before);
+    // A failure is a result too; starting again keeps an unseen one unread.
+    store.set_task_status(done.id, TaskStatus::Failed).unwrap();
+    store.set_task_status(done.id, TaskStatus::Running).unwrap();
+    assert!(store.task(done.id).unwrap().unread);
+    assert!(matches!(
+        store.mark_task_read(TaskId(9999)),
+        Err(StoreError::NotFound { .. })
+    ));
+}
