@@ -12,6 +12,7 @@ fn main() {
         "list_tasks",
         "tasks_needing_you",
         "search_conversations",
+        "find_tasks",
         "get_task",
         "create_task",
         "rename_task",

@@ -429,11 +429,17 @@ fn what_needs_you_and_search_reach_the_main_window_only() {
         .collect();
     assert_eq!(marked, vec![json!("zanzibar")]);
 
+    // The palette finds tasks by the words of their title.
+    let found = h.ok("find_tasks", json!({"query": "AWAY finished"}));
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(found[0]["id"], away.id.0);
+
     // Task windows get none of the main window's views, nor the settings.
     let label = format!("task-{}", away.id.0);
     for (cmd, args) in [
         ("tasks_needing_you", json!({})),
         ("search_conversations", json!({"query": "zanzibar"})),
+        ("find_tasks", json!({"query": "away"})),
         ("list_tasks", json!({"projectId": project.id.0})),
         ("settings_overview", json!({})),
         ("local_servers", json!({})),

@@ -1467,4 +1467,73 @@ fn search_finds_a_word_and_opens_the_task_at_that_message() {
     );
     app.find("#open-search").click();
     assert_eq!(app.find("#search-input").value(), "quokka");
+
+    // Ctrl+K: the palette finds a task of any project by the words of its title, and opens it.
+    let palette = |from: &str, keys: &str| {
+        app.find(from).send_keys_once("\u{E009}k\u{E000}");
+        app.wait_until(
+            "the palette",
+            WAIT,
+            "return document.getElementById('palette').open && document.activeElement.id",
+            |v| v == "palette-input",
+        );
+        app.find("#palette-input").type_text(keys);
+    };
+    palette("#search-input", "会话 second");
+    app.wait_until(
+        "the task in the palette",
+        WAIT,
+        "return [...document.querySelectorAll('.palette-item')].map(i => i.textContent).join('|')",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.contains("会话 with a second mention"))
+        },
+    );
+    save_screenshot("palette", &app.screenshot());
+    let before = app.window_handles();
+    app.find("#palette-input").type_text(ENTER);
+    app.switch_to_new_window(&before, WAIT);
+    app.wait_until(
+        "the task the palette opened",
+        WAIT,
+        "return document.body.textContent.includes('zanzibar, again')",
+        |v| v == true,
+    );
+    // An action, chosen with the arrow keys; Esc closes without doing anything.
+    app.switch_to(&main);
+    palette("#search-input", "s");
+    app.wait_until(
+        "the actions starting with s first",
+        WAIT,
+        "return [...document.querySelectorAll('.palette-label')].slice(0, 2).map(i => i.textContent).join('|')",
+        |v| v == "Search conversations|Settings",
+    );
+    app.find("#palette-input").send_keys_once("\u{E015}"); // ↓
+    app.wait_until(
+        "Settings chosen",
+        WAIT,
+        "return document.querySelector('.palette-item[aria-selected=true]').textContent",
+        |v| v.as_str().is_some_and(|t| t.starts_with("Settings")),
+    );
+    app.find("#palette-input").send_keys_once(ENTER);
+    app.wait_until(
+        "the settings page",
+        WAIT,
+        "return !document.getElementById('settings-view').hidden && !document.getElementById('palette').open",
+        |v| v == true,
+    );
+    palette("#settings-close", "nothing like this at all");
+    app.find("#palette-input").send_keys_once("\u{E00C}");
+    app.wait_until(
+        "the palette closed",
+        WAIT,
+        "return document.getElementById('palette').open",
+        |v| v == false,
+    );
+    assert!(
+        app.js(
+            "return document.getElementById('settings-view').hidden",
+            json!([])
+        ) == false
+    );
 }

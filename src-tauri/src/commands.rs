@@ -196,6 +196,13 @@ pub fn search_conversations(state: State<'_, AppState>, query: String) -> Result
     Ok(state.store()?.search_messages(&query, 60)?)
 }
 
+/// Tasks of every project whose title holds all of `query`'s words, most recently active first
+/// (at most 50), for the command palette.
+#[tauri::command]
+pub fn find_tasks(state: State<'_, AppState>, query: String) -> Result<Vec<Task>> {
+    Ok(state.store()?.find_tasks(&query, 50)?)
+}
+
 /// The tasks of every project that need the user (an approval or a question waiting, a result
 /// not yet seen), for the sidebar's counts.
 #[tauri::command]

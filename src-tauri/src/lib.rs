@@ -45,6 +45,7 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             commands::list_tasks,
             commands::tasks_needing_you,
             commands::search_conversations,
+            commands::find_tasks,
             commands::get_task,
             commands::create_task,
             commands::rename_task,

@@ -5,6 +5,7 @@ import { call, messageOf, onStoreEvent } from './api.js';
 import { confirmDialog, formDialog } from './dialogs.js';
 import { $, h, restFocusInBackground, showFatal, toast } from './dom.js';
 import { ago, statusLabel, when } from './format.js';
+import { initPalette, openPalette } from './palette.js';
 import { closeSearch, initSearch, openSearch, searchOpen } from './search.js';
 import { closeSettings, initSettings, openSettings, readiness, settingsOpen } from './settings.js';
 
@@ -363,6 +364,7 @@ async function start() {
   $('#new-task').addEventListener('submit', createTask);
   initSettings();
   initSearch();
+  initPalette();
   const showSettings = (setup) => {
     closeSearch();
     return openSettings({ setup, layout: renderProjects }).catch(failed);
@@ -378,7 +380,19 @@ async function start() {
   };
   $('#open-settings').addEventListener('click', () => showSettings(false));
   $('#open-search').addEventListener('click', showSearch);
-  const shortcuts = { ',': () => showSettings(false), f: showSearch, n: newTask };
+  const palette = () => openPalette({
+    actions: [
+      { label: 'New task', detail: 'Ctrl+N', run: newTask },
+      { label: 'Search conversations', detail: 'Ctrl+F', run: showSearch },
+      { label: 'Settings', detail: 'Ctrl+,', run: () => showSettings(false) },
+      { label: 'Add a project…', detail: '', run: addProject },
+    ],
+    projects: [...view.projects.values()].sort(byName),
+    projectName: (id) => view.projects.get(id)?.name ?? '',
+    openProject: (id) => { closePages(); select(id); },
+    openTask,
+  });
+  const shortcuts = { ',': () => showSettings(false), f: showSearch, n: newTask, k: palette };
   document.addEventListener('keydown', (e) => {
     const action = e.ctrlKey && !e.altKey && !e.shiftKey && !e.metaKey && shortcuts[e.key.toLowerCase()];
     if (!action || document.querySelector('dialog[open]')) return;

@@ -556,3 +556,35 @@ fn a_task_that_ends_is_unread_until_marked_and_the_needing_list_follows() {
         Err(StoreError::NotFound { .. })
     ));
 }
+
+#[test]
+fn tasks_are_found_by_the_words_of_their_title_newest_first() {
+    let (home, store) = fresh();
+    let one = store
+        .add_project(&folder(home.path(), "one"), None)
+        .unwrap();
+    let two = store
+        .add_project(&folder(home.path(), "two"), None)
+        .unwrap();
+    let a = store.add_task(one.id, "Fix the LOGIN page").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(3));
+    let b = store
+        .add_task(two.id, "登录 login flow, 100% done_")
+        .unwrap();
+    store.add_task(two.id, "Unrelated").unwrap();
+    let ids = |words: &str, limit| -> Vec<TaskId> {
+        store
+            .find_tasks(words, limit)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.id)
+            .collect()
+    };
+    assert_eq!(ids("login", 10), vec![b.id, a.id]);
+    assert_eq!(ids("login", 1), vec![b.id]);
+    assert_eq!(ids("page LOG", 10), vec![a.id]);
+    assert_eq!(ids("登录", 10), vec![b.id]);
+    assert_eq!(ids("100%", 10), vec![b.id], "% is text");
+    assert_eq!(ids("_", 10), vec![b.id], "_ is text");
+    assert_eq!(ids("", 10).len(), 3);
+}
