@@ -38,6 +38,13 @@ fn main() {
         "remove_provider_key",
         "test_model",
         "set_model_role",
+        "mcp_servers",
+        "add_mcp_server",
+        "import_mcp_servers",
+        "pick_mcp_config",
+        "remove_mcp_server",
+        "set_mcp_server_enabled",
+        "check_mcp_server",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new()

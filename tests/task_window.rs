@@ -1537,3 +1537,186 @@ fn search_finds_a_word_and_opens_the_task_at_that_message() {
         ) == false
     );
 }
+
+/// Settings → MCP servers: a command that does not exist is refused next to its field; the
+/// reference "everything" server is added (its token to the keyring, never back to the page),
+/// connects and lists its tools; the task's next run is offered them; turned off, it says so;
+/// an import of a file that is not JSON says why in its dialog, and a good one lists what it
+/// added and skipped. Dark, at the main window's smallest size.
+#[test]
+fn settings_add_an_mcp_server_whose_tools_the_next_run_gets() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, _| Reply::Text("Noted.".into())));
+    setup(&data, &folder, &provider);
+    let servers = std::env::var_os("CODEWRIGHT_MCP_SERVERS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(&std::env::var("HOME").unwrap()).join(".cache/codewright/mcp-servers")
+        });
+    let everything = servers.join("node_modules/.bin/mcp-server-everything");
+    assert!(everything.exists(), "run ./scripts/setup --test first");
+    let keyring = support::keyring::SecretService::start();
+    let mut env = keyring.env().to_vec();
+    env.push(("GTK_THEME", "Adwaita:dark"));
+    let desktop = Desktop::start_with(&data, &env);
+    let app = desktop.launch();
+    let main = app.current_window();
+
+    // A first run, before the server exists: no MCP tools.
+    open_task_window(&app);
+    send(&app, "First");
+    let answers = |n: usize| {
+        app.wait_until("the answer", WAIT,
+            "return [...document.querySelectorAll('.message.assistant')].filter(m => m.textContent.includes('Noted.')).length",
+            move |v| v.as_u64() == Some(n as u64));
+    };
+    answers(1);
+    let tools = |request: &Value| -> String {
+        request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| t["function"]["name"].as_str().unwrap_or("").to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    assert!(!tools(provider.requests().last().unwrap()).contains("everything__"));
+    app.switch_to(&main);
+    app.set_size(720, 460);
+
+    app.find("#new-task-title")
+        .send_keys_once("\u{E009},\u{E000}"); // Ctrl+,
+    app.wait_until("the MCP section", WAIT,
+        "return !document.getElementById('settings-view').hidden && !document.getElementById('mcp-empty').hidden",
+        |v| v == true);
+    app.find("#mcp-add").click();
+    app.find("#mcp-name").type_text("everything");
+    app.find("#mcp-command")
+        .type_text("no-such-mcp-server-xyz --stdio");
+    app.find("#mcp-env")
+        .type_text("API_TOKEN=tok-never-shown-123");
+    app.find("#mcp-save").click();
+    let error = app.wait_until("the command's error", WAIT,
+        "const e = document.querySelector('[data-mcp-error=command]'); return e.hidden ? null : e.textContent",
+        |v| v.is_string());
+    assert!(
+        error
+            .as_str()
+            .unwrap()
+            .contains("No program called no-such-mcp-server-xyz was found"),
+        "{error}"
+    );
+    assert!(
+        !cli(&data, &["mcp", "list"]).contains("everything"),
+        "half-saved"
+    );
+    save_screenshot("settings-mcp-error-dark-small", &app.screenshot());
+    let command = app.find("#mcp-command");
+    command.clear();
+    command.type_text(everything.to_str().unwrap());
+    app.find("#mcp-save").click();
+    let status = app.wait_until("the server connected", WAIT * 2,
+        "const s = document.querySelector('.mcp-server[data-name=everything]'); return s && s.dataset.state !== 'checking' ? s.dataset.state + ': ' + s.querySelector('.mcp-status').textContent : null",
+        |v| v.is_string());
+    assert!(
+        status
+            .as_str()
+            .unwrap()
+            .starts_with("connected: Connected · "),
+        "{status}"
+    );
+    app.find(".mcp-server[data-name=everything] summary")
+        .click();
+    let listed = app.js(
+        "return [...document.querySelectorAll('.mcp-server[data-name=everything] .mcp-tools li code')].map(c => c.textContent)",
+        json!([]),
+    );
+    assert!(
+        listed.as_array().unwrap().iter().any(|t| t == "echo"),
+        "{listed}"
+    );
+    let count = listed.as_array().unwrap().len();
+    assert!(
+        status.as_str().unwrap().contains(&format!("{count} tools")),
+        "{status}"
+    );
+    let html = app.js("return document.documentElement.outerHTML", json!([]));
+    assert!(
+        !html.as_str().unwrap().contains("tok-never-shown-123"),
+        "the secret reached the page"
+    );
+    assert!(html.as_str().unwrap().contains("API_TOKEN=••••••"));
+    app.js(
+        "document.querySelector('.mcp-server[data-name=everything]').scrollIntoView()",
+        json!([]),
+    );
+    save_screenshot("settings-mcp-dark-small", &app.screenshot());
+
+    // The task's next run is offered the server's tools.
+    let task_window = app
+        .window_handles()
+        .into_iter()
+        .find(|w| *w != main)
+        .unwrap();
+    app.switch_to(&task_window);
+    send(&app, "Second");
+    answers(2);
+    assert!(tools(provider.requests().last().unwrap()).contains("everything__echo"));
+
+    // Off: said so, and stored.
+    app.switch_to(&main);
+    app.find(".mcp-server[data-name=everything] .mcp-toggle input")
+        .click();
+    app.wait_until(
+        "the server off",
+        WAIT,
+        "return document.querySelector('.mcp-server[data-name=everything]')?.dataset.state",
+        |v| v == "off",
+    );
+    assert!(cli(&data, &["mcp", "list", "--json"]).contains("\"enabled\": false"));
+
+    // Import: a file that is not JSON is refused in the dialog; a good one is reported.
+    let bad = home.path().join("bad.json");
+    std::fs::write(&bad, "not json at all").unwrap();
+    let good = home.path().join(".mcp.json");
+    std::fs::write(
+        &good,
+        json!({"mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+            "nothing": {"args": ["no command"]}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    app.find("#mcp-import").click();
+    app.find("#dialog-field-path")
+        .type_text(bad.to_str().unwrap());
+    app.find("#dialog-submit").click();
+    let error = app.wait_until("the import's error", WAIT,
+        "const e = document.getElementById('dialog-error'); return e && !e.hidden ? e.textContent : null",
+        |v| v.is_string());
+    assert!(
+        error.as_str().unwrap().contains("not valid JSON"),
+        "{error}"
+    );
+    let path = app.find("#dialog-field-path");
+    path.clear();
+    path.type_text(good.to_str().unwrap());
+    app.find("#dialog-submit").click();
+    let report = app.wait_until("the import's report", WAIT,
+        "const r = document.getElementById('mcp-import-result'); return r.hidden ? null : r.textContent",
+        |v| v.is_string());
+    let report = report.as_str().unwrap();
+    assert!(
+        report.contains("Imported 1 server: files.") && report.contains("Skipped nothing:"),
+        "{report}"
+    );
+    app.wait_until(
+        "the imported server listed",
+        WAIT,
+        "return !!document.querySelector('.mcp-server[data-name=files]')",
+        |v| v == true,
+    );
+}

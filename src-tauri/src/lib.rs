@@ -71,6 +71,13 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             settings::remove_provider_key,
             settings::test_model,
             settings::set_model_role,
+            settings::mcp_servers,
+            settings::add_mcp_server,
+            settings::import_mcp_servers,
+            settings::pick_mcp_config,
+            settings::remove_mcp_server,
+            settings::set_mcp_server_enabled,
+            settings::check_mcp_server,
         ]))
 }
 

@@ -4,14 +4,17 @@
 
 use crate::commands::{CommandError, Result};
 use crate::AppState;
+use codewright_host::mcp;
 use codewright_host::models::{self, ModelChoice};
 use codewright_host::settings::{
     self, FieldError, KeySaved, LocalServer, ModelRole, OsKeyring, ProviderForm, ProviderStatus,
     Readiness, TestOutcome,
 };
+use codewright_protocol::ProjectId;
 use serde::Serialize;
 use std::time::Duration;
-use tauri::State;
+use tauri::{AppHandle, Runtime, State, WebviewWindow};
+use tauri_plugin_dialog::DialogExt;
 
 /// How long the first-run page waits for a local model server to answer on its usual port.
 const LOCAL_WAIT: Duration = Duration::from_millis(800);
@@ -111,4 +114,108 @@ pub fn set_model_role(
 ) -> std::result::Result<(), CommandError> {
     settings::set_role(&*state.store()?, role, model.as_deref())?;
     Ok(())
+}
+
+// ---- MCP servers ------------------------------------------------------------------------------
+
+/// The configured MCP servers (secret values never included: only their names).
+#[tauri::command]
+pub fn mcp_servers(state: State<'_, AppState>) -> Result<Vec<mcp::ServerView>> {
+    Ok(mcp::server_views(&*state.store()?)?)
+}
+
+/// Adds a server; a wrong field is named in the error (`field`, `message`). Runs started from
+/// now on use it.
+#[tauri::command]
+pub fn add_mcp_server(
+    state: State<'_, AppState>,
+    form: mcp::ServerForm,
+) -> std::result::Result<mcp::ServerView, FieldError> {
+    let unusable = |e: CommandError| FieldError {
+        field: "name",
+        message: e.message,
+    };
+    let view = mcp::add_server(&*state.store().map_err(unusable)?, &OsKeyring, &form)?;
+    state.host().map_err(unusable)?.mcp_changed();
+    Ok(view)
+}
+
+/// Imports the servers of a Claude Desktop / Cursor / `.mcp.json` file, for `project_id` (or
+/// every project). A file that cannot be read or is not such a file is an error on `file`.
+#[tauri::command]
+pub fn import_mcp_servers(
+    state: State<'_, AppState>,
+    path: String,
+    project_id: Option<ProjectId>,
+) -> std::result::Result<mcp::ImportReport, FieldError> {
+    let file = |message: String| FieldError {
+        field: "file",
+        message,
+    };
+    let path = path.trim();
+    if path.is_empty() {
+        return Err(file("Choose the file to import, or type its path.".into()));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| file(format!("{path} could not be read: {e}.")))?;
+    let store = state.store().map_err(|e| file(e.message))?;
+    let report = mcp::import_servers(&store, &OsKeyring, &text, project_id)
+        .map_err(|e| file(format!("{path}: {e}.")))?;
+    state.host().map_err(|e| file(e.message))?.mcp_changed();
+    Ok(report)
+}
+
+/// Shows the native file chooser for an MCP configuration file; `None` if cancelled.
+#[tauri::command]
+pub async fn pick_mcp_config<R: Runtime>(
+    app: AppHandle<R>,
+    window: WebviewWindow<R>,
+) -> Result<Option<String>> {
+    let dialog = app
+        .dialog()
+        .file()
+        .set_title("Choose an MCP configuration file")
+        .add_filter("JSON", &["json"])
+        .set_parent(&window);
+    let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_pick_file())
+        .await
+        .map_err(|e| CommandError {
+            kind: "dialog".into(),
+            message: format!("the file chooser failed: {e}"),
+            fatal: false,
+            saved: false,
+        })?;
+    Ok(picked
+        .and_then(|p| p.into_path().ok())
+        .map(|p| p.display().to_string()))
+}
+
+#[tauri::command]
+pub fn remove_mcp_server(state: State<'_, AppState>, name: String) -> Result<()> {
+    mcp::remove_server(&*state.store()?, &OsKeyring, &name)?;
+    state.host()?.mcp_changed();
+    Ok(())
+}
+
+#[tauri::command]
+pub fn set_mcp_server_enabled(
+    state: State<'_, AppState>,
+    name: String,
+    enabled: bool,
+) -> Result<()> {
+    state.store()?.set_mcp_enabled(&name, enabled)?;
+    state.host()?.mcp_changed();
+    Ok(())
+}
+
+/// Connects to a server once: its tools and prompts, or why it failed (with the tail of its
+/// stderr).
+#[tauri::command]
+pub async fn check_mcp_server(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<mcp::ServerCheck> {
+    // The store is not held while connecting.
+    let check = mcp::check_server(&*state.store()?, &name)?;
+    Ok(check.await)
 }

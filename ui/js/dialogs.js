@@ -7,7 +7,7 @@ import { $, h } from './dom.js';
 /**
  * Shows a form dialog and resolves with the action's result, or `null` if cancelled.
  * fields: [{ name, label, value, placeholder, hint, browse }]; `browse` adds a "Browse…" button
- * that fills the field from the native folder chooser. `dialog`: the page's `<dialog>` to use
+ * that fills the field from a native chooser: the command that shows it (`pick_folder`). `dialog`: the page's `<dialog>` to use
  * (its id prefixes the controls' ids: `dialog-submit`, `restore-dialog-submit`); `body`: nodes
  * shown under the message; `submitLabel: null` offers only a Close button.
  */
@@ -36,7 +36,7 @@ export function formDialog({ dialog = $('#dialog'), title, message, body = [], f
               const button = event.currentTarget;
               button.disabled = true; // one chooser at a time
               try {
-                const picked = await call('pick_folder');
+                const picked = await call(field.browse);
                 if (picked) input.value = picked;
               } catch (e) {
                 showError(messageOf(e));

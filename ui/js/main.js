@@ -223,7 +223,7 @@ function addProject() {
     title: 'Add a project',
     message: 'Choose the folder the agent will work in. Nothing in it is changed by adding it.',
     fields: [
-      { name: 'path', label: 'Folder', placeholder: '/home/you/code/my-app', browse: true },
+      { name: 'path', label: 'Folder', placeholder: '/home/you/code/my-app', browse: 'pick_folder' },
       { name: 'name', label: 'Name (optional)', placeholder: 'Defaults to the folder’s name' },
     ],
     submitLabel: 'Add project',

@@ -5,6 +5,7 @@
 
 import { call, messageOf } from './api.js';
 import { $, h, toast } from './dom.js';
+import { initMcp, refreshMcp } from './settings-mcp.js';
 
 const CUSTOM = '';
 const PROTOCOLS = [
@@ -309,6 +310,7 @@ export async function openSettings({ setup = false, layout = () => {} } = {}) {
   page.layout(); // hides what the page takes the place of
   await refresh();
   $('#provider-select').focus();
+  if (!setup) refreshMcp().catch((e) => toast(messageOf(e), { error: true }));
   page.local = await call('local_servers');
   renderFound();
   showProvider();
@@ -327,4 +329,5 @@ export function initSettings() {
   $('#test-connection').addEventListener('click', testConnection);
   $('#model-form').addEventListener('submit', useModel);
   $('#settings-close').addEventListener('click', close);
+  initMcp();
 }

@@ -3,8 +3,8 @@
 
 use crate::output::{table, to_json};
 use clap::Subcommand;
-use codewright_host::mcp::{environment_for, read_secret, secret_account};
-use codewright_llm::credentials::{OsKeyring, SecretStore};
+use codewright_host::mcp::{self, environment_for, read_secret};
+use codewright_llm::credentials::OsKeyring;
 use codewright_mcp::{Connection, McpServers, ServerState};
 use codewright_protocol::ProjectId;
 use codewright_store::{McpServerRow, McpTransport, Store};
@@ -84,26 +84,6 @@ fn pairs(list: &[String], what: &str) -> Result<BTreeMap<String, String>, String
         .collect()
 }
 
-/// Saves a server, its secret values going to the keyring.
-fn save(
-    store: &Store,
-    mut row: McpServerRow,
-    secrets: Vec<(String, String)>,
-) -> Result<(), String> {
-    for (key, value) in secrets {
-        OsKeyring.set(&secret_account(&row.name, &key), &value).map_err(|e| {
-            format!("the secret {key} of {} could not be kept in the keyring ({e}); set it in the environment instead and add the server without it", row.name)
-        })?;
-        if !row.secrets.contains(&key) {
-            row.secrets.push(key);
-        }
-    }
-    store
-        .save_mcp_server(&row)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-}
-
 fn find(store: &Store, name: &str) -> Result<McpServerRow, String> {
     store
         .mcp_servers()
@@ -124,8 +104,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 }
 
 async fn connect(store: &Store, row: &McpServerRow) -> Result<Connection, String> {
-    let env = environment_for(std::iter::once(row), &EnvFilter::read(store, row.project));
-    let endpoint = codewright_mcp::endpoint(row, &read_secret, &env, None)?;
+    let endpoint = mcp::endpoint_of(store, row)?;
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     Connection::connect(
         &endpoint,
@@ -195,8 +174,8 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
             project,
             command,
         } => {
-            let mut headers = pairs(&headers, "header")?;
-            let mut env = pairs(&env, "env")?;
+            let headers = pairs(&headers, "header")?;
+            let env = pairs(&env, "env")?;
             let transport = match (url, command.split_first()) {
                 (Some(_), Some(_)) => return Err("give either --url or a command after --, not both".into()),
                 (Some(url), None) if transport == "sse" => McpTransport::Sse { url },
@@ -204,18 +183,6 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
                 (None, Some((command, args))) => McpTransport::Stdio { command: command.clone(), args: args.to_vec() },
                 (None, None) => return Err("give the server's command after -- (mcp add NAME -- npx -y SERVER) or its --url".into()),
             };
-            let mut secrets = Vec::new();
-            for map in [&mut headers, &mut env] {
-                let keys: Vec<String> = map
-                    .keys()
-                    .filter(|k| codewright_mcp::import::is_secret(k))
-                    .cloned()
-                    .collect();
-                for k in keys {
-                    let v = map.remove(&k).expect("listed");
-                    secrets.push((k, v));
-                }
-            }
             let row = McpServerRow {
                 id: 0,
                 name: name.clone(),
@@ -226,7 +193,8 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
                 enabled: true,
                 project,
             };
-            save(store, row, secrets)?;
+            let (row, secrets) = mcp::split_secrets(row);
+            mcp::save_server(store, &OsKeyring, row, secrets)?;
             Ok(format!(
                 "Added MCP server {name}. Check it with: codewright-cli mcp tools {name}\n"
             ))
@@ -234,31 +202,21 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
         McpCommand::Import { file, project } => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-            let found = codewright_mcp::import::parse(&text)
+            let report = mcp::import_servers(store, &OsKeyring, &text, project)
                 .map_err(|e| format!("{}: {e}", file.display()))?;
-            let mut imported = Vec::new();
-            let mut skipped = found.skipped;
-            for (mut row, secrets) in found.servers {
-                row.project = project;
-                let name = row.name.clone();
-                match save(store, row, secrets) {
-                    Ok(()) => imported.push(name),
-                    Err(e) => skipped.push((name, e)),
-                }
-            }
             if json {
                 return Ok(to_json(
-                    &json!({"imported": imported, "skipped": skipped.iter().map(|(n, w)| json!({"name": n, "why": w})).collect::<Vec<_>>()}),
+                    &json!({"imported": report.added, "skipped": report.skipped}),
                 ));
             }
             let mut out = format!(
                 "Imported {} server(s) from {}: {}\n",
-                imported.len(),
+                report.added.len(),
                 file.display(),
-                imported.join(", ")
+                report.added.join(", ")
             );
-            for (name, why) in &skipped {
-                out.push_str(&format!("Skipped {name}: {why}\n"));
+            for skipped in &report.skipped {
+                out.push_str(&format!("Skipped {}: {}\n", skipped.name, skipped.why));
             }
             Ok(out)
         }
@@ -352,11 +310,8 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
             Ok(format!("Enabled MCP server {name}\n"))
         }
         McpCommand::Rm { name } => {
-            let row = find(store, &name)?;
-            store.remove_mcp_server(&name).map_err(|e| e.to_string())?;
-            for key in &row.secrets {
-                let _ = OsKeyring.delete(&secret_account(&name, key));
-            }
+            find(store, &name)?;
+            mcp::remove_server(store, &OsKeyring, &name).map_err(|e| e.message)?;
             Ok(format!("Removed MCP server {name}\n"))
         }
     }

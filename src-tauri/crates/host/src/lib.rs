@@ -114,8 +114,9 @@ pub struct Host {
     inner: Arc<Inner>,
 }
 
-/// A project's MCP servers, started once by the first run that needs them.
-type ProjectServers = Arc<tokio::sync::OnceCell<Arc<McpServers>>>;
+/// A project's MCP servers, started once by the first run that needs them, with the
+/// configuration generation they were started from.
+type ProjectServers = (u64, Arc<tokio::sync::OnceCell<Arc<McpServers>>>);
 
 struct Inner {
     store: Arc<Mutex<Store>>,
@@ -125,6 +126,8 @@ struct Inner {
     /// not retried on every message; its notice says so). One project's slow start never holds
     /// up another's.
     servers: Mutex<HashMap<ProjectId, ProjectServers>>,
+    /// Bumped when the MCP configuration changes ([`Host::mcp_changed`]).
+    mcp_generation: std::sync::atomic::AtomicU64,
     /// The last run of each task (finished ones are ignored).
     runs: Mutex<HashMap<TaskId, Arc<TaskHandle>>>,
     /// Held while a run of the task starts, so a second message sent meanwhile steers that run.
@@ -187,6 +190,7 @@ impl Host {
                 home,
                 agent,
                 servers: Mutex::new(HashMap::new()),
+                mcp_generation: Default::default(),
                 runs: Mutex::new(HashMap::new()),
                 starting: Mutex::new(HashMap::new()),
                 resuming: tokio::sync::Mutex::new(()),
@@ -405,16 +409,62 @@ impl Host {
         }
     }
 
-    /// Starts the project's MCP servers and gives the agent their tools, the first time.
+    /// Says the MCP configuration changed (a server added, removed, turned on or off): each
+    /// project's servers start again from it at its next run that no other run of the project
+    /// is using them for.
+    pub fn mcp_changed(&self) {
+        self.inner
+            .mcp_generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Starts the project's MCP servers and gives the agent their tools, the first time (and
+    /// again after the configuration changed, when no other run of the project uses them).
     async fn ensure_servers(&self, task: TaskId, project: ProjectId, root: &Path) {
-        let cell = self
+        let now = self
+            .inner
+            .mcp_generation
+            .load(std::sync::atomic::Ordering::SeqCst);
+        let others_running = || {
+            let others: Vec<TaskId> = self
+                .inner
+                .runs
+                .lock()
+                .expect("runs lock")
+                .iter()
+                .filter(|(id, h)| **id != task && !h.is_finished())
+                .map(|(id, _)| *id)
+                .collect();
+            let store = self.inner.store();
+            others
+                .into_iter()
+                .any(|id| store.task(id).is_ok_and(|t| t.project_id == project))
+        };
+        let stale = self
             .inner
             .servers
             .lock()
             .expect("servers lock")
-            .entry(project)
-            .or_default()
-            .clone();
+            .get(&project)
+            .is_some_and(|(generation, _)| *generation != now);
+        let replace = stale && !others_running();
+        let (cell, old) = {
+            let mut servers = self.inner.servers.lock().expect("servers lock");
+            let old = if replace {
+                servers.remove(&project)
+            } else {
+                None
+            };
+            let cell = servers
+                .entry(project)
+                .or_insert_with(|| (now, Default::default()))
+                .1
+                .clone();
+            (cell, old)
+        };
+        if let Some(started) = old.and_then(|(_, cell)| cell.get().cloned()) {
+            started.shutdown().await;
+        }
         cell.get_or_init(|| self.start_servers(task, project, root))
             .await;
     }
@@ -572,13 +622,13 @@ impl Host {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         self.inner.agent.close_all();
-        let servers: Vec<ProjectServers> = self
+        let servers: Vec<_> = self
             .inner
             .servers
             .lock()
             .expect("servers lock")
             .drain()
-            .map(|(_, s)| s)
+            .map(|(_, (_, s))| s)
             .collect();
         for servers in servers {
             if let Some(servers) = servers.get() {

@@ -3,14 +3,16 @@
 //! for stdio servers, the login shell's environment without secrets ([`EnvFilter`]); they stop
 //! with the host.
 
+use crate::settings::FieldError;
 use crate::HostError;
 use codewright_llm::credentials::{OsKeyring, SecretStore};
-use codewright_mcp::McpServers;
+use codewright_mcp::{Connection, Endpoint, McpServers};
 use codewright_protocol::{ErrorKind, ProjectId};
 use codewright_store::{McpServerRow, McpTransport, Store};
 use codewright_tools::EnvFilter;
-use std::collections::HashMap;
-use std::path::Path;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 
 /// The keyring account of a server's secret value (a header or an env variable).
 pub fn secret_account(server: &str, key: &str) -> String {
@@ -56,4 +58,430 @@ pub fn servers_for(store: &Store, project: ProjectId) -> Result<Vec<McpServerRow
 pub async fn start(rows: &[McpServerRow], root: &Path, filter: &EnvFilter) -> McpServers {
     let env = environment_for(rows.iter().filter(|r| r.enabled), filter);
     McpServers::start(rows, &read_secret, &env, root.to_path_buf()).await
+}
+
+// ---- configuring servers (the CLI's `mcp` commands and the app's settings page) -------------
+
+/// A configured server as a settings screen shows it. Secret values are never in it: only the
+/// names of the variables and headers whose values the keyring keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerView {
+    pub name: String,
+    /// `stdio`, `http` or `sse`.
+    pub transport: &'static str,
+    /// What it runs (stdio, as a shell would read it) or where it is (http, sse).
+    pub target: String,
+    pub env: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, String>,
+    pub secrets: Vec<String>,
+    pub enabled: bool,
+    /// `None`: every project's.
+    pub project: Option<ProjectId>,
+}
+
+impl ServerView {
+    fn of(row: McpServerRow) -> ServerView {
+        let (transport, target) = match &row.transport {
+            McpTransport::Stdio { command, args } => (
+                "stdio",
+                shlex::try_join(
+                    std::iter::once(command.as_str()).chain(args.iter().map(String::as_str)),
+                )
+                .unwrap_or_else(|_| format!("{command} {}", args.join(" "))),
+            ),
+            McpTransport::Http { url } => ("http", url.clone()),
+            McpTransport::Sse { url } => ("sse", url.clone()),
+        };
+        ServerView {
+            name: row.name,
+            transport,
+            target,
+            env: row.env,
+            headers: row.headers,
+            secrets: row.secrets,
+            enabled: row.enabled,
+            project: row.project,
+        }
+    }
+}
+
+fn store_error(e: codewright_store::StoreError) -> HostError {
+    HostError::new(ErrorKind::Store, e.to_string())
+}
+
+/// Every configured server, by name.
+pub fn server_views(store: &Store) -> Result<Vec<ServerView>, HostError> {
+    Ok(store
+        .mcp_servers()
+        .map_err(store_error)?
+        .into_iter()
+        .map(ServerView::of)
+        .collect())
+}
+
+/// A server as a person typed it on a settings screen.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerForm {
+    pub name: String,
+    /// `stdio`, `http` or `sse`.
+    pub transport: String,
+    /// For stdio: the command line that starts it, quoted as in a shell.
+    pub command: String,
+    /// For http and sse.
+    pub url: String,
+    /// For stdio: one `NAME=value` per line.
+    pub env: String,
+    /// For http and sse: one `Name: value` (or `Name=value`) per line.
+    pub headers: String,
+    /// `None`: every project's.
+    pub project: Option<ProjectId>,
+}
+
+fn field(field: &'static str, message: impl Into<String>) -> FieldError {
+    FieldError {
+        field,
+        message: message.into(),
+    }
+}
+
+/// `NAME=value` lines (and `Name: value` when `colon`); blank lines are skipped.
+fn lines(
+    text: &str,
+    colon: bool,
+    name: &'static str,
+) -> Result<BTreeMap<String, String>, FieldError> {
+    let mut out = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let split = match (
+            line.split_once('='),
+            colon.then(|| line.split_once(':')).flatten(),
+        ) {
+            (Some(eq), Some(c)) => Some(if c.0.len() < eq.0.len() { c } else { eq }),
+            (eq, c) => eq.or(c),
+        };
+        let Some((key, value)) = split.filter(|(k, _)| {
+            let k = k.trim();
+            !k.is_empty() && !k.contains(char::is_whitespace)
+        }) else {
+            let form = if colon { "Name: value" } else { "NAME=value" };
+            return Err(field(
+                name,
+                format!("Line {} (“{}”) is not {form}.", i + 1, line.trim()),
+            ));
+        };
+        out.insert(key.trim().to_string(), value.trim().to_string());
+    }
+    Ok(out)
+}
+
+/// Where `program` is: itself if it names a path, else the first match on `path` (a `PATH`).
+fn find_program(program: &str, path: Option<&str>) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return runnable(&p).then_some(p);
+    }
+    std::env::split_paths(path?)
+        .map(|dir| dir.join(program))
+        .find(|p| runnable(p))
+}
+
+/// Checks `form` whole and adds the server: values of variables and headers that look secret
+/// (`*KEY*`, `*TOKEN*`, …) go to the keyring, the rest to the store. Nothing is saved if any
+/// field is wrong. A command is looked for on the `PATH` the server would start with.
+pub fn add_server(
+    store: &Store,
+    keys: &dyn SecretStore,
+    form: &ServerForm,
+) -> Result<ServerView, FieldError> {
+    let name = form.name.trim();
+    if name.is_empty() {
+        return Err(field(
+            "name",
+            "Give the server a name; its tools are called NAME__tool.",
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+        || name.chars().count() > 40
+    {
+        return Err(field(
+            "name",
+            "Use up to 40 letters, digits, - or _ (no spaces): the model sees it in every tool's name.",
+        ));
+    }
+    let taken = store
+        .mcp_servers()
+        .map_err(|e| field("name", e.to_string()))?;
+    if taken.iter().any(|s| s.name == name) {
+        return Err(field(
+            "name",
+            format!("There is already a server named {name}; choose another name, or remove that one first."),
+        ));
+    }
+    let (transport, env, headers) = match form.transport.as_str() {
+        "stdio" => {
+            let words = shlex::split(form.command.trim())
+                .ok_or_else(|| field("command", "The command has a quote that is not closed."))?;
+            let Some((program, args)) = words.split_first() else {
+                return Err(field(
+                    "command",
+                    "Type the command that starts the server, e.g. npx -y @modelcontextprotocol/server-everything",
+                ));
+            };
+            let env = lines(&form.env, false, "env")?;
+            let path = codewright_tools::EnvFilter::read(store, form.project)
+                .environment()
+                .remove("PATH")
+                .or_else(|| std::env::var("PATH").ok());
+            if find_program(program, path.as_deref()).is_none() {
+                return Err(field(
+                    "command",
+                    if program.contains('/') {
+                        format!("There is no program at {program} (or it cannot be run).")
+                    } else {
+                        format!("No program called {program} was found on this computer (in PATH); install it, or give its full path.")
+                    },
+                ));
+            }
+            let transport = McpTransport::Stdio {
+                command: program.clone(),
+                args: args.to_vec(),
+            };
+            (transport, env, BTreeMap::new())
+        }
+        "http" | "sse" => {
+            let url = form.url.trim().to_string();
+            codewright_llm::provider::check_base_url(&url).map_err(|_| {
+                field(
+                    "url",
+                    format!("“{url}” is not a web address: it must start with http:// or https://, e.g. http://localhost:3000/mcp"),
+                )
+            })?;
+            let headers = lines(&form.headers, true, "headers")?;
+            let transport = if form.transport == "sse" {
+                McpTransport::Sse { url }
+            } else {
+                McpTransport::Http { url }
+            };
+            (transport, BTreeMap::new(), headers)
+        }
+        _ => {
+            return Err(field(
+                "transport",
+                "Choose how Codewright talks to it: a command (stdio), or a URL (HTTP or SSE).",
+            ))
+        }
+    };
+    let row = McpServerRow {
+        id: 0,
+        name: name.to_string(),
+        transport,
+        env,
+        headers,
+        secrets: Vec::new(),
+        enabled: true,
+        project: form.project,
+    };
+    let (row, secrets) = split_secrets(row);
+    let which = if row_is_stdio(&row) { "env" } else { "headers" };
+    save_server(store, keys, row, secrets).map_err(|e| field(which, e))
+}
+
+fn row_is_stdio(row: &McpServerRow) -> bool {
+    matches!(row.transport, McpTransport::Stdio { .. })
+}
+
+/// Takes the secret-looking values out of a row's env and headers.
+pub fn split_secrets(mut row: McpServerRow) -> (McpServerRow, Vec<(String, String)>) {
+    let mut secrets = Vec::new();
+    for map in [&mut row.env, &mut row.headers] {
+        let keys: Vec<String> = map
+            .keys()
+            .filter(|k| codewright_mcp::import::is_secret(k))
+            .cloned()
+            .collect();
+        for k in keys {
+            let v = map.remove(&k).expect("listed");
+            secrets.push((k, v));
+        }
+    }
+    (row, secrets)
+}
+
+/// Saves a server (replacing one of the same name), its secret values going to the keyring.
+pub fn save_server(
+    store: &Store,
+    keys: &dyn SecretStore,
+    mut row: McpServerRow,
+    secrets: Vec<(String, String)>,
+) -> Result<ServerView, String> {
+    for (key, value) in secrets {
+        keys.set(&secret_account(&row.name, &key), &value).map_err(|e| {
+            format!("The value of {key} is a secret, and the system keyring cannot keep it ({e}). Set {key} in the environment instead and leave it out here.")
+        })?;
+        if !row.secrets.contains(&key) {
+            row.secrets.push(key);
+        }
+    }
+    store.save_mcp_server(&row).map_err(|e| e.to_string())?;
+    Ok(ServerView::of(row))
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReport {
+    /// Saved (a server of the same name is replaced).
+    pub added: Vec<String>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// A server an import left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub name: String,
+    pub why: String,
+}
+
+/// Imports the servers of a Claude Desktop / Cursor / `.mcp.json` file's text, for `project` (or
+/// every project). `Err`: the text is not such a file, and nothing was saved.
+pub fn import_servers(
+    store: &Store,
+    keys: &dyn SecretStore,
+    text: &str,
+    project: Option<ProjectId>,
+) -> Result<ImportReport, String> {
+    let found = codewright_mcp::import::parse(text)?;
+    let mut report = ImportReport {
+        skipped: found
+            .skipped
+            .into_iter()
+            .map(|(name, why)| Skipped { name, why })
+            .collect(),
+        ..ImportReport::default()
+    };
+    for (mut row, secrets) in found.servers {
+        row.project = project;
+        let name = row.name.clone();
+        match save_server(store, keys, row, secrets) {
+            Ok(_) => report.added.push(name),
+            Err(why) => report.skipped.push(Skipped { name, why }),
+        }
+    }
+    Ok(report)
+}
+
+/// Removes a server and its secrets from the keyring.
+pub fn remove_server(store: &Store, keys: &dyn SecretStore, name: &str) -> Result<(), HostError> {
+    let row = store
+        .mcp_servers()
+        .map_err(store_error)?
+        .into_iter()
+        .find(|s| s.name == name);
+    store.remove_mcp_server(name).map_err(store_error)?;
+    for key in row.map(|r| r.secrets).unwrap_or_default() {
+        let _ = keys.delete(&secret_account(name, &key));
+    }
+    Ok(())
+}
+
+/// How to reach a configured server now: its secrets read, and for a stdio server the
+/// environment it starts with.
+pub fn endpoint_of(store: &Store, row: &McpServerRow) -> Result<Endpoint, String> {
+    let env = environment_for(std::iter::once(row), &EnvFilter::read(store, row.project));
+    codewright_mcp::endpoint(row, &read_secret, &env, None)
+}
+
+/// What connecting to a server found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum ServerCheck {
+    Connected {
+        server: String,
+        version: String,
+        tools: Vec<ToolSummary>,
+        prompts: Vec<String>,
+    },
+    /// The error, with the tail of the server's stderr when it wrote any.
+    Failed { error: String },
+}
+
+/// A tool of a server, for a list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSummary {
+    pub name: String,
+    /// Its description's first line.
+    pub description: String,
+    pub read_only: bool,
+}
+
+/// Connects to the server `name` once, lists its tools and prompts, and disconnects. The store
+/// is read now; the returned future does the rest (it may take seconds).
+pub fn check_server(
+    store: &Store,
+    name: &str,
+) -> Result<impl std::future::Future<Output = ServerCheck> + Send + 'static, HostError> {
+    let row = store
+        .mcp_servers()
+        .map_err(store_error)?
+        .into_iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| {
+            HostError::new(
+                ErrorKind::NotFound,
+                format!("there is no MCP server named {name}"),
+            )
+        })?;
+    let endpoint = endpoint_of(store, &row);
+    Ok(async move {
+        let failed = |error: String| ServerCheck::Failed { error };
+        let endpoint = match endpoint {
+            Ok(e) => e,
+            Err(e) => return failed(e),
+        };
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let connection = match Connection::connect(
+            &endpoint,
+            vec![],
+            tx,
+            codewright_mcp::client::CONNECT_TIMEOUT,
+        )
+        .await
+        {
+            Ok(c) => c,
+            Err(e) => return failed(e.to_string()),
+        };
+        let tools = connection.tools().await;
+        let prompts = connection.prompts().await;
+        connection.close().await;
+        match tools {
+            Ok(tools) => ServerCheck::Connected {
+                server: connection.server.0.clone(),
+                version: connection.server.1.clone(),
+                tools: tools
+                    .into_iter()
+                    .map(|t| ToolSummary {
+                        description: t.description.lines().next().unwrap_or("").to_string(),
+                        name: t.name,
+                        read_only: t.read_only,
+                    })
+                    .collect(),
+                // A server without prompts may refuse to list them: that is no prompts.
+                prompts: prompts.unwrap_or_default(),
+            },
+            Err(e) => failed(e.to_string()),
+        }
+    })
 }
