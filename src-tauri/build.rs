@@ -45,6 +45,9 @@ fn main() {
         "remove_mcp_server",
         "set_mcp_server_enabled",
         "check_mcp_server",
+        "project_rules",
+        "add_rule",
+        "remove_rule",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new()

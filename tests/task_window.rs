@@ -1542,9 +1542,10 @@ fn search_finds_a_word_and_opens_the_task_at_that_message() {
 /// reference "everything" server is added (its token to the keyring, never back to the page),
 /// connects and lists its tools; the task's next run is offered them; turned off, it says so;
 /// an import of a file that is not JSON says why in its dialog, and a good one lists what it
-/// added and skipped. Dark, at the main window's smallest size.
+/// added and skipped. A project's approval rules: a rule for a tool that does not exist is
+/// refused next to its field; one is added and removed. Dark, at the main window's smallest size.
 #[test]
-fn settings_add_an_mcp_server_whose_tools_the_next_run_gets() {
+fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules() {
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("data");
     let folder = home.path().join("project");
@@ -1719,4 +1720,54 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets() {
         "return !!document.querySelector('.mcp-server[data-name=files]')",
         |v| v == true,
     );
+
+    // Approval rules of the project: one that could never match is refused, naming the tool.
+    app.wait_until("the project's rules", WAIT,
+        "return !document.getElementById('rules-empty').hidden && document.getElementById('rules-project').selectedOptions[0]?.textContent",
+        |v| v == "project");
+    app.find("#rule-tool").type_text("bsh");
+    app.find("#rule-pattern").type_text("cargo test");
+    app.find("#rule-add").click();
+    let error = app.wait_until("the rule's error", WAIT,
+        "const e = document.querySelector('[data-rule-error=tool]'); return e.hidden ? null : e.textContent",
+        |v| v.is_string());
+    assert!(
+        error
+            .as_str()
+            .unwrap()
+            .contains("There is no tool named bsh"),
+        "{error}"
+    );
+    let tool = app.find("#rule-tool");
+    tool.clear();
+    tool.type_text("bash");
+    app.find("#rule-action option[value=deny]").click();
+    app.find("#rule-add").click();
+    app.wait_until(
+        "the rule saved",
+        WAIT,
+        "return [...document.querySelectorAll('.rule')].map(r => r.textContent).join('|')",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.starts_with("Denybashcargo test"))
+        },
+    );
+    let saved = cli(&data, &["rules", "list", "--project", "1", "--json"]);
+    assert!(
+        saved.contains("\"deny\"") && saved.contains("cargo test"),
+        "{saved}"
+    );
+    app.js(
+        "document.getElementById('rules-heading').scrollIntoView()",
+        json!([]),
+    );
+    save_screenshot("settings-rules-dark-small", &app.screenshot());
+    app.find(".rule .button").click();
+    app.wait_until(
+        "the rule removed",
+        WAIT,
+        "return document.querySelectorAll('.rule').length",
+        |v| v == 0,
+    );
+    assert!(cli(&data, &["rules", "list", "--project", "1"]).contains("No saved rules"));
 }

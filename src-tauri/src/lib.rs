@@ -78,6 +78,9 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             settings::remove_mcp_server,
             settings::set_mcp_server_enabled,
             settings::check_mcp_server,
+            settings::project_rules,
+            settings::add_rule,
+            settings::remove_rule,
         ]))
 }
 

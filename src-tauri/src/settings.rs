@@ -4,13 +4,13 @@
 
 use crate::commands::{CommandError, Result};
 use crate::AppState;
-use codewright_host::mcp;
 use codewright_host::models::{self, ModelChoice};
 use codewright_host::settings::{
     self, FieldError, KeySaved, LocalServer, ModelRole, OsKeyring, ProviderForm, ProviderStatus,
     Readiness, TestOutcome,
 };
-use codewright_protocol::ProjectId;
+use codewright_host::{mcp, rules};
+use codewright_protocol::{PermissionRule, ProjectId, SavedRule};
 use serde::Serialize;
 use std::time::Duration;
 use tauri::{AppHandle, Runtime, State, WebviewWindow};
@@ -218,4 +218,41 @@ pub async fn check_mcp_server(
     // The store is not held while connecting.
     let check = mcp::check_server(&*state.store()?, &name)?;
     Ok(check.await)
+}
+
+// ---- approval rules ---------------------------------------------------------------------------
+
+/// A project's saved rules, and the tool names a rule may name.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectRules {
+    pub rules: Vec<SavedRule>,
+    pub tools: Vec<String>,
+}
+
+#[tauri::command]
+pub fn project_rules(state: State<'_, AppState>, project_id: ProjectId) -> Result<ProjectRules> {
+    Ok(ProjectRules {
+        rules: rules::rules(&*state.store()?, project_id)?,
+        tools: rules::tool_names(),
+    })
+}
+
+/// Saves a rule; one that could never match is refused, naming the part (`tool`, `pattern`).
+#[tauri::command]
+pub fn add_rule(
+    state: State<'_, AppState>,
+    project_id: ProjectId,
+    rule: PermissionRule,
+) -> std::result::Result<SavedRule, FieldError> {
+    let store = state.store().map_err(|e| FieldError {
+        field: "tool",
+        message: e.message,
+    })?;
+    rules::add_rule(&store, project_id, &rule)
+}
+
+#[tauri::command]
+pub fn remove_rule(state: State<'_, AppState>, id: i64) -> Result<()> {
+    Ok(rules::remove_rule(&*state.store()?, id)?)
 }

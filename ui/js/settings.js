@@ -6,6 +6,7 @@
 import { call, messageOf } from './api.js';
 import { $, h, toast } from './dom.js';
 import { initMcp, refreshMcp } from './settings-mcp.js';
+import { initRules, refreshRules } from './settings-rules.js';
 
 const CUSTOM = '';
 const PROTOCOLS = [
@@ -310,7 +311,10 @@ export async function openSettings({ setup = false, layout = () => {} } = {}) {
   page.layout(); // hides what the page takes the place of
   await refresh();
   $('#provider-select').focus();
-  if (!setup) refreshMcp().catch((e) => toast(messageOf(e), { error: true }));
+  if (!setup) {
+    refreshMcp().catch((e) => toast(messageOf(e), { error: true }));
+    refreshRules().catch((e) => toast(messageOf(e), { error: true }));
+  }
   page.local = await call('local_servers');
   renderFound();
   showProvider();
@@ -330,4 +334,5 @@ export function initSettings() {
   $('#model-form').addEventListener('submit', useModel);
   $('#settings-close').addEventListener('click', close);
   initMcp();
+  initRules();
 }

@@ -181,8 +181,7 @@ pub fn tool(store: Store, home: &Path, command: ToolCommand, json: bool) -> Resu
 pub fn rules(store: &Store, command: RulesCommand, json: bool) -> Result<String, String> {
     match command {
         RulesCommand::List { project } => {
-            store.project(project).map_err(|e| e.to_string())?;
-            let rules = store.rules(project).map_err(|e| e.to_string())?;
+            let rules = codewright_host::rules::rules(store, project).map_err(|e| e.message)?;
             if json {
                 return Ok(to_json(&rules));
             }
@@ -207,17 +206,16 @@ pub fn rules(store: &Store, command: RulesCommand, json: bool) -> Result<String,
             pattern,
             action,
         } => {
-            store.project(project).map_err(|e| e.to_string())?;
-            let saved = store
-                .save_rule(
-                    project,
-                    &PermissionRule {
-                        tool,
-                        pattern,
-                        action,
-                    },
-                )
-                .map_err(|e| e.to_string())?;
+            let saved = codewright_host::rules::add_rule(
+                store,
+                project,
+                &PermissionRule {
+                    tool,
+                    pattern,
+                    action,
+                },
+            )
+            .map_err(|e| e.message)?;
             Ok(if json {
                 to_json(&saved)
             } else {
@@ -225,7 +223,7 @@ pub fn rules(store: &Store, command: RulesCommand, json: bool) -> Result<String,
             })
         }
         RulesCommand::Rm { id } => {
-            store.remove_rule(id).map_err(|e| e.to_string())?;
+            codewright_host::rules::remove_rule(store, id).map_err(|e| e.message)?;
             Ok(format!("Removed rule {id}\n"))
         }
     }

@@ -6,6 +6,7 @@
 
 pub mod mcp;
 pub mod models;
+pub mod rules;
 pub mod settings;
 
 pub use codewright_tools::{files, protect_own_environment};

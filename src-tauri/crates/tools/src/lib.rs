@@ -31,7 +31,7 @@ pub use builtin::ProcessTable;
 pub use checkpoint::Checkpoints;
 pub use command::{parse_command, SimpleCommand};
 pub use diff::{apply_hunks, hunks};
-pub use policy::{Policy, Subject, Verdict};
+pub use policy::{check_rule, Policy, Subject, Verdict};
 pub use registry::Registry;
 pub use sandbox::{sandbox_support, SandboxSupport};
 pub use session::{Approver, CallContext, Grant, NonInteractive, Progress, Session, SessionConfig};

@@ -529,6 +529,59 @@ fn loosely_covers(program: &str, pattern: &[&str], words: &[String]) -> bool {
         .all(|w| rest.any(|h| h == w))
 }
 
+/// What a rule's pattern is matched against, by tool.
+fn pattern_kind(tool: &str) -> &'static str {
+    match tool {
+        "bash" => "command",
+        "web_fetch" => "host",
+        "read_file" | "write_file" | "edit_file" | "list_dir" | "glob" | "grep" => "path",
+        "*" => "any",
+        _ => "none",
+    }
+}
+
+/// Why a rule could never match, naming the part that is wrong: `("tool", why)` for a tool
+/// that does not exist (`tools`: the names there are; `server__tool` names an MCP server's),
+/// `("pattern", why)` for a pattern its tool cannot match.
+pub fn check_rule(rule: &PermissionRule, tools: &[String]) -> Result<(), (&'static str, String)> {
+    let tool = rule.tool.trim();
+    let pattern = rule.pattern.trim();
+    if tool.is_empty() {
+        return Err((
+            "tool",
+            "Choose the tool the rule is for, or * for every tool.".into(),
+        ));
+    }
+    if tool != "*" && !tool.contains("__") && !tools.iter().any(|t| t == tool) {
+        return Err((
+            "tool",
+            format!(
+                "There is no tool named {tool}. The tools are {}, or SERVER__tool for an MCP server's.",
+                tools.join(", ")
+            ),
+        ));
+    }
+    if pattern.is_empty() || pattern == "*" {
+        return Ok(());
+    }
+    match pattern_kind(tool) {
+        "path" => globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map(|_| ())
+            .map_err(|e| ("pattern", format!("“{pattern}” is not a path pattern this rule could match: {}.", e.kind()))),
+        "host" if pattern.contains(['/', ':']) || pattern.contains(char::is_whitespace) => Err((
+            "pattern",
+            format!("web_fetch rules match a host, like example.com or *.example.com — not “{pattern}”."),
+        )),
+        "none" => Err((
+            "pattern",
+            format!("{tool} has nothing a pattern can match; leave the pattern empty."),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Path globs: relative patterns match the project-relative path (`src/**`, `*.lock` matches a
 /// file name anywhere); absolute patterns match the real path of external files.
 fn path_matches(pattern: &str, path: &ResolvedPath) -> bool {
@@ -577,6 +630,34 @@ mod tests {
     }
     fn is_deny(v: &Verdict) -> bool {
         matches!(v, Verdict::Deny(_))
+    }
+
+    #[test]
+    fn a_rule_that_could_never_match_names_its_wrong_part() {
+        let tools: Vec<String> = ["bash", "read_file", "web_fetch", "todo_write"]
+            .map(String::from)
+            .to_vec();
+        let check = |tool: &str, pattern: &str| {
+            check_rule(&rule(tool, pattern, RuleAction::Allow), &tools).map_err(|(part, why)| {
+                assert!(!why.is_empty());
+                part
+            })
+        };
+        assert_eq!(check("bsh", "ls"), Err("tool"));
+        assert_eq!(check("", ""), Err("tool"));
+        assert_eq!(check("read_file", "src/[oops"), Err("pattern"));
+        assert_eq!(check("web_fetch", "https://example.com/x"), Err("pattern"));
+        assert_eq!(check("todo_write", "anything"), Err("pattern"));
+        for (tool, pattern) in [
+            ("bash", "cargo test"),
+            ("read_file", "src/**"),
+            ("web_fetch", "*.example.com"),
+            ("todo_write", ""),
+            ("*", "*"),
+            ("github__create_issue", ""),
+        ] {
+            assert_eq!(check(tool, pattern), Ok(()), "{tool} {pattern}");
+        }
     }
 
     #[test]

@@ -1,0 +1,93 @@
+// The settings page's approval rules: per project, what the agent may do without asking (allow),
+// must ask for (ask) or may never do (deny), by tool and pattern. "Always allow" in an approval
+// saves one here. The backend checks a rule could match before saving it and names the wrong part.
+
+import { call, messageOf } from './api.js';
+import { $, h, toast } from './dom.js';
+import { ago, when } from './format.js';
+
+const ACTIONS = { allow: 'Allow', ask: 'Ask', deny: 'Deny' };
+const page = { projects: [], project: null, asked: 0 };
+
+/** Reads the projects and the chosen one's rules again. */
+export async function refreshRules() {
+  page.projects = await call('list_projects');
+  const select = $('#rules-project');
+  const chosen = page.project ?? Number(select.value);
+  select.replaceChildren(...page.projects.map((p) => h('option', { value: String(p.id), text: p.name })));
+  page.project = page.projects.some((p) => p.id === chosen) ? chosen : (page.projects[0]?.id ?? null);
+  if (page.project != null) select.value = String(page.project);
+  $('#rules-body').hidden = page.project == null;
+  $('#rules-no-project').hidden = page.project != null;
+  await load();
+}
+
+async function load() {
+  if (page.project == null) return;
+  const asked = ++page.asked;
+  const { rules, tools } = await call('project_rules', { projectId: page.project });
+  if (asked !== page.asked) return; // another project was chosen meanwhile
+  $('#rule-tools').replaceChildren(h('option', { value: '*' }), ...tools.map((t) => h('option', { value: t })));
+  $('#rules-empty').hidden = rules.length > 0;
+  $('#rules-list').replaceChildren(...rules.map((r) =>
+    h('li', { class: 'rule', dataset: { id: r.id } },
+      h('span', { class: `badge rule-${r.rule.action}`, text: ACTIONS[r.rule.action] ?? r.rule.action }),
+      h('code', { class: 'rule-tool', text: r.rule.tool }),
+      h('code', { class: 'rule-pattern', title: r.rule.pattern, text: r.rule.pattern || 'anything' }),
+      h('span', { class: 'rule-time muted', title: when(r.createdAt), text: ago(r.createdAt) }),
+      h('button', {
+        type: 'button', class: 'button small danger-outline', text: 'Remove',
+        'aria-label': `Remove the rule ${ACTIONS[r.rule.action]} ${r.rule.tool} ${r.rule.pattern}`.trim(),
+        onclick: () => remove(r.id),
+      }))));
+}
+
+async function remove(id) {
+  try {
+    await call('remove_rule', { id });
+  } catch (e) {
+    toast(messageOf(e), { error: true });
+  }
+  await load();
+}
+
+function clearErrors() {
+  for (const el of document.querySelectorAll('[data-rule-error]')) el.hidden = true;
+  for (const el of document.querySelectorAll('#rule-form [aria-invalid]')) el.removeAttribute('aria-invalid');
+}
+
+async function add(event) {
+  event.preventDefault();
+  const button = $('#rule-add');
+  if (button.disabled || page.project == null) return;
+  clearErrors();
+  button.disabled = true;
+  try {
+    await call('add_rule', {
+      projectId: page.project,
+      rule: { tool: $('#rule-tool').value, pattern: $('#rule-pattern').value, action: $('#rule-action').value },
+    });
+    $('#rule-form').reset();
+    await load();
+  } catch (e) {
+    const error = $(`[data-rule-error="${e?.field}"]`);
+    if (!error) return toast(messageOf(e), { error: true });
+    error.textContent = messageOf(e);
+    error.hidden = false;
+    const input = $(`#rule-form [name="${e.field}"]`);
+    input?.setAttribute('aria-invalid', 'true');
+    input?.focus();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** Wires the section's controls, once. */
+export function initRules() {
+  $('#rules-project').addEventListener('change', (e) => {
+    page.project = Number(e.target.value);
+    clearErrors();
+    load().catch((err) => toast(messageOf(err), { error: true }));
+  });
+  $('#rule-form').addEventListener('submit', add);
+}
