@@ -48,6 +48,8 @@ fn main() {
         "project_rules",
         "add_rule",
         "remove_rule",
+        "project_settings",
+        "save_project_settings",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new()

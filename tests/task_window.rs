@@ -1685,7 +1685,7 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     std::fs::write(
         &good,
         json!({"mcpServers": {
-            "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+            "files": {"command": everything.to_str().unwrap(), "args": []},
             "nothing": {"args": ["no command"]}
         }})
         .to_string(),
@@ -1721,15 +1721,39 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         |v| v == true,
     );
 
-    // Approval rules of the project: one that could never match is refused, naming the tool.
-    app.wait_until("the project's rules", WAIT,
-        "return !document.getElementById('rules-empty').hidden && document.getElementById('rules-project').selectedOptions[0]?.textContent",
+    // The project's settings: what the agent is told, and the mode of a new task.
+    app.wait_until("the project's settings", WAIT,
+        "return !document.getElementById('rules-empty').hidden && document.getElementById('project-select').selectedOptions[0]?.textContent",
         |v| v == "project");
+    app.find("#project-context")
+        .type_text("Notes app; tests run with make check.");
+    app.find("#project-mode option[value=plan]").click();
+    app.find("#project-sandbox").click();
+    app.find("#project-save").click();
+    app.wait_until(
+        "the settings saved",
+        WAIT,
+        "return !document.getElementById('project-saved').hidden",
+        |v| v == true,
+    );
+    app.js(
+        "document.getElementById('project-mode').scrollIntoView()",
+        json!([]),
+    );
+    save_screenshot("settings-project-dark-small", &app.screenshot());
+    let projects = cli(&data, &["projects", "list", "--json"]);
+    assert!(
+        projects.contains("Notes app; tests run with make check."),
+        "{projects}"
+    );
+    assert!(cli(&data, &["projects", "settings", "1"]).contains("sandbox          on"));
+
+    // Approval rules of the project: one that could never match is refused, naming the tool.
     app.find("#rule-tool").type_text("bsh");
     app.find("#rule-pattern").type_text("cargo test");
     app.find("#rule-add").click();
     let error = app.wait_until("the rule's error", WAIT,
-        "const e = document.querySelector('[data-rule-error=tool]'); return e.hidden ? null : e.textContent",
+        "const e = document.querySelector('#rule-form [data-error-in=tool]'); return e.hidden ? null : e.textContent",
         |v| v.is_string());
     assert!(
         error

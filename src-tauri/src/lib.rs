@@ -81,6 +81,8 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             settings::project_rules,
             settings::add_rule,
             settings::remove_rule,
+            settings::project_settings,
+            settings::save_project_settings,
         ]))
 }
 

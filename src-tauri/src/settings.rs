@@ -9,7 +9,7 @@ use codewright_host::settings::{
     self, FieldError, KeySaved, LocalServer, ModelRole, OsKeyring, ProviderForm, ProviderStatus,
     Readiness, TestOutcome,
 };
-use codewright_host::{mcp, rules};
+use codewright_host::{mcp, project, rules};
 use codewright_protocol::{PermissionRule, ProjectId, SavedRule};
 use serde::Serialize;
 use std::time::Duration;
@@ -255,4 +255,30 @@ pub fn add_rule(
 #[tauri::command]
 pub fn remove_rule(state: State<'_, AppState>, id: i64) -> Result<()> {
     Ok(rules::remove_rule(&*state.store()?, id)?)
+}
+
+// ---- project settings -------------------------------------------------------------------------
+
+#[tauri::command]
+pub fn project_settings(
+    state: State<'_, AppState>,
+    project_id: ProjectId,
+) -> Result<project::ProjectForm> {
+    Ok(project::project_form(&*state.store()?, project_id)?)
+}
+
+/// Saves a project's settings whole; a wrong field is named in the error.
+#[tauri::command]
+pub fn save_project_settings(
+    state: State<'_, AppState>,
+    project_id: ProjectId,
+    form: project::ProjectForm,
+) -> std::result::Result<(), FieldError> {
+    let store = state.store().map_err(|e| FieldError {
+        field: "context",
+        message: e.message,
+    })?;
+    project::save_project(&store, project_id, &form)?;
+    state.changed();
+    Ok(())
 }

@@ -6,7 +6,7 @@
 import { call, messageOf } from './api.js';
 import { $, h, toast } from './dom.js';
 import { initMcp, refreshMcp } from './settings-mcp.js';
-import { initRules, refreshRules } from './settings-rules.js';
+import { initProject, refreshProject } from './settings-project.js';
 
 const CUSTOM = '';
 const PROTOCOLS = [
@@ -313,7 +313,7 @@ export async function openSettings({ setup = false, layout = () => {} } = {}) {
   $('#provider-select').focus();
   if (!setup) {
     refreshMcp().catch((e) => toast(messageOf(e), { error: true }));
-    refreshRules().catch((e) => toast(messageOf(e), { error: true }));
+    refreshProject().catch((e) => toast(messageOf(e), { error: true }));
   }
   page.local = await call('local_servers');
   renderFound();
@@ -334,5 +334,5 @@ export function initSettings() {
   $('#model-form').addEventListener('submit', useModel);
   $('#settings-close').addEventListener('click', close);
   initMcp();
-  initRules();
+  initProject();
 }

@@ -6,6 +6,7 @@
 
 pub mod mcp;
 pub mod models;
+pub mod project;
 pub mod rules;
 pub mod settings;
 
@@ -297,7 +298,11 @@ impl Host {
                 .project(t.project_id)
                 .map_err(store_error)
                 .map_err(if_saved)?;
-            (project.id, PathBuf::from(project.root_path), options_of(&t))
+            (
+                project.id,
+                PathBuf::from(project.root_path),
+                options_of(&store, &t),
+            )
         };
         let (model, compaction) = {
             let store = self.inner.store();
@@ -573,8 +578,9 @@ impl Host {
 
     /// The task's remembered model and mode.
     pub fn options(&self, task: TaskId) -> Result<TaskOptions, HostError> {
-        let task = self.inner.store().task(task).map_err(store_error)?;
-        Ok(options_of(&task))
+        let store = self.inner.store();
+        let task = store.task(task).map_err(store_error)?;
+        Ok(options_of(&store, &task))
     }
 
     /// Remembers the task's model (checked: it must resolve, key included) and mode.
@@ -595,7 +601,7 @@ impl Host {
         let t = store
             .set_task_setting(task, "mode", mode.as_str().into())
             .map_err(store_error)?;
-        Ok(options_of(&t))
+        Ok(options_of(&store, &t))
     }
 
     /// Call when the front end quits. Stops every run (waiting up to 5 s for them to store what
@@ -755,7 +761,16 @@ fn check_message(message: &Message) -> Result<(), HostError> {
     Ok(())
 }
 
-fn options_of(task: &codewright_protocol::Task) -> TaskOptions {
+/// The task's remembered model and mode; a task with no mode of its own has its project's
+/// default one.
+fn options_of(store: &Store, task: &codewright_protocol::Task) -> TaskOptions {
+    let default_mode = || {
+        store
+            .project_settings(task.project_id)
+            .ok()
+            .and_then(|s| s.default_mode)
+            .unwrap_or_default()
+    };
     TaskOptions {
         model: task
             .settings
@@ -767,7 +782,7 @@ fn options_of(task: &codewright_protocol::Task) -> TaskOptions {
             .get("mode")
             .and_then(|m| m.as_str())
             .and_then(PermissionMode::parse)
-            .unwrap_or_default(),
+            .unwrap_or_else(default_mode),
     }
 }
 

@@ -200,3 +200,25 @@ async fn attachments_that_cannot_be_sent_are_refused_before_anything_is_stored()
         .unwrap()
         .is_empty());
 }
+
+#[test]
+fn a_task_without_a_mode_of_its_own_takes_its_projects_default() {
+    use codewright_protocol::PermissionMode;
+    let (_dir, host, task) = world();
+    assert_eq!(host.options(task).unwrap().mode, PermissionMode::Normal);
+    {
+        let store = host.store().lock().unwrap();
+        let project = store.task(task).unwrap().project_id;
+        let mut settings = store.project_settings(project).unwrap();
+        settings.default_mode = Some(PermissionMode::Plan);
+        store.set_project_settings(project, &settings).unwrap();
+    }
+    assert_eq!(host.options(task).unwrap().mode, PermissionMode::Plan);
+    // Its own, once chosen, wins.
+    host.set_options(task, None, PermissionMode::AcceptEdits)
+        .unwrap();
+    assert_eq!(
+        host.options(task).unwrap().mode,
+        PermissionMode::AcceptEdits
+    );
+}

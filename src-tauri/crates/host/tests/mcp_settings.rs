@@ -235,3 +235,53 @@ async fn a_check_connects_and_lists_tools_or_says_why_not() {
     }
     assert!(mcp::check_server(&store, "nobody").is_err());
 }
+
+#[test]
+fn project_settings_are_checked_whole_and_a_task_without_a_mode_takes_the_default() {
+    use codewright_host::project::{self, ProjectForm, INSTRUCTIONS_MAX};
+    use codewright_protocol::PermissionMode;
+    let (dir, store) = store();
+    let folder = dir.path().join("p");
+    std::fs::create_dir_all(&folder).unwrap();
+    let id = store.add_project(&folder, None).unwrap().id;
+    let form = project::project_form(&store, id).unwrap();
+    assert_eq!(form.default_mode, PermissionMode::Normal);
+    let too_long = ProjectForm {
+        context: "x".repeat(INSTRUCTIONS_MAX + 1),
+        sandbox: true,
+        ..form.clone()
+    };
+    assert_eq!(
+        project::save_project(&store, id, &too_long)
+            .unwrap_err()
+            .field,
+        "context"
+    );
+    let yolo = ProjectForm {
+        default_mode: PermissionMode::Yolo,
+        ..form.clone()
+    };
+    assert_eq!(
+        project::save_project(&store, id, &yolo).unwrap_err().field,
+        "defaultMode"
+    );
+    assert_eq!(
+        project::project_form(&store, id).unwrap(),
+        form,
+        "half-saved"
+    );
+
+    let good = ProjectForm {
+        context: "  A CLI in Rust.  ".into(),
+        rules: "Never touch vendor/.".into(),
+        default_mode: PermissionMode::AcceptEdits,
+        sandbox: true,
+        allow_private_network: true,
+    };
+    project::save_project(&store, id, &good).unwrap();
+    let saved = project::project_form(&store, id).unwrap();
+    assert_eq!(saved.context, "A CLI in Rust.");
+    assert_eq!(saved.default_mode, PermissionMode::AcceptEdits);
+    assert!(saved.sandbox && saved.allow_private_network);
+    assert_eq!(store.project(id).unwrap().rules, "Never touch vendor/.");
+}

@@ -34,6 +34,8 @@ pub struct ProjectSettings {
     /// Environment variables that commands and MCP servers get although their names look like
     /// secrets (`GITHUB_TOKEN`, `NPM_TOKEN`; see `codewright_tools::EnvFilter`), by exact name.
     pub pass_env: Vec<String>,
+    /// The mode of a task that has none of its own (`None`: normal).
+    pub default_mode: Option<crate::PermissionMode>,
 }
 
 /// Where a task stands. New tasks are `Idle`; the agent loop moves them through the others.

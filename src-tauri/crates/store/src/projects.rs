@@ -146,6 +146,27 @@ impl Store {
         Ok(())
     }
 
+    /// Sets what the user tells the agent about a project (its context and rules; both go into
+    /// the system prompt).
+    pub fn set_project_instructions(
+        &self,
+        id: ProjectId,
+        context: &str,
+        rules: &str,
+    ) -> Result<Project> {
+        let changed = self.conn.execute(
+            "UPDATE projects SET context = ?2, rules = ?3, updated_at = ?4 WHERE id = ?1",
+            params![id.0, context, rules, now_ms()],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: "project",
+                id: id.0,
+            });
+        }
+        self.project(id)
+    }
+
     /// A project's settings.
     pub fn project_settings(&self, id: ProjectId) -> Result<ProjectSettings> {
         let raw: Option<String> = self

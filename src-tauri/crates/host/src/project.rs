@@ -1,0 +1,72 @@
+//! A project's settings as a person edits them on a settings screen: what the agent is told
+//! about the project (its context and rules, both in the system prompt), the mode of a task that
+//! has none of its own, the sandbox for commands, and web access to local addresses.
+
+use crate::settings::FieldError;
+use crate::HostError;
+use codewright_protocol::{ErrorKind, PermissionMode, ProjectId};
+use codewright_store::Store;
+use serde::{Deserialize, Serialize};
+
+/// The longest context or rules text (characters): both go into every request's prompt.
+pub const INSTRUCTIONS_MAX: usize = 20_000;
+
+/// A project's settings, as shown and as saved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectForm {
+    pub context: String,
+    pub rules: String,
+    pub default_mode: PermissionMode,
+    pub sandbox: bool,
+    pub allow_private_network: bool,
+}
+
+fn store_error(e: codewright_store::StoreError) -> HostError {
+    HostError::new(ErrorKind::Store, e.to_string())
+}
+
+/// The project's settings now.
+pub fn project_form(store: &Store, id: ProjectId) -> Result<ProjectForm, HostError> {
+    let project = store.project(id).map_err(store_error)?;
+    let settings = store.project_settings(id).map_err(store_error)?;
+    Ok(ProjectForm {
+        context: project.context,
+        rules: project.rules,
+        default_mode: settings.default_mode.unwrap_or_default(),
+        sandbox: settings.sandbox,
+        allow_private_network: settings.allow_private_network,
+    })
+}
+
+/// Checks `form` whole and saves it; nothing is saved if a field is wrong.
+pub fn save_project(store: &Store, id: ProjectId, form: &ProjectForm) -> Result<(), FieldError> {
+    let wrong = |field: &'static str, message: String| FieldError { field, message };
+    for (field, text) in [("context", &form.context), ("rules", &form.rules)] {
+        let length = text.chars().count();
+        if length > INSTRUCTIONS_MAX {
+            return Err(wrong(
+                field,
+                format!("This is {length} characters; keep it under {INSTRUCTIONS_MAX}: it goes into every request to the model. Put long documents in the project (AGENTS.md) instead."),
+            ));
+        }
+    }
+    if form.default_mode == PermissionMode::Yolo {
+        return Err(wrong(
+            "defaultMode",
+            "Yolo runs everything without asking, so it is chosen per task, after a confirmation — not for every task of a project.".into(),
+        ));
+    }
+    let unusable = |e: codewright_store::StoreError| wrong("context", e.to_string());
+    let mut settings = store.project_settings(id).map_err(unusable)?;
+    settings.default_mode = Some(form.default_mode);
+    settings.sandbox = form.sandbox;
+    settings.allow_private_network = form.allow_private_network;
+    store
+        .set_project_settings(id, &settings)
+        .map_err(unusable)?;
+    store
+        .set_project_instructions(id, form.context.trim(), form.rules.trim())
+        .map_err(unusable)?;
+    Ok(())
+}
