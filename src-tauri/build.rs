@@ -50,6 +50,8 @@ fn main() {
         "remove_rule",
         "project_settings",
         "save_project_settings",
+        "app_settings",
+        "save_app_settings",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new()

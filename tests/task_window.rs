@@ -1795,3 +1795,81 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     );
     assert!(cli(&data, &["rules", "list", "--project", "1"]).contains("No saved rules"));
 }
+
+/// A run that finishes while its window is in the background is announced by a desktop
+/// notification naming the task (and the theme chosen in Settings reaches every open window).
+#[test]
+fn a_task_that_finishes_in_the_background_is_announced() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    // The answer waits until the test has put the task's window in the background.
+    let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+    let gate = Mutex::new(gate);
+    let provider = Provider::start(Box::new(move |_, _| {
+        let _ = gate.lock().unwrap().recv_timeout(WAIT * 2);
+        Reply::Text("Finished while you looked elsewhere.".into())
+    }));
+    let first = setup(&data, &folder, &provider);
+    let projects: Value =
+        serde_json::from_str(&cli(&data, &["projects", "list", "--json"])).unwrap();
+    let project = projects[0]["id"].to_string();
+    let second: Value = serde_json::from_str(&cli(
+        &data,
+        &[
+            "tasks",
+            "add",
+            "--project",
+            &project,
+            "Another task",
+            "--json",
+        ],
+    ))
+    .unwrap();
+    let bus = NotificationBus::start();
+    let desktop = Desktop::start_with(&data, &bus.env());
+    let app = desktop.launch();
+    let main = app.current_window();
+    let open = |task: &str| {
+        app.switch_to(&main);
+        open_from_main(&app, &format!(".task[data-id=\"{task}\"] .task-open"))
+    };
+    let first_window = open(&first);
+    send(&app, "Take your time");
+    app.wait_until(
+        "the run going",
+        WAIT,
+        "return !document.getElementById('composer-stop').hidden",
+        |v| v == true,
+    );
+    open(&second["id"].to_string());
+    open_gate.send(()).unwrap();
+    let sent = bus.wait_for("Task finished", WAIT);
+    assert!(sent.contains("Fix the notes — 修复"), "{sent}");
+
+    // Settings → theme: every open window follows at once.
+    app.switch_to(&main);
+    app.find("#open-settings").click();
+    app.wait_until(
+        "the app settings",
+        WAIT,
+        "return document.getElementById('app-theme').value",
+        |v| v == "system",
+    );
+    let dark = app.find("#app-theme option[value=dark]");
+    dark.click();
+    app.switch_to(&first_window);
+    app.wait_until(
+        "the task window dark",
+        WAIT,
+        "return document.documentElement.dataset.theme",
+        |v| v == "dark",
+    );
+    save_screenshot("theme-dark-chosen", &app.screenshot());
+    app.switch_to(&main);
+    assert_eq!(
+        app.js("return document.documentElement.dataset.theme", json!([])),
+        "dark"
+    );
+    app.find("#app-theme option[value=system]").click();
+}

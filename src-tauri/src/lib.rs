@@ -83,6 +83,8 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             settings::remove_rule,
             settings::project_settings,
             settings::save_project_settings,
+            settings::app_settings,
+            settings::save_app_settings,
         ]))
 }
 

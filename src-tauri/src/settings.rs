@@ -282,3 +282,24 @@ pub fn save_project_settings(
     state.changed();
     Ok(())
 }
+
+// ---- the app ------------------------------------------------------------------------------------
+
+#[tauri::command]
+pub fn app_settings(state: State<'_, AppState>) -> Result<settings::AppSettings> {
+    Ok(settings::app_settings(&*state.store()?))
+}
+
+/// Saves the app's settings whole; a wrong field is named. How many tasks may run at once
+/// applies from the next start.
+#[tauri::command]
+pub fn save_app_settings(
+    state: State<'_, AppState>,
+    settings: settings::AppSettings,
+) -> std::result::Result<(), FieldError> {
+    let store = state.store().map_err(|e| FieldError {
+        field: "maxRunning",
+        message: e.message,
+    })?;
+    settings::save_app_settings(&store, &settings)
+}

@@ -35,11 +35,11 @@ impl AppState {
     pub fn open(home: &Path) -> AppState {
         let host = Store::open_in(home)
             .map(|store| {
-                Host::new(
-                    Arc::new(Mutex::new(store)),
-                    home.to_path_buf(),
-                    AgentConfig::default(),
-                )
+                let config = AgentConfig {
+                    max_running: codewright_host::settings::app_settings(&store).max_running,
+                    ..AgentConfig::default()
+                };
+                Host::new(Arc::new(Mutex::new(store)), home.to_path_buf(), config)
             })
             .map_err(CommandError::from);
         AppState::with(home, host)

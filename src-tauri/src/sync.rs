@@ -4,7 +4,7 @@
 //! deleted → closed.
 
 use crate::{windows, AppState, AGENT_EVENT, STORE_EVENT};
-use codewright_protocol::{AgentEvent, StoreEvent, TaskId};
+use codewright_protocol::{AgentEvent, RunOutcome, StoreEvent, TaskId};
 use codewright_store::Store;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
@@ -159,7 +159,8 @@ pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
                         task_title(&state, event.task_id()),
                         request.summary
                     );
-                    windows::ask_attention(&app, &label, "Approval needed", &body);
+                    let notify = notifications(&state).notify_approval;
+                    windows::ask_attention(&app, &label, notify, "Approval needed", &body);
                 }
                 AgentEvent::QuestionAsked { question } => {
                     let state = app.state::<AppState>();
@@ -169,12 +170,36 @@ pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
                         task_title(&state, event.task_id()),
                         question.question
                     );
-                    windows::ask_attention(&app, &label, "The agent asks", &body);
+                    let notify = notifications(&state).notify_approval;
+                    windows::ask_attention(&app, &label, notify, "The agent asks", &body);
+                }
+                AgentEvent::RunFinished { outcome, .. } => {
+                    let state = app.state::<AppState>();
+                    state.changed();
+                    let wanted = notifications(&state);
+                    let title = task_title(&state, event.task_id());
+                    match outcome {
+                        RunOutcome::Done if wanted.notify_finished => {
+                            windows::tell(&app, &label, "Task finished", &title)
+                        }
+                        RunOutcome::Failed if wanted.notify_failed => {
+                            windows::tell(&app, &label, "Task failed", &title)
+                        }
+                        _ => {}
+                    }
                 }
                 _ => app.state::<AppState>().changed(),
             }
         }
     });
+}
+
+/// Which notifications the user wants (all, when the settings cannot be read).
+fn notifications(state: &AppState) -> codewright_host::settings::AppSettings {
+    state
+        .store()
+        .map(|store| codewright_host::settings::app_settings(&store))
+        .unwrap_or_default()
 }
 
 /// A task's title, for a notification ("a task" when it cannot be read).

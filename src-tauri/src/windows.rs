@@ -74,10 +74,16 @@ pub(crate) fn close_task_window<R: Runtime>(app: &AppHandle<R>, id: TaskId) {
 }
 
 /// Something waits for the user in this window: unless it is focused, bring it to the front, ask
-/// the window manager for attention (the taskbar entry flashes), and show an OS notification
-/// (`title`, `body`) — also when the window is not open. Its dialog does not take a keystroke
-/// meant for another window (see approval.js).
-pub(crate) fn ask_attention<R: Runtime>(app: &AppHandle<R>, label: &str, title: &str, body: &str) {
+/// the window manager for attention (the taskbar entry flashes), and (if `notify`) show an OS
+/// notification (`title`, `body`) — also when the window is not open. Its dialog does not take a
+/// keystroke meant for another window (see approval.js).
+pub(crate) fn ask_attention<R: Runtime>(
+    app: &AppHandle<R>,
+    label: &str,
+    notify: bool,
+    title: &str,
+    body: &str,
+) {
     if let Some(window) = app.get_webview_window(label) {
         if window.is_focused().unwrap_or(false) {
             return;
@@ -87,6 +93,23 @@ pub(crate) fn ask_attention<R: Runtime>(app: &AppHandle<R>, label: &str, title: 
         let _ = window.set_focus();
         let _ = window.request_user_attention(Some(tauri::UserAttentionType::Critical));
     }
+    if notify {
+        show_notification(app, title, body);
+    }
+}
+
+/// Shows an OS notification (`title`, `body`) about the task of the window `label`, unless that
+/// window is in front: the user sees it there already.
+pub(crate) fn tell<R: Runtime>(app: &AppHandle<R>, label: &str, title: &str, body: &str) {
+    let in_front = app
+        .get_webview_window(label)
+        .is_some_and(|w| w.is_focused().unwrap_or(false));
+    if !in_front {
+        show_notification(app, title, body);
+    }
+}
+
+fn show_notification<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str) {
     use tauri_plugin_notification::NotificationExt;
     let _ = app
         .notification()

@@ -29,6 +29,9 @@ pub struct Desktop {
     xvfb: Child,
     driver: Child,
     pub port: u16,
+    /// The app's own XDG data and cache folders: what the web views keep (localStorage: the
+    /// last project, the theme) stays with this desktop, so no test sees another's.
+    _xdg: tempfile::TempDir,
 }
 
 fn free_port() -> u16 {
@@ -95,6 +98,7 @@ impl Desktop {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let (xvfb, display) = start_xvfb();
         let port = free_port();
+        let xdg = tempfile::tempdir().unwrap();
         let driver = Command::new(tauri_driver())
             .args([
                 "--port",
@@ -104,6 +108,8 @@ impl Desktop {
             ])
             .env("DISPLAY", &display)
             .env("CODEWRIGHT_HOME", home)
+            .env("XDG_DATA_HOME", xdg.path().join("data"))
+            .env("XDG_CACHE_HOME", xdg.path().join("cache"))
             // The key of the scripted provider (tests/support/provider.rs).
             .env("CODEWRIGHT_E2E_KEY", "test-key")
             .envs(env.iter().copied())
@@ -119,6 +125,7 @@ impl Desktop {
             xvfb,
             driver,
             port,
+            _xdg: xdg,
         }
     }
 

@@ -6,6 +6,7 @@
 import { call, messageOf } from './api.js';
 import { $, h, toast } from './dom.js';
 import { initMcp, refreshMcp } from './settings-mcp.js';
+import { initApp, refreshApp } from './settings-app.js';
 import { initProject, refreshProject } from './settings-project.js';
 
 const CUSTOM = '';
@@ -314,6 +315,7 @@ export async function openSettings({ setup = false, layout = () => {} } = {}) {
   if (!setup) {
     refreshMcp().catch((e) => toast(messageOf(e), { error: true }));
     refreshProject().catch((e) => toast(messageOf(e), { error: true }));
+    refreshApp().catch((e) => toast(messageOf(e), { error: true }));
   }
   page.local = await call('local_servers');
   renderFound();
@@ -335,4 +337,5 @@ export function initSettings() {
   $('#settings-close').addEventListener('click', close);
   initMcp();
   initProject();
+  initApp();
 }

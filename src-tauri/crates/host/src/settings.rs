@@ -342,3 +342,55 @@ pub async fn local_servers(timeout: Duration) -> Vec<LocalServer> {
 fn store_error(e: codewright_store::StoreError) -> HostError {
     HostError::new(ErrorKind::Store, e.to_string())
 }
+
+/// The desktop app's own settings (the CLI has no use for them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AppSettings {
+    /// How many tasks may run at once; the others wait, queued. Read when the app starts.
+    pub max_running: usize,
+    /// Desktop notifications, each only while the task's window is not in front: an approval
+    /// or a question waits, a run finished, a run failed.
+    pub notify_approval: bool,
+    pub notify_finished: bool,
+    pub notify_failed: bool,
+}
+
+impl Default for AppSettings {
+    fn default() -> AppSettings {
+        AppSettings {
+            max_running: codewright_agent::AgentConfig::default().max_running,
+            notify_approval: true,
+            notify_finished: true,
+            notify_failed: true,
+        }
+    }
+}
+
+/// The most tasks that may run at once.
+pub const MAX_RUNNING_LIMIT: usize = 16;
+const APP_SETTINGS: &str = "app";
+
+/// The app's settings (the defaults where none are saved, or what is saved cannot be read).
+pub fn app_settings(store: &Store) -> AppSettings {
+    store
+        .setting(APP_SETTINGS)
+        .ok()
+        .flatten()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
+}
+
+/// Saves the app's settings whole; a wrong field is named.
+pub fn save_app_settings(store: &Store, settings: &AppSettings) -> Result<(), FieldError> {
+    if !(1..=MAX_RUNNING_LIMIT).contains(&settings.max_running) {
+        return Err(field(
+            "maxRunning",
+            format!("Choose from 1 to {MAX_RUNNING_LIMIT} tasks at once."),
+        ));
+    }
+    let value = serde_json::to_value(settings).expect("settings serialize");
+    store
+        .set_setting(APP_SETTINGS, Some(&value))
+        .map_err(|e| field("maxRunning", e.to_string()))
+}

@@ -1,6 +1,6 @@
-//! Configuring MCP servers as a settings screen does: a form checked whole with the wrong field
-//! named and nothing half-saved, secret values only in the keyring, imports that say what they
-//! left out, and a check that connects to a real server.
+//! Settings as a settings screen changes them: MCP servers (a form checked whole with the wrong
+//! field named and nothing half-saved, secret values only in the keyring, imports that say what
+//! they left out, a check that reports a dying server's words), a project's settings, the app's.
 
 use codewright_host::mcp::{self, ServerCheck, ServerForm};
 use codewright_llm::credentials::SecretStore;
@@ -284,4 +284,27 @@ fn project_settings_are_checked_whole_and_a_task_without_a_mode_takes_the_defaul
     assert_eq!(saved.default_mode, PermissionMode::AcceptEdits);
     assert!(saved.sandbox && saved.allow_private_network);
     assert_eq!(store.project(id).unwrap().rules, "Never touch vendor/.");
+}
+
+#[test]
+fn app_settings_default_round_trip_and_refuse_a_bad_count() {
+    use codewright_host::settings::{self, AppSettings};
+    let (_dir, store) = store();
+    assert_eq!(settings::app_settings(&store), AppSettings::default());
+    assert!(settings::app_settings(&store).notify_approval);
+    let bad = AppSettings {
+        max_running: 0,
+        ..AppSettings::default()
+    };
+    assert_eq!(
+        settings::save_app_settings(&store, &bad).unwrap_err().field,
+        "maxRunning"
+    );
+    let chosen = AppSettings {
+        max_running: 5,
+        notify_finished: false,
+        ..AppSettings::default()
+    };
+    settings::save_app_settings(&store, &chosen).unwrap();
+    assert_eq!(settings::app_settings(&store), chosen);
 }
