@@ -440,6 +440,22 @@ fn what_needs_you_and_search_reach_the_main_window_only() {
         ("tasks_needing_you", json!({})),
         ("search_conversations", json!({"query": "zanzibar"})),
         ("find_tasks", json!({"query": "away"})),
+        (
+            "list_folder",
+            json!({"projectId": project.id.0, "path": ""}),
+        ),
+        (
+            "watch_tree",
+            json!({"projectId": project.id.0, "folders": [""]}),
+        ),
+        ("open_file", json!({"projectId": project.id.0, "path": "x"})),
+        (
+            "attach_file",
+            json!({"projectId": project.id.0, "path": "x"}),
+        ),
+        ("mcp_servers", json!({})),
+        ("project_rules", json!({"projectId": project.id.0})),
+        ("app_settings", json!({})),
         ("list_tasks", json!({"projectId": project.id.0})),
         ("settings_overview", json!({})),
         ("local_servers", json!({})),
@@ -459,4 +475,37 @@ fn what_needs_you_and_search_reach_the_main_window_only() {
             "a task window may call {cmd}"
         );
     }
+}
+
+#[test]
+fn the_tree_lists_a_projects_folders_and_never_leaves_the_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h = Harness::new(&tmp.path().join("data"));
+    let root = folder(tmp.path(), "p");
+    std::fs::create_dir_all(Path::new(&root).join("src")).unwrap();
+    std::fs::write(Path::new(&root).join("src/lib.rs"), "").unwrap();
+    std::fs::write(tmp.path().join("secret.txt"), "outside").unwrap();
+    let pid = h.ok("add_project", json!({"path": root, "name": null}))["id"].clone();
+    let top = h.ok("list_folder", json!({"projectId": pid, "path": ""}));
+    assert_eq!(top["entries"][0]["path"], "src", "{top}");
+    let src = h.ok("list_folder", json!({"projectId": pid, "path": "src"}));
+    assert_eq!(src["entries"][0]["name"], "lib.rs");
+    for path in ["..", "../p", "src/../..", "/etc"] {
+        h.err("list_folder", json!({"projectId": pid, "path": path}));
+    }
+    h.err(
+        "open_file",
+        json!({"projectId": pid, "path": "../secret.txt"}),
+    );
+    let err = h.err(
+        "attach_file",
+        json!({"projectId": pid, "path": "src/lib.rs"}),
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("Open a task of this project first"),
+        "{err}"
+    );
 }

@@ -1873,3 +1873,94 @@ fn a_task_that_finishes_in_the_background_is_announced() {
     );
     app.find("#app-theme option[value=system]").click();
 }
+
+/// The Files tab: the project's folders with git marks, .gitignore respected; a folder opens on a
+/// click and closes with ←; files created or changed on disk show up with their marks without a
+/// reload; "Attach" puts the file into the message of the project's task window.
+#[test]
+fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, _| Reply::Text("ok".into())));
+    setup(&data, &folder, &provider);
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&folder)
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .output()
+            .expect("git is installed (scripts/setup)")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    std::fs::create_dir_all(folder.join("src")).unwrap();
+    std::fs::create_dir_all(folder.join("target")).unwrap();
+    std::fs::write(folder.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(folder.join("README.md"), "# Notes\n").unwrap();
+    std::fs::write(folder.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(folder.join("target/big.bin"), "x").unwrap();
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "one"]);
+
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    let main = app.current_window();
+    let task_window = open_task_window(&app);
+    app.switch_to(&main);
+    app.find("#tab-files").click();
+    let rows = "return [...document.querySelectorAll('#tree .tree-item')].map(r => r.dataset.path + (r.querySelector('.tree-mark')?.textContent ?? '')).join(' ')";
+    app.wait_until("the top of the project", WAIT, rows, |v| {
+        v == "src .gitignore README.md"
+    });
+    app.find(".tree-item[data-path=src] .tree-name").click();
+    app.wait_until("src open", WAIT, rows, |v| {
+        v == "src src/main.rs .gitignore README.md"
+    });
+
+    // Changes on disk: a new file (untracked) in an open folder, a changed one at the top.
+    std::fs::write(folder.join("src/new.rs"), "\n").unwrap();
+    std::fs::write(folder.join("README.md"), "# Notes, changed\n").unwrap();
+    app.wait_until("the changes in the tree", WAIT, rows, |v| {
+        v == "src src/main.rs src/new.rsU .gitignore README.mdM"
+    });
+    let inside = app.js(
+        "return !!document.querySelector('.tree-item[data-path=src] .tree-mark.changed-inside')",
+        json!([]),
+    );
+    assert_eq!(
+        inside, true,
+        "the folder shows that something changed inside"
+    );
+    save_screenshot("files-tree", &app.screenshot());
+
+    // ← closes the focused folder.
+    app.find(".tree-item[data-path=src] .tree-name")
+        .send_keys_once("\u{E012}");
+    app.wait_until("src closed", WAIT, rows, |v| {
+        v == "src .gitignore README.mdM"
+    });
+
+    // Attach: into the task window's message.
+    app.find(".tree-item[data-path='README.md'] .tree-row")
+        .click();
+    app.find(".tree-item[data-path='README.md'] .tree-actions .button")
+        .click();
+    app.switch_to(&task_window);
+    app.wait_until(
+        "the file in the message",
+        WAIT,
+        "return document.getElementById('composer-input').value",
+        |v| v == "@README.md ",
+    );
+}

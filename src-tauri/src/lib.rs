@@ -9,6 +9,7 @@ pub mod settings;
 mod state;
 mod sync;
 pub mod task_window;
+pub mod tree;
 mod windows;
 
 pub use state::AppState;
@@ -30,6 +31,14 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .manage(state)
+        .manage(tree::TreeState::default())
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::Focused(true) = event {
+                if let Some(task) = windows::task_of(window.label()) {
+                    window.state::<tree::TreeState>().focused(task);
+                }
+            }
+        })
         .setup(|app| {
             sync::start(app.handle());
             sync::forward_agent_events(app.handle());
@@ -46,6 +55,10 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             commands::tasks_needing_you,
             commands::search_conversations,
             commands::find_tasks,
+            tree::list_folder,
+            tree::watch_tree,
+            tree::open_file,
+            tree::attach_file,
             commands::get_task,
             commands::create_task,
             commands::rename_task,

@@ -12,6 +12,11 @@ pub(crate) fn label(id: TaskId) -> String {
     format!("{TASK_PREFIX}{id}")
 }
 
+/// The task whose window has this label, if it is a task window's.
+pub(crate) fn task_of(label: &str) -> Option<TaskId> {
+    label.strip_prefix(TASK_PREFIX)?.parse().ok().map(TaskId)
+}
+
 fn title(task: &Task) -> String {
     format!("{} — Codewright", task.title)
 }

@@ -33,6 +33,16 @@ export function onReveal(handler) {
   return listen('reveal', handler);
 }
 
+/** Calls `handler({projectId, folders})` when folders open in the main window's tree change. */
+export function onTreeChange(handler) {
+  return listen('tree', handler);
+}
+
+/** Calls `handler(path)` when the main window's tree puts a project file into this task's message. */
+export function onAttach(handler) {
+  return listen('attach', handler);
+}
+
 /** A person-readable message for anything a command or the runtime threw. */
 export function messageOf(error) {
   let text = String(error);

@@ -8,6 +8,7 @@ import { ago, statusLabel, when } from './format.js';
 import { initPalette, openPalette } from './palette.js';
 import { closeSearch, initSearch, openSearch, searchOpen } from './search.js';
 import { closeSettings, initSettings, openSettings, readiness, settingsOpen } from './settings.js';
+import { hideTree, initTree, showTree } from './tree.js';
 
 const view = {
   dataDir: '',
@@ -146,9 +147,24 @@ function noteNeeding(task, deleted = false) {
     || Boolean(before?.unread) !== Boolean(needs && task.unread);
 }
 
+/** Shows the Tasks or the Files tab of the project. */
+function showTab(files) {
+  $('#tab-tasks').setAttribute('aria-selected', String(!files));
+  $('#tab-files').setAttribute('aria-selected', String(files));
+  $('#tab-tasks').tabIndex = files ? -1 : 0;
+  $('#tab-files').tabIndex = files ? 0 : -1;
+  $('#tasks-panel').hidden = files;
+  $('#files-panel').hidden = !files;
+  if (files && view.selected != null) showTree(view.selected).catch(failed);
+  else hideTree();
+}
+
+const filesShown = () => !$('#files-panel').hidden;
+
 async function select(id) {
   view.selected = view.projects.has(id) ? id : ([...view.projects.values()].sort(byName)[0]?.id ?? null);
   if (view.selected != null) localStorage.setItem(LAST_PROJECT, String(view.selected));
+  if (filesShown()) showTab(true);
   // Clear at once: rows of the previous project must not stay clickable under this header.
   view.tasks = new Map();
   renderProjects();
@@ -365,6 +381,17 @@ async function start() {
   initSettings();
   initSearch();
   initPalette();
+  initTree();
+  $('#tab-tasks').addEventListener('click', () => showTab(false));
+  $('#tab-files').addEventListener('click', () => showTab(true));
+  // ←/→ move between the tabs (the tablist pattern).
+  $('.project-tabs').addEventListener('keydown', (e) => {
+    if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+    e.preventDefault();
+    const files = !filesShown();
+    showTab(files);
+    $(files ? '#tab-files' : '#tab-tasks').focus();
+  });
   const showSettings = (setup) => {
     closeSearch();
     return openSettings({ setup, layout: renderProjects }).catch(failed);
@@ -376,6 +403,7 @@ async function start() {
   const newTask = () => {
     if (view.selected == null) return addProject();
     closePages();
+    showTab(false);
     $('#new-task-title').focus();
   };
   $('#open-settings').addEventListener('click', () => showSettings(false));

@@ -2,7 +2,7 @@
 // it renders what `task_view` returns, then follows store events (what is stored, by any process)
 // and agent events (what a run in this app does, as it happens).
 
-import { call, closeWindow, messageOf, onAgentEvent, onReveal, onStoreEvent } from './api.js';
+import { call, closeWindow, messageOf, onAgentEvent, onAttach, onReveal, onStoreEvent } from './api.js';
 import { $, restFocusInBackground, showFatal } from './dom.js';
 import { addApproval, addQuestion, initPrompts, resolvePrompt } from './task/approval.js';
 import { initCheckpoints, showCheckpoints } from './task/checkpoints.js';
@@ -10,6 +10,7 @@ import { currentHint, initComposer, setOptions, setRunning } from './task/compos
 import { Conversation } from './task/conversation.js';
 import { initHeader, showAgentState, showContext, showTask } from './task/header.js';
 import { interceptLinks } from './task/links.js';
+import { insertMention } from './task/mentions.js';
 import { settled } from './task/markdown.js';
 import { findPanel, resetTools, settleRunning } from './task/tools.js';
 
@@ -150,6 +151,7 @@ async function start() {
   await onStoreEvent(later(onStore));
   await onAgentEvent(later(onAgent));
   await onReveal(later((seq) => reveal(seq).catch((e) => conversation.error(messageOf(e)))));
+  await onAttach(later((path) => insertMention($('#composer-input'), path)));
   performance.mark('listening');
   await load();
   $('#app').hidden = false;

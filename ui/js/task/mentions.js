@@ -208,6 +208,15 @@ function pick(index) {
   input.focus();
 }
 
+/** Puts `@path ` into the message at the caret (a file the main window's tree attached). */
+export function insertMention(input, path) {
+  const at = input.selectionStart ?? input.value.length;
+  const before = at > 0 && !/\s/.test(input.value[at - 1]) ? ' ' : '';
+  input.setRangeText(`${before}@${path} `, at, input.selectionEnd ?? at, 'end');
+  input.dispatchEvent(new Event('input', { bubbles: true })); // the box grows to fit
+  input.focus();
+}
+
 /** The list fits in the room above the textarea. */
 function fit() {
   if (picker.list.hidden) return;

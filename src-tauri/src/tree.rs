@@ -1,0 +1,183 @@
+//! The main window's file tree of the selected project: folders listed on demand with their git
+//! marks (`codewright_host::tree`), the open folders watched (one project at a time) and their
+//! changes pushed as the [`TREE_EVENT`], and a file opened in the system's default app or put
+//! into the composer of the task window last in front.
+
+use crate::commands::{CommandError, Result};
+use crate::{windows, AppState};
+use codewright_host::tree::{self, Folder, GitStatus, TreeWatcher};
+use codewright_protocol::{ProjectId, TaskId};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tauri::{AppHandle, Emitter, EventTarget, Manager, Runtime, State};
+
+/// Name of the event that says which folders of the tree's project changed on disk.
+pub const TREE_EVENT: &str = "tree";
+/// Name of the event that asks a task window to put a file into its message.
+pub const ATTACH_EVENT: &str = "attach";
+/// How long a git status is reused while the tree lists folders (a change on disk drops it).
+const STATUS_FRESH: Duration = Duration::from_secs(2);
+
+/// A project's git status and when it was read (`None`: not a repository).
+type CachedStatus = Option<(ProjectId, Instant, Option<Arc<GitStatus>>)>;
+
+/// What the tree keeps: the watcher of its project, that project's git status, and the task
+/// window last in front (where "Attach" puts a file).
+#[derive(Default)]
+pub struct TreeState {
+    watcher: Mutex<Option<(ProjectId, TreeWatcher)>>,
+    status: Arc<Mutex<CachedStatus>>,
+    /// Task windows by when they were last in front, the latest first.
+    task_windows: Mutex<Vec<TaskId>>,
+}
+
+impl TreeState {
+    /// Remembers the task window that came to the front.
+    pub(crate) fn focused(&self, task: TaskId) {
+        let mut order = self.task_windows.lock().unwrap_or_else(|p| p.into_inner());
+        order.retain(|t| *t != task);
+        order.insert(0, task);
+    }
+
+    fn status(&self, project: ProjectId, root: &std::path::Path) -> Option<Arc<GitStatus>> {
+        let mut cached = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((p, at, status)) = cached.as_ref() {
+            if *p == project && at.elapsed() < STATUS_FRESH {
+                return status.clone();
+            }
+        }
+        let status = GitStatus::read(root).map(Arc::new);
+        *cached = Some((project, Instant::now(), status.clone()));
+        status
+    }
+}
+
+/// What changed in the tree's project.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TreeChanged {
+    project_id: ProjectId,
+    folders: Vec<String>,
+}
+
+fn root_of(state: &AppState, project: ProjectId) -> Result<PathBuf> {
+    Ok(PathBuf::from(state.store()?.project(project)?.root_path))
+}
+
+/// The folder `path` ("" for the top) of a project, with git marks.
+#[tauri::command]
+pub async fn list_folder(
+    state: State<'_, AppState>,
+    tree: State<'_, TreeState>,
+    project_id: ProjectId,
+    path: String,
+) -> Result<Folder> {
+    let root = root_of(&state, project_id)?;
+    let status = tree.status(project_id, &root);
+    Ok(tree::list_folder(&root, &path, status.as_deref())?)
+}
+
+/// Watches exactly the folders open in the tree of `project_id` (and no other project's).
+#[tauri::command]
+pub fn watch_tree<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    tree: State<'_, TreeState>,
+    project_id: ProjectId,
+    folders: Vec<String>,
+) -> Result<()> {
+    let root = root_of(&state, project_id)?;
+    let mut watcher = tree.watcher.lock().unwrap_or_else(|p| p.into_inner());
+    if watcher.as_ref().is_none_or(|(p, _)| *p != project_id) {
+        let status = tree.status.clone();
+        let started = TreeWatcher::new(&root, move |folders| {
+            // The marks may have changed with the files.
+            *status.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            let changed = TreeChanged {
+                project_id,
+                folders,
+            };
+            let _ = app.emit_to(EventTarget::webview_window("main"), TREE_EVENT, changed);
+        })?;
+        *watcher = Some((project_id, started));
+    }
+    if let Some((_, w)) = watcher.as_mut() {
+        w.watch_only(&folders);
+    }
+    Ok(())
+}
+
+/// A file of the project, refused if it leaves it.
+fn file_of(state: &AppState, project: ProjectId, path: &str) -> Result<PathBuf> {
+    let root = root_of(state, project)?;
+    let file = tree::folder_path(&root, path)?;
+    if !file.is_file() {
+        return Err(CommandError {
+            kind: "notFound".into(),
+            message: format!("{path} is not a file of the project any more"),
+            fatal: false,
+            saved: false,
+        });
+    }
+    Ok(file)
+}
+
+/// Opens a file of the project in the system's default app for it.
+#[tauri::command]
+pub fn open_file(state: State<'_, AppState>, project_id: ProjectId, path: String) -> Result<()> {
+    let file = file_of(&state, project_id, &path)?;
+    std::process::Command::new("xdg-open")
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(drop)
+        .map_err(|e| CommandError {
+            kind: "open".into(),
+            message: format!("{path} could not be opened (xdg-open: {e})"),
+            fatal: false,
+            saved: false,
+        })
+}
+
+/// Puts `@path` into the message of the open task window of this project that was last in
+/// front, and brings it to the front. Returns the task's id.
+#[tauri::command]
+pub fn attach_file<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    tree: State<'_, TreeState>,
+    project_id: ProjectId,
+    path: String,
+) -> Result<TaskId> {
+    file_of(&state, project_id, &path)?;
+    let no_window = || CommandError {
+        kind: "noTaskWindow".into(),
+        message: "Open a task of this project first: the file goes into its message.".into(),
+        fatal: false,
+        saved: false,
+    };
+    let order = tree
+        .task_windows
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let (task, window) = {
+        let store = state.store()?;
+        order
+            .into_iter()
+            .filter(|t| store.task(*t).is_ok_and(|t| t.project_id == project_id))
+            .find_map(|t| app.get_webview_window(&windows::label(t)).map(|w| (t, w)))
+            .ok_or_else(no_window)?
+    };
+    window.emit_to(
+        EventTarget::webview_window(windows::label(task)),
+        ATTACH_EVENT,
+        &path,
+    )?;
+    let _ = window.set_focus();
+    Ok(task)
+}

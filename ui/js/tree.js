@@ -1,0 +1,208 @@
+// The Files tab of a project: its folders, opened one at a time, each entry with its git mark;
+// a file can be put into the message of the project's task window last in front, or opened in
+// the system's default app. The open folders are watched by the backend, which says which of
+// them changed; only those are read again. ↑/↓ move, → opens a folder, ← closes it (or goes to
+// its parent), Enter opens or closes a folder.
+
+import { call, messageOf, onTreeChange } from './api.js';
+import { $, h, toast } from './dom.js';
+
+const MARKS = {
+  modified: ['M', 'Modified'],
+  added: ['A', 'Added'],
+  deleted: ['D', 'Deleted'],
+  renamed: ['R', 'Renamed'],
+  untracked: ['U', 'Untracked'],
+  conflicted: ['C', 'Conflicted'],
+};
+
+const state = {
+  project: null,
+  open: new Set(['']), // folders shown open ('' is the project's top)
+  folders: new Map(), // path → what list_folder returned
+  loading: new Set(),
+};
+
+/** Shows the tree of `project` (a project id), read again if it is another project. */
+export async function showTree(project) {
+  if (state.project !== project) {
+    state.project = project;
+    state.open = new Set(['']);
+    state.folders = new Map();
+    $('#tree').replaceChildren();
+  }
+  await reload([...state.open]);
+  watch();
+}
+
+/** Forgets the tree (no project selected, or its tab hidden): nothing is watched. */
+export function hideTree() {
+  if (state.project != null) call('watch_tree', { projectId: state.project, folders: [] }).catch(() => {});
+}
+
+function watch() {
+  if (state.project == null) return;
+  call('watch_tree', { projectId: state.project, folders: [...state.open] })
+    .catch((e) => status(`Changes on disk are not followed: ${messageOf(e)}`));
+}
+
+function status(text) {
+  const el = $('#tree-status');
+  el.textContent = text;
+  el.hidden = !text;
+}
+
+/** Reads the folders `paths` again (those still open), then shows the tree. */
+async function reload(paths) {
+  const project = state.project;
+  const wanted = paths.filter((p) => state.open.has(p));
+  const read = await Promise.all(wanted.map((path) =>
+    call('list_folder', { projectId: project, path }).then(
+      (folder) => [path, folder],
+      (e) => [path, { error: messageOf(e) }])));
+  if (project !== state.project) return; // another project was chosen meanwhile
+  for (const [path, folder] of read) {
+    if (folder.error && path !== '') {
+      // A folder that went away closes.
+      state.open.delete(path);
+      state.folders.delete(path);
+    } else {
+      state.folders.set(path, folder);
+    }
+  }
+  const top = state.folders.get('');
+  status(top?.error ? `The project's files cannot be read: ${top.error}` : '');
+  render();
+}
+
+function markOf(entry) {
+  const mark = MARKS[entry.git];
+  if (mark) return h('span', { class: `tree-mark mark-${entry.git}`, title: mark[1], text: mark[0] });
+  if (entry.changedInside) return h('span', { class: 'tree-mark changed-inside', title: 'Changes inside' });
+  return null;
+}
+
+/** Indents a row `level` steps (through the CSSOM: the page's CSP allows no style attribute). */
+function indent(el, level) {
+  el.style.setProperty('--level', String(level));
+  return el;
+}
+
+function rows(path, level) {
+  const folder = state.folders.get(path);
+  if (!folder?.entries) return [];
+  const out = [];
+  for (const entry of folder.entries) {
+    const open = entry.dir && state.open.has(entry.path);
+    const label = `${entry.name}${entry.git ? `, ${MARKS[entry.git]?.[1].toLowerCase() ?? entry.git}` : ''}`;
+    out.push(h('li', {
+      role: 'treeitem',
+      class: `tree-item${entry.git === 'deleted' ? ' deleted' : ''}`,
+      'aria-level': String(level),
+      'aria-expanded': entry.dir ? String(open) : null,
+      dataset: { path: entry.path, dir: entry.dir ? 'true' : 'false' },
+    },
+    indent(h('div', { class: 'tree-row' },
+      h('button', {
+        type: 'button',
+        class: 'tree-name',
+        'aria-label': label,
+        title: entry.path,
+        onclick: () => (entry.dir ? toggle(entry.path) : null),
+      },
+      h('span', { class: 'tree-icon', 'aria-hidden': 'true', text: entry.dir ? (open ? '▾' : '▸') : '' }),
+      h('span', { class: 'tree-label', text: entry.name }),
+      markOf(entry)),
+      entry.dir || entry.git === 'deleted' ? null : h('span', { class: 'tree-actions' },
+        h('button', { type: 'button', class: 'button small', text: 'Attach', title: 'Put it into the message of this project’s task window', 'aria-label': `Attach ${entry.path} to the task`, onclick: () => attach(entry.path) }),
+        h('button', { type: 'button', class: 'button small', text: 'Open', title: 'Open it in the system’s default app', 'aria-label': `Open ${entry.path}`, onclick: () => open(entry.path) }))), level - 1)));
+    if (open) {
+      const children = rows(entry.path, level + 1);
+      if (children.length) out.push(...children);
+      else if (!state.folders.has(entry.path)) out.push(indent(h('li', { class: 'tree-note muted', text: 'Reading…' }), level));
+      else out.push(indent(h('li', { class: 'tree-note muted', text: 'Empty' }), level));
+    }
+  }
+  if (folder.truncated) {
+    out.push(indent(h('li', { class: 'tree-note muted', text: `Only the first ${folder.entries.length} entries are shown.` }), level - 1));
+  }
+  return out;
+}
+
+/** Re-renders the tree, keeping the keyboard focus on the same row. */
+function render() {
+  const focused = document.activeElement?.closest?.('.tree-item');
+  const path = focused?.dataset.path;
+  const button = document.activeElement?.className;
+  const top = rows('', 1);
+  $('#tree').replaceChildren(...top);
+  $('#tree-empty').hidden = top.length > 0 || !state.folders.get('')?.entries;
+  if (path != null) {
+    const row = [...document.querySelectorAll('.tree-item')].find((r) => r.dataset.path === path);
+    const again = row && [...row.querySelectorAll('button')].find((b) => b.className === button);
+    (again ?? row?.querySelector('.tree-name'))?.focus();
+  }
+}
+
+async function toggle(path) {
+  if (state.open.has(path)) {
+    state.open.delete(path);
+    for (const p of [...state.open]) if (p.startsWith(`${path}/`)) state.open.delete(p);
+    render();
+  } else {
+    state.open.add(path);
+    render(); // "Reading…" at once
+    await reload([path]);
+  }
+  watch();
+}
+
+async function attach(path) {
+  try {
+    await call('attach_file', { projectId: state.project, path });
+  } catch (e) {
+    toast(messageOf(e), { error: true });
+  }
+}
+
+async function open(path) {
+  try {
+    await call('open_file', { projectId: state.project, path });
+  } catch (e) {
+    toast(messageOf(e), { error: true });
+  }
+}
+
+function onKey(event) {
+  const row = event.target.closest?.('.tree-item');
+  if (!row || !event.target.classList.contains('tree-name')) return;
+  const names = [...document.querySelectorAll('#tree .tree-name')];
+  const at = names.indexOf(event.target);
+  const dir = row.dataset.dir === 'true';
+  const open = row.getAttribute('aria-expanded') === 'true';
+  const move = (i) => names[Math.max(0, Math.min(names.length - 1, i))]?.focus();
+  switch (event.key) {
+    case 'ArrowDown': move(at + 1); break;
+    case 'ArrowUp': move(at - 1); break;
+    case 'ArrowRight': if (dir && !open) toggle(row.dataset.path); else move(at + 1); break;
+    case 'ArrowLeft': {
+      if (dir && open) { toggle(row.dataset.path); break; }
+      const parent = row.dataset.path.includes('/') ? row.dataset.path.slice(0, row.dataset.path.lastIndexOf('/')) : null;
+      const up = parent == null ? null : [...document.querySelectorAll('.tree-item')].find((r) => r.dataset.path === parent);
+      up?.querySelector('.tree-name')?.focus();
+      break;
+    }
+    default: return;
+  }
+  event.preventDefault();
+}
+
+/** Wires the tree, once: keys, and the changes on disk the backend reports. */
+export function initTree() {
+  $('#tree').addEventListener('keydown', onKey);
+  // Any change may change the marks of every open folder (they sum up what changed inside):
+  // the open folders are read again, each one level deep.
+  onTreeChange((change) => {
+    if (change.projectId === state.project) reload([...state.open]);
+  });
+}
