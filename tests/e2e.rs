@@ -404,3 +404,48 @@ fn a_corrupt_database_shows_the_error_screen_and_is_left_untouched() {
         "the database file was modified"
     );
 }
+
+/// Launched again on the same data folder, Codewright hands over to the running app and exits;
+/// the running one carries on.
+#[test]
+fn a_second_launch_hands_over_to_the_running_app() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let (mut bus, address) = support::session_bus();
+    let env = [
+        ("DBUS_SESSION_BUS_ADDRESS", address.as_str()),
+        ("NO_AT_BRIDGE", "1"),
+        ("GTK_A11Y", "none"),
+    ];
+    let desktop = Desktop::start_with(&data, &env);
+    let app = desktop.launch();
+    let mut second = std::process::Command::new(env!("CARGO_BIN_EXE_codewright"))
+        .env("DISPLAY", &desktop.display)
+        .env("CODEWRIGHT_HOME", &data)
+        .envs(env)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = second.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = second.kill();
+            panic!("the second launch kept running instead of handing over");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    assert_eq!(app.window_handles().len(), 1);
+    assert_eq!(
+        app.js("return document.body.dataset.ready", json!([])),
+        "true",
+        "the running app carries on"
+    );
+    app.quit();
+    let _ = bus.kill();
+    let _ = bus.wait();
+}

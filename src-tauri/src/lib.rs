@@ -114,16 +114,45 @@ fn guarded<R: Runtime>(
     }
 }
 
+/// One app per data folder: launched again on the same folder, Codewright hands over to the
+/// running one (which comes to the front) and exits. Found through the D-Bus session bus, under
+/// a name made from the folder; without a session bus every launch runs on its own, and says so.
+fn single_instance<R: Runtime>(home: &std::path::Path) -> tauri::plugin::TauriPlugin<R> {
+    use std::hash::{Hash, Hasher};
+    let bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some()
+        || std::env::var_os("XDG_RUNTIME_DIR")
+            .is_some_and(|dir| std::path::Path::new(&dir).join("bus").exists());
+    if !bus {
+        eprintln!(
+            "codewright: no D-Bus session bus, so launching Codewright again opens a second app on the same data instead of bringing this one to the front"
+        );
+    }
+    let mut hash = std::collections::hash_map::DefaultHasher::new();
+    home.hash(&mut hash);
+    tauri_plugin_single_instance::Builder::new()
+        .dbus_id(format!("dev.codewright.app.d{:016x}", hash.finish()))
+        .callback(|app, _args, _cwd| {
+            if let Some(main) = app.get_webview_window("main") {
+                let _ = main.unminimize();
+                let _ = main.show();
+                let _ = main.set_focus();
+            }
+        })
+        .build()
+}
+
 /// Runs the desktop app on the data folder from `CODEWRIGHT_HOME` or the XDG data dir.
 pub fn run() {
     codewright_host::protect_own_environment();
     let state = AppState::open_default();
-    app_builder(tauri::Builder::default(), state)
+    app_builder(tauri::Builder::default().plugin(single_instance(state.home())), state)
         .build(tauri::generate_context!())
         .expect("the window system failed to start Codewright")
         .run(|app, event| {
             // Runs stop, and MCP servers and background commands end, with the app.
             if let tauri::RunEvent::Exit = event {
+                // A launch while this one winds down starts anew rather than handing over to it.
+                tauri_plugin_single_instance::destroy(app);
                 if let Ok(host) = app.state::<AppState>().host() {
                     tauri::async_runtime::block_on(host.shutdown());
                 }

@@ -29,6 +29,8 @@ pub struct Desktop {
     xvfb: Child,
     driver: Child,
     pub port: u16,
+    /// The X display the apps show on.
+    pub display: String,
     /// The app's own XDG data and cache folders: what the web views keep (localStorage: the
     /// last project, the theme) stays with this desktop, so no test sees another's.
     _xdg: tempfile::TempDir,
@@ -125,12 +127,27 @@ impl Desktop {
             xvfb,
             driver,
             port,
+            display,
             _xdg: xdg,
         }
     }
 
     /// Launches the app (a new WebDriver session) and waits until its main window has rendered.
+    /// An app this desktop launched before is first waited for until it has exited, as a person
+    /// relaunching sees it gone first (else the new one would hand over to it and exit).
     pub fn launch(&self) -> webdriver::Session {
+        let app = std::fs::canonicalize(env!("CARGO_BIN_EXE_codewright")).unwrap();
+        let start = std::time::Instant::now();
+        while descendants(self.driver.id())
+            .iter()
+            .any(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == app))
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the app launched before did not exit"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let session = webdriver::Session::start(self.port, env!("CARGO_BIN_EXE_codewright"));
         session.wait_until("the main window to render", Duration::from_secs(20),
             "return document.body.dataset.ready === 'true' || !document.getElementById('fatal').hidden",

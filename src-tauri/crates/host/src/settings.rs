@@ -394,3 +394,106 @@ pub fn save_app_settings(store: &Store, settings: &AppSettings) -> Result<(), Fi
         .set_setting(APP_SETTINGS, Some(&value))
         .map_err(|e| field("maxRunning", e.to_string()))
 }
+
+/// A model as the settings page lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogEntry {
+    #[serde(flatten)]
+    pub model: codewright_llm::ModelInfo,
+    /// The user added or changed it (it can be removed).
+    pub custom: bool,
+}
+
+/// The catalog's models and the user's own (which win), by provider, then name.
+pub fn catalog(store: &Store) -> Result<Vec<CatalogEntry>, HostError> {
+    let custom = crate::models::custom_models(store)?;
+    let mut all: Vec<CatalogEntry> = builtin_models()
+        .into_iter()
+        .filter(|b| !custom.iter().any(|c| c.id == b.id))
+        .map(|model| CatalogEntry {
+            model,
+            custom: false,
+        })
+        .chain(custom.into_iter().map(|model| CatalogEntry {
+            model,
+            custom: true,
+        }))
+        .collect();
+    all.sort_by(|a, b| {
+        (a.model.provider(), a.model.name()).cmp(&(b.model.provider(), b.model.name()))
+    });
+    Ok(all)
+}
+
+/// A model as a person describes it; what is left out keeps the catalog's figure (or the
+/// defaults for a model the catalog does not know).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelForm {
+    /// MODEL@PROVIDER.
+    pub id: String,
+    pub context_window: Option<u64>,
+    pub max_output: Option<u64>,
+    pub tools: Option<bool>,
+    pub images: Option<bool>,
+    /// US dollars per million tokens.
+    pub input_price: Option<f64>,
+    pub output_price: Option<f64>,
+}
+
+/// Checks `form` whole and saves the model (replacing the user's entry of the same id).
+pub fn save_model(
+    store: &Store,
+    form: &ModelForm,
+) -> Result<codewright_llm::ModelInfo, FieldError> {
+    let id = form.id.trim();
+    let (_, provider_name) =
+        parse_model_id(id).map_err(|_| field("id", "Write it as MODEL@PROVIDER, e.g. qwen2.5-coder:7b@ollama."))?;
+    provider(store, provider_name).map_err(|e| field("id", e.message))?;
+    let custom = crate::models::custom_models(store).map_err(|e| field("id", e.message))?;
+    let base = codewright_llm::resolve_model(id, &custom);
+    let context_window = form.context_window.unwrap_or(base.context_window);
+    if !(1_024..=100_000_000).contains(&context_window) {
+        return Err(field(
+            "contextWindow",
+            "The context window is a number of tokens from 1,024 up (a 4k model: 4096).",
+        ));
+    }
+    let max_output = form.max_output.unwrap_or(base.max_output.min(context_window / 2));
+    if max_output == 0 || max_output >= context_window {
+        return Err(field(
+            "maxOutput",
+            format!("The longest answer must be at least 1 token and less than the context window ({context_window})."),
+        ));
+    }
+    for (name, price) in [("inputPrice", form.input_price), ("outputPrice", form.output_price)] {
+        if price.is_some_and(|p| !p.is_finite() || p < 0.0) {
+            return Err(field(name, "A price is US dollars per million tokens, 0 or more."));
+        }
+    }
+    let row = codewright_store::ModelRow {
+        id: id.to_string(),
+        context_window,
+        max_output,
+        tools: form.tools.unwrap_or(base.tools),
+        images: form.images.unwrap_or(base.images),
+        thinking: base.thinking,
+        input_price: form.input_price.unwrap_or(base.pricing.input),
+        output_price: form.output_price.unwrap_or(base.pricing.output),
+        cache_read_price: base.pricing.cache_read,
+        cache_write_price: base.pricing.cache_write,
+    };
+    store
+        .save_model(&row)
+        .map_err(|e| field("id", e.to_string()))?;
+    let custom = crate::models::custom_models(store).map_err(|e| field("id", e.message))?;
+    Ok(codewright_llm::resolve_model(id, &custom))
+}
+
+/// Removes the user's entry of a model; `false` if it had none.
+pub fn remove_model(store: &Store, id: &str) -> Result<bool, HostError> {
+    store
+        .remove_model(id)
+        .map_err(|e| HostError::new(ErrorKind::Store, e.to_string()))
+}

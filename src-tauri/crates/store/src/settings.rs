@@ -135,6 +135,12 @@ impl Store {
         )?;
         Ok(())
     }
+
+    /// Removes a model entry of the user's (a catalog model it changed goes back to the
+    /// catalog's figures). `false` if there was none.
+    pub fn remove_model(&self, id: &str) -> Result<bool> {
+        Ok(self.conn.execute("DELETE FROM models WHERE id = ?1", [id])? > 0)
+    }
 }
 
 impl Store {
