@@ -145,17 +145,20 @@ fn single_instance<R: Runtime>(home: &std::path::Path) -> tauri::plugin::TauriPl
 pub fn run() {
     codewright_host::protect_own_environment();
     let state = AppState::open_default();
-    app_builder(tauri::Builder::default().plugin(single_instance(state.home())), state)
-        .build(tauri::generate_context!())
-        .expect("the window system failed to start Codewright")
-        .run(|app, event| {
-            // Runs stop, and MCP servers and background commands end, with the app.
-            if let tauri::RunEvent::Exit = event {
-                // A launch while this one winds down starts anew rather than handing over to it.
-                tauri_plugin_single_instance::destroy(app);
-                if let Ok(host) = app.state::<AppState>().host() {
-                    tauri::async_runtime::block_on(host.shutdown());
-                }
+    app_builder(
+        tauri::Builder::default().plugin(single_instance(state.home())),
+        state,
+    )
+    .build(tauri::generate_context!())
+    .expect("the window system failed to start Codewright")
+    .run(|app, event| {
+        // Runs stop, and MCP servers and background commands end, with the app.
+        if let tauri::RunEvent::Exit = event {
+            // A launch while this one winds down starts anew rather than handing over to it.
+            tauri_plugin_single_instance::destroy(app);
+            if let Ok(host) = app.state::<AppState>().host() {
+                tauri::async_runtime::block_on(host.shutdown());
             }
-        });
+        }
+    });
 }

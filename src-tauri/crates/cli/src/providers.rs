@@ -2,12 +2,11 @@
 
 use crate::output::{table, to_json};
 use clap::Subcommand;
-use codewright_host::models::{all_providers, custom_models, model_for, provider};
+use codewright_host::models::{all_providers, model_for};
 use codewright_host::settings::{self, KeyStatus, ProviderForm};
-use codewright_llm::catalog::{builtin_models, parse_model_id, ModelInfo};
 use codewright_llm::credentials::{OsKeyring, SecretStore};
 use codewright_llm::{ModelRole, Provider};
-use codewright_store::{ModelRow, Store};
+use codewright_store::Store;
 use std::io::Read;
 
 #[derive(Subcommand)]
@@ -159,19 +158,14 @@ pub fn providers(store: &Store, command: ProvidersCommand, json: bool) -> Result
 pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<String, String> {
     Ok(match command {
         ModelsCommand::List => {
-            let custom = custom_models(store)?;
-            let mut all: Vec<ModelInfo> = builtin_models()
-                .into_iter()
-                .filter(|b| !custom.iter().any(|c| c.id == b.id))
-                .collect();
-            all.extend(custom);
-            all.sort_by(|a, b| (a.provider(), a.name()).cmp(&(b.provider(), b.name())));
+            let all = codewright_host::settings::catalog(store)?;
             if json {
                 to_json(&all)
             } else {
                 table(
                     &["MODEL", "CONTEXT", "MAX OUT", "TOOLS", "$/M IN", "$/M OUT"],
-                    all.iter().map(|m| {
+                    all.iter().map(|entry| {
+                        let m = &entry.model;
                         vec![
                             m.id.clone(),
                             m.context_window.to_string(),
@@ -193,29 +187,23 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
             input_price,
             output_price,
         } => {
-            let (_, provider_name) = parse_model_id(&id)?;
-            provider(store, provider_name)?;
-            let base = codewright_llm::resolve_model(&id, &custom_models(store)?);
-            let row = ModelRow {
+            let form = codewright_host::settings::ModelForm {
                 id: id.clone(),
-                context_window: context.unwrap_or(base.context_window),
-                max_output: max_output.unwrap_or(base.max_output),
-                tools: !no_tools && base.tools,
-                images: images || base.images,
-                thinking: base.thinking,
-                input_price: input_price.unwrap_or(base.pricing.input),
-                output_price: output_price.unwrap_or(base.pricing.output),
-                cache_read_price: base.pricing.cache_read,
-                cache_write_price: base.pricing.cache_write,
+                context_window: context,
+                max_output,
+                tools: no_tools.then_some(false),
+                images: images.then_some(true),
+                input_price,
+                output_price,
             };
-            store.save_model(&row).map_err(|e| e.to_string())?;
-            let saved = codewright_llm::resolve_model(&id, &custom_models(store)?);
+            let saved =
+                codewright_host::settings::save_model(store, &form).map_err(|e| e.message)?;
             if json {
                 to_json(&saved)
             } else {
                 format!(
                     "Saved model {id} (context {}, max output {})\n",
-                    row.context_window, row.max_output
+                    saved.context_window, saved.max_output
                 )
             }
         }

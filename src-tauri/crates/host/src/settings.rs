@@ -415,11 +415,11 @@ pub fn catalog(store: &Store) -> Result<Vec<CatalogEntry>, HostError> {
             model,
             custom: false,
         })
-        .chain(custom.into_iter().map(|model| CatalogEntry {
-            model,
-            custom: true,
-        }))
         .collect();
+    all.extend(custom.into_iter().map(|model| CatalogEntry {
+        model,
+        custom: true,
+    }));
     all.sort_by(|a, b| {
         (a.model.provider(), a.model.name()).cmp(&(b.model.provider(), b.model.name()))
     });
@@ -448,28 +448,40 @@ pub fn save_model(
     form: &ModelForm,
 ) -> Result<codewright_llm::ModelInfo, FieldError> {
     let id = form.id.trim();
-    let (_, provider_name) =
-        parse_model_id(id).map_err(|_| field("id", "Write it as MODEL@PROVIDER, e.g. qwen2.5-coder:7b@ollama."))?;
+    let (_, provider_name) = parse_model_id(id).map_err(|_| {
+        field(
+            "id",
+            "Write it as MODEL@PROVIDER, e.g. qwen2.5-coder:7b@ollama.",
+        )
+    })?;
     provider(store, provider_name).map_err(|e| field("id", e.message))?;
     let custom = crate::models::custom_models(store).map_err(|e| field("id", e.message))?;
     let base = codewright_llm::resolve_model(id, &custom);
     let context_window = form.context_window.unwrap_or(base.context_window);
-    if !(1_024..=100_000_000).contains(&context_window) {
+    if !(16..=100_000_000).contains(&context_window) {
         return Err(field(
             "contextWindow",
-            "The context window is a number of tokens from 1,024 up (a 4k model: 4096).",
+            "The context window is the number of tokens the model reads at most (a 4k model: 4096).",
         ));
     }
-    let max_output = form.max_output.unwrap_or(base.max_output.min(context_window / 2));
+    let max_output = form
+        .max_output
+        .unwrap_or(base.max_output.min(context_window / 2));
     if max_output == 0 || max_output >= context_window {
         return Err(field(
             "maxOutput",
             format!("The longest answer must be at least 1 token and less than the context window ({context_window})."),
         ));
     }
-    for (name, price) in [("inputPrice", form.input_price), ("outputPrice", form.output_price)] {
+    for (name, price) in [
+        ("inputPrice", form.input_price),
+        ("outputPrice", form.output_price),
+    ] {
         if price.is_some_and(|p| !p.is_finite() || p < 0.0) {
-            return Err(field(name, "A price is US dollars per million tokens, 0 or more."));
+            return Err(field(
+                name,
+                "A price is US dollars per million tokens, 0 or more.",
+            ));
         }
     }
     let row = codewright_store::ModelRow {

@@ -35,6 +35,7 @@ pub struct ProjectSettings {
     /// secrets (`GITHUB_TOKEN`, `NPM_TOKEN`; see `codewright_tools::EnvFilter`), by exact name.
     pub pass_env: Vec<String>,
     /// The mode of a task that has none of its own (`None`: normal).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<crate::PermissionMode>,
 }
 

@@ -139,7 +139,10 @@ impl Store {
     /// Removes a model entry of the user's (a catalog model it changed goes back to the
     /// catalog's figures). `false` if there was none.
     pub fn remove_model(&self, id: &str) -> Result<bool> {
-        Ok(self.conn.execute("DELETE FROM models WHERE id = ?1", [id])? > 0)
+        Ok(self
+            .conn
+            .execute("DELETE FROM models WHERE id = ?1", [id])?
+            > 0)
     }
 }
 
