@@ -30,6 +30,7 @@ pub struct Desktop {
     driver: Child,
     pub port: u16,
     /// The X display the apps show on.
+    #[allow(dead_code)] // not every test binary starts the app itself
     pub display: String,
     /// The app's own XDG data and cache folders: what the web views keep (localStorage: the
     /// last project, the theme) stays with this desktop, so no test sees another's.
