@@ -56,6 +56,9 @@ fn main() {
         "save_project_settings",
         "app_settings",
         "save_app_settings",
+        "model_catalog",
+        "save_model",
+        "remove_model",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new()

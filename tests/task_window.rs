@@ -1721,6 +1721,58 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         |v| v == true,
     );
 
+    // Models: a local one with its real window; a longest answer above it is refused.
+    app.find("#models-filter").type_text("e2e-model");
+    app.wait_until(
+        "the narrowed catalog",
+        WAIT,
+        "return [...document.querySelectorAll('#models-list tr')].map(r => r.dataset.id).join()",
+        |v| v == "e2e-model@scripted",
+    );
+    app.find("#model-add").click();
+    app.find("#model-id").type_text("local-coder@nowhere");
+    app.find("#model-save").click();
+    let error = app.wait_until("the model's error", WAIT,
+        "const e = document.querySelector('#model-add-form [data-error-in=id]'); return e.hidden ? null : e.textContent",
+        |v| v.is_string());
+    assert!(error.as_str().unwrap().contains("nowhere"), "{error}");
+    let id = app.find("#model-id");
+    id.clear();
+    id.type_text("local-coder@scripted");
+    app.find("#model-context").type_text("4096");
+    app.find("#model-output").type_text("8192");
+    app.find("#model-save").click();
+    let error = app.wait_until("the longest answer's error", WAIT,
+        "const e = document.querySelector('#model-add-form [data-error-in=maxOutput]'); return e.hidden ? null : e.textContent",
+        |v| v.is_string());
+    assert!(
+        error
+            .as_str()
+            .unwrap()
+            .contains("less than the context window (4096)"),
+        "{error}"
+    );
+    let output = app.find("#model-output");
+    output.clear();
+    output.type_text("1024");
+    app.find("#model-save").click();
+    let models = app.find("#models-filter");
+    models.clear();
+    models.type_text("local-coder");
+    app.wait_until("the new model listed", WAIT,
+        "return document.querySelector('#models-list tr[data-id=\"local-coder@scripted\"]')?.textContent ?? null",
+        |v| v.as_str().is_some_and(|t| t.contains("4.1k") && t.contains("1k")));
+    app.wait_until("the new model among the roles' choices", WAIT,
+        "return [...document.getElementById('role-main').options].some(o => o.value === 'local-coder@scripted')",
+        |v| v == true);
+    let listed = cli(&data, &["models", "list", "--json"]);
+    assert!(listed.contains("local-coder@scripted"), "{listed}");
+    app.js(
+        "document.getElementById('models-heading').scrollIntoView()",
+        json!([]),
+    );
+    save_screenshot("settings-models-dark-small", &app.screenshot());
+
     // The project's settings: what the agent is told, and the mode of a new task.
     app.wait_until("the project's settings", WAIT,
         "return !document.getElementById('rules-empty').hidden && document.getElementById('project-select').selectedOptions[0]?.textContent",

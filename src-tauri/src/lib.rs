@@ -98,6 +98,9 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             settings::save_project_settings,
             settings::app_settings,
             settings::save_app_settings,
+            settings::model_catalog,
+            settings::save_model,
+            settings::remove_model,
         ]))
 }
 

@@ -303,3 +303,28 @@ pub fn save_app_settings(
     })?;
     settings::save_app_settings(&store, &settings)
 }
+
+// ---- models -------------------------------------------------------------------------------------
+
+#[tauri::command]
+pub fn model_catalog(state: State<'_, AppState>) -> Result<Vec<settings::CatalogEntry>> {
+    Ok(settings::catalog(&*state.store()?)?)
+}
+
+/// Adds or changes a model (its limits and prices); a wrong field is named.
+#[tauri::command]
+pub fn save_model(
+    state: State<'_, AppState>,
+    form: settings::ModelForm,
+) -> std::result::Result<String, FieldError> {
+    let store = state.store().map_err(|e| FieldError {
+        field: "id",
+        message: e.message,
+    })?;
+    Ok(settings::save_model(&store, &form)?.id)
+}
+
+#[tauri::command]
+pub fn remove_model(state: State<'_, AppState>, id: String) -> Result<bool> {
+    Ok(settings::remove_model(&*state.store()?, &id)?)
+}

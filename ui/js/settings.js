@@ -7,6 +7,7 @@ import { call, messageOf } from './api.js';
 import { $, h, toast } from './dom.js';
 import { initMcp, refreshMcp } from './settings-mcp.js';
 import { initApp, refreshApp } from './settings-app.js';
+import { initModels, refreshModels } from './settings-models.js';
 import { initProject, refreshProject } from './settings-project.js';
 
 const CUSTOM = '';
@@ -316,6 +317,7 @@ export async function openSettings({ setup = false, layout = () => {} } = {}) {
     refreshMcp().catch((e) => toast(messageOf(e), { error: true }));
     refreshProject().catch((e) => toast(messageOf(e), { error: true }));
     refreshApp().catch((e) => toast(messageOf(e), { error: true }));
+    refreshModels(() => refresh()).catch((e) => toast(messageOf(e), { error: true }));
   }
   page.local = await call('local_servers');
   renderFound();
@@ -338,4 +340,5 @@ export function initSettings() {
   initMcp();
   initProject();
   initApp();
+  initModels();
 }
