@@ -348,6 +348,36 @@ fn first_run_sets_up_a_provider_and_the_first_task_is_answered() {
         "return document.body.textContent.includes('Hello from the first task.')",
         |v| v == true,
     );
+
+    // Settings: the custom provider is changed in place (a wait of 0 s refused next to its field).
+    app.switch_to(&before[0]);
+    app.find("#new-task-title")
+        .send_keys_once("\u{E009},\u{E000}"); // Ctrl+,
+    app.find("[aria-label='Change the provider scripted']")
+        .click();
+    assert_eq!(app.find("#custom-url").value(), provider.base_url());
+    app.find("#custom-first-byte").type_text("0");
+    app.find("#use-model").click();
+    let error = app.wait_until(
+        "the wait's error",
+        WAIT,
+        "const e = document.querySelector('[data-error-for=firstByteTimeoutSecs]'); return e.hidden ? null : e.textContent",
+        |v| v.is_string(),
+    );
+    assert!(error.as_str().unwrap().contains("above 0"), "{error}");
+    let wait = app.find("#custom-first-byte");
+    wait.clear();
+    wait.type_text("45");
+    app.find("#use-model").click();
+    app.wait_until(
+        "the provider saved",
+        WAIT,
+        "return document.getElementById('use-model').disabled ? '' : [...document.querySelectorAll('.toast')].map(t => t.textContent).join()",
+        |v| v.as_str().is_some_and(|t| t.contains("Tasks will use e2e-model@scripted")),
+    );
+    app.find("[aria-label='Change the provider scripted']")
+        .click();
+    assert_eq!(app.find("#custom-first-byte").value(), "45");
     app.quit();
     let requests = provider.requests();
     assert_eq!(requests.last().unwrap()["model"], "e2e-model");

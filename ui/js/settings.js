@@ -77,6 +77,23 @@ function showProvider() {
   $('#test-result').hidden = true;
 }
 
+/** A typed number of seconds: `null` when empty (the default). */
+const seconds = (text) => (text.trim() === '' ? null : Math.max(0, Math.round(Number(text)) || 0));
+
+/** Fills the custom provider's fields with a saved one, to change it. */
+function editProvider(p) {
+  $('#provider-select').value = CUSTOM;
+  showProvider();
+  const form = $('#model-form');
+  form.elements.name.value = p.name;
+  form.elements.protocol.value = p.protocol;
+  form.elements.baseUrl.value = p.baseUrl;
+  form.elements.apiKeyEnv.value = p.apiKeyEnv ?? '';
+  form.elements.firstByteTimeoutSecs.value = p.firstByteTimeoutSecs ?? '';
+  form.elements.idleTimeoutSecs.value = p.idleTimeoutSecs ?? '';
+  $('#custom-url').focus();
+}
+
 /** Saves what the form holds (a custom provider, a pasted key) and returns MODEL@PROVIDER. */
 async function saveForm() {
   clearErrors();
@@ -90,6 +107,8 @@ async function saveForm() {
           protocol: form.elements.protocol.value,
           baseUrl: form.elements.baseUrl.value,
           apiKeyEnv: form.elements.apiKeyEnv.value || null,
+          firstByteTimeoutSecs: seconds(form.elements.firstByteTimeoutSecs.value),
+          idleTimeoutSecs: seconds(form.elements.idleTimeoutSecs.value),
         },
       });
     } catch (e) {
@@ -189,6 +208,9 @@ function renderProviders() {
       h('span', { class: 'provider-actions' },
         p.key.source === 'keyring'
           ? h('button', { type: 'button', class: 'button small', text: 'Remove key', 'aria-label': `Remove the key of ${p.name}`, onclick: () => removeKey(p.name) })
+          : null,
+        p.custom
+          ? h('button', { type: 'button', class: 'button small', text: 'Change', 'aria-label': `Change the provider ${p.name}`, onclick: () => editProvider(p) })
           : null,
         p.custom
           ? h('button', { type: 'button', class: 'button small danger-outline', text: 'Remove', 'aria-label': `Remove the provider ${p.name}`, onclick: () => removeProvider(p.name) })

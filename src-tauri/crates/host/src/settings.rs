@@ -44,6 +44,9 @@ pub struct ProviderStatus {
     pub protocol: Protocol,
     pub base_url: String,
     pub api_key_env: Option<String>,
+    /// Its own waits, in seconds, if it has any (see [`ProviderForm`]).
+    pub first_byte_timeout_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
     /// The user added it (or changed a built-in one), so it can be edited and removed.
     pub custom: bool,
     pub key: KeyStatus,
@@ -86,6 +89,8 @@ pub fn provider_statuses(
                 .filter(|m| m.provider() == p.name)
                 .map(|m| m.id.clone())
                 .collect(),
+            first_byte_timeout_secs: p.first_byte_timeout.map(|d| d.as_secs()),
+            idle_timeout_secs: p.idle_timeout.map(|d| d.as_secs()),
             name: p.name,
             protocol: p.protocol,
             base_url: p.base_url,
@@ -104,8 +109,16 @@ pub struct ProviderForm {
     pub base_url: String,
     /// The environment variable that holds the key when the keyring has none.
     pub api_key_env: Option<String>,
+    /// How long it may take to start answering, and to pause between two chunks (`None`: the
+    /// default for a hosted or a local server). Whole seconds from a settings screen.
+    #[serde(default, rename = "firstByteTimeoutSecs", deserialize_with = "seconds")]
     pub first_byte_timeout: Option<Duration>,
+    #[serde(default, rename = "idleTimeoutSecs", deserialize_with = "seconds")]
     pub idle_timeout: Option<Duration>,
+}
+
+fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    Ok(Option::<u64>::deserialize(d)?.map(Duration::from_secs))
 }
 
 /// A change refused because of one field: which one, and why, in words for that field.
@@ -160,6 +173,17 @@ pub fn save_provider(store: &Store, form: &ProviderForm) -> Result<Provider, Fie
             return Err(field(
                 "apiKeyEnv",
                 format!("'{var}' is not an environment variable name: use letters, digits and _, e.g. MY_API_KEY"),
+            ));
+        }
+    }
+    for (name, wait) in [
+        ("firstByteTimeoutSecs", form.first_byte_timeout),
+        ("idleTimeoutSecs", form.idle_timeout),
+    ] {
+        if wait.is_some_and(|d| d.is_zero()) {
+            return Err(field(
+                name,
+                "Give a number of seconds above 0, or leave it empty for the default.",
             ));
         }
     }
