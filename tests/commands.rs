@@ -509,3 +509,43 @@ fn the_tree_lists_a_projects_folders_and_never_leaves_the_project() {
         "{err}"
     );
 }
+
+#[test]
+fn no_command_returns_a_key() {
+    const KEY: &str = "sk-commands-test-9f3a71";
+    std::env::set_var("CODEWRIGHT_COMMANDS_TEST_KEY", KEY);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = Harness::new(&tmp.path().join("data"));
+    let saved = h.ok(
+        "save_provider",
+        json!({"form": {"name": "keyed", "protocol": "openai", "baseUrl": "http://127.0.0.1:9/v1", "apiKeyEnv": "CODEWRIGHT_COMMANDS_TEST_KEY"}}),
+    );
+    assert_eq!(saved, "keyed");
+    h.ok(
+        "set_model_role",
+        json!({"role": "main", "model": "m@keyed"}),
+    );
+    let pid = h.ok(
+        "add_project",
+        json!({"path": folder(tmp.path(), "p"), "name": null}),
+    )["id"]
+        .clone();
+    let mut seen = String::new();
+    for (cmd, args) in [
+        ("settings_overview", json!({})),
+        ("model_catalog", json!({})),
+        ("mcp_servers", json!({})),
+        ("app_settings", json!({})),
+        ("project_settings", json!({"projectId": pid})),
+        ("project_rules", json!({"projectId": pid})),
+        ("list_projects", json!({})),
+        ("app_info", json!({})),
+    ] {
+        seen.push_str(&h.ok(cmd, args).to_string());
+    }
+    assert!(
+        seen.contains("CODEWRIGHT_COMMANDS_TEST_KEY"),
+        "the key's source is shown: {seen}"
+    );
+    assert!(!seen.contains(KEY), "a command returned the key");
+}

@@ -51,9 +51,11 @@ async function search() {
     return;
   }
   try {
+    performance.mark('search-sent'); // for scripts/bench-main-window.py, with 'search-painted'
     const hits = await call('search_conversations', { query });
     if (asked !== page.asked) return; // the words changed meanwhile
     render(hits);
+    requestAnimationFrame(() => requestAnimationFrame(() => performance.mark('search-painted')));
     status(hits.length ? '' : `No conversation mentions “${query}”. Try fewer words, or the start of one followed by *.`);
   } catch (e) {
     if (asked === page.asked) status(`The search failed: ${messageOf(e)}`);

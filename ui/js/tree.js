@@ -25,6 +25,7 @@ const state = {
 
 /** Shows the tree of `project` (a project id), read again if it is another project. */
 export async function showTree(project) {
+  performance.mark('tree-asked'); // for scripts/bench-desktop.py, with 'tree-painted'
   if (state.project !== project) {
     state.project = project;
     state.open = new Set(['']);
@@ -73,6 +74,9 @@ async function reload(paths) {
   const top = state.folders.get('');
   status(top?.error ? `The project's files cannot be read: ${top.error}` : '');
   render();
+  // For scripts/bench-desktop.py: the frame after the tree was drawn again, numbered.
+  const renders = $('#tree').dataset.renders;
+  requestAnimationFrame(() => requestAnimationFrame(() => performance.mark('tree-painted', { detail: renders })));
 }
 
 function markOf(entry) {
@@ -136,6 +140,7 @@ function render() {
   const button = document.activeElement?.className;
   const top = rows('', 1);
   $('#tree').replaceChildren(...top);
+  $('#tree').dataset.renders = String(Number($('#tree').dataset.renders ?? 0) + 1);
   $('#tree-empty').hidden = top.length > 0 || !state.folders.get('')?.entries;
   if (path != null) {
     const row = [...document.querySelectorAll('.tree-item')].find((r) => r.dataset.path === path);
