@@ -7,7 +7,7 @@ use codewright_protocol::{Project, ProjectId, SearchHit, Task, TaskId};
 use codewright_store::StoreError;
 use serde::Serialize;
 use std::path::PathBuf;
-use tauri::{AppHandle, Runtime, State, WebviewWindow};
+use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
 use tauri_plugin_dialog::DialogExt;
 
 /// An error as a window sees it: a stable `kind` to branch on and a `message` to show as is.
@@ -183,6 +183,8 @@ pub async fn open_task<R: Runtime>(
 ) -> Result<()> {
     let task = state.store()?.task(id)?;
     windows::open_task_window(&app, &task, at).await?;
+    // In front now (the window manager may not say so: without one, no focus event comes).
+    app.state::<crate::tree::TreeState>().focused(id);
     if task.unread {
         state.store()?.mark_task_read(id)?;
         state.changed();
