@@ -147,14 +147,33 @@ fn single_instance<R: Runtime>(home: &std::path::Path) -> tauri::plugin::TauriPl
 /// Runs the desktop app on the data folder from `CODEWRIGHT_HOME` or the XDG data dir.
 pub fn run() {
     codewright_host::protect_own_environment();
+    // Set when this process was started again because the running app did not answer.
+    const ON_ITS_OWN: &str = "CODEWRIGHT_START_ON_ITS_OWN";
+    let on_its_own = std::env::var_os(ON_ITS_OWN).is_some();
+    std::env::remove_var(ON_ITS_OWN); // not passed on to commands
     let state = AppState::open_default();
-    app_builder(
-        tauri::Builder::default().plugin(single_instance(state.home())),
-        state,
-    )
-    .build(tauri::generate_context!())
-    .expect("the window system failed to start Codewright")
-    .run(|app, event| {
+    let builder = if on_its_own {
+        tauri::Builder::default()
+    } else {
+        tauri::Builder::default().plugin(single_instance(state.home()))
+    };
+    let app = match app_builder(builder, state).build(tauri::generate_context!()) {
+        Ok(app) => app,
+        // The running app held its name but did not answer (it was quitting): start again, on
+        // our own, in a fresh process.
+        Err(tauri::Error::PluginInitialization(plugin, why)) if plugin == "single-instance" => {
+            use std::os::unix::process::CommandExt;
+            eprintln!("codewright: the running Codewright did not answer ({why}); starting anew");
+            let exe = std::env::current_exe().expect("the app's own path");
+            let error = std::process::Command::new(exe)
+                .args(std::env::args_os().skip(1))
+                .env(ON_ITS_OWN, "1")
+                .exec();
+            panic!("Codewright could not start again: {error}");
+        }
+        Err(e) => panic!("the window system failed to start Codewright: {e}"),
+    };
+    app.run(|app, event| {
         // Runs stop, and MCP servers and background commands end, with the app.
         if let tauri::RunEvent::Exit = event {
             // A launch while this one winds down starts anew rather than handing over to it.

@@ -134,15 +134,19 @@ impl Desktop {
     }
 
     /// Launches the app (a new WebDriver session) and waits until its main window has rendered.
-    /// An app this desktop launched before is first waited for until it has exited, as a person
-    /// relaunching sees it gone first (else the new one would hand over to it and exit).
+    /// An app launched before is first waited for until it has exited, as a person relaunching
+    /// sees it gone first (else the new one would hand over to it and exit). Desktops of a test
+    /// binary run one at a time.
     pub fn launch(&self) -> webdriver::Session {
+        // Any: a quitting app may have left its driver's process tree already.
         let app = std::fs::canonicalize(env!("CARGO_BIN_EXE_codewright")).unwrap();
         let start = std::time::Instant::now();
-        while descendants(self.driver.id())
-            .iter()
-            .any(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == app))
-        {
+        let running = || {
+            std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+                std::fs::read_link(entry.path().join("exe")).is_ok_and(|exe| exe == app)
+            })
+        };
+        while running() {
             assert!(
                 start.elapsed() < Duration::from_secs(30),
                 "the app launched before did not exit"

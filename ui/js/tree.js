@@ -62,6 +62,9 @@ async function reload(paths) {
       (folder) => [path, folder],
       (e) => [path, { error: messageOf(e) }])));
   if (project !== state.project) return; // another project was chosen meanwhile
+  // Nothing changed (a change elsewhere, or undone): the rows, and the focus, stay as they are.
+  const same = read.every(([path, folder]) => JSON.stringify(state.folders.get(path)) === JSON.stringify(folder));
+  if (same && read.length) return;
   for (const [path, folder] of read) {
     if (folder.error && path !== '') {
       // A folder that went away closes.
