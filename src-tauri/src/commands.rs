@@ -121,17 +121,37 @@ pub async fn pick_folder<R: Runtime>(
         .file()
         .set_title("Choose a project folder")
         .set_parent(&window);
-    let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_pick_folder())
+    choose("folder", move || dialog.blocking_pick_folder()).await
+}
+
+/// Shows a native chooser (`pick`, off the main thread) and returns the path chosen; `None` if
+/// the user cancelled. `what` names it in an error ("folder", "file").
+pub(crate) async fn choose(
+    what: &str,
+    pick: impl FnOnce() -> Option<tauri_plugin_dialog::FilePath> + Send + 'static,
+) -> Result<Option<String>> {
+    let picked = tauri::async_runtime::spawn_blocking(pick)
         .await
         .map_err(|e| CommandError {
             kind: "dialog".into(),
-            message: format!("the folder chooser failed: {e}"),
+            message: format!("the {what} chooser failed: {e}; type the path instead"),
             fatal: false,
             saved: false,
         })?;
     Ok(picked
         .and_then(|p| p.into_path().ok())
         .map(|p| p.display().to_string()))
+}
+
+/// Opens `target` (a web address, a file) with the system's default app, without waiting.
+pub(crate) fn system_open(target: &std::ffi::OsStr) -> std::io::Result<()> {
+    std::process::Command::new("xdg-open")
+        .arg(target)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(drop)
 }
 
 #[tauri::command]

@@ -177,17 +177,7 @@ pub async fn pick_mcp_config<R: Runtime>(
         .set_title("Choose an MCP configuration file")
         .add_filter("JSON", &["json"])
         .set_parent(&window);
-    let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_pick_file())
-        .await
-        .map_err(|e| CommandError {
-            kind: "dialog".into(),
-            message: format!("the file chooser failed: {e}"),
-            fatal: false,
-            saved: false,
-        })?;
-    Ok(picked
-        .and_then(|p| p.into_path().ok())
-        .map(|p| p.display().to_string()))
+    crate::commands::choose("file", move || dialog.blocking_pick_file()).await
 }
 
 #[tauri::command]

@@ -258,19 +258,10 @@ pub fn open_link(task_id: TaskId, url: String) -> Result<()> {
             saved: false,
         });
     }
-    std::process::Command::new("xdg-open")
-        .arg(&url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map(drop)
-        .map_err(|e| CommandError {
-            kind: "badLink".into(),
-            message: format!(
-                "the browser could not be started ({e}); copy the link instead: {url}"
-            ),
-            fatal: false,
-            saved: false,
-        })
+    crate::commands::system_open(url.as_ref()).map_err(|e| CommandError {
+        kind: "badLink".into(),
+        message: format!("the browser could not be started ({e}); copy the link instead: {url}"),
+        fatal: false,
+        saved: false,
+    })
 }

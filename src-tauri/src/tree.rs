@@ -128,16 +128,11 @@ fn file_of(state: &AppState, project: ProjectId, path: &str) -> Result<PathBuf> 
 #[tauri::command]
 pub fn open_file(state: State<'_, AppState>, project_id: ProjectId, path: String) -> Result<()> {
     let file = file_of(&state, project_id, &path)?;
-    std::process::Command::new("xdg-open")
-        .arg(&file)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map(drop)
-        .map_err(|e| CommandError {
+    crate::commands::system_open(file.as_os_str()).map_err(|e| CommandError {
             kind: "open".into(),
-            message: format!("{path} could not be opened (xdg-open: {e})"),
+            message: format!(
+                "{path} could not be opened: no app to open it could be started (xdg-open: {e}); open it from its folder instead"
+            ),
             fatal: false,
             saved: false,
         })
