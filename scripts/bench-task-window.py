@@ -327,6 +327,13 @@ def main():
         print(f"frame gaps, idle 10 s: longest {max(idle_gaps[1:]):.1f} ms, p99 {pct(idle_gaps[1:], 99):.1f} ms ({len(idle_gaps)} frames)")
         print(f"frame gaps, streaming {STREAM_S} s (~1,000 tokens/s, {streamed:,} characters shown): longest {max(stream_gaps[1:]):.1f} ms, "
               f"p99 {pct(stream_gaps[1:], 99):.1f} ms ({len(stream_gaps)} frames)")
+        # Does a frame cost more as the reply grows? The longest gap and the frame rate per 10 s.
+        buckets, elapsed = {}, 0.0
+        for gap in stream_gaps[1:]:
+            elapsed += gap
+            buckets.setdefault(int(elapsed // 10000), []).append(gap)
+        print("  per 10 s of the stream: " + ", ".join(
+            f"{k * 10}–{k * 10 + 10} s longest {max(v):.0f} ms / {len(v) / 10:.0f} fps" for k, v in sorted(buckets.items())))
         for name, (ms, page, script, info, listening, view, shown, md, first, scrolled, ready) in opened.items():
             print(f"open a task of {name} → newest painted: {ms:.0f} ms (page loaded {page} ms, script started "
                   f"{script} ms, first frame {first} ms, app info read {info} ms, listening {listening} ms, "

@@ -549,3 +549,41 @@ fn no_command_returns_a_key() {
     );
     assert!(!seen.contains(KEY), "a command returned the key");
 }
+
+/// The task page names every module it imports, at any depth, as a `modulepreload` (a new task
+/// window then fetches them all at once instead of one import level at a time), and nothing else.
+#[test]
+fn the_task_page_preloads_every_module_it_imports() {
+    let ui = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui");
+    let page = std::fs::read_to_string(ui.join("task.html")).unwrap();
+    let preloaded: std::collections::BTreeSet<String> = page
+        .split("<link rel=\"modulepreload\" href=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_string())
+        .collect();
+    let mut imported = std::collections::BTreeSet::new();
+    let mut todo = vec!["js/task.js".to_string()];
+    while let Some(module) = todo.pop() {
+        let source = std::fs::read_to_string(ui.join(&module)).unwrap();
+        let dir = Path::new(&module).parent().unwrap();
+        for rest in source.split(" from '").skip(1) {
+            let target = dir.join(rest.split('\'').next().unwrap());
+            // Resolve `./` and `../` within the ui folder.
+            let mut parts: Vec<String> = Vec::new();
+            for part in target.iter() {
+                match part.to_str().unwrap() {
+                    "." => {}
+                    ".." => {
+                        parts.pop();
+                    }
+                    name => parts.push(name.to_string()),
+                }
+            }
+            let target = parts.join("/");
+            if imported.insert(target.clone()) {
+                todo.push(target);
+            }
+        }
+    }
+    assert_eq!(preloaded, imported);
+}

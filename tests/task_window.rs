@@ -271,13 +271,13 @@ fn a_new_users_path_through_a_task_window() {
         "return document.querySelectorAll('.message.user .message-attachment img[src^=\"data:image/png\"]').length",
         |v| v == 1,
     );
-    assert_eq!(
-        app.js(
-            "return document.querySelectorAll('#composer-attachments .attachment-thumb').length",
-            json!([])
-        ),
-        0,
-        "the composer let go of what it sent"
+    // The composer lets go of what it sent once the send returns, which may be after the
+    // stored message reached the conversation.
+    app.wait_until(
+        "the composer to let go of what it sent",
+        WAIT,
+        "return document.querySelectorAll('#composer-attachments .attachment-thumb').length",
+        |v| v == 0,
     );
     wait_idle(&app);
     let asked = provider.requests();
@@ -1059,12 +1059,19 @@ fn a_crash_of_the_app_while_it_asks_or_runs_a_command_loses_nothing() {
         |v| v.as_str().is_some_and(|t| t.contains("Interrupted")),
     );
     open_task_window(&app);
-    // Not shown as running: nothing runs it now.
-    let state = app.js(
-        "return document.querySelector('.tool-panel').dataset.state",
+    // Not shown as running — nothing runs it now — but as cut short, at once.
+    let panel = app.js(
+        "const p = document.querySelector('.tool-panel'); return [p.dataset.state, p.textContent]",
         json!([]),
     );
-    assert_ne!(state, "running");
+    assert_eq!(panel[0], "interrupted", "{panel}");
+    assert!(
+        panel[1]
+            .as_str()
+            .unwrap()
+            .contains("may or may not have taken effect"),
+        "{panel}"
+    );
     save_screenshot("task-after-crash-mid-command", &app.screenshot());
     send(&app, "Carry on");
     app.wait_until(

@@ -12,9 +12,10 @@ use codewright_host::files::FileMatch;
 use codewright_host::models::ModelChoice;
 use codewright_host::{HostError, RunOptions, Running, Sent, TaskOptions};
 use codewright_protocol::{
-    ApprovalRequest, Attachment, Checkpoint, Compaction, Decision, Message, MessageRecord,
+    ApprovalRequest, Attachment, Checkpoint, Compaction, Decision, Message, MessageRecord, Part,
     PermissionMode, Question, Task, TaskId,
 };
+use codewright_store::CallState;
 use serde::Serialize;
 use std::path::PathBuf;
 use tauri::{Manager, State};
@@ -57,20 +58,47 @@ pub struct TaskView {
     pub models: Vec<ModelChoice>,
     /// The main role's model: what the task uses while it has none of its own.
     pub main_model: Option<String>,
+    /// Where each call of the latest answer got to, as recorded while it ran: a window opened
+    /// mid-run or after a crash shows calls that finished, run, or were cut short.
+    pub calls: Vec<CallView>,
+}
+
+/// Where one tool call got to (the store's `CallState`, for the view).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase", tag = "state")]
+pub enum CallView {
+    /// Waiting for the user: it has not run.
+    #[serde(rename_all = "camelCase")]
+    Asking { call_id: String },
+    /// Running, or allowed to run: after a crash, it may or may not have taken effect.
+    #[serde(rename_all = "camelCase")]
+    Running { call_id: String },
+    /// Done: its result, before the answer's results are stored together.
+    #[serde(rename_all = "camelCase")]
+    Finished { call_id: String, result: Part },
 }
 
 #[tauri::command]
 pub async fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<TaskView> {
     let host = state.host()?;
-    let (task, mut messages, checkpoints, compactions) = {
+    let (task, mut messages, checkpoints, compactions, calls) = {
         let store = state.store()?;
         (
             store.task(task_id)?,
             store.messages(task_id, None, PAGE + 1)?,
             store.checkpoints(task_id)?,
             store.compactions(task_id)?,
+            store.call_states(task_id)?,
         )
     };
+    let calls = calls
+        .into_iter()
+        .map(|(call_id, state)| match state {
+            CallState::Asking => CallView::Asking { call_id },
+            CallState::Running => CallView::Running { call_id },
+            CallState::Finished(result) => CallView::Finished { call_id, result },
+        })
+        .collect();
     let has_older = messages.len() > PAGE;
     messages.truncate(PAGE);
     messages.reverse();
@@ -102,6 +130,7 @@ pub async fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<Ta
         options: host.options(task_id)?,
         models,
         main_model,
+        calls,
     })
 }
 

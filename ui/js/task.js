@@ -12,7 +12,7 @@ import { initHeader, showAgentState, showContext, showTask } from './task/header
 import { interceptLinks } from './task/links.js';
 import { insertMention } from './task/mentions.js';
 import { settled } from './task/markdown.js';
-import { findPanel, resetTools, settleRunning } from './task/tools.js';
+import { applyCallStates, findPanel, resetTools, settleRunning } from './task/tools.js';
 
 const params = new URLSearchParams(location.search);
 const taskId = Number(params.get('id'));
@@ -37,6 +37,7 @@ async function load() {
   setOptions(view.options, view.models, view.mainModel);
   showCheckpoints(view.checkpoints);
   conversation.show(view.messages, view.hasOlder, view.compactions);
+  applyCallStates(view.calls, view.task.status === 'interrupted');
   for (const request of view.approvals) addApproval(request);
   for (const question of view.questions) addQuestion(question);
 }

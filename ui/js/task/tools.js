@@ -39,6 +39,20 @@ export function settleRunning() {
   for (const panel of panels.values()) if (panel.state === 'running') panel.setState('pending');
 }
 
+/**
+ * Applies where the latest answer's calls got to (`task_view`'s `calls`) to panels still waiting:
+ * a finished call shows its result; a call that ran shows it runs, or — when the task was
+ * interrupted (a crash or a quit) — that it may or may not have taken effect.
+ */
+export function applyCallStates(calls, interrupted) {
+  for (const call of calls) {
+    const panel = panels.get(call.callId);
+    if (!panel || panel.finishedBy) continue;
+    if (call.state === 'finished') panel.setStored(call.result);
+    else if (call.state === 'running') interrupted ? panel.interrupt() : panel.start();
+  }
+}
+
 export function resetTools() {
   for (const panel of panels.values()) panel.stopTimer();
   panels.clear();
@@ -94,6 +108,13 @@ class ToolPanel {
     this.timer = setInterval(() => {
       this.elapsedEl.textContent = `${Math.round((Date.now() - started) / 1000)} s`;
     }, 1000);
+  }
+
+  /** Cut short by a crash or a quit: nothing runs it, and it may have taken effect. */
+  interrupt() {
+    this.setState('interrupted');
+    this.body.replaceChildren(h('p', { class: 'tool-interrupted',
+      text: 'Interrupted: Codewright stopped while this ran, so it may or may not have taken effect. Send a message to continue; the agent is told the same.' }));
   }
 
   stopTimer() {
