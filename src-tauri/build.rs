@@ -48,6 +48,7 @@ fn main() {
         "pick_mcp_config",
         "remove_mcp_server",
         "set_mcp_server_enabled",
+        "set_mcp_call_timeout",
         "check_mcp_server",
         "project_rules",
         "add_rule",

@@ -660,19 +660,21 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
     let app = desktop.launch();
     open_task_window(&app);
     app.set_size(480, 360);
-    let mut exec = std::process::Command::new(support::cli_binary())
-        .args([
-            "--home",
-            data.to_str().unwrap(),
-            "exec",
-            "--task",
-            &task,
-            "Say hello",
-        ])
-        .env("CODEWRIGHT_E2E_KEY", "test-key")
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut exec = support::Reaped(
+        std::process::Command::new(support::cli_binary())
+            .args([
+                "--home",
+                data.to_str().unwrap(),
+                "exec",
+                "--task",
+                &task,
+                "Say hello",
+            ])
+            .env("CODEWRIGHT_E2E_KEY", "test-key")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     // Part of the answer shows while the CLI is still streaming it.
     app.wait_until("the start of the CLI's answer", WAIT,
         "return [...document.querySelectorAll('.message.assistant')].map(m => m.textContent).join('|')",
@@ -1244,13 +1246,15 @@ fn the_main_window_follows_a_task_the_cli_runs_and_marks_what_needs_you() {
         support::cli_binary().display(),
         data.display()
     );
-    let mut terminal = std::process::Command::new("script")
-        .args(["-qfec", &command, "/dev/null"])
-        .env("CODEWRIGHT_E2E_KEY", "test-key")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut terminal = support::Reaped(
+        std::process::Command::new("script")
+            .args(["-qfec", &command, "/dev/null"])
+            .env("CODEWRIGHT_E2E_KEY", "test-key")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     choose(1, "客户端重构");
     app.wait_until("the task running in the CLI", WAIT, task_row, |v| {
         v.as_str().is_some_and(|t| t.contains("Running"))
@@ -1684,6 +1688,47 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         |v| v == "off",
     );
     assert!(cli(&data, &["mcp", "list", "--json"]).contains("\"enabled\": false"));
+
+    // Its call timeout: a wrong value is refused in the dialog, a good one saved and shown.
+    app.find(".mcp-server[data-name=everything] [aria-label='Call timeout of everything']")
+        .click();
+    let seconds = app.find("#dialog-field-seconds");
+    seconds.type_text("0");
+    app.find("#dialog-submit").click();
+    let refused = app.wait_until(
+        "the timeout refused",
+        WAIT,
+        "const e = document.getElementById('dialog-error'); return e && !e.hidden ? e.textContent : null",
+        |v| v.is_string(),
+    );
+    assert!(
+        refused.as_str().unwrap().contains("from 1 to 3600"),
+        "{refused}"
+    );
+    let seconds = app.find("#dialog-field-seconds");
+    seconds.clear();
+    seconds.type_text("300");
+    app.find("#dialog-submit").click();
+    app.wait_until(
+        "the timeout shown on the server",
+        WAIT,
+        "return document.querySelector('.mcp-server[data-name=everything] .mcp-extra')?.textContent",
+        |v| v.as_str().is_some_and(|t| t.contains("calls wait up to 300 s")),
+    );
+    let stored: Option<u32> = rusqlite::Connection::open(data.join("codewright.db"))
+        .unwrap()
+        .query_row(
+            "SELECT call_timeout_s FROM mcp_servers WHERE name = 'everything'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, Some(300));
+    app.js(
+        "document.querySelector('.mcp-server[data-name=everything] .mcp-actions').scrollIntoView({block: 'end'})",
+        json!([]),
+    );
+    save_screenshot("settings-mcp-timeout-dark-small", &app.screenshot());
 
     // Import: a file that is not JSON is refused in the dialog; a good one is reported.
     let bad = home.path().join("bad.json");

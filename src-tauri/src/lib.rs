@@ -5,6 +5,7 @@
 pub mod commands;
 mod guard;
 pub mod markdown;
+mod painting;
 pub mod settings;
 mod state;
 mod sync;
@@ -90,6 +91,7 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             settings::pick_mcp_config,
             settings::remove_mcp_server,
             settings::set_mcp_server_enabled,
+            settings::set_mcp_call_timeout,
             settings::check_mcp_server,
             settings::project_rules,
             settings::add_rule,
@@ -147,6 +149,7 @@ fn single_instance<R: Runtime>(home: &std::path::Path) -> tauri::plugin::TauriPl
 /// Runs the desktop app on the data folder from `CODEWRIGHT_HOME` or the XDG data dir.
 pub fn run() {
     codewright_host::protect_own_environment();
+    painting::choose();
     // Set when this process was started again because the running app did not answer.
     const ON_ITS_OWN: &str = "CODEWRIGHT_START_ON_ITS_OWN";
     let on_its_own = std::env::var_os(ON_ITS_OWN).is_some();

@@ -198,6 +198,23 @@ pub fn set_mcp_server_enabled(
     Ok(())
 }
 
+/// Sets how long a call to a server may wait for an answer (`seconds` as typed; empty: the
+/// default); a wrong value is an error on `callTimeout`. Runs started from now on use it.
+#[tauri::command]
+pub fn set_mcp_call_timeout(
+    state: State<'_, AppState>,
+    name: String,
+    seconds: String,
+) -> std::result::Result<mcp::ServerView, FieldError> {
+    let unusable = |e: CommandError| FieldError {
+        field: "callTimeout",
+        message: e.message,
+    };
+    let view = mcp::set_call_timeout(&*state.store().map_err(unusable)?, &name, &seconds)?;
+    state.host().map_err(unusable)?.mcp_changed();
+    Ok(view)
+}
+
 /// Connects to a server once: its tools and prompts, or why it failed (with the tail of its
 /// stderr).
 #[tauri::command]

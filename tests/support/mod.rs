@@ -309,3 +309,28 @@ pub fn session_bus() -> (Child, String) {
         .unwrap();
     (daemon, address.trim().to_string())
 }
+
+/// A process a test started, killed when the test ends — also when it fails midway, so a failed
+/// test never leaves a run waiting (holding the test's output open).
+#[allow(dead_code)] // not every test binary starts one
+pub struct Reaped(pub std::process::Child);
+
+impl std::ops::Deref for Reaped {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Reaped {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -263,9 +263,28 @@ impl Session {
     }
 
     /// A PNG screenshot of the current window.
+    ///
+    /// WebKitWebDriver takes it after the page's next presentation, and a page painted without
+    /// compositing (the app's choice on a machine without a GPU, as here) presents only when
+    /// something changes: a still page would never be taken. So a pixel nobody can see changes
+    /// every frame until the screenshot is back.
     pub fn screenshot(&self) -> Vec<u8> {
         use base64::Engine;
-        let b64 = self.cmd("GET", "/screenshot", None).expect("screenshot");
+        self.js(
+            "const d = document.createElement('div'); d.id = 'screenshot-tick'; \
+             d.style.cssText = 'position:fixed;left:0;top:0;width:1px;height:1px;pointer-events:none'; \
+             document.documentElement.append(d); let n = 0; \
+             const tick = () => { if (!d.isConnected) return; \
+               d.style.background = n++ % 2 ? 'rgba(0,0,0,0.01)' : 'rgba(0,0,0,0.02)'; requestAnimationFrame(tick); }; \
+             requestAnimationFrame(tick);",
+            json!([]),
+        );
+        let b64 = self.cmd("GET", "/screenshot", None);
+        self.js(
+            "document.getElementById('screenshot-tick')?.remove()",
+            json!([]),
+        );
+        let b64 = b64.expect("screenshot");
         base64::engine::general_purpose::STANDARD
             .decode(b64.as_str().unwrap())
             .unwrap()

@@ -55,7 +55,8 @@ function statusOf(server) {
 function settingsText(server) {
   const pairs = [...Object.entries(server.env), ...Object.entries(server.headers)].map(([k, v]) => `${k}=${v}`);
   const secrets = server.secrets.map((k) => `${k}=•••••• (in the keyring)`);
-  return [...pairs, ...secrets].join('   ');
+  const timeout = server.callTimeoutSecs == null ? [] : [`calls wait up to ${server.callTimeoutSecs} s`];
+  return [...pairs, ...secrets, ...timeout].join('   ');
 }
 
 function render() {
@@ -92,6 +93,7 @@ function render() {
         server.enabled
           ? h('button', { type: 'button', class: 'button small', text: status.kind === 'failed' ? 'Retry' : 'Check again', 'aria-label': `Connect to ${server.name} again`, disabled: status.kind === 'checking', onclick: () => check(server.name) })
           : null,
+        h('button', { type: 'button', class: 'button small', text: 'Timeout…', 'aria-label': `Call timeout of ${server.name}`, onclick: () => changeTimeout(server) }),
         h('button', { type: 'button', class: 'button small danger-outline', text: 'Remove', 'aria-label': `Remove ${server.name}`, onclick: () => remove(server.name) })));
   }));
 }
@@ -103,6 +105,24 @@ async function setEnabled(name, enabled) {
     toast(messageOf(e), { error: true });
   }
   await refreshMcp();
+}
+
+/** Asks how long a call to `server` may wait for an answer, and saves it. */
+function changeTimeout(server) {
+  return formDialog({
+    title: `Call timeout of ${server.name}`,
+    message: 'How long a call to this server may wait for an answer (each progress notice it sends starts the wait again). A slow server — a browser, a build — may need longer. Runs started from now on use it.',
+    fields: [{ name: 'seconds', label: 'Seconds (empty: 120)', value: server.callTimeoutSecs == null ? '' : String(server.callTimeoutSecs) }],
+    submitLabel: 'Save',
+    action: async ({ seconds }) => {
+      const saved = await call('set_mcp_call_timeout', { name: server.name, seconds });
+      toast(saved.callTimeoutSecs == null
+        ? `Calls to ${server.name} wait up to 120 s.`
+        : `Calls to ${server.name} wait up to ${saved.callTimeoutSecs} s.`);
+      await refreshMcp();
+      return saved;
+    },
+  });
 }
 
 async function remove(name) {
@@ -170,6 +190,7 @@ async function add(event) {
         env: value('env'),
         headers: value('headers'),
         project: value('project') ? Number(value('project')) : null,
+        callTimeout: value('callTimeout'),
       },
     });
     $('#mcp-form').reset();

@@ -35,6 +35,9 @@ pub enum McpCommand {
         /// Only for this project (default: every project).
         #[arg(long, value_name = "ID")]
         project: Option<ProjectId>,
+        /// Seconds a call may wait for an answer or progress (default: 120).
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<String>,
         /// The command and its arguments (after --).
         #[arg(last = true)]
         command: Vec<String>,
@@ -66,6 +69,12 @@ pub enum McpCommand {
     },
     Enable {
         name: String,
+    },
+    /// How long a call may wait for an answer or progress (no SECS: the default, 120 s).
+    Timeout {
+        name: String,
+        #[arg(value_name = "SECS")]
+        seconds: Option<String>,
     },
     /// Remove a server (and its secrets from the keyring).
     Rm {
@@ -172,8 +181,11 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
             headers,
             env,
             project,
+            timeout,
             command,
         } => {
+            let call_timeout_secs =
+                mcp::call_timeout(timeout.as_deref().unwrap_or("")).map_err(|e| e.message)?;
             let headers = pairs(&headers, "header")?;
             let env = pairs(&env, "env")?;
             let transport = match (url, command.split_first()) {
@@ -192,6 +204,7 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
                 secrets: vec![],
                 enabled: true,
                 project,
+                call_timeout_secs,
             };
             let (row, secrets) = mcp::split_secrets(row);
             mcp::save_server(store, &OsKeyring, row, secrets)?;
@@ -308,6 +321,17 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
                 .set_mcp_enabled(&name, true)
                 .map_err(|e| e.to_string())?;
             Ok(format!("Enabled MCP server {name}\n"))
+        }
+        McpCommand::Timeout { name, seconds } => {
+            let server = mcp::set_call_timeout(store, &name, seconds.as_deref().unwrap_or(""))
+                .map_err(|e| e.message)?;
+            Ok(match server.call_timeout_secs {
+                Some(s) => format!("Calls to MCP server {name} now wait up to {s} s\n"),
+                None => format!(
+                    "Calls to MCP server {name} now wait up to {} s (the default)\n",
+                    codewright_mcp::servers::CALL_TIMEOUT.as_secs()
+                ),
+            })
         }
         McpCommand::Rm { name } => {
             find(store, &name)?;

@@ -78,6 +78,8 @@ pub struct ServerView {
     pub enabled: bool,
     /// `None`: every project's.
     pub project: Option<ProjectId>,
+    /// Seconds a call may go without an answer or progress; `None`: the default.
+    pub call_timeout_secs: Option<u32>,
 }
 
 impl ServerView {
@@ -102,6 +104,7 @@ impl ServerView {
             secrets: row.secrets,
             enabled: row.enabled,
             project: row.project,
+            call_timeout_secs: row.call_timeout_secs,
         }
     }
 }
@@ -137,6 +140,50 @@ pub struct ServerForm {
     pub headers: String,
     /// `None`: every project's.
     pub project: Option<ProjectId>,
+    /// Seconds a call may wait for an answer, as typed; empty: the default.
+    pub call_timeout: String,
+}
+
+/// The longest call timeout a server can be given: an hour.
+pub const CALL_TIMEOUT_MAX: u32 = 3600;
+
+/// A call timeout as typed (`""`: the default, two minutes).
+pub fn call_timeout(text: &str) -> Result<Option<u32>, FieldError> {
+    let text = text.trim().trim_end_matches('s').trim_end();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text.parse::<u32>() {
+        Ok(seconds) if (1..=CALL_TIMEOUT_MAX).contains(&seconds) => Ok(Some(seconds)),
+        _ => Err(field(
+            "callTimeout",
+            format!(
+                "Give the seconds a call may wait for an answer, from 1 to {CALL_TIMEOUT_MAX}, or leave it empty for {} s.",
+                codewright_mcp::servers::CALL_TIMEOUT.as_secs()
+            ),
+        )),
+    }
+}
+
+/// Sets how long a call to the server `name` may wait for an answer; `text` as typed (empty:
+/// the default). Runs started from then on use it.
+pub fn set_call_timeout(store: &Store, name: &str, text: &str) -> Result<ServerView, FieldError> {
+    let seconds = call_timeout(text)?;
+    store
+        .set_mcp_call_timeout(name, seconds)
+        .map_err(|e| field("callTimeout", e.to_string()))?;
+    store
+        .mcp_servers()
+        .map_err(|e| field("callTimeout", e.to_string()))?
+        .into_iter()
+        .find(|s| s.name == name)
+        .map(ServerView::of)
+        .ok_or_else(|| {
+            field(
+                "callTimeout",
+                format!("There is no MCP server named {name}."),
+            )
+        })
 }
 
 fn field(field: &'static str, message: impl Into<String>) -> FieldError {
@@ -220,6 +267,7 @@ pub fn add_server(
             "Use up to 40 letters, digits, - or _ (no spaces): the model sees it in every tool's name.",
         ));
     }
+    let call_timeout_secs = call_timeout(&form.call_timeout)?;
     let taken = store
         .mcp_servers()
         .map_err(|e| field("name", e.to_string()))?;
@@ -292,6 +340,7 @@ pub fn add_server(
         secrets: Vec::new(),
         enabled: true,
         project: form.project,
+        call_timeout_secs,
     };
     let (row, secrets) = split_secrets(row);
     let which = if row_is_stdio(&row) { "env" } else { "headers" };

@@ -103,6 +103,22 @@ fn a_wrong_field_is_named_and_nothing_is_saved() {
             "transport",
             "Choose how",
         ),
+        (
+            ServerForm {
+                call_timeout: "0".into(),
+                ..stdio("s", "sh")
+            },
+            "callTimeout",
+            "from 1 to 3600, or leave it empty for 120 s",
+        ),
+        (
+            ServerForm {
+                call_timeout: "two minutes".into(),
+                ..stdio("s", "sh")
+            },
+            "callTimeout",
+            "from 1 to 3600",
+        ),
     ];
     for (form, field, words) in cases {
         let err = mcp::add_server(&store, &keys, &form).unwrap_err();
@@ -307,4 +323,31 @@ fn app_settings_default_round_trip_and_refuse_a_bad_count() {
     };
     settings::save_app_settings(&store, &chosen).unwrap();
     assert_eq!(settings::app_settings(&store), chosen);
+}
+
+#[test]
+fn a_servers_call_timeout_is_set_changed_and_reset() {
+    let (_dir, store) = store();
+    let keys = Keys::default();
+    let view = mcp::add_server(
+        &store,
+        &keys,
+        &ServerForm {
+            call_timeout: " 300 s".into(),
+            ..stdio("slow", "sh")
+        },
+    )
+    .unwrap();
+    assert_eq!(view.call_timeout_secs, Some(300));
+    assert_eq!(store.mcp_servers().unwrap()[0].call_timeout_secs, Some(300));
+    let err = mcp::set_call_timeout(&store, "slow", "3601").unwrap_err();
+    assert_eq!(err.field, "callTimeout");
+    assert_eq!(store.mcp_servers().unwrap()[0].call_timeout_secs, Some(300));
+    let view = mcp::set_call_timeout(&store, "slow", "45").unwrap();
+    assert_eq!(view.call_timeout_secs, Some(45));
+    let view = mcp::set_call_timeout(&store, "slow", "").unwrap();
+    assert_eq!(view.call_timeout_secs, None);
+    assert_eq!(store.mcp_servers().unwrap()[0].call_timeout_secs, None);
+    let err = mcp::set_call_timeout(&store, "nobody", "10").unwrap_err();
+    assert!(err.message.contains("no MCP server named"), "{err:?}");
 }

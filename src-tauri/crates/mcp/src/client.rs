@@ -530,6 +530,10 @@ impl Connection {
             self.failure(match e {
                 // The server's own words (or ours, for an answer too large to take).
                 rmcp::ServiceError::McpError(e) => format!("the server answered: {}", e.message),
+                rmcp::ServiceError::Timeout { timeout } => format!(
+                    "the server did not answer within {} s (the call timeout set for this server, counted again from each progress notice it sends); the call was cancelled",
+                    timeout.as_secs()
+                ),
                 e => format!("the call failed: {e}"),
             })
         })?;

@@ -137,6 +137,7 @@ fn server(name: &str, entry: &Value) -> Result<(McpServerRow, Vec<(String, Strin
             secrets,
             enabled,
             project: None,
+            call_timeout_secs: None,
         },
         values,
     ))

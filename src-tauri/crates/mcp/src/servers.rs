@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Mutex};
 
-/// How long one tool call may go without progress.
+/// How long one tool call may go without progress, unless its server has its own.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// A call's progress reaches the tool panel at most this often.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
@@ -56,6 +56,8 @@ struct Live {
     changed: mpsc::WeakUnboundedSender<String>,
     /// Set by [`McpServers::shutdown`]: no new connections after it.
     closed: AtomicBool,
+    /// How long a call may go without an answer or a progress notice.
+    call_timeout: Duration,
 }
 
 impl Live {
@@ -228,6 +230,9 @@ impl McpServers {
                 state: StdMutex::new(state),
                 changed: changed.downgrade(),
                 closed: AtomicBool::new(false),
+                call_timeout: row
+                    .call_timeout_secs
+                    .map_or(CALL_TIMEOUT, |s| Duration::from_secs(s.into())),
             }));
         }
         futures_util::future::join_all(
@@ -381,7 +386,7 @@ impl Tool for McpTool {
             .call(
                 &self.remote.name,
                 input,
-                CALL_TIMEOUT,
+                self.live.call_timeout,
                 &cx.cancel,
                 progress.as_ref().map(Throttled::listener),
             )

@@ -31,6 +31,7 @@ fn row(name: &str, transport: McpTransport) -> McpServerRow {
         secrets: vec![],
         enabled: true,
         project: None,
+        call_timeout_secs: None,
     }
 }
 
@@ -332,5 +333,55 @@ async fn a_faulty_server_is_contained_and_the_run_goes_on() {
     eprintln!("hang stopped in {:?}", stopped_at.elapsed());
     answers("bad").await;
 
+    servers.shutdown().await;
+}
+
+/// A server given its own call timeout: a call that never answers fails after it, says so and
+/// that it was cancelled, and the server answers the next call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_fails_after_its_servers_own_timeout() {
+    assert!(
+        servers().join("py/bin/python").exists(),
+        "run ./scripts/setup --test first"
+    );
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let env = std::env::vars().collect();
+    let quick = McpServerRow {
+        call_timeout_secs: Some(1),
+        ..py_row("quick")
+    };
+    let servers =
+        McpServers::start(&[quick], &|_, _| None, &env, project.path().to_path_buf()).await;
+    let session = session(project.path(), home.path());
+    let registry = registry(servers.tools());
+    let started = std::time::Instant::now();
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        registry.call(
+            "quick__hang",
+            "{}",
+            &CallContext::new(session.clone(), "quick__hang"),
+        ),
+    )
+    .await
+    .expect("the call ends at its server's timeout, not the default two minutes");
+    let waited = started.elapsed();
+    assert!(out.is_error, "{out:?}");
+    assert!(
+        out.text_content()
+            .contains("did not answer within 1 s (the call timeout set for this server"),
+        "{}",
+        out.text_content()
+    );
+    assert!(waited >= Duration::from_secs(1), "{waited:?}");
+    let out = registry
+        .call(
+            "quick__add",
+            r#"{"a": 1, "b": 2}"#,
+            &CallContext::new(session.clone(), "quick__add"),
+        )
+        .await;
+    assert_eq!(out.text_content(), "3", "{out:?}");
     servers.shutdown().await;
 }

@@ -5,13 +5,22 @@
 
 use crate::{Result, Store, StoreError};
 use rusqlite::{Connection, OpenFlags};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 /// Keeps checkpointing in the background while it lives; dropping it stops the thread.
 pub struct Checkpointer {
     stop: Option<mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    runs: Arc<AtomicU64>,
+}
+
+impl Checkpointer {
+    /// How many checkpoints it has run so far (failed ones included).
+    pub fn runs(&self) -> u64 {
+        self.runs.load(Ordering::Acquire)
+    }
 }
 
 impl Store {
@@ -30,6 +39,8 @@ impl Store {
             .pragma_update(None, "wal_autocheckpoint", 0)
             .map_err(wrap)?;
         let (stop, stopped) = mpsc::channel::<()>();
+        let runs = Arc::new(AtomicU64::new(0));
+        let counted = runs.clone();
         let thread = std::thread::Builder::new()
             .name("codewright-checkpoint".into())
             .spawn(move || {
@@ -37,12 +48,14 @@ impl Store {
                     // A failed checkpoint (the disk is full, another process holds the lock) is
                     // tried again next time; the log only grows meanwhile.
                     let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                    counted.fetch_add(1, Ordering::Release);
                 }
             })
             .map_err(|e| StoreError::Invalid(format!("cannot start the checkpoint thread: {e}")))?;
         Ok(Checkpointer {
             stop: Some(stop),
             thread: Some(thread),
+            runs,
         })
     }
 }

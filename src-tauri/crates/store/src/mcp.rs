@@ -32,10 +32,12 @@ pub struct McpServerRow {
     pub enabled: bool,
     /// `None`: available in every project.
     pub project: Option<ProjectId>,
+    /// Seconds a call may go without an answer or a progress notice; `None`: the default.
+    pub call_timeout_secs: Option<u32>,
 }
 
 const COLUMNS: &str =
-    "id, name, transport, command, args, env, url, headers, secrets, enabled, project_id";
+    "id, name, transport, command, args, env, url, headers, secrets, enabled, project_id, call_timeout_s";
 
 fn from_row(r: &Row) -> rusqlite::Result<McpServerRow> {
     let kind: String = r.get(2)?;
@@ -63,6 +65,7 @@ fn from_row(r: &Row) -> rusqlite::Result<McpServerRow> {
         secrets: serde_json::from_str(&json(8)?).unwrap_or_default(),
         enabled: r.get(9)?,
         project: r.get::<_, Option<i64>>(10)?.map(ProjectId),
+        call_timeout_secs: r.get(11)?,
     })
 }
 
@@ -89,10 +92,10 @@ impl Store {
             McpTransport::Sse { url } => ("sse", None, vec![], Some(url.as_str())),
         };
         Ok(self.conn.query_row(
-            "INSERT INTO mcp_servers (name, transport, command, args, env, url, headers, secrets, enabled, project_id, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+            "INSERT INTO mcp_servers (name, transport, command, args, env, url, headers, secrets, enabled, project_id, created_at, call_timeout_s)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
              ON CONFLICT(name) DO UPDATE SET transport = ?2, command = ?3, args = ?4, env = ?5, url = ?6,
-                 headers = ?7, secrets = ?8, enabled = ?9, project_id = ?10
+                 headers = ?7, secrets = ?8, enabled = ?9, project_id = ?10, call_timeout_s = ?12
              RETURNING id",
             params![
                 s.name,
@@ -105,7 +108,8 @@ impl Store {
                 json(&s.secrets),
                 s.enabled,
                 s.project.map(|p| p.0),
-                now_ms()
+                now_ms(),
+                s.call_timeout_secs
             ],
             |r| r.get(0),
         )?)
@@ -117,6 +121,20 @@ impl Store {
             .conn
             .execute("DELETE FROM mcp_servers WHERE name = ?1", [name])?
             == 0
+        {
+            return Err(StoreError::Invalid(format!(
+                "there is no MCP server named '{name}'; see `codewright-cli mcp list`"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Sets how long a call to a server may go without an answer (`None`: the default).
+    pub fn set_mcp_call_timeout(&self, name: &str, seconds: Option<u32>) -> Result<()> {
+        if self.conn.execute(
+            "UPDATE mcp_servers SET call_timeout_s = ?2 WHERE name = ?1",
+            params![name, seconds],
+        )? == 0
         {
             return Err(StoreError::Invalid(format!(
                 "there is no MCP server named '{name}'; see `codewright-cli mcp list`"

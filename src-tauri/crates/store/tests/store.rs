@@ -425,10 +425,11 @@ fn background_checkpoints_keep_the_log_short() {
     let (dir, store) = fresh();
     let p = store.add_project(&folder(dir.path(), "p"), None).unwrap();
     let wal = dir.path().join(format!("{DB_FILE_NAME}-wal"));
-    let _checkpointer = store
+    let checkpointer = store
         .checkpoint_in_background(std::time::Duration::from_millis(20))
         .unwrap();
-    // ~26 MB of messages (about 65 KB each with their index), in bursts of ten: without
+    // ~26 MB of messages (about 65 KB each with their index), in bursts of ten, each followed by
+    // a checkpoint of the thread's own (waited for, however busy the machine): without
     // checkpoints, the log would hold all of it.
     let task = store.add_task(p.id, "t").unwrap();
     let text = "word ".repeat(800);
@@ -440,7 +441,16 @@ fn background_checkpoints_keep_the_log_short() {
             )
             .unwrap();
         if i % 10 == 9 {
-            std::thread::sleep(std::time::Duration::from_millis(40));
+            // Two runs: the first may have started before this burst's last commit.
+            let until = checkpointer.runs() + 2;
+            let start = std::time::Instant::now();
+            while checkpointer.runs() < until {
+                assert!(
+                    start.elapsed() < std::time::Duration::from_secs(30),
+                    "the checkpoint thread stopped running"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
         }
     }
     let size = std::fs::metadata(&wal).unwrap().len();
