@@ -11,7 +11,7 @@ import { Conversation } from './task/conversation.js';
 import { initHeader, showAgentState, showContext, showTask } from './task/header.js';
 import { interceptLinks } from './task/links.js';
 import { insertMention } from './task/mentions.js';
-import { settled } from './task/markdown.js';
+import { renderNow } from './task/markdown.js';
 import { applyCallStates, findPanel, resetTools, settleRunning } from './task/tools.js';
 
 const params = new URLSearchParams(location.search);
@@ -155,11 +155,12 @@ async function start() {
   await onAttach(later((path) => insertMention($('#composer-input'), path)));
   performance.mark('listening');
   await load();
-  $('#app').hidden = false;
-  // The first screen shows rendered Markdown, not a flash of it arriving (but waits no longer).
   performance.mark('conversation-shown');
-  await Promise.race([settled(), new Promise((resolve) => setTimeout(resolve, 2000))]);
+  // The first screen's Markdown is rendered while the page is still hidden: laid out and painted
+  // once, rendered, never as a flash of raw text (but a slow renderer is waited for 2 s at most).
+  await Promise.race([renderNow(), new Promise((resolve) => setTimeout(resolve, 2000))]);
   performance.mark('markdown-settled');
+  $('#app').hidden = false;
   if (openAt == null) conversation.scroll.toBottom();
   else await reveal(openAt);
   performance.mark('scrolled');

@@ -36,8 +36,17 @@ async function renderDue() {
   });
 }
 
-/** Resolves once every part shows all of its text (used before the window reports it is ready). */
-export function settled() {
+/**
+ * Renders every part due now, without waiting for a frame, and resolves once every part shows
+ * all of its text: a window opening renders its first screen before its first layout and paint.
+ */
+export async function renderNow() {
+  await renderDue();
+  await settled();
+}
+
+/** Resolves once every part shows all of its text. */
+function settled() {
   if (unsettled.size === 0) return Promise.resolve();
   return new Promise((resolve) => waiters.push(resolve));
 }
@@ -65,11 +74,13 @@ export class MarkdownView {
     this.shownDone = false;
     this.busy = false; // in a render call
     this.generation = 0; // bumped when the text is replaced: older replies are dropped
+    this.ending = null; // the element that ends the text on screen (see `markEnd`)
   }
 
   append(delta) {
     this.text += delta;
     this.rawText.appendData(delta);
+    this.markEnd();
     this.schedule();
   }
 
@@ -87,6 +98,8 @@ export class MarkdownView {
     this.tail.replaceChildren();
     this.rawText.data = text;
     this.el.replaceChildren(this.tail, this.raw);
+    this.ending = null;
+    this.markEnd();
     this.schedule();
   }
 
@@ -123,6 +136,7 @@ export class MarkdownView {
       this.shownLength = job.length;
       this.shownDone = job.done;
       this.rawText.data = this.text.slice(job.length);
+      this.markEnd();
     }
     if (this.stale()) this.schedule();
     else markSettled(this);
@@ -138,6 +152,20 @@ export class MarkdownView {
     this.consumed += consumed;
     this.tail.classList.remove('md-plain');
     this.tail.innerHTML = tail; // sanitized by the backend (ammonia)
+  }
+
+  /**
+   * Marks what ends the text on screen, whose last element loses its bottom margin: the tail,
+   * else the last finished block — nothing while typed text follows. One class moved per change
+   * (a `:has()` rule doing this made the browser re-check every block of a long reply at each
+   * frame).
+   */
+  markEnd() {
+    const end = this.rawText.length ? null : this.tail.firstChild ? this.tail : this.tail.previousElementSibling;
+    if (end === this.ending) return;
+    this.ending?.classList.remove('md-end');
+    end?.classList.add('md-end');
+    this.ending = end;
   }
 
   showPlain(rest) {
