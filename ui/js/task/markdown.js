@@ -1,6 +1,8 @@
 // One Markdown text part, rendered as it streams. The backend splits the text into finished
 // top-level blocks and an unfinished tail: finished blocks are inserted once and never touched
-// again, so a long reply costs only its tail per frame. Every part due in a frame is rendered by
+// again, so a long reply costs only its tail per frame. Finished blocks are grouped in chunks of
+// `CHUNK`: a change at the end makes the browser walk the chunks, not every block of the reply
+// (a long reply's frame rate fell with its length before). Every part due in a frame is rendered by
 // one call (opening a task renders its whole first screen at once); a part is in at most one call
 // at a time, and text that arrives meanwhile is rendered when it returns. New text is shown as
 // typed the moment it arrives (one text node grows; the browser paints it with its next frame),
@@ -11,6 +13,7 @@ import { h } from '../dom.js';
 import { decorateCode } from './code.js';
 import { nextFrame } from './frame.js';
 
+const CHUNK = 32; // finished blocks per chunk
 const unsettled = new Set(); // parts whose screen lags their text
 let waiters = [];
 const due = new Set(); // parts to render in the next frame
@@ -75,6 +78,7 @@ export class MarkdownView {
     this.busy = false; // in a render call
     this.generation = 0; // bumped when the text is replaced: older replies are dropped
     this.ending = null; // the element that ends the text on screen (see `markEnd`)
+    this.chunk = null; // the chunk that takes the next finished blocks
   }
 
   append(delta) {
@@ -99,6 +103,7 @@ export class MarkdownView {
     this.rawText.data = text;
     this.el.replaceChildren(this.tail, this.raw);
     this.ending = null;
+    this.chunk = null;
     this.markEnd();
     this.schedule();
   }
@@ -147,7 +152,11 @@ export class MarkdownView {
       const block = h('div', { class: 'md-block' });
       block.innerHTML = html; // sanitized by the backend (ammonia)
       decorateCode(block);
-      this.tail.before(block);
+      if (this.chunk === null || this.chunk.childElementCount === CHUNK) {
+        this.chunk = h('div', { class: 'md-chunk' });
+        this.tail.before(this.chunk);
+      }
+      this.chunk.append(block);
     }
     this.consumed += consumed;
     this.tail.classList.remove('md-plain');
@@ -161,7 +170,7 @@ export class MarkdownView {
    * frame).
    */
   markEnd() {
-    const end = this.rawText.length ? null : this.tail.firstChild ? this.tail : this.tail.previousElementSibling;
+    const end = this.rawText.length ? null : this.tail.firstChild ? this.tail : this.chunk?.lastElementChild ?? null;
     if (end === this.ending) return;
     this.ending?.classList.remove('md-end');
     end?.classList.add('md-end');
