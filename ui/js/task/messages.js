@@ -281,9 +281,12 @@ export function textOf(record) {
 function usageTitle({ usage, model }) {
   if (!usage) return '';
   const n = (x) => x.toLocaleString();
-  const parts = [`${n(usage.input)} tokens in`, `${n(usage.output)} out`];
+  // `estimated`: the server reported no usage; Codewright counted about 4 characters a token.
+  const about = usage.estimated ? 'about ' : '';
+  const parts = [`${about}${n(usage.input)} tokens in`, `${about}${n(usage.output)} out`];
   if (usage.cacheRead) parts.push(`${n(usage.cacheRead)} read from cache`);
   if (usage.reasoning) parts.push(`${n(usage.reasoning)} reasoning`);
   if (model) parts.push(model);
+  if (usage.estimated) parts.push('estimated: the server did not report usage');
   return parts.join(' · ');
 }

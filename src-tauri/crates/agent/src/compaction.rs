@@ -4,9 +4,10 @@
 //! boundary never separates a tool call from its result. Originals stay in the store, marked
 //! compacted; a later compaction updates the previous summary.
 
-use codewright_llm::ModelInfo;
+use codewright_llm::{ChatRequest, ModelInfo};
 use codewright_protocol::{
-    AttachmentKind, Compaction, Message, MessageRecord, Part, Role, TaskId, ToolContent,
+    AttachmentKind, Compaction, Message, MessageRecord, Part, Role, TaskId, ToolContent, ToolSpec,
+    Usage,
 };
 use codewright_store::Store;
 
@@ -25,9 +26,16 @@ fn keep_budget(info: &ModelInfo) -> u64 {
     (info.context_window / 4).min(20_000)
 }
 
-/// Tokens kept free for the answer (and for the summary request).
+/// Tokens kept free for the answer: the model's output limit, at most a quarter of the window
+/// (a 4k model that may write 512 tokens keeps 512; a 200k one keeps at most 32,000).
+pub(crate) fn answer_reserve(info: &ModelInfo) -> u64 {
+    info.max_output.min(32_000).min(info.context_window / 4)
+}
+
+/// Tokens kept free for the answer and for what the estimates miss: scales with the window, so
+/// a 4k window is not all reserve (it was: 512 + 4,096 left nothing, and every turn compacted).
 pub(crate) fn reserve(info: &ModelInfo) -> u64 {
-    info.max_output.min(32_000) + 4_096
+    answer_reserve(info) + (info.context_window / 8).min(4_096)
 }
 
 /// Above this many context tokens, compact before the next request.
@@ -61,6 +69,28 @@ pub(crate) fn estimate(messages: &[Message]) -> u64 {
     (chars / 4) as u64 + 4 * messages.len() as u64
 }
 
+/// A rough token count of what goes with every request besides the messages: the system prompt
+/// (with AGENTS.md, and the tools' descriptions for models that call tools as text) and the
+/// tools' schemas.
+pub(crate) fn overhead(system: &str, tools: &[ToolSpec]) -> u64 {
+    let schemas: usize = tools
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
+        .sum();
+    ((system.len() + schemas) / 4) as u64
+}
+
+/// Usage estimated for a request and its answer, for servers that do not report it.
+pub(crate) fn estimate_usage(request: &ChatRequest, answer: &Message) -> Usage {
+    Usage {
+        input: estimate(&request.messages)
+            + overhead(request.system.as_deref().unwrap_or(""), &request.tools),
+        output: estimate(std::slice::from_ref(answer)),
+        estimated: true,
+        ..Usage::default()
+    }
+}
+
 /// The messages the model sees, and what is known of their size.
 pub(crate) struct View {
     pub messages: Vec<Message>,
@@ -70,12 +100,13 @@ pub(crate) struct View {
 }
 
 impl View {
-    /// Context tokens the next request would use: the provider's count, plus estimates for
-    /// what came after it.
-    pub fn tokens(&self) -> u64 {
+    /// Context tokens the next request would use: the provider's count (which covers the
+    /// system prompt and the tools), plus estimates for what came after it; without a count, an
+    /// estimate of the messages plus `overhead` (see [`overhead`]).
+    pub fn tokens(&self, overhead: u64) -> u64 {
         match self.counted {
             Some((len, tokens)) => tokens + estimate(self.messages.get(len..).unwrap_or_default()),
-            None => estimate(&self.messages),
+            None => estimate(&self.messages) + overhead,
         }
     }
 
@@ -194,12 +225,19 @@ pub(crate) fn transcript(
             lines.push(line);
         }
     }
-    // Oldest lines go first when the transcript is too long for the summary request.
+    // Oldest lines go first when the transcript is too long for the summary request (the
+    // previous summary counts too); the newest line always goes, cut to fit if it must: a
+    // summary request with nothing to summarize would get an invented summary.
+    let max_chars = max_chars.saturating_sub(previous.map_or(0, str::len));
     let mut total: usize = lines.iter().map(|l| l.len() + 1).sum();
     let mut skip = 0;
-    while total > max_chars && skip < lines.len() {
+    while total > max_chars && skip + 1 < lines.len() {
         total -= lines[skip].len() + 1;
         skip += 1;
+    }
+    if let Some(last) = lines.last_mut().filter(|l| l.len() > max_chars) {
+        let head: String = last.chars().take(max_chars.max(200)).collect();
+        *last = format!("{head} […]");
     }
     let mut out = String::new();
     if let Some(previous) = previous {
@@ -226,8 +264,13 @@ pub(crate) struct Plan {
 }
 
 /// Decides what to summarize; `None` when there is too little history to compact.
-pub(crate) fn plan(store: &Store, task: TaskId, info: &ModelInfo) -> Result<Option<Plan>, String> {
-    let before = view(store, task)?.tokens();
+pub(crate) fn plan(
+    store: &Store,
+    task: TaskId,
+    info: &ModelInfo,
+    overhead: u64,
+) -> Result<Option<Plan>, String> {
+    let before = view(store, task)?.tokens(overhead);
     let previous = store.latest_compaction(task).map_err(|e| e.to_string())?;
     let records: Vec<MessageRecord> = visible(store.history(task).map_err(|e| e.to_string())?)
         .into_iter()
@@ -300,5 +343,37 @@ mod tests {
         assert_eq!(records[at].message.role, Role::Assistant);
         // Too little to summarize.
         assert_eq!(boundary(&records[3..], &info), None);
+    }
+
+    #[test]
+    fn a_small_window_keeps_room_for_the_conversation() {
+        let mut info = codewright_llm::resolve_model("m@p", &[]);
+        // A 4k local model writing 512 tokens: 512 + 4,096 reserved left 0, and every turn
+        // compacted.
+        info.context_window = 4_096;
+        info.max_output = 512;
+        assert_eq!(reserve(&info), 512 + 512);
+        assert_eq!(threshold(&info), 3_072);
+        // A large window keeps what it kept.
+        info.context_window = 200_000;
+        info.max_output = 64_000;
+        assert_eq!(reserve(&info), 32_000 + 4_096);
+    }
+
+    #[test]
+    fn a_summary_request_always_carries_what_it_summarizes() {
+        let records = vec![
+            record(1, Message::user("first ".repeat(300))),
+            record(2, Message::user("second ".repeat(300))),
+            record(3, Message::user("newest ".repeat(400))),
+        ];
+        // Room for one line and a half: the oldest go, the newest stays whole.
+        let text = transcript(None, &records, 3_000);
+        assert!(text.contains("2 older entries left out"), "{text}");
+        assert!(text.contains(&"newest ".repeat(280)), "{text}");
+        // No room at all (a previous summary fills it): the newest line still goes, cut.
+        let text = transcript(Some(&"s".repeat(5_000)), &records, 3_000);
+        assert!(text.contains("USER: newest newest"), "{text}");
+        assert!(text.len() < 5_000 + 1_000, "{}", text.len());
     }
 }

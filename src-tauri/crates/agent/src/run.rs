@@ -332,7 +332,8 @@ impl Agent {
             let status = store.task(task).map_err(|e| e.to_string())?.status;
             (compaction::view(&store, task)?, status)
         };
-        let compacted = run.compact(&model, &mut view).await;
+        // (Its "before" figure counts the conversation only, unless the provider counted it.)
+        let compacted = run.compact(&model, &mut view, 0).await;
         run.step(Step::End);
         // Compacting showed the task as running; it is again what it was.
         let _ = self
@@ -753,8 +754,22 @@ impl Run {
             if iteration > self.inner.config.max_iterations {
                 return Ok(self.pause(model, &system, specs, view).await);
             }
-            if view.tokens() > compaction::threshold(&model.info) {
-                self.compact(model, view).await?;
+            // The system prompt and the tools go with every request: they count.
+            let overhead = compaction::overhead(&system, if text_mode { &[] } else { specs });
+            let window = model.info.context_window;
+            if window > 0 && overhead + compaction::answer_reserve(&model.info) > window {
+                // Compacting the conversation cannot make room: none of it is the problem.
+                self.error(
+                    ErrorKind::ContextOverflow,
+                    format!(
+                        "The system prompt (with the project's AGENTS.md or CLAUDE.md) and the tools' descriptions are about {overhead} tokens (estimated), which leaves no room for an answer in the context window of {} ({window} tokens). Choose a model with a larger window, or shorten the project's instructions.",
+                        model.info.id
+                    ),
+                );
+                return Ok(RunOutcome::Failed);
+            }
+            if view.tokens(overhead) > compaction::threshold(&model.info) {
+                self.compact(model, view, overhead).await?;
             }
             let state = self.tracker.get();
             if state != AgentState::Streaming {
@@ -781,17 +796,26 @@ impl Run {
                 told_images = true;
                 self.notice(format!("{} does not take images (as far as Codewright knows), so the images in this task are named to it, not shown. Choose a model that takes images to have them seen.", model.info.id));
             }
-            let answer = match self
-                .ask_model(model, Some(&system), request_messages, specs.to_vec(), true)
-                .await
-            {
+            // A request that cannot fit is not sent (a local server may answer it with nothing,
+            // or cut it silently): it is handled like the provider's own "too long".
+            let needed = view.tokens(overhead);
+            let result = if window > 0 && needed > window {
+                Err(Failure::Overflow(format!(
+                    "The next request would be about {needed} tokens (estimated), more than the context window of {} ({window} tokens); the system prompt and the tools' descriptions alone are about {overhead}.",
+                    model.info.id
+                )))
+            } else {
+                self.ask_model(model, Some(&system), request_messages, specs.to_vec(), true)
+                    .await
+            };
+            let answer = match result {
                 Ok(answer) => answer,
                 Err(Failure::Overflow(message)) if !overflow_retried => {
                     overflow_retried = true;
                     self.notice(format!(
                         "{message} Compacting the conversation and trying again."
                     ));
-                    if !self.compact(model, view).await? {
+                    if !self.compact(model, view, overhead).await? {
                         self.error(ErrorKind::ContextOverflow, format!("{message} There is too little history to compact: start a new task."));
                         return Ok(RunOutcome::Failed);
                     }
@@ -984,11 +1008,16 @@ impl Run {
         }
         match result {
             Ok(message) => {
-                let message = if !model.info.tools && !tools.is_empty() {
+                let mut message = if !model.info.tools && !tools.is_empty() {
                     with_text_calls(message, &tools)
                 } else {
                     message
                 };
+                // A server that reports no usage (some local ones) gets an estimate, marked as
+                // one, rather than zeros.
+                if message.usage.is_none() {
+                    message.usage = Some(compaction::estimate_usage(&request, &message));
+                }
                 let usage = message.usage.unwrap_or_default();
                 let event = UsageEvent {
                     model: model.info.id.clone(),
@@ -1057,6 +1086,21 @@ impl Run {
                     return Err(Failure::Overflow(failure.error.message));
                 }
                 let mut message = failure.error.message;
+                if failure.error.kind == LlmErrorKind::EmptyStream {
+                    // Most likely a request too long for the server's window: say how long.
+                    let needed = compaction::estimate(&request.messages)
+                        + compaction::overhead(
+                            request.system.as_deref().unwrap_or(""),
+                            &request.tools,
+                        );
+                    let window = model.info.context_window;
+                    message.push_str(&format!(
+                        " This request was about {needed} tokens (estimated) for a context window of {window}."
+                    ));
+                    if window > 0 && needed * 4 >= window * 3 {
+                        return Err(Failure::Overflow(message));
+                    }
+                }
                 if kept {
                     message.push_str(" The part of the answer that had arrived is kept.");
                 }
@@ -1067,8 +1111,13 @@ impl Run {
     }
 
     /// Summarizes the older messages; false when there was too little to compact.
-    async fn compact(&mut self, model: &Model, view: &mut View) -> Result<bool, RunOutcome> {
-        let plan = compaction::plan(&self.store(), self.task, &model.info);
+    async fn compact(
+        &mut self,
+        model: &Model,
+        view: &mut View,
+        overhead: u64,
+    ) -> Result<bool, RunOutcome> {
+        let plan = compaction::plan(&self.store(), self.task, &model.info, overhead);
         let plan = match plan {
             Ok(Some(plan)) => plan,
             Ok(None) => return Ok(false),
@@ -1081,8 +1130,11 @@ impl Run {
         // What to keep is judged by the run's model's window; the summary request must fit the
         // summarizer's.
         let summarizer = self.compaction.clone().unwrap_or_else(|| model.clone());
+        // What the summarizer's window holds besides its answer and the instructions, at 3
+        // characters a token (the transcript is mostly code and paths).
+        let instructions = (compaction::INSTRUCTIONS.len() / 4) as u64;
         let budget_chars =
-            (compaction::threshold(&summarizer.info) as usize).saturating_sub(2_000) * 3;
+            compaction::threshold(&summarizer.info).saturating_sub(instructions) as usize * 3;
         let prompt = compaction::transcript(
             plan.previous.as_ref().map(|c| c.summary.as_str()),
             &plan.to_summarize,
@@ -1262,7 +1314,7 @@ fn kind_of(kind: LlmErrorKind) -> ErrorKind {
         LlmErrorKind::Network => ErrorKind::Network,
         LlmErrorKind::Timeout => ErrorKind::Timeout,
         LlmErrorKind::BadResponse => ErrorKind::BadResponse,
-        LlmErrorKind::StreamEndedEarly => ErrorKind::StreamEndedEarly,
+        LlmErrorKind::StreamEndedEarly | LlmErrorKind::EmptyStream => ErrorKind::StreamEndedEarly,
         LlmErrorKind::Provider => ErrorKind::Provider,
         // A stop is not an error; it never reaches here.
         LlmErrorKind::Cancelled => ErrorKind::Setup,

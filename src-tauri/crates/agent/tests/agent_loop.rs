@@ -6,7 +6,7 @@ use codewright_agent::{AgentConfig, TaskHandle};
 use codewright_protocol::{
     AgentEvent, AgentState, Decision, Part, PermissionMode, Role, RunOutcome, TaskStatus,
 };
-use common::{calls, has_tools, last_text, recorded, text, tool_results, Reply, World};
+use common::{calls, has_tools, last_text, recorded, text, tool_results, End, Reply, World};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -590,8 +590,9 @@ async fn a_full_window_is_compacted_before_the_request() {
     )
     .unwrap();
     let mut model = world.model();
-    // A small window: 3 reads of ~1,500 tokens each overflow 12,000 − reserve (4,096 + 2,000).
-    model.info.context_window = 12_000;
+    // A small window: 3 reads of ~1,500 tokens each, with the system prompt and the tools,
+    // pass 10,000 − reserve (2,000 for the answer + 1,250).
+    model.info.context_window = 10_000;
     model.info.max_output = 2_000;
     // Summaries come from the compaction role's model.
     let mut summarizer = world.model();
@@ -1277,4 +1278,109 @@ async fn a_model_that_does_not_take_images_is_told_their_names_instead() {
         .iter()
         .any(|p| matches!(p, Part::Attachment(_))));
     world.server.assert_clean();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instructions_longer_than_a_small_window_fail_before_anything_is_sent() {
+    let world = World::new(script(|_, _| text("never asked"))).await;
+    // A 19.5 KB AGENTS.md made a 5,265-token request to a 4,096-token model.
+    std::fs::write(
+        world.path("AGENTS.md"),
+        "Follow the house style. ".repeat(820),
+    )
+    .unwrap();
+    let mut model = world.model();
+    model.info.context_window = 4_096;
+    model.info.max_output = 512;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = world.agent.start(
+        codewright_agent::RunRequest {
+            task: world.task,
+            prompt: Some("Hello".into()),
+            model,
+            mode: PermissionMode::Normal,
+            sandbox: false,
+            compaction: None,
+        },
+        tx,
+    );
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Failed);
+    assert!(world.server.requests().is_empty(), "nothing was sent");
+    let (kind, message) = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Error { kind, message, .. } => Some((*kind, message.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(kind, codewright_protocol::ErrorKind::ContextOverflow);
+    assert!(
+        message.contains("AGENTS.md") && message.contains("4096 tokens"),
+        "{message}"
+    );
+    // The prompt is kept to continue with another model.
+    assert_eq!(world.messages(world.task)[0].message.text(), "Hello");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_stream_is_not_retried_and_says_how_long_the_request_was() {
+    let world = World::new(script(|_, _| {
+        Reply::Raw(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 0\r\n\r\n"
+                .into(),
+            End::Close,
+        )
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Hello"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Failed);
+    assert_eq!(
+        world.server.requests().len(),
+        1,
+        "the same request is not sent again"
+    );
+    let message = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Error { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        message.contains("without sending anything")
+            && message.contains("This request was about")
+            && message.contains("context window of"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_a_server_did_not_report_is_estimated_and_marked_so() {
+    // llama-cpp-python sends no usage chunk even when asked for one.
+    let world = World::new(script(|_, _| {
+        recorded("local-servers/llamacpp_python_smollm2_text_no_usage.sse")
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Bonjour"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    let (usage, context) = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Usage {
+                usage,
+                context_tokens,
+                ..
+            } => Some((*usage, *context_tokens)),
+            _ => None,
+        })
+        .unwrap();
+    assert!(usage.estimated, "{usage:?}");
+    // The system prompt and the tools alone are over a thousand tokens.
+    assert!(usage.input > 1_000 && usage.output > 10, "{usage:?}");
+    assert_eq!(context, usage.input + usage.output);
+    let stored = world.messages(world.task);
+    assert_eq!(stored[1].message.usage, Some(usage), "stored as estimated");
 }

@@ -203,12 +203,21 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> 
                 ));
             } else {
                 print("\n");
+                // Zeros would be a lie: some local servers never report usage.
+                let tokens = if message.usage.is_some() {
+                    format!(
+                        "{} in / {} out tokens",
+                        usage.input + usage.cache_read + usage.cache_write,
+                        usage.output
+                    )
+                } else {
+                    "usage not reported by the server".to_string()
+                };
                 eprintln!(
-                    "[{} · {} in / {} out tokens{}{}]",
+                    "[{} · {}{}{}]",
                     model_id,
-                    usage.input + usage.cache_read + usage.cache_write,
-                    usage.output,
-                    if info.known {
+                    tokens,
+                    if info.known && message.usage.is_some() {
                         format!(" · ${cost:.4}")
                     } else {
                         String::new()

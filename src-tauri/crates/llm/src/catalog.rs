@@ -216,6 +216,7 @@ mod tests {
             cache_read: 2_000_000,
             cache_write: 10_000,
             reasoning: 0,
+            ..Default::default()
         };
         let expected = 3.0 + 1.5 + 0.6 + 0.0375;
         assert!((sonnet.pricing.cost(&usage) - expected).abs() < 1e-9);

@@ -235,6 +235,7 @@ impl Client {
         // the idle timeout), until one that is not white space says what the body is.
         let mut chunks = Box::pin(response.bytes_stream());
         let mut head = Vec::new();
+        let mut ended = false;
         loop {
             let next = if head.is_empty() {
                 tokio::time::timeout_at(first_byte_by, chunks.next())
@@ -246,7 +247,10 @@ impl Client {
                     .map_err(|_| idle_timeout())?
             };
             match next {
-                None => break,
+                None => {
+                    ended = true;
+                    break;
+                }
                 Some(Err(e)) => return Err(lost_mid_stream(&provider.name, &shown, &e)),
                 Some(Ok(chunk)) => {
                     head.extend_from_slice(&chunk);
@@ -272,6 +276,7 @@ impl Client {
                 let text = redact(&read_rest(head, &mut chunks, limits.idle).await, key);
                 return Err(json_answer(&provider.name, &shown, &text));
             }
+            None if ended => return Err(LlmError::empty_stream(&provider.name, &shown)),
             _ => {}
         }
         let provider_name = provider.name.clone();

@@ -29,6 +29,9 @@ pub enum ErrorKind {
     BadResponse,
     /// The stream stopped before the response was complete.
     StreamEndedEarly,
+    /// A success status and then a body with no event at all. Servers do this on purpose (a
+    /// local server given a prompt longer than its window), so the same request is not retried.
+    EmptyStream,
     /// Any other error the provider reported (billing, moderation, …).
     Provider,
     /// Stopped by the user.
@@ -111,6 +114,19 @@ impl LlmError {
         )
     }
 
+    /// A success status and then an empty body: no event, no error.
+    pub fn empty_stream(provider: &str, url: &str) -> LlmError {
+        LlmError::new(
+            ErrorKind::EmptyStream,
+            format!(
+                "{provider} ended its response without sending anything ({url}: HTTP 200, an empty \
+                 stream), so there is no answer. Local servers do this when the request is longer \
+                 than the model's context window: compact the conversation or start a new task, or \
+                 load the model with a larger context."
+            ),
+        )
+    }
+
     /// A response that is one JSON document, not an event stream, and not an error the provider
     /// reported (those are classified by [`LlmError::from_stream_event`]).
     pub fn not_a_stream(provider: &str, url: &str, body: &str) -> LlmError {
@@ -163,6 +179,17 @@ impl LlmError {
                 format!("{provider} says the account has no quota left: {detail}"),
             ),
             429 => (ErrorKind::RateLimit, format!("{provider} is rate-limiting requests (HTTP 429): {detail}")),
+            // A server that refuses the request's shape with a 500 (llama-cpp-python's pydantic
+            // "N validation errors") would refuse it again: not worth a retry.
+            500 if is_validation_error(&detail) => (
+                ErrorKind::InvalidRequest,
+                format!(
+                    "{provider} refused the request as malformed (HTTP 500: {}). Trying again would \
+                     not help: this server reads the request differently from Codewright. Try another \
+                     model or server, and please report it with the server's name and version.",
+                    first_lines(&detail, 2, 240)
+                ),
+            ),
             500 | 502 | 503 | 504 | 529 => (
                 ErrorKind::Overloaded,
                 format!("{provider} is overloaded or failing (HTTP {status}): {detail}"),
@@ -240,6 +267,24 @@ fn shorten(text: &str, max: usize) -> String {
         short.push('…');
     }
     short
+}
+
+/// Whether an error message reports that the request failed validation (pydantic's wording,
+/// which Python servers pass on).
+fn is_validation_error(text: &str) -> bool {
+    text.to_ascii_lowercase().contains("validation error")
+}
+
+/// The first `lines` non-empty lines of `text`, trimmed and joined, at most `max` characters.
+fn first_lines(text: &str, lines: usize, max: usize) -> String {
+    let joined = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(lines)
+        .collect::<Vec<_>>()
+        .join(" ");
+    shorten(&joined, max)
 }
 
 /// Phrases providers use when the input is longer than the context window.

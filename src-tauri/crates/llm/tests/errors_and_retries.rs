@@ -104,6 +104,12 @@ async fn every_recorded_error_maps_to_its_kind_and_never_shows_the_key() {
             "Check the key for rec",
         ),
         (
+            "llamacpp_python_500_assistant_content_null.http",
+            Protocol::OpenAiChat,
+            ErrorKind::InvalidRequest,
+            "refused the request as malformed (HTTP 500: 7 validation errors:",
+        ),
+        (
             "openrouter_429_upstream_rate_limited.http",
             Protocol::OpenAiChat,
             ErrorKind::RateLimit,
@@ -138,6 +144,11 @@ async fn every_recorded_error_maps_to_its_kind_and_never_shows_the_key() {
             failure.error.message
         );
         assert!(!failure.error.message.contains(KEY), "{file} leaks the key");
+        assert!(
+            !failure.error.message.contains('\n') && failure.error.message.len() < 700,
+            "{file}: one short paragraph, not a dump: {}",
+            failure.error.message
+        );
         assert!(failure.partial.is_none());
     }
 }
@@ -352,4 +363,32 @@ async fn a_silent_stream_reports_idle_so_what_arrived_can_be_saved() {
         "idle reported {idle_with_text} times during a 700 ms silence"
     );
     assert_eq!(message.text(), "before");
+}
+
+#[tokio::test]
+async fn a_request_the_server_cannot_read_and_an_empty_stream_are_not_retried() {
+    // llama-cpp-python's 500 for a request it cannot validate: the same request fails again.
+    let raw = std::fs::read_to_string(
+        fixtures().join("errors/llamacpp_python_500_assistant_content_null.http"),
+    )
+    .unwrap();
+    let server = serve(vec![Reply::recorded(&raw)]).await;
+    let provider = Provider::new("local", Protocol::OpenAiChat, &server.base, None);
+    let failure = call(&fast_retries(3), &provider, None).await.unwrap_err();
+    assert_eq!(failure.error.kind, ErrorKind::InvalidRequest);
+    assert_eq!(server.requests.lock().unwrap().len(), 1, "not retried");
+
+    // What the same server sends for a prompt longer than its window: 200, then nothing.
+    let server = serve(vec![Reply::sse(Vec::new())]).await;
+    let provider = Provider::new("local", Protocol::OpenAiChat, &server.base, None);
+    let failure = call(&fast_retries(3), &provider, None).await.unwrap_err();
+    assert_eq!(failure.error.kind, ErrorKind::EmptyStream);
+    assert!(
+        failure.error.message.contains("without sending anything")
+            && failure.error.message.contains("context window"),
+        "{}",
+        failure.error.message
+    );
+    assert_eq!(server.requests.lock().unwrap().len(), 1, "not retried");
+    assert!(failure.partial.is_none());
 }

@@ -409,3 +409,29 @@ async fn crlf_framing_decodes_like_lf() {
     .await;
     assert_eq!(lf.unwrap(), crlf.unwrap());
 }
+
+#[tokio::test]
+async fn a_real_local_servers_streams_decode_without_usage_and_with_a_forced_call() {
+    // llama-cpp-python 0.3.36: no usage chunk although it was asked for; the usage is missing,
+    // not zero (the agent estimates it).
+    let dir = fixtures().join("local-servers");
+    let body = std::fs::read(dir.join("llamacpp_python_smollm2_text_no_usage.sse")).unwrap();
+    let (result, streamed) = decode(Protocol::OpenAiChat, body, None).await;
+    let message = result.unwrap();
+    assert_eq!(message.usage, None);
+    assert_eq!(message.stop_reason, Some(StopReason::EndTurn));
+    assert!(streamed.starts_with("Je ne sais pas"), "{streamed}");
+    // A call streamed with `content: null` and `function_call: null` beside it.
+    let body = std::fs::read(dir.join("llamacpp_python_forced_tool_call.sse")).unwrap();
+    let (result, _) = decode(Protocol::OpenAiChat, body, Some((7, 64))).await;
+    let message = result.unwrap();
+    let calls: Vec<_> = message.tool_calls().collect();
+    assert_eq!(calls.len(), 1, "{message:?}");
+    assert_eq!(calls[0].name, "read_file");
+    assert!(
+        serde_json::from_str::<serde_json::Value>(calls[0].arguments)
+            .unwrap()
+            .get("path")
+            .is_some()
+    );
+}

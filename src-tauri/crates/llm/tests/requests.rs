@@ -154,6 +154,10 @@ fn openai_chat_body() {
     );
     assert_eq!(m[6]["tool_calls"][0]["id"], "c3");
     assert_eq!(
+        m[6]["content"], "",
+        "calls without text carry \"\" (llama-cpp-python refuses null with a 500)"
+    );
+    assert_eq!(
         m[7],
         json!({"role": "tool", "tool_call_id": "c3", "content": format!("Error: {INTERRUPTED}")}),
         "the dangling call is answered"

@@ -137,6 +137,10 @@ pub struct Usage {
     pub cache_read: u64,
     pub cache_write: u64,
     pub reasoning: u64,
+    /// The provider did not report usage (some local servers never do): Codewright estimated
+    /// it from the text, about 4 characters a token.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 impl Usage {
@@ -147,6 +151,7 @@ impl Usage {
         self.cache_read += other.cache_read;
         self.cache_write += other.cache_write;
         self.reasoning += other.reasoning;
+        self.estimated |= other.estimated;
     }
 }
 

@@ -68,6 +68,7 @@ fn task_totals_equal_the_sum_of_their_messages() {
             cache_read: i,
             cache_write: 1,
             reasoning: 3,
+            estimated: false,
         };
         let mut answer = text(Role::Assistant, "a");
         answer.usage = Some(usage);

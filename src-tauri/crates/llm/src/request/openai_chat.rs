@@ -25,7 +25,9 @@ pub(crate) fn body(provider: &Provider, r: &ChatRequest) -> Value {
                     .tool_calls()
                     .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": super::arguments_text(c.arguments)}}))
                     .collect();
-                let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
+                // `""`, not `null`, beside tool calls: OpenAI takes either, but some compatible
+                // servers (llama-cpp-python) refuse `null` with a 500.
+                let mut msg = json!({"role": "assistant", "content": text});
                 if !calls.is_empty() {
                     msg["tool_calls"] = Value::Array(calls);
                 }
