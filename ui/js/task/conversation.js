@@ -108,6 +108,13 @@ export class Conversation {
   }
 
   error(message, hint) {
+    // The failed answer keeps these words to show when the task is read later; here they are
+    // shown once, with the hint, so its note stays short.
+    const failed = this.live ?? [...this.views.values()].findLast((v) => v.record.error === message);
+    if (failed) {
+      failed.toldError = true;
+      failed.showNote();
+    }
     this.line(h('div', { class: 'error-inline', role: 'alert' },
       h('p', { text: message }),
       hint ? h('p', { class: 'error-hint', text: hint }) : null));

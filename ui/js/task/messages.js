@@ -28,6 +28,7 @@ class MessageView {
   constructor(record) {
     this.record = record;
     this.live = false;
+    this.toldError = false; // its error was shown in this window as it happened
     this.note = h('p', { class: 'message-note', hidden: true });
     this.el = h('article', { class: `message ${record.role}`, dataset: { id: record.id } });
   }
@@ -50,9 +51,11 @@ class MessageView {
   }
 
   showNote() {
-    const { stopReason, complete } = this.record;
+    const { stopReason, complete, error } = this.record;
     let text = '';
     if (!this.live) text = STOP_NOTES[stopReason] ?? (complete === false ? 'Incomplete' : '');
+    // What the error was, when this window did not show it as it happened (a task read later).
+    if (text && stopReason === 'error' && error && !this.toldError) text = `${text}: ${error}`;
     this.note.textContent = text;
     this.note.hidden = !text;
     this.note.classList.toggle('note-error', stopReason === 'error');

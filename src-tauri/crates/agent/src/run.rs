@@ -184,11 +184,11 @@ impl TaskHandle {
     /// it is delivered at the next turn boundary (before the next request). `Err` gives it back
     /// when the run has already ended: start a new run with it. A message still queued when a
     /// run stops or fails is stored in the task, so none is ever lost.
-    pub fn steer(&self, message: impl Into<Message>) -> Result<(), Message> {
+    pub fn steer(&self, message: impl Into<Message>) -> Result<(), Box<Message>> {
         let mut steer = self.steer.lock().expect("steer lock");
         let message = message.into();
         if steer.closed {
-            return Err(message);
+            return Err(Box::new(message));
         }
         steer.queue.push_back(message);
         Ok(())
@@ -1015,6 +1015,9 @@ impl Run {
                 };
                 // A server that reports no usage (some local ones) gets an estimate, marked as
                 // one, rather than zeros.
+                // Stored under the id it was asked for (the provider's echo of a bare name
+                // would lose the provider).
+                message.model = Some(model.info.id.clone());
                 if message.usage.is_none() {
                     message.usage = Some(compaction::estimate_usage(&request, &message));
                 }
@@ -1052,17 +1055,38 @@ impl Run {
             Err(failure) => {
                 let stopped = failure.error.kind == LlmErrorKind::Cancelled;
                 let kept = failure.partial.is_some() && streaming.is_some();
+                // What the user is told, which the stored answer keeps.
+                let mut message = failure.error.message.clone();
+                let mut overflow = failure.error.kind == LlmErrorKind::ContextOverflow
+                    && failure.partial.is_none();
+                if failure.error.kind == LlmErrorKind::EmptyStream {
+                    // Most likely a request too long for the server's window: say how long.
+                    let needed = compaction::estimate(&request.messages)
+                        + compaction::overhead(
+                            request.system.as_deref().unwrap_or(""),
+                            &request.tools,
+                        );
+                    let window = model.info.context_window;
+                    message.push_str(&format!(
+                        " This request was about {needed} tokens (estimated) for a context window of {window}."
+                    ));
+                    overflow = window > 0 && needed * 4 >= window * 3;
+                }
+                if kept {
+                    message.push_str(" The part of the answer that had arrived is kept.");
+                }
                 if let Some(streaming) = streaming {
-                    let mut partial = failure.partial.clone().unwrap_or_else(|| {
-                        let mut m = Message::new(Role::Assistant, Vec::new());
-                        m.model = Some(model.info.id.clone());
-                        m
-                    });
-                    partial.stop_reason = Some(if stopped {
-                        StopReason::Aborted
+                    let mut partial = failure
+                        .partial
+                        .clone()
+                        .unwrap_or_else(|| Message::new(Role::Assistant, Vec::new()));
+                    partial.model = Some(model.info.id.clone());
+                    if stopped {
+                        partial.stop_reason = Some(StopReason::Aborted);
                     } else {
-                        StopReason::Error
-                    });
+                        partial.stop_reason = Some(StopReason::Error);
+                        partial.error = Some(message.clone());
+                    }
                     let _ = streaming.finish(&self.store(), &partial, None);
                     // Calls in what arrived never run: answer them now.
                     let ids: Vec<String> = partial.tool_calls().map(|c| c.id.to_string()).collect();
@@ -1081,28 +1105,8 @@ impl Run {
                 if stopped {
                     return Err(Failure::Ended(RunOutcome::Stopped));
                 }
-                if failure.error.kind == LlmErrorKind::ContextOverflow && failure.partial.is_none()
-                {
-                    return Err(Failure::Overflow(failure.error.message));
-                }
-                let mut message = failure.error.message;
-                if failure.error.kind == LlmErrorKind::EmptyStream {
-                    // Most likely a request too long for the server's window: say how long.
-                    let needed = compaction::estimate(&request.messages)
-                        + compaction::overhead(
-                            request.system.as_deref().unwrap_or(""),
-                            &request.tools,
-                        );
-                    let window = model.info.context_window;
-                    message.push_str(&format!(
-                        " This request was about {needed} tokens (estimated) for a context window of {window}."
-                    ));
-                    if window > 0 && needed * 4 >= window * 3 {
-                        return Err(Failure::Overflow(message));
-                    }
-                }
-                if kept {
-                    message.push_str(" The part of the answer that had arrived is kept.");
+                if overflow {
+                    return Err(Failure::Overflow(message));
                 }
                 self.error(kind_of(failure.error.kind), message);
                 Err(Failure::Ended(RunOutcome::Failed))

@@ -902,7 +902,7 @@ async fn steered_messages_are_never_lost() {
     // After the run ended, a message is handed back to be sent as a new run.
     assert_eq!(
         handle.steer("Too late"),
-        Err(codewright_protocol::Message::user("Too late"))
+        Err(Box::new(codewright_protocol::Message::user("Too late")))
     );
     assert_eq!(handle.wait().await, RunOutcome::Stopped);
     let stored = world.messages(world.task);
@@ -1354,6 +1354,11 @@ async fn an_empty_stream_is_not_retried_and_says_how_long_the_request_was() {
             && message.contains("context window of"),
         "{message}"
     );
+    // The answer keeps what the user was told, under the model id the run asked for.
+    let stored = world.messages(world.task);
+    let answer = &stored.last().unwrap().message;
+    assert_eq!(answer.error.as_deref(), Some(message.as_str()));
+    assert_eq!(answer.model, Some(world.model().info.id));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

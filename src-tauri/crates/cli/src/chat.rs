@@ -5,11 +5,12 @@ use codewright_host::models::{custom_models, provider};
 use codewright_llm::catalog::{parse_model_id, resolve_model};
 use codewright_llm::credentials::{find_key, OsKeyring};
 use codewright_llm::request::build_body;
-use codewright_llm::{ChatRequest, Client, Delta, ModelRole, RetryPolicy};
+use codewright_llm::{ChatRequest, Client, Delta, ErrorKind, ModelRole, RetryPolicy};
 use codewright_protocol::{Message, Part, Role, StopReason, TaskId};
 use codewright_store::{Store, UsageEvent};
 use serde_json::json;
 use std::io::Write;
+use std::process::ExitCode;
 use std::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -47,7 +48,8 @@ fn history(store: &Store, task: TaskId) -> Result<Vec<Message>, String> {
     Ok(all)
 }
 
-pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> {
+/// Runs `chat`; returns the exit code (0 answered, 130 stopped with Ctrl-C, like `exec`).
+pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<ExitCode, String> {
     if args.prompt.trim().is_empty() {
         return Err("the prompt is empty; say what you want to ask".into());
     }
@@ -181,7 +183,9 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> 
     let store = store.into_inner().unwrap_or_else(|p| p.into_inner());
 
     match result {
-        Ok(message) => {
+        Ok(mut message) => {
+            // Stored under the id it was asked for, not the server's echo of a bare name.
+            message.model = Some(model_id.clone());
             let usage = message.usage.unwrap_or_default();
             let cost = info.pricing.cost(&usage);
             if let Some(stream) = streaming {
@@ -229,27 +233,46 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<String, String> 
                     },
                 );
             }
-            Ok(String::new())
+            Ok(ExitCode::SUCCESS)
         }
         Err(failure) => {
+            let stopped = failure.error.kind == ErrorKind::Cancelled;
+            // Text already printed gets its line ended; nothing else goes to stdout.
+            let printed = failure
+                .partial
+                .as_ref()
+                .is_some_and(|m| !m.text().is_empty());
             if let Some(stream) = streaming {
-                // Keep whatever arrived, marked with why it stopped.
-                let partial = failure.partial.unwrap_or_else(|| {
-                    let mut m = Message::new(Role::Assistant, Vec::new());
-                    m.stop_reason = Some(StopReason::Error);
-                    m
-                });
+                // Keep whatever arrived, marked with why it stopped (and the error, to read later).
+                let mut partial = failure
+                    .partial
+                    .unwrap_or_else(|| Message::new(Role::Assistant, Vec::new()));
+                partial.model = Some(model_id.clone());
+                if stopped {
+                    partial.stop_reason = Some(StopReason::Aborted);
+                } else {
+                    partial.stop_reason = Some(StopReason::Error);
+                    partial.error = Some(failure.error.message.clone());
+                }
                 stream
                     .finish(&store, &partial, None)
                     .map_err(|e| e.to_string())?;
             }
             if json {
-                print(&format!(
-                    "{}\n",
+                let event = if stopped {
+                    json!({"type": "stopped"})
+                } else {
                     json!({"type": "error", "kind": format!("{:?}", failure.error.kind), "message": failure.error.message})
-                ));
-            } else {
+                };
+                print(&format!("{event}\n"));
+            } else if printed {
                 print("\n");
+            }
+            if stopped {
+                if !json {
+                    eprintln!("[stopped]");
+                }
+                return Ok(ExitCode::from(130));
             }
             Err(failure.error.message)
         }

@@ -120,6 +120,7 @@ fn run(cli: Cli) -> Result<Finished, String> {
     let json = cli.json;
     match cli.command {
         Command::Exec(args) => return exec::exec(store, &home, args, json).map(Finished::Code),
+        Command::Chat(args) => return chat::chat(store, args, json).map(Finished::Code),
         Command::Tasks(records::TasksCommand::Compact { id, model }) => {
             return exec::compact(store, &home, id, model.as_deref(), json).map(Finished::Print)
         }
@@ -135,12 +136,11 @@ fn run(cli: Cli) -> Result<Finished, String> {
         Command::Providers(command) => providers::providers(&store, command, json),
         Command::Models(command) => providers::models(&store, command, json),
         Command::Auth(command) => providers::auth(&store, command, &OsKeyring),
-        Command::Chat(args) => chat::chat(store, args, json),
         Command::Tool(command) => tools::tool(store, &home, command, json),
         Command::Rules(command) => tools::rules(&store, command, json),
         Command::Mcp(command) => mcp::mcp(&store, command, json),
         Command::Checkpoints(command) => tools::checkpoints(store, &home, command, json),
-        Command::Exec(_) => unreachable!("handled above"),
+        Command::Exec(_) | Command::Chat(_) => unreachable!("handled above"),
     }?;
     Ok(Finished::Print(text))
 }

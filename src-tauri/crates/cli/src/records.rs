@@ -266,6 +266,9 @@ fn show(
             }
         }
         out.push_str(&format!("\n── {who}{note}\n"));
+        if let Some(error) = &m.error {
+            out.push_str(&format!("(error: {error})\n"));
+        }
         for part in &m.parts {
             match part {
                 Part::Text { text } => {

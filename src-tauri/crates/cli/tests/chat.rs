@@ -335,3 +335,182 @@ fn models_list_shows_the_catalog_with_prices() {
         "{text}"
     );
 }
+
+/// Answers every request with `response` (a whole HTTP response); with `hold`, sends only its
+/// head and then keeps the connection open in silence. Returns the base URL and how many
+/// requests arrived.
+fn serve_raw(response: Vec<u8>, hold: bool) -> (String, Arc<Mutex<usize>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let count = Arc::new(Mutex::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = [0u8; 65536];
+            let _ = stream.read(&mut buf);
+            *seen.lock().unwrap() += 1;
+            let _ = stream.write_all(&response);
+            if hold {
+                std::thread::sleep(std::time::Duration::from_secs(60));
+            }
+        }
+    });
+    (base, count)
+}
+
+#[test]
+fn a_local_servers_answers_are_stored_and_told_as_they_were() {
+    let cli = Cli {
+        home: tempfile::tempdir().unwrap(),
+    };
+    let dir = cli.home.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let project: Value =
+        serde_json::from_str(&cli.ok(&["--json", "projects", "add", dir.to_str().unwrap()], &[]))
+            .unwrap();
+    let task: Value = serde_json::from_str(&cli.ok(
+        &[
+            "--json",
+            "tasks",
+            "add",
+            "--project",
+            &project["id"].to_string(),
+            "Local",
+        ],
+        &[],
+    ))
+    .unwrap();
+    let tid = task["id"].to_string();
+    let add = |name: &str, base: &str| {
+        cli.ok(
+            &[
+                "providers",
+                "add",
+                name,
+                "--protocol",
+                "openai",
+                "--base-url",
+                base,
+            ],
+            &[],
+        );
+        cli.ok(
+            &[
+                "models",
+                "add",
+                &format!("smollm2@{name}"),
+                "--context",
+                "4096",
+            ],
+            &[],
+        );
+    };
+
+    // llama-cpp-python reports no usage: said so, not "0 in / 0 out"; stored under the id asked
+    // for, not the server's bare "smollm2".
+    let (base, _) = serve(fixture(
+        "local-servers/llamacpp_python_smollm2_text_no_usage.sse",
+    ));
+    add("local", &base);
+    let out = cli.run(
+        &[
+            "chat",
+            "--model",
+            "smollm2@local",
+            "--task",
+            &tid,
+            "Bonjour",
+        ],
+        &[],
+    );
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{summary}");
+    assert!(
+        summary.contains("usage not reported by the server") && !summary.contains(" 0 in"),
+        "{summary}"
+    );
+    let shown: Value =
+        serde_json::from_str(&cli.ok(&["--json", "tasks", "show", &tid], &[])).unwrap();
+    assert!(
+        shown.to_string().contains("\"model\":\"smollm2@local\""),
+        "{shown}"
+    );
+
+    // A request the server refuses: one line on stderr, nothing on stdout, and the reason is
+    // kept with the answer.
+    let recorded = String::from_utf8(fixture(
+        "errors/llamacpp_python_500_assistant_content_null.http",
+    ))
+    .unwrap();
+    let recorded = recorded.replace("\r\n", "\n");
+    let body = recorded.split_once("\n\n").unwrap().1;
+    let response = format!(
+        "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let (base, count) = serve_raw(response.into_bytes(), false);
+    add("refusing", &base);
+    let out = cli.run(
+        &[
+            "chat",
+            "--model",
+            "smollm2@refusing",
+            "--task",
+            &tid,
+            "Again",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "",
+        "no blank line on stdout"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refused the request as malformed"), "{err}");
+    assert_eq!(
+        *count.lock().unwrap(),
+        1,
+        "a validation error is not retried"
+    );
+    let shown = cli.ok(&["tasks", "show", &tid], &[]);
+    assert!(
+        shown.contains("(error: refusing refused the request as malformed"),
+        "{shown}"
+    );
+
+    // Ctrl-C stops `chat` as it stops `exec`: exit 130.
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+    let (base, count) = serve_raw(head.as_bytes().to_vec(), true);
+    add("silent", &base);
+    let child = Command::new(env!("CARGO_BIN_EXE_codewright-cli"))
+        .arg("--home")
+        .arg(cli.home.path().join("data"))
+        .args(["chat", "--model", "smollm2@silent", "--task", &tid, "Wait"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while *count.lock().unwrap() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the request never came"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+}

@@ -411,7 +411,7 @@ impl Host {
                 while !handle.is_finished() && tokio::time::Instant::now() < deadline {
                     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
-                Ok(Steered::No(Some(message)))
+                Ok(Steered::No(Some(*message)))
             }
         }
     }

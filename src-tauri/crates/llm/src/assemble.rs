@@ -306,6 +306,7 @@ impl Assembly {
             usage: self.usage,
             model: Some(model.to_string()),
             stop_reason: Some(stop),
+            error: None,
         })
     }
 
@@ -348,6 +349,7 @@ impl Assembly {
             usage: self.usage,
             model: Some(model.to_string()),
             stop_reason: Some(stop),
+            error: None,
         }
     }
 }

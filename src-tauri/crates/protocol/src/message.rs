@@ -190,6 +190,9 @@ pub struct Message {
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<StopReason>,
+    /// For an answer cut off by an error: what the user was told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl Message {
@@ -201,6 +204,7 @@ impl Message {
             usage: None,
             model: None,
             stop_reason: None,
+            error: None,
         }
     }
 

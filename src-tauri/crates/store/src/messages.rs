@@ -27,7 +27,7 @@ pub struct UsageEvent {
 
 const COLUMNS: &str =
     "id, task_id, seq, role, parts, usage, model, stop_reason, complete, created_at, \
-                       updated_at, compacted";
+                       updated_at, compacted, error";
 
 fn compaction_from_row(r: &Row) -> rusqlite::Result<Compaction> {
     Ok(Compaction {
@@ -63,6 +63,7 @@ fn from_row(row: &Row) -> rusqlite::Result<MessageRecord> {
                 .map(|s| serde_json::from_value(serde_json::Value::String(s)))
                 .transpose()
                 .map_err(|e| bad(7, e))?,
+            error: row.get(12)?,
         },
         complete: row.get(8)?,
         created_at: row.get(9)?,
@@ -95,9 +96,9 @@ impl Store {
         let now = now_ms();
         // One statement: the next seq is computed and taken atomically, whoever else writes.
         let inserted = self.conn.execute(
-            "INSERT INTO messages (task_id, seq, role, parts, usage, model, stop_reason, complete, created_at, updated_at)
+            "INSERT INTO messages (task_id, seq, role, parts, usage, model, stop_reason, complete, created_at, updated_at, error)
              SELECT ?1, coalesce((SELECT max(seq) FROM messages WHERE task_id = ?1), 0) + 1,
-                    ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8
+                    ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9
              WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ?1)",
             params![
                 task.0,
@@ -107,7 +108,8 @@ impl Store {
                 message.model,
                 stop_name(message.stop_reason),
                 complete,
-                now
+                now,
+                message.error
             ],
         )?;
         if inserted == 0 {
@@ -403,14 +405,15 @@ impl StreamingMessage {
         let tx = rusqlite::Transaction::new_unchecked(&store.conn, TransactionBehavior::Immediate)?;
         tx.execute(
             "UPDATE messages SET parts = ?1, usage = ?2, model = ?3, stop_reason = ?4, complete = 1,
-                 updated_at = ?5 WHERE id = ?6",
+                 updated_at = ?5, error = ?7 WHERE id = ?6",
             params![
                 json(&message.parts),
                 message.usage.as_ref().map(json),
                 message.model,
                 stop_name(message.stop_reason),
                 now_ms(),
-                self.id.0
+                self.id.0,
+                message.error
             ],
         )?;
         if let Some(usage) = usage {
