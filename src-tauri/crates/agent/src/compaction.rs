@@ -80,6 +80,17 @@ pub(crate) fn overhead(system: &str, tools: &[ToolSpec]) -> u64 {
     ((system.len() + schemas) / 4) as u64
 }
 
+/// The tools as the model is told about them: in full, or [compact](ToolSpec::compact) when in
+/// full they would take more than an eighth of its window (13 tools are ~2,200 tokens: over half
+/// of a 4k local model's window).
+pub(crate) fn tool_specs(specs: &[ToolSpec], info: &ModelInfo) -> Vec<ToolSpec> {
+    if info.context_window > 0 && overhead("", specs) > info.context_window / 8 {
+        specs.iter().map(ToolSpec::compact).collect()
+    } else {
+        specs.to_vec()
+    }
+}
+
 /// Usage estimated for a request and its answer, for servers that do not report it.
 pub(crate) fn estimate_usage(request: &ChatRequest, answer: &Message) -> Usage {
     Usage {

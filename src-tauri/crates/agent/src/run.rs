@@ -740,7 +740,7 @@ impl Run {
         loop {
             // The tools as they are now (an MCP server's may have changed since the last turn).
             let registry = self.inner.registry(project);
-            let specs = registry.specs();
+            let specs = &compaction::tool_specs(registry.specs(), &model.info)[..];
             let system = if text_mode {
                 format!("{base_system}{}", text_calls::describe_tools(specs))
             } else {

@@ -1389,3 +1389,63 @@ async fn usage_a_server_did_not_report_is_estimated_and_marked_so() {
     let stored = world.messages(world.task);
     assert_eq!(stored[1].message.usage, Some(usage), "stored as estimated");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_windows_first_request_has_compact_tools_and_room_for_an_answer() {
+    let world = World::new(script(|_, _| text("Bonjour"))).await;
+    let first_request = |window: u64| {
+        let world = &world;
+        async move {
+            let mut model = world.model();
+            model.info.context_window = window;
+            model.info.max_output = 512;
+            let task = world.new_task();
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let handle = world.agent.start(
+                codewright_agent::RunRequest {
+                    task,
+                    prompt: Some("Hello".into()),
+                    model,
+                    mode: PermissionMode::Normal,
+                    sandbox: false,
+                    compaction: None,
+                },
+                tx,
+            );
+            assert_eq!(drive(handle, rx, |_, _| {}).await.0, RunOutcome::Done);
+            world.server.requests().pop().unwrap()
+        }
+    };
+    let full = first_request(128_000).await;
+    let small = first_request(4_096).await;
+    let tools = |body: &Value| body["tools"].to_string().len();
+    let size = |body: &Value| body.to_string().len();
+    eprintln!(
+        "first request of a run: tools {} B in full, {} B compact; whole request {} B, {} B (~{} and ~{} tokens)",
+        tools(&full),
+        tools(&small),
+        size(&full),
+        size(&small),
+        size(&full) / 4,
+        size(&small) / 4
+    );
+    let read_file = |body: &Value| {
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == "read_file")
+            .unwrap()["function"]["description"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(read_file(&full).contains("Read a file before editing it."));
+    assert_eq!(read_file(&small), "Read a file of the project.");
+    assert!(
+        tools(&small) * 4 < tools(&full) * 3,
+        "compact is at least a quarter smaller"
+    );
+    // The whole first request leaves the answer its 512 tokens in a 4k window.
+    assert!(size(&small) / 4 + 512 < 4_096, "{} B", size(&small));
+}

@@ -15,6 +15,87 @@ pub struct ToolSpec {
     pub input_schema: serde_json::Value,
 }
 
+impl ToolSpec {
+    /// The same tool in fewer tokens, for models with small context windows: the description's
+    /// first sentence, and the schema with each description cut to its first sentence, without
+    /// titles, examples, formats, bounds and defaults (the tool still checks its input and says
+    /// what is wrong), and optional values typed without `null`. Names, types, enums and what is
+    /// required stay.
+    pub fn compact(&self) -> ToolSpec {
+        let mut input_schema = self.input_schema.clone();
+        compact_schema(&mut input_schema);
+        ToolSpec {
+            name: self.name.clone(),
+            description: first_sentence(&self.description),
+            input_schema,
+        }
+    }
+}
+
+fn compact_schema(schema: &mut serde_json::Value) {
+    use serde_json::Value;
+    match schema {
+        Value::Object(map) => {
+            for key in [
+                "title",
+                "examples",
+                "$schema",
+                "format",
+                "minimum",
+                "maximum",
+                "minLength",
+                "maxLength",
+                "minItems",
+                "maxItems",
+                "default",
+            ] {
+                map.remove(key);
+            }
+            if map
+                .get("additionalProperties")
+                .is_some_and(Value::is_boolean)
+            {
+                map.remove("additionalProperties");
+            }
+            // `["integer", "null"]` → `"integer"`: a property left out is the same as null.
+            if let Some(Value::Array(types)) = map.get("type") {
+                let kept: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+                if let [one] = kept[..] {
+                    let one = one.clone();
+                    map.insert("type".into(), one);
+                }
+            }
+            if let Some(Value::String(d)) = map.get_mut("description") {
+                *d = first_sentence(d);
+            }
+            for (key, value) in map.iter_mut() {
+                match key.as_str() {
+                    // Names of properties are the caller's: `description` may be one of them.
+                    "properties" | "$defs" | "definitions" => {
+                        if let Value::Object(named) = value {
+                            named.values_mut().for_each(compact_schema);
+                        }
+                    }
+                    "description" => {}
+                    _ => compact_schema(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(compact_schema),
+        _ => {}
+    }
+}
+
+/// `text` up to the end of its first sentence (a `.` followed by white space or the end).
+fn first_sentence(text: &str) -> String {
+    let text = text.trim();
+    let end = text
+        .char_indices()
+        .find(|&(i, c)| c == '.' && text[i + 1..].chars().next().is_none_or(char::is_whitespace))
+        .map_or(text.len(), |(i, _)| i + 1);
+    text[..end].to_string()
+}
+
 /// What a tool does to the world. Decides its default permission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -403,6 +484,45 @@ pub struct Checkpoint {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_compact_spec_keeps_names_types_and_requirements() {
+        let spec = ToolSpec {
+            name: "todo".into(),
+            description: "Write the plan. Each item has a status; mark one in progress at a time (v1.2 rules).".into(),
+            input_schema: json!({
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "title": "Input",
+                "type": "object",
+                "required": ["items"],
+                "additionalProperties": false,
+                "properties": {
+                    "items": {"type": "array", "description": "The items. Long text follows.",
+                              "items": {"type": "object", "properties": {
+                                  "description": {"type": "string", "description": "What to do. Say it briefly."},
+                                  "status": {"enum": ["pending", "done"], "examples": ["done"]}}}},
+                    "limit": {"type": ["integer", "null"], "format": "uint64", "minimum": 1, "default": 10}
+                }
+            }),
+        };
+        let compact = spec.compact();
+        assert_eq!(compact.description, "Write the plan.");
+        assert_eq!(
+            compact.input_schema,
+            json!({
+                "type": "object",
+                "required": ["items"],
+                "properties": {
+                    "items": {"type": "array", "description": "The items.",
+                              "items": {"type": "object", "properties": {
+                                  "description": {"type": "string", "description": "What to do."},
+                                  "status": {"enum": ["pending", "done"]}}}},
+                    "limit": {"type": "integer"}
+                }
+            })
+        );
+        assert_eq!(first_sentence("Version 1.2 is out"), "Version 1.2 is out");
+    }
 
     #[test]
     fn decisions_and_actions_have_stable_shapes() {
