@@ -48,6 +48,9 @@ class Provider(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def do_POST(self):
+        if not self.path.endswith("/chat/completions"):  # the app asking a local server's window
+            self.send_error(404)
+            return
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         prompt = body["messages"][-1]["content"]
         prompt = prompt if isinstance(prompt, str) else json.dumps(prompt)

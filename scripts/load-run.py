@@ -30,6 +30,9 @@ finished = {}  # marker → whether its stream was written to the end
 
 class Provider(bench.Provider):
     def do_POST(self):
+        if not self.path.endswith("/chat/completions"):  # the app asking a local server's window
+            self.send_error(404)
+            return
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         prompt = body["messages"][-1]["content"]
         prompt = prompt if isinstance(prompt, str) else json.dumps(prompt)

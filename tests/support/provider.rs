@@ -77,6 +77,11 @@ fn serve(
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0usize;
     let mut authorization = String::new();
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    // Only chat completions are scripted: what else the app asks (a local server's window:
+    // `/props`, `/api/ps`…) is not found here, as on a plain OpenAI-compatible server.
+    let chat = request_line.starts_with("POST ") && request_line.contains("/chat/completions ");
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 {
@@ -96,6 +101,11 @@ fn serve(
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body)?;
+    if !chat {
+        let mut out = stream;
+        out.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")?;
+        return out.flush();
+    }
     let refused = accepted
         .lock()
         .unwrap()

@@ -305,7 +305,7 @@ impl Host {
                 options_of(&store, &t),
             )
         };
-        let (model, compaction) = {
+        let (mut model, mut compaction) = {
             let store = self.inner.store();
             let model = models::resolve(
                 &store,
@@ -322,6 +322,10 @@ impl Host {
             }
             (model, compaction)
         };
+        models::fit_window(&mut model).await;
+        if let Some(compaction) = compaction.as_mut() {
+            models::fit_window(compaction).await;
+        }
         self.ensure_servers(task, project, &root).await;
         self.forward();
         let handle = Arc::new(self.inner.agent.start_held(

@@ -9,6 +9,8 @@ use codewright_llm::{builtin_providers, ModelRole, Protocol, Provider};
 use codewright_protocol::ErrorKind;
 use codewright_store::Store;
 use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 fn store_error(e: codewright_store::StoreError) -> HostError {
     HostError::new(ErrorKind::Store, e.to_string())
@@ -120,6 +122,55 @@ pub fn resolve(store: &Store, given: Option<&str>) -> Result<Model, HostError> {
         provider,
         key,
     })
+}
+
+/// How long a local server's answer about its window is believed.
+const WINDOW_ASKED_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Gives a model of a local server that neither the catalog nor the user's entries know the
+/// context window the server says it runs with ([`context_window`](codewright_llm::probe::context_window)),
+/// instead of assuming 128k: a 4k llama.cpp or Ollama model then gets compact tools and
+/// compaction that fits. Its longest answer is kept to a quarter of the window. A server that
+/// says nothing leaves the defaults. Asked at most once a minute per server and model.
+pub async fn fit_window(model: &mut Model) {
+    type Answers = HashMap<(String, String), (std::time::Instant, Option<u64>)>;
+    static ANSWERS: Mutex<Option<Answers>> = Mutex::new(None);
+    if model.info.known || !model.provider.is_local() {
+        return;
+    }
+    let asked = (
+        model.provider.base_url.clone(),
+        model.info.name().to_string(),
+    );
+    let cached = ANSWERS
+        .lock()
+        .expect("window answers")
+        .get_or_insert_with(HashMap::new)
+        .get(&asked)
+        .filter(|(at, _)| at.elapsed() < WINDOW_ASKED_EVERY)
+        .map(|(_, window)| *window);
+    let window = match cached {
+        Some(window) => window,
+        None => {
+            let window = codewright_llm::probe::context_window(
+                &model.provider,
+                model.key.as_deref(),
+                model.info.name(),
+                std::time::Duration::from_secs(2),
+            )
+            .await;
+            ANSWERS
+                .lock()
+                .expect("window answers")
+                .get_or_insert_with(HashMap::new)
+                .insert(asked, (std::time::Instant::now(), window));
+            window
+        }
+    };
+    if let Some(window) = window {
+        model.info.context_window = window;
+        model.info.max_output = model.info.max_output.min(window / 4).max(1);
+    }
 }
 
 /// The model that writes compaction summaries, when the compaction role names another than

@@ -139,6 +139,93 @@ pub async fn list_models(
     Some(ids)
 }
 
+/// Ollama's context window when nothing says otherwise (its default below 24 GiB of VRAM; it
+/// cuts longer prompts silently, so assuming more would lose context unseen).
+pub const OLLAMA_DEFAULT_WINDOW: u64 = 4_096;
+
+/// The context window a local server runs `model` with, where the server says, each asked at
+/// once within `timeout`: llama.cpp's `/props` (`n_ctx`), Ollama's `/api/ps` (a loaded model's
+/// `context_length`) or `/api/show` (a `num_ctx` set for the model, else
+/// [`OLLAMA_DEFAULT_WINDOW`]), LM Studio's `/api/v0/models/{model}` (a loaded model's
+/// `loaded_context_length`), vLLM's `max_model_len` in `/models`. `None` when none says
+/// (llama-cpp-python does not).
+pub async fn context_window(
+    provider: &Provider,
+    key: Option<&str>,
+    model: &str,
+    timeout: Duration,
+) -> Option<u64> {
+    let http = reqwest::Client::builder().timeout(timeout).build().ok()?;
+    let base = provider.base_url.trim_end_matches('/');
+    let origin = base.strip_suffix("/v1").unwrap_or(base);
+    let get = |url: String| {
+        let mut request = http.get(url);
+        for (name, value) in provider.auth_headers(key) {
+            request = request.header(name, value);
+        }
+        json_of(request)
+    };
+    let show = json_of(
+        http.post(format!("{origin}/api/show"))
+            .json(&serde_json::json!({ "model": model })),
+    );
+    let (props, ps, show, lmstudio, models) = tokio::join!(
+        get(format!("{origin}/props")),
+        get(format!("{origin}/api/ps")),
+        show,
+        get(format!("{origin}/api/v0/models/{model}")),
+        get(format!("{base}/models")),
+    );
+    let number = |v: &serde_json::Value| v.as_u64().filter(|n| *n > 0);
+    let llamacpp = props.as_ref().and_then(|p| {
+        number(&p["default_generation_settings"]["n_ctx"]).or_else(|| number(&p["n_ctx"]))
+    });
+    let ollama_loaded = ps.as_ref().and_then(|ps| {
+        ps["models"].as_array()?.iter().find_map(|m| {
+            let name = m["name"].as_str().or(m["model"].as_str())?;
+            (name == model || name == format!("{model}:latest"))
+                .then(|| number(&m["context_length"]))
+                .flatten()
+        })
+    });
+    let ollama_set = show.as_ref().and_then(|s| {
+        s["parameters"].as_str()?.lines().find_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next() == Some("num_ctx"))
+                .then(|| words.next()?.parse().ok())
+                .flatten()
+        })
+    });
+    let is_ollama = show.as_ref().is_some_and(|s| s.get("modelfile").is_some())
+        || ps.as_ref().is_some_and(|ps| ps["models"].is_array());
+    let lmstudio = lmstudio
+        .as_ref()
+        .filter(|m| m["state"] == "loaded")
+        .and_then(|m| number(&m["loaded_context_length"]));
+    let vllm = models.as_ref().and_then(|list| {
+        list["data"]
+            .as_array()?
+            .iter()
+            .find(|m| m["id"] == model)
+            .and_then(|m| number(&m["max_model_len"]))
+    });
+    llamacpp
+        .or(ollama_loaded)
+        .or(ollama_set)
+        .or(lmstudio)
+        .or(vllm)
+        .or(is_ollama.then_some(OLLAMA_DEFAULT_WINDOW))
+}
+
+/// The JSON a request answers with, if it succeeds with JSON.
+async fn json_of(request: reqwest::RequestBuilder) -> Option<serde_json::Value> {
+    let response = request.send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    response.json().await.ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

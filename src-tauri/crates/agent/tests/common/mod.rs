@@ -129,6 +129,19 @@ async fn handle(
         }
     };
     let head = String::from_utf8_lossy(&buf[..header_end]).to_lowercase();
+    // Only model calls are scripted: what else a client asks (a local server's window: `/props`,
+    // `/api/ps`, `/api/show`…) is not found here, as on a plain OpenAI-compatible server.
+    let request_line = head.lines().next().unwrap_or_default();
+    if !(request_line.starts_with("post ")
+        && ["/chat/completions ", "/messages ", "/responses "]
+            .iter()
+            .any(|path| request_line.contains(path)))
+    {
+        socket
+            .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            .await?;
+        return Ok(());
+    }
     let anthropic = head
         .lines()
         .next()
