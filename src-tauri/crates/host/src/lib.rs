@@ -322,9 +322,9 @@ impl Host {
             }
             (model, compaction)
         };
-        models::fit_window(&mut model).await;
+        models::fit_local_model(&mut model).await;
         if let Some(compaction) = compaction.as_mut() {
-            models::fit_window(compaction).await;
+            models::fit_local_model(compaction).await;
         }
         self.ensure_servers(task, project, &root).await;
         self.forward();

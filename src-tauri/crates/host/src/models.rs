@@ -127,13 +127,15 @@ pub fn resolve(store: &Store, given: Option<&str>) -> Result<Model, HostError> {
 /// How long a local server's answer about its window is believed.
 const WINDOW_ASKED_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Gives a model of a local server that neither the catalog nor the user's entries know the
-/// context window the server says it runs with ([`context_window`](codewright_llm::probe::context_window)),
-/// instead of assuming 128k: a 4k llama.cpp or Ollama model then gets compact tools and
-/// compaction that fits. Its longest answer is kept to a quarter of the window. A server that
-/// says nothing leaves the defaults. Asked at most once a minute per server and model.
-pub async fn fit_window(model: &mut Model) {
-    type Answers = HashMap<(String, String), (std::time::Instant, Option<u64>)>;
+/// Gives a model of a local server that neither the catalog nor the user's entries know what
+/// the server says of it ([`describe_local_model`](codewright_llm::probe::describe_local_model)):
+/// the context window it runs with instead of an assumed 128k (a 4k llama.cpp or Ollama model
+/// then gets compact tools and compaction that fits; its longest answer is kept to a quarter of
+/// the window), and tools given as text to a model that does not take them. A server that says
+/// nothing leaves the defaults. Asked at most once a minute per server and model.
+pub async fn fit_local_model(model: &mut Model) {
+    use codewright_llm::probe::LocalModel;
+    type Answers = HashMap<(String, String), (std::time::Instant, LocalModel)>;
     static ANSWERS: Mutex<Option<Answers>> = Mutex::new(None);
     if model.info.known || !model.provider.is_local() {
         return;
@@ -148,11 +150,11 @@ pub async fn fit_window(model: &mut Model) {
         .get_or_insert_with(HashMap::new)
         .get(&asked)
         .filter(|(at, _)| at.elapsed() < WINDOW_ASKED_EVERY)
-        .map(|(_, window)| *window);
-    let window = match cached {
-        Some(window) => window,
+        .map(|(_, said)| *said);
+    let said = match cached {
+        Some(said) => said,
         None => {
-            let window = codewright_llm::probe::context_window(
+            let said = codewright_llm::probe::describe_local_model(
                 &model.provider,
                 model.key.as_deref(),
                 model.info.name(),
@@ -163,13 +165,16 @@ pub async fn fit_window(model: &mut Model) {
                 .lock()
                 .expect("window answers")
                 .get_or_insert_with(HashMap::new)
-                .insert(asked, (std::time::Instant::now(), window));
-            window
+                .insert(asked, (std::time::Instant::now(), said));
+            said
         }
     };
-    if let Some(window) = window {
+    if let Some(window) = said.context_window {
         model.info.context_window = window;
         model.info.max_output = model.info.max_output.min(window / 4).max(1);
+    }
+    if let Some(tools) = said.tools {
+        model.info.tools = tools;
     }
 }
 

@@ -45,19 +45,19 @@ async fn an_unknown_local_model_gets_the_window_its_server_runs_with() {
         small.info.context_window, 128_000,
         "the default before asking"
     );
-    codewright_host::models::fit_window(&mut small).await;
+    codewright_host::models::fit_local_model(&mut small).await;
     assert_eq!(small.info.context_window, 4096);
     assert_eq!(small.info.max_output, 1024, "a quarter of the window");
     // Asked once a minute at most: a second run does not ask again.
     let after_first = asked.load(std::sync::atomic::Ordering::SeqCst);
     let mut again = model("smollm2@local", &base);
-    codewright_host::models::fit_window(&mut again).await;
+    codewright_host::models::fit_local_model(&mut again).await;
     assert_eq!(again.info.context_window, 4096);
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), after_first);
     // A model the user described keeps what they said.
     let mut described = model("smollm2@local", &base);
     described.info.known = true;
     described.info.context_window = 32_000;
-    codewright_host::models::fit_window(&mut described).await;
+    codewright_host::models::fit_local_model(&mut described).await;
     assert_eq!(described.info.context_window, 32_000);
 }

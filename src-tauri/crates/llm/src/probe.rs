@@ -143,19 +143,30 @@ pub async fn list_models(
 /// cuts longer prompts silently, so assuming more would lose context unseen).
 pub const OLLAMA_DEFAULT_WINDOW: u64 = 4_096;
 
-/// The context window a local server runs `model` with, where the server says, each asked at
-/// once within `timeout`: llama.cpp's `/props` (`n_ctx`), Ollama's `/api/ps` (a loaded model's
+/// What a local server says about one of its models. `None`: it did not say.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LocalModel {
+    /// The context window it runs the model with.
+    pub context_window: Option<u64>,
+    /// Whether the model takes tools (`false`: it is given them as text instead).
+    pub tools: Option<bool>,
+}
+
+/// What a local server says about `model`, each endpoint asked at once within `timeout`. The
+/// window: llama.cpp's `/props` (`n_ctx`), Ollama's `/api/ps` (a loaded model's
 /// `context_length`) or `/api/show` (a `num_ctx` set for the model, else
 /// [`OLLAMA_DEFAULT_WINDOW`]), LM Studio's `/api/v0/models/{model}` (a loaded model's
-/// `loaded_context_length`), vLLM's `max_model_len` in `/models`. `None` when none says
-/// (llama-cpp-python does not).
-pub async fn context_window(
+/// `loaded_context_length`), vLLM's `max_model_len` in `/models`. Tools: Ollama's
+/// `capabilities`. llama-cpp-python says neither.
+pub async fn describe_local_model(
     provider: &Provider,
     key: Option<&str>,
     model: &str,
     timeout: Duration,
-) -> Option<u64> {
-    let http = reqwest::Client::builder().timeout(timeout).build().ok()?;
+) -> LocalModel {
+    let Ok(http) = reqwest::Client::builder().timeout(timeout).build() else {
+        return LocalModel::default();
+    };
     let base = provider.base_url.trim_end_matches('/');
     let origin = base.strip_suffix("/v1").unwrap_or(base);
     let get = |url: String| {
@@ -209,12 +220,19 @@ pub async fn context_window(
             .find(|m| m["id"] == model)
             .and_then(|m| number(&m["max_model_len"]))
     });
-    llamacpp
-        .or(ollama_loaded)
-        .or(ollama_set)
-        .or(lmstudio)
-        .or(vllm)
-        .or(is_ollama.then_some(OLLAMA_DEFAULT_WINDOW))
+    let tools = show.as_ref().and_then(|s| {
+        let capabilities = s["capabilities"].as_array()?;
+        Some(capabilities.iter().any(|c| c == "tools"))
+    });
+    LocalModel {
+        context_window: llamacpp
+            .or(ollama_loaded)
+            .or(ollama_set)
+            .or(lmstudio)
+            .or(vllm)
+            .or(is_ollama.then_some(OLLAMA_DEFAULT_WINDOW)),
+        tools,
+    }
 }
 
 /// The JSON a request answers with, if it succeeds with JSON.

@@ -1,7 +1,7 @@
 //! Reading a local server's real context window from the endpoints each kind of server has,
 //! against a loopback server that answers like each of them (404 for what it does not have).
 
-use codewright_llm::probe::{context_window, OLLAMA_DEFAULT_WINDOW};
+use codewright_llm::probe::{describe_local_model, LocalModel, OLLAMA_DEFAULT_WINDOW};
 use codewright_llm::{Protocol, Provider};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -39,10 +39,14 @@ async fn server(routes: Vec<(&'static str, serde_json::Value)>) -> String {
     base
 }
 
-async fn window(routes: Vec<(&'static str, serde_json::Value)>, model: &str) -> Option<u64> {
+async fn describe(routes: Vec<(&'static str, serde_json::Value)>, model: &str) -> LocalModel {
     let base = server(routes).await;
     let provider = Provider::new("local", Protocol::OpenAiChat, &base, None);
-    context_window(&provider, None, model, Duration::from_secs(5)).await
+    describe_local_model(&provider, None, model, Duration::from_secs(5)).await
+}
+
+async fn window(routes: Vec<(&'static str, serde_json::Value)>, model: &str) -> Option<u64> {
+    describe(routes, model).await.context_window
 }
 
 #[tokio::test]
@@ -101,7 +105,26 @@ async fn each_kind_of_local_server_tells_its_window_its_own_way() {
     // llama-cpp-python says nothing about it.
     let models = json!({"object": "list", "data": [{"id": "smollm2", "owned_by": "me"}]});
     assert_eq!(
-        window(vec![("GET /v1/models", models)], "smollm2").await,
-        None
+        describe(vec![("GET /v1/models", models)], "smollm2").await,
+        LocalModel::default()
+    );
+}
+
+#[tokio::test]
+async fn ollama_says_which_models_take_tools() {
+    use serde_json::json;
+    let base = json!({"modelfile": "FROM x", "capabilities": ["completion"]});
+    assert_eq!(
+        describe(vec![("POST /api/show", base)], "gemma")
+            .await
+            .tools,
+        Some(false)
+    );
+    let tools = json!({"modelfile": "FROM x", "capabilities": ["completion", "tools"]});
+    assert_eq!(
+        describe(vec![("POST /api/show", tools)], "qwen3")
+            .await
+            .tools,
+        Some(true)
     );
 }
