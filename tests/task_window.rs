@@ -1807,6 +1807,18 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     let output = app.find("#model-output");
     output.clear();
     output.type_text("1024");
+    // Sampling: out of range is named; then sent with every request to the model.
+    app.find("#model-temperature").type_text("2.5");
+    app.find("#model-save").click();
+    let error = app.wait_until("the temperature's error", WAIT,
+        "const e = document.querySelector('#model-add-form [data-error-in=temperature]'); return e.hidden ? null : e.textContent",
+        |v| v.is_string());
+    assert!(error.as_str().unwrap().contains("from 0"), "{error}");
+    save_screenshot("settings-model-form-error-dark-small", &app.screenshot());
+    let temperature = app.find("#model-temperature");
+    temperature.clear();
+    temperature.type_text("0.3");
+    app.find("#model-seed").type_text("42");
     app.find("#model-save").click();
     let models = app.find("#models-filter");
     models.clear();
@@ -1817,8 +1829,18 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     app.wait_until("the new model among the roles' choices", WAIT,
         "return [...document.getElementById('role-main').options].some(o => o.value === 'local-coder@scripted')",
         |v| v == true);
-    let listed = cli(&data, &["models", "list", "--json"]);
-    assert!(listed.contains("local-coder@scripted"), "{listed}");
+    let listed: Value = serde_json::from_str(&cli(&data, &["models", "list", "--json"])).unwrap();
+    let saved = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "local-coder@scripted")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(
+        saved["sampling"],
+        json!({"temperature": 0.3, "seed": 42}),
+        "{saved}"
+    );
     app.js(
         "document.getElementById('models-heading').scrollIntoView()",
         json!([]),

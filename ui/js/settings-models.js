@@ -1,5 +1,5 @@
 // The settings page's models: the catalog and the user's own (context window, longest answer,
-// tools, images, prices), narrowed by typing; a form adds one or changes one (a local model's
+// tools, images, prices, sampling), narrowed by typing; a form adds one or changes one (a local model's
 // real window, say) and the user's can be removed. The backend checks the form and names the
 // wrong field; the roles above choose from the same list.
 
@@ -46,6 +46,9 @@ function edit(m) {
   $('#model-images').checked = m.images;
   $('#model-price-in').value = String(m.pricing.input);
   $('#model-price-out').value = String(m.pricing.output);
+  $('#model-temperature').value = m.sampling?.temperature ?? '';
+  $('#model-top-p').value = m.sampling?.topP ?? '';
+  $('#model-seed').value = m.sampling?.seed ?? '';
   $('#model-context').focus();
 }
 
@@ -88,6 +91,9 @@ async function save(event) {
         images: $('#model-images').checked,
         inputPrice: number('#model-price-in'),
         outputPrice: number('#model-price-out'),
+        temperature: number('#model-temperature'),
+        topP: number('#model-top-p'),
+        seed: number('#model-seed'),
       },
     });
     $('#model-add-form').reset();

@@ -908,6 +908,7 @@ impl Run {
             },
             max_output_tokens: model.info.max_output.min(32_000) as u32,
             thinking_budget: None,
+            sampling: model.info.sampling,
         };
         let body = build_body(&model.provider, &request);
         let mut streaming = if store_answer {

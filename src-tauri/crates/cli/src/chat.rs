@@ -88,6 +88,7 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<ExitCode, String
         tools: Vec::new(),
         max_output_tokens: info.max_output.min(32_000) as u32,
         thinking_budget: None,
+        sampling: info.sampling,
     };
     let body = build_body(&provider, &request);
     let mut streaming = match args.task {

@@ -63,6 +63,15 @@ pub enum ModelsCommand {
         /// US dollars per million output tokens.
         #[arg(long, value_name = "USD")]
         output_price: Option<f64>,
+        /// Sampling temperature sent with every request (0–2); left out, the server's default.
+        #[arg(long, value_name = "T")]
+        temperature: Option<f64>,
+        /// Top-p sent with every request (more than 0, at most 1).
+        #[arg(long, value_name = "P")]
+        top_p: Option<f64>,
+        /// Seed sent with every request, where the protocol has one (OpenAI-compatible, Gemini).
+        #[arg(long, value_name = "N")]
+        seed: Option<u32>,
     },
     /// Show which model each role uses (main, small, compaction) and where it comes from.
     Roles,
@@ -186,6 +195,9 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
             images,
             input_price,
             output_price,
+            temperature,
+            top_p,
+            seed,
         } => {
             let form = codewright_host::settings::ModelForm {
                 id: id.clone(),
@@ -195,6 +207,9 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
                 images: images.then_some(true),
                 input_price,
                 output_price,
+                temperature,
+                top_p,
+                seed: seed.map(f64::from),
             };
             let saved =
                 codewright_host::settings::save_model(store, &form).map_err(|e| e.message)?;

@@ -409,10 +409,33 @@ fn a_local_servers_answers_are_stored_and_told_as_they_were() {
 
     // llama-cpp-python reports no usage: said so, not "0 in / 0 out"; stored under the id asked
     // for, not the server's bare "smollm2".
-    let (base, _) = serve(fixture(
+    let (base, seen) = serve(fixture(
         "local-servers/llamacpp_python_smollm2_text_no_usage.sse",
     ));
     add("local", &base);
+    // Sampling set for the model goes with every request to it; out of range, it says so.
+    let out = cli.run(
+        &["models", "add", "smollm2@local", "--temperature", "3"],
+        &[],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("from 0"), "{err}");
+    cli.ok(
+        &[
+            "models",
+            "add",
+            "smollm2@local",
+            "--context",
+            "4096",
+            "--temperature",
+            "0.2",
+            "--top-p",
+            "0.9",
+            "--seed",
+            "7",
+        ],
+        &[],
+    );
     let out = cli.run(
         &[
             "chat",
@@ -429,6 +452,13 @@ fn a_local_servers_answers_are_stored_and_told_as_they_were() {
     assert!(
         summary.contains("usage not reported by the server") && !summary.contains(" 0 in"),
         "{summary}"
+    );
+    let request = seen.lock().unwrap()[0].clone();
+    assert!(
+        request.contains("\"temperature\":0.2")
+            && request.contains("\"top_p\":0.9")
+            && request.contains("\"seed\":7"),
+        "{request}"
     );
     let shown: Value =
         serde_json::from_str(&cli.ok(&["--json", "tasks", "show", &tid], &[])).unwrap();

@@ -98,6 +98,11 @@ pub fn custom_models(store: &Store) -> Result<Vec<ModelInfo>, HostError> {
                 cache_write: m.cache_write_price,
             },
             known: true,
+            sampling: codewright_llm::Sampling {
+                temperature: m.temperature,
+                top_p: m.top_p,
+                seed: m.seed,
+            },
         })
         .collect())
 }

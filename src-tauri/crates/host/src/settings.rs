@@ -464,6 +464,12 @@ pub struct ModelForm {
     /// US dollars per million tokens.
     pub input_price: Option<f64>,
     pub output_price: Option<f64>,
+    /// Sampling sent with every request to the model; left out, the server's default. Unlike
+    /// the figures above, a setting left out is cleared (no catalog model has one).
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    /// A whole number from 0 to 4,294,967,295 (a number as typed, checked here).
+    pub seed: Option<f64>,
 }
 
 /// Checks `form` whole and saves the model (replacing the user's entry of the same id).
@@ -508,6 +514,28 @@ pub fn save_model(
             ));
         }
     }
+    if form.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
+        return Err(field(
+            "temperature",
+            "The temperature is from 0 (the same answer each time) to 2 (the most varied).",
+        ));
+    }
+    if form.top_p.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
+        return Err(field(
+            "topP",
+            "Top-p is a share of the likeliest words, more than 0 and at most 1.",
+        ));
+    }
+    let seed = match form.seed {
+        None => None,
+        Some(s) if s.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&s) => Some(s as u32),
+        Some(_) => {
+            return Err(field(
+                "seed",
+                "The seed is a whole number from 0 to 4294967295.",
+            ))
+        }
+    };
     let row = codewright_store::ModelRow {
         id: id.to_string(),
         context_window,
@@ -519,6 +547,9 @@ pub fn save_model(
         output_price: form.output_price.unwrap_or(base.pricing.output),
         cache_read_price: base.pricing.cache_read,
         cache_write_price: base.pricing.cache_write,
+        temperature: form.temperature,
+        top_p: form.top_p,
+        seed,
     };
     store
         .save_model(&row)

@@ -2,6 +2,7 @@
 //! `model@provider`. Built-in entries carry list prices as published when they were written;
 //! `codewright-cli models add` overrides any of them, and custom providers accept any model name.
 
+use crate::request::Sampling;
 use codewright_protocol::Usage;
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +41,9 @@ pub struct ModelInfo {
     pub pricing: Pricing,
     /// False for models the catalog does not know: defaults are assumed and cost shows as 0.
     pub known: bool,
+    /// The user's sampling settings for the model (none in the catalog).
+    #[serde(default)]
+    pub sampling: Sampling,
 }
 
 impl ModelInfo {
@@ -68,6 +72,7 @@ impl ModelInfo {
             thinking: false,
             pricing: Pricing::default(),
             known: false,
+            sampling: Sampling::default(),
         }
     }
 }
@@ -188,6 +193,7 @@ pub fn builtin_models() -> Vec<ModelInfo> {
                     cache_write,
                 },
                 known: true,
+                sampling: Sampling::default(),
             },
         )
         .collect()

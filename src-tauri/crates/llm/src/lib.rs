@@ -46,5 +46,5 @@ pub use error::{ErrorKind, LlmError};
 pub use provider::{
     builtin_providers, normalize_base_url, parse_timeout, Protocol, Provider, Timeouts,
 };
-pub use request::ChatRequest;
+pub use request::{ChatRequest, Sampling};
 pub use stream::decode_recording;

@@ -47,6 +47,7 @@ pub async fn test_connection(provider: &Provider, key: Option<&str>, model: &str
         tools: Vec::new(),
         max_output_tokens: 16,
         thinking_budget: None,
+        sampling: Default::default(),
     };
     let body = build_body(&provider, &request);
     let client = Client::new(RetryPolicy {

@@ -125,6 +125,7 @@ fn an_empty_assistant_message_left_by_a_failed_turn_is_not_sent() {
         tools: vec![],
         max_output_tokens: 100,
         thinking_budget: None,
+        sampling: Default::default(),
     };
     for protocol in [
         Protocol::OpenAiChat,

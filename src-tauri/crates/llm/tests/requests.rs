@@ -100,6 +100,7 @@ fn conversation() -> ChatRequest {
         }],
         max_output_tokens: 4096,
         thinking_budget: Some(2048),
+        sampling: Default::default(),
     }
 }
 
@@ -363,4 +364,38 @@ async fn each_protocol_posts_to_its_path_with_its_auth_header() {
         );
         assert_eq!(requests[0].body, body);
     }
+}
+
+#[test]
+fn each_protocol_gets_the_sampling_it_has() {
+    let mut r = conversation();
+    r.sampling = codewright_llm::Sampling {
+        temperature: Some(0.2),
+        top_p: Some(0.9),
+        seed: Some(7),
+    };
+    let url = "https://api.example.com/v1";
+    let b = build_body(&provider(Protocol::OpenAiChat, url), &r);
+    assert_eq!(
+        (&b["temperature"], &b["top_p"], &b["seed"]),
+        (&json!(0.2), &json!(0.9), &json!(7))
+    );
+    let b = build_body(&provider(Protocol::Gemini, url), &r);
+    assert_eq!(
+        b["generationConfig"],
+        json!({"maxOutputTokens": 4096, "temperature": 0.2, "topP": 0.9, "seed": 7, "thinkingConfig": {"thinkingBudget": 2048, "includeThoughts": true}})
+    );
+    let b = build_body(&provider(Protocol::OpenAiResponses, url), &r);
+    assert_eq!((&b["temperature"], &b["top_p"]), (&json!(0.2), &json!(0.9)));
+    assert!(b.get("seed").is_none(), "the Responses API has no seed");
+    // Anthropic refuses sampling beside extended thinking: sent only without it.
+    let b = build_body(&provider(Protocol::Anthropic, url), &r);
+    assert!(b.get("temperature").is_none() && b.get("top_p").is_none());
+    r.thinking_budget = None;
+    let b = build_body(&provider(Protocol::Anthropic, url), &r);
+    assert_eq!((&b["temperature"], &b["top_p"]), (&json!(0.2), &json!(0.9)));
+    assert!(b.get("seed").is_none());
+    // Nothing set: nothing sent.
+    let b = build_body(&provider(Protocol::OpenAiChat, url), &conversation());
+    assert!(b.get("temperature").is_none() && b.get("seed").is_none());
 }

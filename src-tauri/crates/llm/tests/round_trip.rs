@@ -32,6 +32,7 @@ fn next_request(protocol: Protocol, answer: Message) -> Value {
         tools: vec![],
         max_output_tokens: 1000,
         thinking_budget: None,
+        sampling: Default::default(),
     };
     build_body(&provider, &request)
 }
@@ -207,6 +208,7 @@ async fn responses_encrypted_reasoning_goes_back_before_the_call_it_led_to() {
         tools: vec![],
         max_output_tokens: 1000,
         thinking_budget: Some(8000),
+        sampling: Default::default(),
     };
     let provider = Provider::new(
         "p",

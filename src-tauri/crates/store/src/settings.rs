@@ -32,6 +32,10 @@ pub struct ModelRow {
     pub output_price: f64,
     pub cache_read_price: f64,
     pub cache_write_price: f64,
+    /// Sampling sent with every request; `None` leaves the server's default.
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub seed: Option<u32>,
 }
 
 impl Store {
@@ -92,7 +96,7 @@ impl Store {
     pub fn custom_models(&self) -> Result<Vec<ModelRow>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, context_window, max_output, tools, images, thinking, input_price, output_price,
-                    cache_read_price, cache_write_price FROM models ORDER BY id",
+                    cache_read_price, cache_write_price, temperature, top_p, seed FROM models ORDER BY id",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(ModelRow {
@@ -106,6 +110,9 @@ impl Store {
                 output_price: r.get(7)?,
                 cache_read_price: r.get(8)?,
                 cache_write_price: r.get(9)?,
+                temperature: r.get(10)?,
+                top_p: r.get(11)?,
+                seed: r.get(12)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -115,10 +122,11 @@ impl Store {
     pub fn save_model(&self, m: &ModelRow) -> Result<()> {
         self.conn.execute(
             "INSERT INTO models (id, context_window, max_output, tools, images, thinking, input_price, output_price,
-                                 cache_read_price, cache_write_price, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                                 cache_read_price, cache_write_price, created_at, temperature, top_p, seed)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
              ON CONFLICT(id) DO UPDATE SET context_window = ?2, max_output = ?3, tools = ?4, images = ?5,
-                 thinking = ?6, input_price = ?7, output_price = ?8, cache_read_price = ?9, cache_write_price = ?10",
+                 thinking = ?6, input_price = ?7, output_price = ?8, cache_read_price = ?9, cache_write_price = ?10,
+                 temperature = ?12, top_p = ?13, seed = ?14",
             params![
                 m.id,
                 m.context_window as i64,
@@ -130,7 +138,10 @@ impl Store {
                 m.output_price,
                 m.cache_read_price,
                 m.cache_write_price,
-                now_ms()
+                now_ms(),
+                m.temperature,
+                m.top_p,
+                m.seed
             ],
         )?;
         Ok(())

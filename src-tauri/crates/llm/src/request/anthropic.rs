@@ -48,6 +48,14 @@ pub(crate) fn body(r: &ChatRequest) -> Value {
     }
     if let Some(budget) = r.thinking_budget {
         body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    } else {
+        // (Anthropic refuses both beside extended thinking.)
+        if let Some(t) = r.sampling.temperature {
+            body["temperature"] = json!(t);
+        }
+        if let Some(p) = r.sampling.top_p {
+            body["top_p"] = json!(p);
+        }
     }
     body
 }

@@ -74,6 +74,16 @@ pub(crate) fn body(r: &ChatRequest) -> Value {
         "contents": contents,
         "generationConfig": {"maxOutputTokens": r.max_output_tokens},
     });
+    let config = &mut body["generationConfig"];
+    if let Some(t) = r.sampling.temperature {
+        config["temperature"] = json!(t);
+    }
+    if let Some(p) = r.sampling.top_p {
+        config["topP"] = json!(p);
+    }
+    if let Some(seed) = r.sampling.seed {
+        config["seed"] = json!(seed);
+    }
     if !system.is_empty() {
         body["systemInstruction"] = json!({"parts": [{"text": system.join("\n\n")}]});
     }

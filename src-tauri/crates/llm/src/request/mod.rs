@@ -9,6 +9,7 @@ mod responses;
 use crate::provider::{Protocol, Provider};
 use base64::Engine;
 use codewright_protocol::{answer_every_call, Attachment, AttachmentKind, Message, ToolSpec};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Said in place of a result that never came.
@@ -25,6 +26,21 @@ pub struct ChatRequest {
     pub max_output_tokens: u32,
     /// Extended thinking budget in tokens, for models that support it.
     pub thinking_budget: Option<u32>,
+    pub sampling: Sampling,
+}
+
+/// How a model samples its answer, as the user set it for the model; `None` leaves the
+/// server's default. Each protocol gets what it has: Anthropic and the Responses API have no
+/// seed, and Anthropic takes neither with extended thinking.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Sampling {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u32>,
 }
 
 /// The JSON body for `request` in `provider`'s protocol.

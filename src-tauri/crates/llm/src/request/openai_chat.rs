@@ -85,6 +85,16 @@ pub(crate) fn body(provider: &Provider, r: &ChatRequest) -> Value {
         "max_tokens"
     };
     body[limit_key] = json!(r.max_output_tokens);
+    let s = r.sampling;
+    for (key, value) in [
+        ("temperature", s.temperature.map(Value::from)),
+        ("top_p", s.top_p.map(Value::from)),
+        ("seed", s.seed.map(Value::from)),
+    ] {
+        if let Some(value) = value {
+            body[key] = value;
+        }
+    }
     if !r.tools.is_empty() {
         body["tools"] = Value::Array(
             r.tools

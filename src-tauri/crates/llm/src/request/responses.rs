@@ -81,6 +81,12 @@ pub(crate) fn body(r: &ChatRequest) -> Value {
         "store": false,
         "max_output_tokens": r.max_output_tokens,
     });
+    if let Some(t) = r.sampling.temperature {
+        body["temperature"] = json!(t);
+    }
+    if let Some(p) = r.sampling.top_p {
+        body["top_p"] = json!(p);
+    }
     if let Some(budget) = r.thinking_budget {
         // Reasoning models: ask for the effort the budget suggests, a summary to show, and the
         // encrypted reasoning so it can be sent back (requests are stateless: store=false).
