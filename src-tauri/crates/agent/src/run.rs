@@ -33,6 +33,9 @@ pub struct AgentConfig {
     pub max_running: usize,
     /// Retries of a provider call that failed before anything arrived.
     pub retry: RetryPolicy,
+    /// A request that brings nothing for this long gets a notice saying so, and why it may be
+    /// (a local model reads the whole prompt before it writes), so the wait is not silent.
+    pub quiet_notice_after: std::time::Duration,
 }
 
 impl Default for AgentConfig {
@@ -41,6 +44,7 @@ impl Default for AgentConfig {
             max_iterations: 100,
             max_running: 3,
             retry: RetryPolicy::default(),
+            quiet_notice_after: std::time::Duration::from_secs(10),
         }
     }
 }
@@ -931,7 +935,11 @@ impl Run {
         let store = self.inner.store.clone();
         let events = self.events.clone();
         let mut write_error = None;
+        let heard = std::sync::atomic::AtomicBool::new(false);
         let mut on_delta = |delta: &Delta, parts: &[Part]| {
+            if !matches!(delta, Delta::Idle) {
+                heard.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
             // A retry is heard even when nothing is stored (a summary request).
             if let Delta::Retry {
                 attempt,
@@ -990,18 +998,31 @@ impl Run {
                 write_error.get_or_insert(e.to_string());
             }
         };
-        let result = self
-            .inner
-            .client
-            .stream(
+        let result = {
+            let stream = self.inner.client.stream(
                 &model.provider,
                 model.key.as_deref(),
                 model.info.name(),
                 &body,
                 &self.cancel,
                 &mut on_delta,
-            )
-            .await;
+            );
+            tokio::pin!(stream);
+            let quiet = tokio::time::sleep(self.inner.config.quiet_notice_after);
+            tokio::pin!(quiet);
+            let mut told = false;
+            loop {
+                tokio::select! {
+                    result = &mut stream => break result,
+                    () = &mut quiet, if !told => {
+                        told = true;
+                        if !heard.load(std::sync::atomic::Ordering::Relaxed) {
+                            self.notice(quiet_notice(model, self.inner.config.quiet_notice_after));
+                        }
+                    }
+                }
+            }
+        };
         if let Some(e) = write_error {
             self.notice(format!(
                 "Saving the answer while it streamed failed ({e}); it is saved when it ends."
@@ -1305,6 +1326,21 @@ fn with_text_calls(mut message: Message, specs: &[codewright_protocol::ToolSpec]
     }
     message.parts = parts;
     message
+}
+
+/// What a request that has brought nothing for `waited` is told as.
+fn quiet_notice(model: &Model, waited: std::time::Duration) -> String {
+    let limit = model.provider.timeouts().first_byte.as_secs();
+    let why = if model.provider.is_local() {
+        "A local model reads the whole prompt before it writes its first word; a long prompt on a small machine takes a while."
+    } else {
+        "The provider may be busy, or the model thinking before it writes."
+    };
+    format!(
+        "{} has sent nothing yet after {} s. {why} It is given up to {limit} s before this counts as a timeout.",
+        model.info.id,
+        waited.as_secs()
+    )
 }
 
 /// The kind a front end sees for a provider's error.

@@ -1449,3 +1449,34 @@ async fn a_small_windows_first_request_has_compact_tools_and_room_for_an_answer(
     // The whole first request leaves the answer its 512 tokens in a 4k window.
     assert!(size(&small) / 4 + 512 < 4_096, "{} B", size(&small));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_slow_to_start_is_waited_for_visibly() {
+    // A local model reading a long prompt: nothing for a while, then the answer.
+    let world = World::with_config(
+        script(|_, _| Reply::Late(Box::new(text("Read it all.")), 1_500)),
+        AgentConfig {
+            quiet_notice_after: Duration::from_millis(150),
+            ..AgentConfig::default()
+        },
+    )
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Summarize"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    let notices: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice { message, .. } if message.contains("has sent nothing yet") => {
+                Some(message)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices.len(), 1, "told once: {notices:?}");
+    assert!(
+        notices[0].contains("reads the whole prompt") && notices[0].contains("300 s"),
+        "{}",
+        notices[0]
+    );
+}

@@ -29,6 +29,8 @@ pub enum Reply {
     Status(u16, String),
     /// Another reply, with a pause before each event (a slow model).
     Paced(Box<Reply>, u64),
+    /// Another reply after a silence of this many ms (a model reading a long prompt).
+    Late(Box<Reply>, u64),
     /// A recorded response body (`llm/tests/fixtures/sse/<name>`), sent as recorded.
     Recorded(&'static str),
     /// A whole HTTP response as bytes (status line, headers, body), then the connection ends as
@@ -176,6 +178,10 @@ async fn handle(
             .push(format!("request {index}: {problem}"));
     }
     let mut reply = script(index, &body);
+    if let Reply::Late(inner, ms) = reply {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        reply = *inner;
+    }
     let mut pace = 0;
     if let Reply::Paced(inner, ms) = reply {
         reply = *inner;
@@ -271,7 +277,11 @@ fn events(index: usize, reply: &Reply, prompt_tokens: usize) -> Vec<String> {
             "tool_calls"
         }
         Reply::Empty => "stop",
-        Reply::Status(..) | Reply::Paced(..) | Reply::Recorded(_) | Reply::Raw(..) => {
+        Reply::Status(..)
+        | Reply::Paced(..)
+        | Reply::Late(..)
+        | Reply::Recorded(_)
+        | Reply::Raw(..) => {
             unreachable!()
         }
     };
