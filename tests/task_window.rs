@@ -648,7 +648,14 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("data");
     let folder = home.path().join("project");
-    let provider = Provider::start(Box::new(|_, _| {
+    let provider = Provider::start(Box::new(|_, body| {
+        if user_texts(body)
+            .last()
+            .is_some_and(|t| t.contains("slow command"))
+            && last_tool_result(body).is_empty()
+        {
+            return Reply::Calls(vec![("bash", json!({"command": "sleep 30"}))]);
+        }
         Reply::Paced(
             "Written by the command line, word by word, slowly enough to watch.".into(),
             250,
@@ -788,6 +795,50 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
     );
     assert_eq!(shown, true, "the opened summary's divider left the view");
     save_screenshot("task-compaction-dark-small", &app.screenshot());
+
+    // The CLI is killed while its command runs: the open window says the call was cut short
+    // (the app notices the dead run within seconds), without being reopened.
+    let mut exec = support::Reaped(
+        std::process::Command::new(support::cli_binary())
+            .args(["--home", data.to_str().unwrap(), "exec", "--mode", "yolo"])
+            .args(["--task", &task, "Run the slow command"])
+            .env("CODEWRIGHT_E2E_KEY", "test-key")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    app.wait_until(
+        "the CLI's command in the window",
+        WAIT,
+        "return document.querySelector('.tool-panel[data-tool=bash]')?.dataset.state ?? null",
+        |v| v.is_string(),
+    );
+    // The command runs (the call is stored before it starts; give it its moment).
+    let db = rusqlite::Connection::open(data.join("codewright.db")).unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    while db
+        .query_row(
+            "SELECT count(*) FROM calls WHERE state = 'running'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap_or(0)
+        == 0
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    exec.kill().unwrap();
+    exec.wait().unwrap();
+    app.wait_until(
+        "the killed run's command shown as interrupted",
+        WAIT,
+        "return document.querySelector('.tool-panel[data-tool=bash]').dataset.state",
+        |v| v == "interrupted",
+    );
     app.quit();
 }
 

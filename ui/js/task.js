@@ -12,7 +12,7 @@ import { initHeader, showAgentState, showContext, showTask } from './task/header
 import { interceptLinks } from './task/links.js';
 import { insertMention } from './task/mentions.js';
 import { renderNow } from './task/markdown.js';
-import { applyCallStates, findPanel, resetTools, settleRunning } from './task/tools.js';
+import { applyCallStates, findPanel, interruptUnfinished, resetTools, settleRunning } from './task/tools.js';
 
 const params = new URLSearchParams(location.search);
 const taskId = Number(params.get('id'));
@@ -60,7 +60,10 @@ async function refreshCheckpoints() {
 function onStore(event) {
   switch (event.type) {
     case 'taskUpserted':
-      if (event.task.id === taskId) showTask(event.task);
+      if (event.task.id !== taskId) break;
+      showTask(event.task);
+      // Another process ran it and died (this app notices within 2 s).
+      if (event.task.status === 'interrupted') interruptUnfinished();
       break;
     case 'taskDeleted':
       if (event.taskId === taskId) showFatal('This task was deleted.', dataDir, 'Task deleted');

@@ -40,6 +40,16 @@ export function settleRunning() {
 }
 
 /**
+ * The run another process had going ended without finishing (it was killed or crashed): calls
+ * shown without a result may or may not have taken effect.
+ */
+export function interruptUnfinished() {
+  for (const panel of panels.values()) {
+    if (!panel.finishedBy && (panel.state === 'running' || panel.state === 'pending')) panel.interrupt();
+  }
+}
+
+/**
  * Applies where the latest answer's calls got to (`task_view`'s `calls`) to panels still waiting:
  * a finished call shows its result; a call that ran shows it runs, or — when the task was
  * interrupted (a crash or a quit) — that it may or may not have taken effect.
