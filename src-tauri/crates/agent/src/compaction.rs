@@ -32,10 +32,16 @@ pub(crate) fn answer_reserve(info: &ModelInfo) -> u64 {
     info.max_output.min(32_000).min(info.context_window / 4)
 }
 
+/// Tokens kept free for what the estimates miss (4 characters a token is rough): an eighth of the
+/// window, at most 4,096.
+pub(crate) fn margin(info: &ModelInfo) -> u64 {
+    (info.context_window / 8).min(4_096)
+}
+
 /// Tokens kept free for the answer and for what the estimates miss: scales with the window, so
 /// a 4k window is not all reserve (it was: 512 + 4,096 left nothing, and every turn compacted).
 pub(crate) fn reserve(info: &ModelInfo) -> u64 {
-    answer_reserve(info) + (info.context_window / 8).min(4_096)
+    answer_reserve(info) + margin(info)
 }
 
 /// Above this many context tokens, compact before the next request.

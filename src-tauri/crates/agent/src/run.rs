@@ -820,7 +820,7 @@ impl Run {
                         "{message} Compacting the conversation and trying again."
                     ));
                     if !self.compact(model, view, overhead).await? {
-                        self.error(ErrorKind::ContextOverflow, format!("{message} There is too little history to compact: start a new task."));
+                        self.error(ErrorKind::ContextOverflow, format!("{message} There is too little history to compact: shorten the last message or start a new task, or choose a model with a larger context window."));
                         return Ok(RunOutcome::Failed);
                     }
                     continue;
@@ -901,6 +901,21 @@ impl Run {
         store_answer: bool,
     ) -> Result<Message, Failure> {
         let task = self.task;
+        // An answer may take what the window leaves after the request (at least its reserve):
+        // some servers (vLLM) refuse a request whose prompt and answer limit exceed the window.
+        let mut max_output = model.info.max_output.min(32_000);
+        if model.info.context_window > 0 {
+            let sent = compaction::estimate(&messages)
+                + compaction::overhead(
+                    system.unwrap_or(""),
+                    if model.info.tools { &tools } else { &[] },
+                );
+            let room = model
+                .info
+                .context_window
+                .saturating_sub(sent + compaction::margin(&model.info));
+            max_output = max_output.min(room.max(compaction::answer_reserve(&model.info)));
+        }
         let request = ChatRequest {
             model: model.info.name().to_string(),
             system: system.map(String::from),
@@ -910,7 +925,7 @@ impl Run {
             } else {
                 Vec::new()
             },
-            max_output_tokens: model.info.max_output.min(32_000) as u32,
+            max_output_tokens: max_output as u32,
             thinking_budget: None,
             sampling: model.info.sampling,
         };
