@@ -635,17 +635,11 @@ async fn models_without_native_tools_write_calls_as_text() {
     std::fs::write(world.path("notes.txt"), "hello\n").unwrap();
     let mut model = world.model();
     model.info.tools = false;
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = world.agent.start(
-        codewright_agent::RunRequest {
-            task: world.task,
-            prompt: Some("Read notes".into()),
-            model,
-            mode: PermissionMode::Normal,
-            sandbox: false,
-            compaction: None,
-        },
-        tx,
+    let (handle, rx) = world.start_with(
+        world.task,
+        Some("Read notes"),
+        PermissionMode::Normal,
+        model,
     );
     let (outcome, _) = drive(handle, rx, |_, _| {}).await;
     assert_eq!(outcome, RunOutcome::Done);
@@ -764,17 +758,11 @@ async fn recorded_anthropic_thinking_signatures_are_sent_back() {
         None,
     );
     model.info = codewright_llm::resolve_model("claude-haiku-4-5@anthropic", &[]);
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = world.agent.start(
-        codewright_agent::RunRequest {
-            task: world.task,
-            prompt: Some("Think, then use a tool".into()),
-            model,
-            mode: PermissionMode::Normal,
-            sandbox: false,
-            compaction: None,
-        },
-        tx,
+    let (handle, rx) = world.start_with(
+        world.task,
+        Some("Think, then use a tool"),
+        PermissionMode::Normal,
+        model,
     );
     let (outcome, _) = drive(handle, rx, |_, _| {}).await;
     assert_eq!(outcome, RunOutcome::Done);
@@ -1292,18 +1280,7 @@ async fn instructions_longer_than_a_small_window_fail_before_anything_is_sent() 
     let mut model = world.model();
     model.info.context_window = 4_096;
     model.info.max_output = 512;
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = world.agent.start(
-        codewright_agent::RunRequest {
-            task: world.task,
-            prompt: Some("Hello".into()),
-            model,
-            mode: PermissionMode::Normal,
-            sandbox: false,
-            compaction: None,
-        },
-        tx,
-    );
+    let (handle, rx) = world.start_with(world.task, Some("Hello"), PermissionMode::Normal, model);
     let (outcome, events) = drive(handle, rx, |_, _| {}).await;
     assert_eq!(outcome, RunOutcome::Failed);
     assert!(world.server.requests().is_empty(), "nothing was sent");
@@ -1400,18 +1377,7 @@ async fn a_small_windows_first_request_has_compact_tools_and_room_for_an_answer(
             model.info.context_window = window;
             model.info.max_output = max_output;
             let task = world.new_task();
-            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-            let handle = world.agent.start(
-                codewright_agent::RunRequest {
-                    task,
-                    prompt: Some("Hello".into()),
-                    model,
-                    mode: PermissionMode::Normal,
-                    sandbox: false,
-                    compaction: None,
-                },
-                tx,
-            );
+            let (handle, rx) = world.start_with(task, Some("Hello"), PermissionMode::Normal, model);
             assert_eq!(drive(handle, rx, |_, _| {}).await.0, RunOutcome::Done);
             world.server.requests().pop().unwrap()
         }

@@ -495,12 +495,23 @@ impl World {
         prompt: Option<&str>,
         mode: PermissionMode,
     ) -> (TaskHandle, mpsc::UnboundedReceiver<AgentEvent>) {
+        self.start_with(task, prompt, mode, self.model())
+    }
+
+    /// [`World::start`] with a model of the test's own (a small window, no native tools…).
+    pub fn start_with(
+        &self,
+        task: TaskId,
+        prompt: Option<&str>,
+        mode: PermissionMode,
+        model: Model,
+    ) -> (TaskHandle, mpsc::UnboundedReceiver<AgentEvent>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let handle = self.agent.start(
             RunRequest {
                 task,
                 prompt: prompt.map(String::from),
-                model: self.model(),
+                model,
                 mode,
                 sandbox: false,
                 compaction: None,
