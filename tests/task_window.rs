@@ -1096,6 +1096,15 @@ fn a_crash_of_the_app_while_it_asks_or_runs_a_command_loses_nothing() {
         assert!(start.elapsed() < WAIT, "the approved command did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
+    // A message sent while the command runs waits for the next step, shown as queued; once the
+    // composer lets go of it, it is kept, crash or not.
+    send(&app, "Also note how long it took");
+    app.wait_until(
+        "the message queued and the composer cleared",
+        WAIT,
+        "return !!document.querySelector('.queued-message') && document.getElementById('composer-input').value === ''",
+        |v| v == true,
+    );
     desktop.kill_app();
     app.quit();
     let start = std::time::Instant::now();
@@ -1125,6 +1134,15 @@ fn a_crash_of_the_app_while_it_asks_or_runs_a_command_loses_nothing() {
             .contains("may or may not have taken effect"),
         "{panel}"
     );
+    let queued = app.js(
+        "return [...document.querySelectorAll('.queued-message .queued-text')].map(q => q.textContent)",
+        json!([]),
+    );
+    assert_eq!(
+        queued,
+        json!(["Also note how long it took"]),
+        "the queued message after the crash"
+    );
     save_screenshot("task-after-crash-mid-command", &app.screenshot());
     send(&app, "Carry on");
     app.wait_until(
@@ -1132,6 +1150,20 @@ fn a_crash_of_the_app_while_it_asks_or_runs_a_command_loses_nothing() {
         WAIT,
         "return document.body.textContent.includes('Checked: the slow step did not finish.')",
         |v| v == true,
+    );
+    // The queued message reached the model before the new one, and left the queue.
+    let said = user_texts(provider.requests().last().unwrap());
+    assert!(
+        said[said.len() - 2].contains("Also note how long it took")
+            && said[said.len() - 1].contains("Carry on"),
+        "{said:?}"
+    );
+    assert_eq!(
+        app.js(
+            "return document.querySelectorAll('.queued-message').length",
+            json!([])
+        ),
+        0
     );
     // The model was told the command may have run, and the panel says so too.
     let told = last_tool_result(provider.requests().last().unwrap());

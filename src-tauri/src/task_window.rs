@@ -61,6 +61,9 @@ pub struct TaskView {
     /// Where each call of the latest answer got to, as recorded while it ran: a window opened
     /// mid-run or after a crash shows calls that finished, run, or were cut short.
     pub calls: Vec<CallView>,
+    /// Messages sent while the agent worked and not delivered yet (kept through a crash: the
+    /// task's next run delivers them), oldest first.
+    pub queued: Vec<Message>,
 }
 
 /// Where one tool call got to (the store's `CallState`, for the view).
@@ -81,7 +84,7 @@ pub enum CallView {
 #[tauri::command]
 pub async fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<TaskView> {
     let host = state.host()?;
-    let (task, mut messages, checkpoints, compactions, calls) = {
+    let (task, mut messages, checkpoints, compactions, calls, queued) = {
         let store = state.store()?;
         (
             store.task(task_id)?,
@@ -89,8 +92,10 @@ pub async fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<Ta
             store.checkpoints(task_id)?,
             store.compactions(task_id)?,
             store.call_states(task_id)?,
+            store.queued_messages(task_id)?,
         )
     };
+    let queued = queued.into_iter().map(|(_, message)| message).collect();
     let calls = calls
         .into_iter()
         .map(|(call_id, state)| match state {
@@ -131,6 +136,7 @@ pub async fn task_view(state: State<'_, AppState>, task_id: TaskId) -> Result<Ta
         models,
         main_model,
         calls,
+        queued,
     })
 }
 

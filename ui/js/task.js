@@ -10,6 +10,7 @@ import { currentHint, initComposer, setOptions, setRunning } from './task/compos
 import { Conversation } from './task/conversation.js';
 import { initHeader, showAgentState, showContext, showTask } from './task/header.js';
 import { interceptLinks } from './task/links.js';
+import { textOf } from './task/messages.js';
 import { insertMention } from './task/mentions.js';
 import { renderNow } from './task/markdown.js';
 import { applyCallStates, findPanel, interruptUnfinished, resetTools, settleRunning } from './task/tools.js';
@@ -38,6 +39,11 @@ async function load() {
   showCheckpoints(view.checkpoints);
   conversation.show(view.messages, view.hasOlder, view.compactions);
   applyCallStates(view.calls, view.task.status === 'interrupted');
+  // Sent while the agent worked and not delivered yet (kept through a crash).
+  const runs = ['queued', 'running', 'awaiting_approval'].includes(view.task.status);
+  for (const message of view.queued) {
+    conversation.enqueue(textOf(message), message.parts.filter((p) => p.type === 'attachment').length, !runs);
+  }
   for (const request of view.approvals) addApproval(request);
   for (const question of view.questions) addQuestion(question);
 }

@@ -142,12 +142,18 @@ export class Conversation {
     this.showEmpty();
   }
 
-  /** A message sent while the agent works: shown until it arrives as a stored message. */
-  enqueue(text, images = 0) {
+  /**
+   * A message sent while the agent works: shown until it arrives as a stored message. `waiting`:
+   * no run goes on (it stopped before delivering it), so the next message sent takes it along.
+   */
+  enqueue(text, images = 0, waiting = false) {
+    const note = waiting
+      ? 'Kept — the agent gets it with the next message you send'
+      : 'Queued — delivered when the agent finishes its current step';
     this.queued.append(h('div', { class: 'queued-message' },
       h('p', { class: 'queued-text', text }),
       images ? h('p', { class: 'queued-note', text: images === 1 ? 'With 1 image' : `With ${images} images` }) : null,
-      h('p', { class: 'queued-note', text: 'Queued — delivered when the agent finishes its current step' })));
+      h('p', { class: 'queued-note', text: note })));
     this.scroll.toBottom();
   }
 

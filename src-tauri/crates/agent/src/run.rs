@@ -167,6 +167,7 @@ pub struct TaskHandle {
     task: TaskId,
     cancel: CancellationToken,
     steer: Arc<Mutex<Steer>>,
+    store: Arc<Mutex<Store>>,
     pending: Arc<Pending>,
     /// Weak: the tracker holds the run's event sender, which must close when the run ends.
     tracker: std::sync::Weak<Tracker>,
@@ -186,15 +187,24 @@ impl TaskHandle {
 
     /// Queues the user's message (text, or [`Message::user`] with attachments) for the model;
     /// it is delivered at the next turn boundary (before the next request). `Err` gives it back
-    /// when the run has already ended: start a new run with it. A message still queued when a
-    /// run stops or fails is stored in the task, so none is ever lost.
+    /// when the run has already ended: start a new run with it. A queued message is kept in the
+    /// store before this returns: one still queued when a run stops or fails is put in the task,
+    /// and one queued when the process died is delivered by the task's next run, so none is ever
+    /// lost.
     pub fn steer(&self, message: impl Into<Message>) -> Result<(), Box<Message>> {
         let mut steer = self.steer.lock().expect("steer lock");
         let message = message.into();
         if steer.closed {
             return Err(Box::new(message));
         }
-        steer.queue.push_back(message);
+        // (Should the store refuse, the message is still delivered from memory.)
+        let id = self
+            .store
+            .lock()
+            .expect("store lock")
+            .queue_message(self.task, &message)
+            .ok();
+        steer.queue.push_back(Queued { id, message });
         Ok(())
     }
 
@@ -236,8 +246,15 @@ impl TaskHandle {
 /// ends, so a late one is handed back instead of lost.
 #[derive(Default)]
 struct Steer {
-    queue: VecDeque<Message>,
+    queue: VecDeque<Queued>,
     closed: bool,
+}
+
+/// A message waiting for a turn boundary, and its row in the store's queue (see
+/// [`Store::queue_message`]).
+struct Queued {
+    id: Option<i64>,
+    message: Message,
 }
 
 /// Sent (not stored) when the model answered with nothing.
@@ -367,7 +384,8 @@ impl Agent {
     /// be used, MCP servers starting): settles what an interrupted run left open, then appends
     /// it. A run started after it continues the task without a prompt.
     pub fn take_message(&self, held: &TaskLock, message: &Message) -> Result<(), String> {
-        let loaded = load(&self.inner, held.task, Some(message))?;
+        // With a message, nothing is left to queue: whatever a dead run had queued goes first.
+        let loaded = load(&self.inner, held.task, Some(message), &[])?;
         if !loaded.may_have_run.is_empty() {
             self.inner
                 .may_have_run
@@ -433,6 +451,7 @@ impl Agent {
             task: request.task,
             cancel,
             steer,
+            store: self.inner.store.clone(),
             pending,
             tracker: Arc::downgrade(&tracker),
             join: tokio::spawn(run.run(request, lock)),
@@ -502,13 +521,13 @@ impl Run {
             }
         };
         // Messages steered in but never delivered (a stop, a failure) stay in the task.
-        let left: Vec<Message> = {
+        let left: Vec<Queued> = {
             let mut steer = self.steer.lock().expect("steer lock");
             steer.closed = true;
             steer.queue.drain(..).collect()
         };
-        for message in left {
-            if let Err(e) = self.store().append_message(self.task, &message) {
+        for queued in left {
+            if let Err(e) = self.deliver(&queued) {
                 self.error(ErrorKind::Store, e.to_string());
             }
         }
@@ -539,6 +558,7 @@ impl Run {
             interrupted,
             may_have_run,
             resume,
+            requeue: _,
         } = self.load(request.prompt.map(Message::user).as_ref())?;
         // Wait for a slot (visibly).
         let slots = self.inner.slots.clone();
@@ -673,7 +693,15 @@ impl Run {
     }
 
     fn load(&self, prompt: Option<&Message>) -> Result<Loaded, String> {
-        load(&self.inner, self.task, prompt)
+        // Held while loading: a message steered in meanwhile is this run's own, not one that a
+        // process which died left in the store's queue.
+        let mut steer = self.steer.lock().expect("steer lock");
+        let own: Vec<i64> = steer.queue.iter().filter_map(|q| q.id).collect();
+        let mut loaded = load(&self.inner, self.task, prompt, &own)?;
+        for queued in std::mem::take(&mut loaded.requeue).into_iter().rev() {
+            steer.queue.push_front(queued);
+        }
+        Ok(loaded)
     }
 
     /// Stores and appends a message the run produced.
@@ -697,17 +725,36 @@ impl Run {
 
     /// Delivers steered messages (stored as user messages, in order).
     fn deliver_steer(&self, view: &mut View) -> Result<(), RunOutcome> {
-        let queued: Vec<Message> = self
+        let queued: Vec<Queued> = self
             .steer
             .lock()
             .expect("steer lock")
             .queue
             .drain(..)
             .collect();
-        for message in queued {
-            self.push(view, message)?;
+        for queued in queued {
+            match self.deliver(&queued) {
+                Ok(true) => view.messages.push(queued.message),
+                Ok(false) => {}
+                Err(e) => {
+                    self.error(ErrorKind::Store, e.to_string());
+                    return Err(RunOutcome::Failed);
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Puts a queued message in the conversation: moved from the store's queue, or appended when
+    /// it never got there. False if it was delivered already.
+    fn deliver(&self, queued: &Queued) -> codewright_store::Result<bool> {
+        let store = self.store();
+        match queued.id {
+            Some(id) => Ok(store.deliver_queued(id)?.is_some()),
+            None => store
+                .append_message(self.task, &queued.message)
+                .map(|_| true),
+        }
     }
 
     async fn iterate(
@@ -1378,9 +1425,15 @@ fn kind_of(kind: LlmErrorKind) -> ErrorKind {
 }
 
 /// Reads the task, closes what a crash left open, settles the calls an interrupted run left
-/// without results, appends the prompt, and returns what the run starts from. The caller holds
-/// the task's lock.
-fn load(inner: &Inner, task_id: TaskId, prompt: Option<&Message>) -> Result<Loaded, String> {
+/// without results, delivers the messages a run that died had queued (all but `own`, this
+/// run's), appends the prompt, and returns what the run starts from. The caller holds the task's
+/// lock.
+fn load(
+    inner: &Inner,
+    task_id: TaskId,
+    prompt: Option<&Message>,
+    own: &[i64],
+) -> Result<Loaded, String> {
     let store = inner.store.lock().expect("store lock");
     let task = store.task(task_id).map_err(|e| e.to_string())?;
     let project = store.project(task.project_id).map_err(|e| e.to_string())?;
@@ -1477,15 +1530,42 @@ fn load(inner: &Inner, task_id: TaskId, prompt: Option<&Message>) -> Result<Load
         store.clear_calls(task_id).map_err(|e| e.to_string())?;
         Vec::new()
     };
-    let spoke_last = messages
-        .last()
-        .is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none());
+    // Messages a run that died had taken for later: before the new prompt (they came first), or
+    // at the first turn boundary of a run that first finishes the interrupted calls.
+    let left: Vec<Queued> = store
+        .queued_messages(task_id)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|(id, _)| !own.contains(id))
+        .map(|(id, message)| Queued {
+            id: Some(id),
+            message,
+        })
+        .collect();
+    let mut requeue = Vec::new();
+    let mut delivered = false;
+    if resume.is_empty() {
+        for queued in &left {
+            if let Some(id) = queued.id {
+                delivered |= store
+                    .deliver_queued(id)
+                    .map_err(|e| e.to_string())?
+                    .is_some();
+            }
+        }
+    } else {
+        requeue = left;
+    }
+    let spoke_last = !delivered
+        && messages
+            .last()
+            .is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none());
     let message = match prompt {
         Some(message) if message.is_empty_prompt() => {
             return Err("the message is empty; say what the agent should do".into())
         }
         Some(message) => Some(message.clone()),
-        None if messages.is_empty() => {
+        None if messages.is_empty() && !delivered => {
             return Err("this task has no messages to continue; send a message first".into())
         }
         // The model spoke last (a pause's summary, a stopped answer): ask it to go on.
@@ -1511,6 +1591,7 @@ fn load(inner: &Inner, task_id: TaskId, prompt: Option<&Message>) -> Result<Load
         interrupted,
         may_have_run,
         resume,
+        requeue,
     })
 }
 
@@ -1525,6 +1606,9 @@ struct Loaded {
     may_have_run: Vec<String>,
     /// The interrupted answer's calls, when some are to run now; empty otherwise.
     resume: Vec<Unanswered>,
+    /// Messages a run that died had queued, for this run's first turn boundary (when it first
+    /// finishes the interrupted calls).
+    requeue: Vec<Queued>,
 }
 
 /// A call of an interrupted answer: settled (its result known or decided), or to run now.

@@ -4,7 +4,7 @@ mod common;
 
 use codewright_agent::{AgentConfig, TaskHandle};
 use codewright_protocol::{
-    AgentEvent, AgentState, Decision, Part, PermissionMode, Role, RunOutcome, TaskStatus,
+    AgentEvent, AgentState, Decision, Message, Part, PermissionMode, Role, RunOutcome, TaskStatus,
 };
 use common::{calls, has_tools, last_text, recorded, text, tool_results, End, Reply, World};
 use serde_json::{json, Value};
@@ -363,6 +363,14 @@ async fn steering_is_delivered_at_the_next_boundary() {
             }
         ) {
             h.steer("Also update the README.").unwrap();
+            // Taken means kept: in the store's queue before the sender hears it was taken.
+            let queued = world
+                .store
+                .lock()
+                .unwrap()
+                .queued_messages(world.task)
+                .unwrap();
+            assert_eq!(queued.len(), 1);
         }
     })
     .await;
@@ -373,6 +381,49 @@ async fn steering_is_delivered_at_the_next_boundary() {
     let stored = world.messages(world.task);
     assert_eq!(stored[3].message.role, Role::User);
     assert_eq!(stored[3].message.text(), "Also update the README.");
+    assert!(world
+        .store
+        .lock()
+        .unwrap()
+        .queued_messages(world.task)
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_queued_when_its_process_died_is_delivered_by_the_next_run() {
+    let world = World::new(script(|_, _| text("Noted."))).await;
+    // What a process killed mid-run leaves: a message it had taken for its next turn boundary.
+    {
+        let store = world.store.lock().unwrap();
+        store
+            .append_message(world.task, &Message::user("Start"))
+            .unwrap();
+        store
+            .queue_message(world.task, &Message::user("Sent while it ran"))
+            .unwrap();
+        store
+            .set_task_status(world.task, TaskStatus::Interrupted)
+            .unwrap();
+    }
+    let (handle, rx) = world.start(world.task, Some("And now this"), PermissionMode::Normal);
+    assert_eq!(drive(handle, rx, |_, _| {}).await.0, RunOutcome::Done);
+    // Delivered in the order it was sent: before the new message.
+    let users: Vec<String> = world
+        .messages(world.task)
+        .iter()
+        .filter(|r| r.message.role == Role::User)
+        .map(|r| r.message.text())
+        .collect();
+    assert_eq!(users, ["Start", "Sent while it ran", "And now this"]);
+    assert!(world
+        .store
+        .lock()
+        .unwrap()
+        .queued_messages(world.task)
+        .unwrap()
+        .is_empty());
+    assert_eq!(last_text(&world.server.requests()[0]), "And now this");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -81,10 +81,61 @@ fn json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("message types always serialize")
 }
 
+fn parse_queued(text: &str) -> Result<Message> {
+    serde_json::from_str(text)
+        .map_err(|e| StoreError::Invalid(format!("a queued message cannot be read: {e}")))
+}
+
 impl Store {
     /// Appends a complete message to a task.
     pub fn append_message(&self, task: TaskId, message: &Message) -> Result<MessageRecord> {
         self.insert_message(task, message, true)
+    }
+
+    /// Keeps a message the user sent to a running task until the run delivers it (see
+    /// [`Store::deliver_queued`]): once this returns, a crash does not lose it.
+    pub fn queue_message(&self, task: TaskId, message: &Message) -> Result<i64> {
+        self.conn.execute(
+            "INSERT INTO queued_messages (task_id, message, created_at) VALUES (?1, ?2, ?3)",
+            params![task.0, json(message), now_ms()],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Moves a queued message into its task's conversation, in one transaction; `None` if it was
+    /// delivered already.
+    pub fn deliver_queued(&self, id: i64) -> Result<Option<MessageRecord>> {
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        let queued: Option<(i64, String)> = tx
+            .query_row(
+                "SELECT task_id, message FROM queued_messages WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((task, message)) = queued else {
+            return Ok(None);
+        };
+        let record = self.insert_message(TaskId(task), &parse_queued(&message)?, true)?;
+        tx.execute("DELETE FROM queued_messages WHERE id = ?1", [id])?;
+        tx.commit()?;
+        Ok(Some(record))
+    }
+
+    /// The messages queued for `task` and not delivered yet, oldest first, with their ids.
+    pub fn queued_messages(&self, task: TaskId) -> Result<Vec<(i64, Message)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, message FROM queued_messages WHERE task_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([task.0], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, message) = row?;
+            out.push((id, parse_queued(&message)?));
+        }
+        Ok(out)
     }
 
     fn insert_message(

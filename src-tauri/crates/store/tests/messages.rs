@@ -364,3 +364,42 @@ fn a_word_in_too_many_messages_to_rank_returns_the_newest_matches() {
     // A rarer word is still ranked by relevance.
     assert_eq!(store.search_messages("12345", 5).unwrap().len(), 1);
 }
+
+#[test]
+fn a_queued_message_survives_until_delivered_once() {
+    let home = tempfile::tempdir().unwrap();
+    let store = Store::open_in(home.path()).unwrap();
+    let task = task_in(home.path(), &store, "Queue");
+    store
+        .append_message(task, &text(Role::User, "first"))
+        .unwrap();
+    let a = store
+        .queue_message(task, &text(Role::User, "while it ran"))
+        .unwrap();
+    let b = store
+        .queue_message(task, &text(Role::User, "and this"))
+        .unwrap();
+    // Another process (a restart) finds them, oldest first.
+    drop(store);
+    let store = Store::open_in(home.path()).unwrap();
+    let queued = store.queued_messages(task).unwrap();
+    assert_eq!(
+        queued
+            .iter()
+            .map(|(id, m)| (*id, m.text()))
+            .collect::<Vec<_>>(),
+        vec![(a, "while it ran".to_string()), (b, "and this".to_string())]
+    );
+    // Delivered: moved into the conversation, once.
+    let record = store.deliver_queued(a).unwrap().expect("delivered");
+    assert_eq!(record.seq, 2);
+    assert_eq!(store.deliver_queued(a).unwrap(), None);
+    assert_eq!(store.queued_messages(task).unwrap().len(), 1);
+    let texts: Vec<String> = store
+        .history(task)
+        .unwrap()
+        .iter()
+        .map(|r| r.message.text())
+        .collect();
+    assert_eq!(texts, ["first", "while it ran"]);
+}
