@@ -1,6 +1,8 @@
-//! The system prompt: how the agent works, the project's own instructions (AGENTS.md, else
-//! CLAUDE.md), the project's context and rules from Codewright, and facts about the environment.
+//! The system prompt, in this order: how the agent works, the project's own instructions
+//! (AGENTS.md, else CLAUDE.md), the project's context and rules from Codewright, the skills
+//! (names and descriptions only), and facts about the environment.
 
+use codewright_extensions::skills::Catalog;
 use std::path::Path;
 
 const INSTRUCTIONS: &str = "You are Codewright, a coding agent working in the user's project. \
@@ -19,6 +21,7 @@ pub fn system_prompt(
     root: &Path,
     project_context: &str,
     project_rules: &str,
+    skills: &Catalog,
     date: &str,
 ) -> String {
     let mut out = String::from(INSTRUCTIONS);
@@ -40,6 +43,9 @@ pub fn system_prompt(
     }
     if !project_rules.trim().is_empty() {
         out.push_str(&format!("\n\n# Project rules\n\n{}", project_rules.trim()));
+    }
+    if let Some(section) = skills.prompt_section() {
+        out.push_str(&format!("\n\n{section}"));
     }
     out.push_str(&format!(
         "\n\n# Environment\n\n- OS: {}\n- Working directory (the project root): {}\n- Date: {date}\n",
@@ -70,12 +76,18 @@ mod tests {
     fn agents_md_wins_over_claude_md_and_facts_are_listed() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("CLAUDE.md"), "claude rules").unwrap();
-        let prompt = system_prompt(dir.path(), "", "", "2026-11-22");
+        let prompt = system_prompt(dir.path(), "", "", &Catalog::default(), "2026-11-22");
         assert!(prompt.contains("claude rules"));
         std::fs::write(dir.path().join("AGENTS.md"), "agents rules").unwrap();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
         std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-        let prompt = system_prompt(dir.path(), "A CLI tool", "Use tabs", "2026-11-22");
+        let prompt = system_prompt(
+            dir.path(),
+            "A CLI tool",
+            "Use tabs",
+            &Catalog::default(),
+            "2026-11-22",
+        );
         assert!(prompt.contains("(AGENTS.md)\n\nagents rules") && !prompt.contains("claude rules"));
         assert!(prompt.contains("A CLI tool") && prompt.contains("Use tabs"));
         assert!(prompt.contains("- Git branch: main") && prompt.contains("- Date: 2026-11-22"));

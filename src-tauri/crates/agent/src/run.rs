@@ -36,6 +36,9 @@ pub struct AgentConfig {
     /// A request that brings nothing for this long gets a notice saying so, and why it may be
     /// (a local model reads the whole prompt before it writes), so the wait is not silent.
     pub quiet_notice_after: std::time::Duration,
+    /// The user's home folder, where their own skills are (`~/.codewright`, `~/.claude`);
+    /// `None` reads only the project's.
+    pub user_home: Option<std::path::PathBuf>,
 }
 
 impl Default for AgentConfig {
@@ -45,9 +48,13 @@ impl Default for AgentConfig {
             max_running: 3,
             retry: RetryPolicy::default(),
             quiet_notice_after: std::time::Duration::from_secs(10),
+            user_home: codewright_extensions::user_home(),
         }
     }
 }
+
+/// The task setting that lists the skills switched off for the task (names).
+pub const SKILLS_OFF: &str = "skillsOff";
 
 /// The model a run uses.
 #[derive(Debug, Clone)]
@@ -255,6 +262,19 @@ struct Steer {
 struct Queued {
     id: Option<i64>,
     message: Message,
+}
+
+/// The tools a request offers: all of the project's, less `skill` when the run has no skills.
+fn offered_tools(
+    specs: &[codewright_protocol::ToolSpec],
+    session: &Session,
+) -> Vec<codewright_protocol::ToolSpec> {
+    let skills = !session.skills().skills.is_empty();
+    specs
+        .iter()
+        .filter(|s| skills || s.name != codewright_tools::builtin::SKILL_TOOL)
+        .cloned()
+        .collect()
 }
 
 /// Sent (not stored) when the model answered with nothing.
@@ -627,8 +647,16 @@ impl Run {
             task_id: task,
             turn,
         });
-        let system =
-            crate::system_prompt(&session.root, &project.context, &project.rules, &today());
+        // Skills and instructions are read again by every run: edits apply from the next message.
+        let skills = Arc::new(self.skills(&session.root));
+        session.set_skills(skills.clone());
+        let system = crate::system_prompt(
+            &session.root,
+            &project.context,
+            &project.rules,
+            &skills,
+            &today(),
+        );
         if !resume.is_empty() {
             if let Err(outcome) = self.resume(project.id, &session, resume, &mut view).await {
                 return Ok(outcome);
@@ -638,6 +666,23 @@ impl Run {
             .iterate(&request.model, project.id, &session, &system, &mut view)
             .await;
         Ok(outcome)
+    }
+
+    /// The skills found for the project, less those switched off for the task (its setting
+    /// [`SKILLS_OFF`]).
+    fn skills(&self, root: &std::path::Path) -> codewright_extensions::skills::Catalog {
+        let off: Vec<String> = self
+            .store()
+            .task(self.task)
+            .ok()
+            .and_then(|t| t.settings.get(SKILLS_OFF).cloned())
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        codewright_extensions::skills::discover(&codewright_extensions::Places {
+            project: root.to_path_buf(),
+            home: self.inner.config.user_home.clone(),
+        })
+        .without(&off)
     }
 
     /// Runs `calls` for this run (see [`run_calls`]): one result each, in order.
@@ -791,7 +836,8 @@ impl Run {
         loop {
             // The tools as they are now (an MCP server's may have changed since the last turn).
             let registry = self.inner.registry(project);
-            let specs = &compaction::tool_specs(registry.specs(), &model.info)[..];
+            let offered = offered_tools(registry.specs(), session);
+            let specs = &compaction::tool_specs(&offered, &model.info)[..];
             let system = if text_mode {
                 format!("{base_system}{}", text_calls::describe_tools(specs))
             } else {

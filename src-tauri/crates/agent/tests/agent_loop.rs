@@ -1505,3 +1505,99 @@ async fn a_model_slow_to_start_is_waited_for_visibly() {
         notices[0]
     );
 }
+
+/// The system prompt a request carried (OpenAI Chat: the first message).
+fn system_of(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn offers(body: &Value, tool: &str) -> bool {
+    body["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == tool))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skills_are_listed_by_name_and_loaded_with_their_files_when_the_model_asks() {
+    let world = World::new(Arc::new(|i, _body: &Value| match i {
+        0 => calls(&[("skill", json!({"name": "deploy"}))]),
+        1 => calls(&[(
+            "skill",
+            json!({"name": "deploy", "file": "scripts/deploy.sh"}),
+        )]),
+        2 => calls(&[("skill", json!({"name": "deplyo"}))]),
+        _ => text("Deployed."),
+    }))
+    .await;
+    let skill = world.path(".codewright/skills/deploy");
+    std::fs::create_dir_all(skill.join("scripts")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Deploy the app to staging\n---\n\n# Deploying\nRun scripts/deploy.sh, then check the health page.\n",
+    )
+    .unwrap();
+    std::fs::write(skill.join("scripts/deploy.sh"), "echo deploying\n").unwrap();
+    world.user_file(
+        ".claude/skills/pdf/SKILL.md",
+        "---\nname: pdf\ndescription: Read and fill PDF forms\n---\nUse pdftotext.\n",
+    );
+    world.user_file(".claude/skills/broken/SKILL.md", "---\nname: [\n---\n");
+    let (handle, rx) = world.start(world.task, Some("Ship it"), PermissionMode::Normal);
+    let (outcome, _) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    let requests = world.server.requests();
+    let system = system_of(&requests[0]);
+    // Names and descriptions only, after the project's rules and before the environment.
+    assert!(
+        system.contains("\n\n# Skills\n\n") && system.contains("\n- deploy: Deploy the app to staging\n- pdf: Read and fill PDF forms\n\n# Environment"),
+        "{system}"
+    );
+    assert!(!system.contains("pdftotext") && !system.contains("Deploying"));
+    assert!(offers(&requests[0], "skill"));
+    let result = |i: usize| tool_results(&requests[i]).pop().unwrap().1;
+    let loaded = result(1);
+    assert!(
+        loaded.starts_with("# Skill: deploy\n\nIts folder: "),
+        "{loaded}"
+    );
+    assert!(
+        loaded.contains("# Deploying\nRun scripts/deploy.sh")
+            && loaded.ends_with("\n- scripts/deploy.sh")
+    );
+    assert_eq!(result(2), "echo deploying\n");
+    assert!(result(3).contains("There is no skill named \"deplyo\". Did you mean deploy?"));
+
+    // Switched off for the task: not listed. Without skills: no tool, no section.
+    world
+        .store
+        .lock()
+        .unwrap()
+        .set_task_setting(world.task, "skillsOff", json!(["pdf"]))
+        .unwrap();
+    let (handle, rx) = world.start(world.task, Some("Again"), PermissionMode::Normal);
+    drive(handle, rx, |_, _| {}).await;
+    let system = system_of(world.server.requests().last().unwrap());
+    assert!(
+        system.contains("- deploy: ") && !system.contains("- pdf: "),
+        "{system}"
+    );
+    std::fs::remove_dir_all(world.path(".codewright")).unwrap();
+    world
+        .store
+        .lock()
+        .unwrap()
+        .set_task_setting(world.task, "skillsOff", json!(["pdf", "deploy"]))
+        .unwrap();
+    let (handle, rx) = world.start(world.task, Some("Once more"), PermissionMode::Normal);
+    drive(handle, rx, |_, _| {}).await;
+    let last = world.server.requests().last().unwrap().clone();
+    assert!(
+        !system_of(&last).contains("# Skills")
+            && !offers(&last, "skill")
+            && offers(&last, "read_file")
+    );
+}

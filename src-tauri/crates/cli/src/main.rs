@@ -7,6 +7,7 @@ mod mcp;
 mod output;
 mod providers;
 mod records;
+mod skills;
 mod tools;
 
 use clap::{Parser, Subcommand};
@@ -63,6 +64,9 @@ enum Command {
     /// MCP servers: add, import, list, their tools, call one.
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
+    /// Skills (folders with a SKILL.md): list them, show one, switch one on or off for a task.
+    #[command(subcommand)]
+    Skills(skills::SkillsCommand),
     /// Undo the agent's file changes, turn by turn.
     #[command(subcommand)]
     Checkpoints(tools::CheckpointsCommand),
@@ -139,6 +143,7 @@ fn run(cli: Cli) -> Result<Finished, String> {
         Command::Tool(command) => tools::tool(store, &home, command, json),
         Command::Rules(command) => tools::rules(&store, command, json),
         Command::Mcp(command) => mcp::mcp(&store, command, json),
+        Command::Skills(command) => skills::skills(&store, command, json),
         Command::Checkpoints(command) => tools::checkpoints(store, &home, command, json),
         Command::Exec(_) | Command::Chat(_) => unreachable!("handled above"),
     }?;

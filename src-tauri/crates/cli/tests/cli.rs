@@ -21,6 +21,8 @@ impl Cli {
             .arg(self.home.path().join("data"))
             .args(args)
             .env_remove("CODEWRIGHT_HOME")
+            // The user's own skills are looked for here, never in the machine's real home.
+            .env("HOME", self.home.path().join("user"))
             .output()
             .unwrap()
     }
@@ -261,5 +263,96 @@ fn concurrent_cli_processes_do_not_lose_writes() {
             .unwrap()
             .len(),
         8
+    );
+}
+
+#[test]
+fn skills_from_a_claude_folder_are_listed_shown_and_switched_per_task() {
+    let cli = Cli::new();
+    let project = cli.folder("proj");
+    let write = |path: &Path, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    // A user's existing ~/.claude/skills, unchanged: a skill with scripts and a reference file.
+    let user = cli.home.path().join("user/.claude/skills");
+    write(
+        &user.join("pdf/SKILL.md"),
+        "---\nname: pdf\ndescription: Extract text and tables from PDF files, fill forms\nlicense: MIT\n---\n\n# PDF\nSee reference.md; run scripts/extract.py FILE.\n",
+    );
+    write(&user.join("pdf/reference.md"), "pypdf notes");
+    write(&user.join("pdf/scripts/extract.py"), "print('text')");
+    write(
+        &user.join("broken/SKILL.md"),
+        "---\nname: broken\ndescription: \"unclosed\n---\n",
+    );
+    // The project's own skill of the same name wins.
+    write(
+        &Path::new(&project).join(".codewright/skills/pdf/SKILL.md"),
+        "---\nname: pdf\ndescription: The project's PDF rules\n---\nUse our tool.\n",
+    );
+    write(
+        &Path::new(&project).join(".claude/skills/review/SKILL.md"),
+        "---\nname: review\ndescription: Review the diff\n---\n",
+    );
+    let p = cli.json(&["projects", "add", &project])["id"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let t = cli.json(&["tasks", "add", "--project", &p, "Work"])["id"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+
+    let listed = cli.ok(&["skills", "list", "--project", &p]);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert!(
+        lines[0].starts_with("NAME") && lines[0].contains("FROM") && !lines[0].contains(" ON "),
+        "{listed}"
+    );
+    assert!(
+        lines[1].starts_with("pdf")
+            && lines[1].contains("project ")
+            && lines[1].contains("The project's PDF rules"),
+        "{listed}"
+    );
+    assert!(
+        lines[2].starts_with("review") && lines[2].contains("project (.claude)"),
+        "{listed}"
+    );
+    assert!(
+        lines[3].starts_with("Not loaded: ")
+            && lines[3].contains("broken")
+            && lines[3].contains("not valid YAML"),
+        "{listed}"
+    );
+    let json = cli.json(&["skills", "list", "--project", &p]);
+    assert_eq!(json["skills"].as_array().unwrap().len(), 2);
+    assert_eq!(json["skills"][0]["source"], "project");
+    assert_eq!(json["broken"][0]["source"], "userClaude");
+
+    let shown = cli.ok(&["skills", "show", "review", "--project", &p]);
+    assert!(shown.starts_with("# Skill: review\n"), "{shown}");
+    let err = cli.fails(&["skills", "show", "reveiw", "--project", &p]);
+    assert!(err.contains("did you mean review?"), "{err}");
+
+    let off = cli.json(&["skills", "off", "review", "--task", &t]);
+    assert_eq!(off["skills"][1]["name"], "review");
+    assert_eq!(off["skills"][1]["on"], false);
+    assert_eq!(off["skills"][0]["on"], true);
+    let listed = cli.ok(&["skills", "list", "--task", &t]);
+    assert!(
+        listed.lines().nth(2).unwrap().starts_with("review") && listed.contains(" no "),
+        "{listed}"
+    );
+    cli.ok(&["skills", "on", "review", "--task", &t]);
+    assert_eq!(
+        cli.json(&["skills", "list", "--task", &t])["skills"][1]["on"],
+        true
+    );
+    let err = cli.fails(&["skills", "off", "nosuch", "--task", &t]);
+    assert!(
+        err.contains("No skill named \"nosuch\" is installed for this project."),
+        "{err}"
     );
 }

@@ -9,6 +9,7 @@ pub mod models;
 pub mod project;
 pub mod rules;
 pub mod settings;
+pub mod skills;
 pub mod tree;
 
 pub use codewright_tools::{files, protect_own_environment};

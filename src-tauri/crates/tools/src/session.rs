@@ -96,6 +96,8 @@ pub struct Session {
     pub(crate) seen: Mutex<HashMap<PathBuf, Seen>>,
     pub(crate) processes: Arc<ProcessTable>,
     pub(crate) checkpoints: Checkpoints,
+    /// The skills this run offers (the `skill` tool loads them).
+    skills: Mutex<Arc<codewright_extensions::skills::Catalog>>,
 }
 
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
@@ -165,9 +167,20 @@ impl Session {
             sandbox,
             allow_private_network: config.allow_private_network,
             turn: AtomicI64::new(1),
+            skills: Mutex::default(),
             seen: Mutex::new(seen),
             processes,
         }))
+    }
+
+    /// Sets the skills this run offers: the ones its system prompt lists.
+    pub fn set_skills(&self, skills: Arc<codewright_extensions::skills::Catalog>) {
+        *self.skills.lock().expect("skills lock") = skills;
+    }
+
+    /// The skills this run offers.
+    pub fn skills(&self) -> Arc<codewright_extensions::skills::Catalog> {
+        self.skills.lock().expect("skills lock").clone()
     }
 
     /// Starts a new turn: the next change to each file is checkpointed under it.

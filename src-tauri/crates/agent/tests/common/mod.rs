@@ -464,6 +464,8 @@ impl World {
             max_retries: 0,
             ..RetryPolicy::default()
         };
+        // The user's own skills are looked for here, never in the machine's real home.
+        config.user_home = Some(home.path().join("user"));
         let agent = Agent::new(store.clone(), home.path().to_path_buf(), config);
         World {
             project,
@@ -523,6 +525,13 @@ impl World {
 
     pub fn path(&self, rel: &str) -> std::path::PathBuf {
         self.project.path().join(rel)
+    }
+
+    /// Writes `text` at `rel` under the user's home folder (as the agent sees it).
+    pub fn user_file(&self, rel: &str, text: &str) {
+        let path = self.home.path().join("user").join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
 
     pub fn messages(&self, task: TaskId) -> Vec<codewright_protocol::MessageRecord> {

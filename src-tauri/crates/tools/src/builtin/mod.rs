@@ -10,6 +10,7 @@ mod matching;
 pub(crate) mod output;
 pub(crate) mod process;
 mod read_file;
+mod skill;
 mod todo_write;
 mod web_fetch;
 mod write_file;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 
 pub(crate) use grep::walker;
 pub use process::ProcessTable;
+pub use skill::NAME as SKILL_TOOL;
 
 /// How `edit_file` finds `old` in `text`: the byte ranges to replace and their replacement, or
 /// `None` when `old` is found nowhere or (without `replace_all`) at several places. For the fuzz
@@ -52,6 +54,7 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(todo_write::TodoWrite),
         Arc::new(ask_user::AskUser),
         Arc::new(web_fetch::WebFetch),
+        Arc::new(skill::LoadSkill),
     ]
 }
 

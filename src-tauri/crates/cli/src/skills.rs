@@ -1,0 +1,131 @@
+//! `skills`: the skills installed for a project (and the folders that are not usable skills, with
+//! the reason), one skill's instructions as the model gets them, and switching one on or off for
+//! a task.
+
+use crate::output::{table, to_json};
+use clap::Subcommand;
+use codewright_protocol::{ProjectId, TaskId};
+use codewright_store::Store;
+
+#[derive(Subcommand)]
+pub enum SkillsCommand {
+    /// The skills of a project (`.codewright/skills`, `.claude/skills`, then the same under your
+    /// home folder), or of a task with whether each is on for it.
+    List {
+        #[arg(long, value_name = "ID", required_unless_present = "task")]
+        project: Option<ProjectId>,
+        #[arg(long, value_name = "ID", conflicts_with = "project")]
+        task: Option<TaskId>,
+    },
+    /// A skill's instructions and files, as the model loads them.
+    Show {
+        name: String,
+        #[arg(long, value_name = "ID")]
+        project: ProjectId,
+    },
+    /// Offer a skill to a task's runs again (from its next message).
+    On {
+        name: String,
+        #[arg(long, value_name = "ID")]
+        task: TaskId,
+    },
+    /// Stop offering a skill to a task's runs (from its next message).
+    Off {
+        name: String,
+        #[arg(long, value_name = "ID")]
+        task: TaskId,
+    },
+}
+
+pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<String, String> {
+    use codewright_host::skills::{project_skills, switch_skill, task_skills, TaskSkill};
+    let for_task = !matches!(
+        command,
+        SkillsCommand::List {
+            project: Some(_),
+            ..
+        }
+    );
+    let listed = match command {
+        SkillsCommand::List {
+            project: Some(project),
+            ..
+        } => {
+            let catalog = project_skills(store, project).map_err(|e| e.message)?;
+            if json {
+                return Ok(to_json(&catalog));
+            }
+            let skills = catalog
+                .skills
+                .into_iter()
+                .map(|skill| TaskSkill { skill, on: true })
+                .collect();
+            codewright_host::skills::TaskSkills {
+                skills,
+                broken: catalog.broken,
+            }
+        }
+        SkillsCommand::List { task, .. } => {
+            let task = task.expect("clap requires --project or --task");
+            task_skills(store, task).map_err(|e| e.message)?
+        }
+        SkillsCommand::Show { name, project } => {
+            let catalog = project_skills(store, project).map_err(|e| e.message)?;
+            let Some(skill) = catalog.get(&name) else {
+                let closest = catalog.closest(&name);
+                return Err(if closest.is_empty() {
+                    format!("no skill named {name:?} for this project (see `skills list --project {project}`)")
+                } else {
+                    format!(
+                        "no skill named {name:?}; did you mean {}?",
+                        closest.join(", ")
+                    )
+                });
+            };
+            let text = skill.load()?;
+            return Ok(if json {
+                to_json(&serde_json::json!({ "skill": skill, "loaded": text }))
+            } else {
+                format!("{text}\n")
+            });
+        }
+        SkillsCommand::On { name, task } => {
+            switch_skill(store, task, &name, true).map_err(|e| e.message)?
+        }
+        SkillsCommand::Off { name, task } => {
+            switch_skill(store, task, &name, false).map_err(|e| e.message)?
+        }
+    };
+    if json {
+        return Ok(to_json(&listed));
+    }
+    let mut out = if listed.skills.is_empty() {
+        "No skills. A skill is a folder with a SKILL.md in .codewright/skills or .claude/skills (in the project or your home folder).\n".to_string()
+    } else {
+        let headers: &[&str] = if for_task {
+            &["NAME", "ON", "FROM", "DESCRIPTION"]
+        } else {
+            &["NAME", "FROM", "DESCRIPTION"]
+        };
+        table(
+            headers,
+            listed.skills.iter().map(|s| {
+                let mut row = vec![s.skill.name.clone()];
+                if for_task {
+                    row.push(if s.on { "yes" } else { "no" }.into());
+                }
+                row.push(s.skill.source.label().into());
+                row.push(s.skill.description.chars().take(80).collect());
+                row
+            }),
+        )
+    };
+    for broken in &listed.broken {
+        out.push_str(&format!(
+            "Not loaded: {} — {}\n",
+            broken.dir.display(),
+            broken.reason
+        ));
+    }
+    Ok(out)
+}

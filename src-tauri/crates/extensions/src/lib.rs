@@ -1,0 +1,72 @@
+//! What users add to Codewright as files, in the conventions the ecosystem already shares, so a
+//! user's existing `.claude/` folder works on day one:
+//!
+//! - [`skills`]: folders with a `SKILL.md` (the Agent Skills format). Only their names and
+//!   descriptions go into the system prompt; the model loads one with the `skill` tool.
+//!
+//! Each kind is found in the project and in the user's home, `.codewright/` before `.claude/`
+//! and the project before the user ([`Places`]). A file that cannot be read is reported with the
+//! reason, never fatal to the others.
+
+pub mod front_matter;
+pub mod skills;
+
+use std::path::PathBuf;
+
+/// Where extensions are looked for: the project folder and the user's home folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Places {
+    pub project: PathBuf,
+    /// `None` when the home folder is unknown (only the project's extensions are found).
+    pub home: Option<PathBuf>,
+}
+
+/// The user's home folder, where their own extensions are (`~/.codewright`, `~/.claude`).
+pub fn user_home() -> Option<PathBuf> {
+    dirs::home_dir()
+}
+
+/// Where one extension was found, in order of precedence (first wins for the same name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Source {
+    /// `<project>/.codewright/…`
+    Project,
+    /// `<project>/.claude/…`
+    ProjectClaude,
+    /// `~/.codewright/…`
+    User,
+    /// `~/.claude/…`
+    UserClaude,
+}
+
+impl Source {
+    /// The folders of `kind` (`"skills"`, …) in order of precedence, with their sources.
+    fn folders(places: &Places, kind: &str) -> Vec<(Source, PathBuf)> {
+        let mut out = vec![
+            (
+                Source::Project,
+                places.project.join(".codewright").join(kind),
+            ),
+            (
+                Source::ProjectClaude,
+                places.project.join(".claude").join(kind),
+            ),
+        ];
+        if let Some(home) = &places.home {
+            out.push((Source::User, home.join(".codewright").join(kind)));
+            out.push((Source::UserClaude, home.join(".claude").join(kind)));
+        }
+        out
+    }
+
+    /// How a person would name it ("project", "user (.claude)").
+    pub fn label(self) -> &'static str {
+        match self {
+            Source::Project => "project",
+            Source::ProjectClaude => "project (.claude)",
+            Source::User => "user",
+            Source::UserClaude => "user (.claude)",
+        }
+    }
+}

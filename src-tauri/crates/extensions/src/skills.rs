@@ -1,0 +1,524 @@
+//! Skills in the Agent Skills format: a folder with a `SKILL.md` (front matter `name` and
+//! `description`, then Markdown instructions), optional reference files and `scripts/`.
+//!
+//! Progressive disclosure: [`Catalog::prompt_section`] lists only names and descriptions; the
+//! model loads a skill's instructions with [`Skill::load`] and its other files with
+//! [`Skill::read`] when it needs them (the `skill` tool). Scripts run through `bash`, asked like
+//! any command.
+
+use crate::{front_matter, Places, Source};
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+/// The instructions file of a skill folder.
+pub const SKILL_FILE: &str = "SKILL.md";
+/// A `SKILL.md` or a reference file larger than this is not read.
+pub const MAX_FILE: u64 = 256 * 1024;
+/// Descriptions longer than this are cut in the prompt (the format's limit).
+const MAX_DESCRIPTION: usize = 1024;
+/// Skill folders read per place; more are reported, not read.
+const MAX_SKILLS: usize = 1000;
+/// Files listed per skill.
+const MAX_LISTED: usize = 200;
+
+/// A skill that loaded.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    /// Its folder.
+    pub dir: PathBuf,
+    pub source: Source,
+}
+
+/// A skill folder that could not be used, and why.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Broken {
+    pub dir: PathBuf,
+    pub source: Source,
+    pub reason: String,
+}
+
+/// The skills found for a project: one per name (the place of highest precedence wins), sorted
+/// by name, and the folders that could not be used.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Catalog {
+    pub skills: Vec<Skill>,
+    pub broken: Vec<Broken>,
+}
+
+/// Finds the skills of `places`: `<project>/.codewright/skills`, `<project>/.claude/skills`,
+/// `~/.codewright/skills`, `~/.claude/skills`, in that order of precedence for the same name.
+pub fn discover(places: &Places) -> Catalog {
+    let mut by_name: BTreeMap<String, Skill> = BTreeMap::new();
+    let mut broken = Vec::new();
+    for (source, folder) in Source::folders(places, "skills") {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue; // absent (the usual case) or unreadable: nothing to list
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        if dirs.len() > MAX_SKILLS {
+            broken.push(Broken {
+                dir: folder.clone(),
+                source,
+                reason: format!(
+                    "it holds {} skill folders; only the first {MAX_SKILLS} are read",
+                    dirs.len()
+                ),
+            });
+            dirs.truncate(MAX_SKILLS);
+        }
+        for dir in dirs {
+            match read_skill(&dir, source) {
+                Ok(skill) => {
+                    by_name.entry(skill.name.clone()).or_insert(skill);
+                }
+                Err(reason) => broken.push(Broken {
+                    dir,
+                    source,
+                    reason,
+                }),
+            }
+        }
+    }
+    Catalog {
+        skills: by_name.into_values().collect(),
+        broken,
+    }
+}
+
+fn read_skill(dir: &Path, source: Source) -> Result<Skill, String> {
+    let file = dir.join(SKILL_FILE);
+    let size = match std::fs::metadata(&file) {
+        Ok(m) => m.len(),
+        Err(_) => return Err(format!("it has no {SKILL_FILE}")),
+    };
+    if size > MAX_FILE {
+        return Err(format!(
+            "its {SKILL_FILE} is {} KB; a skill's instructions must stay under {} KB (move details into reference files)",
+            size / 1024,
+            MAX_FILE / 1024
+        ));
+    }
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| format!("its {SKILL_FILE} could not be read: {e}"))?;
+    let doc = front_matter::parse(&text, false).map_err(|e| format!("{SKILL_FILE}: {e}"))?;
+    let folder = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = doc
+        .text("name")
+        .map_err(|e| format!("{SKILL_FILE}: {e}"))?
+        .unwrap_or(folder);
+    check_name(&name).map_err(|e| format!("{SKILL_FILE}: {e}"))?;
+    // Without a description, the body's first paragraph says what the skill is for.
+    let description = match doc
+        .text("description")
+        .map_err(|e| format!("{SKILL_FILE}: {e}"))?
+    {
+        Some(d) if !d.is_empty() => d,
+        _ => first_paragraph(&doc.body).ok_or_else(|| {
+            format!("{SKILL_FILE} has no `description:` (it tells the model when to use the skill)")
+        })?,
+    };
+    let description = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    let description = match description.char_indices().nth(MAX_DESCRIPTION) {
+        Some((at, _)) => format!("{}…", &description[..at]),
+        None => description,
+    };
+    Ok(Skill {
+        name,
+        description,
+        dir: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// The format's rule for names: 1–64 lowercase letters, digits and hyphens, no hyphen at either
+/// end and none doubled.
+fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--");
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the name {name:?} is not a skill name: use 1–64 lowercase letters, digits and single hyphens (e.g. pdf-forms)"
+        ))
+    }
+}
+
+fn first_paragraph(body: &str) -> Option<String> {
+    body.split("\n\n")
+        .map(|p| {
+            p.lines()
+                .filter(|l| !l.trim_start().starts_with('#'))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .map(|p| p.trim().to_string())
+        .find(|p| !p.is_empty())
+}
+
+impl Catalog {
+    /// The skill named `name`.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills.iter().find(|s| s.name == name)
+    }
+
+    /// The catalog without the skills named in `off` (switched off for a task).
+    pub fn without(mut self, off: &[String]) -> Catalog {
+        self.skills.retain(|s| !off.contains(&s.name));
+        self
+    }
+
+    /// What the system prompt says about the skills: names and descriptions only. `None` when
+    /// there are none.
+    pub fn prompt_section(&self) -> Option<String> {
+        if self.skills.is_empty() {
+            return None;
+        }
+        let mut out = String::from(
+            "# Skills\n\nSkills are instructions for particular kinds of work, installed by the user. When a request matches a skill's description, load the skill with the skill tool first and follow it.\n",
+        );
+        for skill in &self.skills {
+            out.push_str(&format!("\n- {}: {}", skill.name, skill.description));
+        }
+        Some(out)
+    }
+
+    /// The nearest names to `name`, for "no skill named …; did you mean …".
+    pub fn closest(&self, name: &str) -> Vec<&str> {
+        let mut scored: Vec<(usize, &str)> = self
+            .skills
+            .iter()
+            .map(|s| (distance(&s.name, name), s.name.as_str()))
+            .collect();
+        scored.sort();
+        let limit = (name.chars().count() / 2).max(2);
+        scored
+            .into_iter()
+            .filter(|(d, n)| *d <= limit || n.contains(name) || name.contains(*n))
+            .take(3)
+            .map(|(_, n)| n)
+            .collect()
+    }
+}
+
+/// Edit distance in characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+impl Skill {
+    /// The skill's instructions for the model: its `SKILL.md` without front matter, where its
+    /// folder is, and the other files it holds (read with [`Skill::read`]).
+    pub fn load(&self) -> Result<String, String> {
+        let text = read_bounded(&self.dir.join(SKILL_FILE))?;
+        let doc = front_matter::parse(&text, false)?;
+        let mut out = format!(
+            "# Skill: {}\n\nIts folder: {} (run its scripts from there with bash; paths in the instructions are relative to it).\n\n{}",
+            self.name,
+            self.dir.display(),
+            doc.body.trim_end()
+        );
+        let files = self.files();
+        if !files.is_empty() {
+            out.push_str(&format!(
+                "\n\n## Files in this skill\n\nRead one with the skill tool: {{\"name\": \"{}\", \"file\": \"<path>\"}}.\n",
+                self.name
+            ));
+            for file in &files {
+                out.push_str(&format!("\n- {file}"));
+            }
+            if files.len() == MAX_LISTED {
+                out.push_str("\n- (more files not listed)");
+            }
+        }
+        Ok(out)
+    }
+
+    /// One of the skill's files, by its path relative to the skill's folder. Paths that leave
+    /// the folder (`..`, absolute, a link pointing out) are refused.
+    pub fn read(&self, file: &str) -> Result<String, String> {
+        let relative = Path::new(file);
+        if file.is_empty()
+            || relative
+                .components()
+                .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+        {
+            return Err(format!(
+                "{file:?} is not a path inside the skill: give it relative to the skill's folder, as listed"
+            ));
+        }
+        let root = self
+            .dir
+            .canonicalize()
+            .map_err(|e| format!("the skill's folder cannot be read: {e}"))?;
+        let path = root.join(relative).canonicalize().map_err(|_| {
+            format!(
+                "the skill {} has no file {file}; its files are listed when it is loaded",
+                self.name
+            )
+        })?;
+        if !path.starts_with(&root) {
+            return Err(format!("{file} points outside the skill's folder"));
+        }
+        if path.is_dir() {
+            return Err(format!("{file} is a folder; give a file inside it"));
+        }
+        read_bounded(&path)
+    }
+
+    /// The skill's files other than `SKILL.md`, relative to its folder, sorted (hidden files and
+    /// links to folders are left out; at most 200).
+    pub fn files(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![self.dir.clone()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if entry.file_name().to_string_lossy().starts_with('.') {
+                    continue;
+                }
+                let path = entry.path();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_dir() {
+                    stack.push(path);
+                } else if let Ok(relative) = path.strip_prefix(&self.dir) {
+                    if relative != Path::new(SKILL_FILE) {
+                        out.push(relative.to_string_lossy().into_owned());
+                    }
+                }
+            }
+            if out.len() >= MAX_LISTED {
+                break;
+            }
+        }
+        out.sort();
+        out.truncate(MAX_LISTED);
+        out
+    }
+}
+
+fn read_bounded(path: &Path) -> Result<String, String> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("{name} cannot be read: {e}"))?
+        .len();
+    if size > MAX_FILE {
+        return Err(format!(
+            "{name} is {} KB, over the {} KB a skill's file may be; read parts of it with read_file",
+            size / 1024,
+            MAX_FILE / 1024
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{name} cannot be read: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| format!("{name} is not text"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(root: &Path, folder: &str, text: &str) -> PathBuf {
+        let dir = root.join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(SKILL_FILE), text).unwrap();
+        dir
+    }
+
+    fn places(project: &Path, home: &Path) -> Places {
+        Places {
+            project: project.to_path_buf(),
+            home: Some(home.to_path_buf()),
+        }
+    }
+
+    #[test]
+    fn every_place_is_read_with_its_precedence_and_broken_skills_are_listed() {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let p = project.path();
+        let h = home.path();
+        // The same name in all four places: the project's .codewright wins.
+        for (root, label) in [
+            (p.join(".codewright/skills"), "project"),
+            (p.join(".claude/skills"), "project-claude"),
+            (h.join(".codewright/skills"), "user"),
+            (h.join(".claude/skills"), "user-claude"),
+        ] {
+            skill(
+                &root,
+                "review",
+                &format!("---\nname: review\ndescription: from {label}\n---\nbody"),
+            );
+        }
+        skill(
+            &p.join(".claude/skills"),
+            "lint",
+            "---\nname: lint\ndescription: from project-claude\n---\n",
+        );
+        skill(
+            &h.join(".claude/skills"),
+            "lint",
+            "---\nname: lint\ndescription: from user-claude\n---\n",
+        );
+        skill(
+            &h.join(".claude/skills"),
+            "pdf",
+            "---\nname: pdf\ndescription: Read PDF files\n---\n",
+        );
+        skill(
+            &h.join(".codewright/skills"),
+            "notes",
+            "# Notes\n\nKeeps notes tidy.\n",
+        );
+        skill(
+            &p.join(".codewright/skills"),
+            "bad-yaml",
+            "---\nname: bad-yaml\ndescription: a: b\n---\n",
+        );
+        skill(
+            &p.join(".codewright/skills"),
+            "Bad Name",
+            "---\ndescription: d\n---\n",
+        );
+        std::fs::create_dir_all(p.join(".codewright/skills/empty")).unwrap();
+        let catalog = discover(&places(p, h));
+        let found: Vec<(&str, &str, Source)> = catalog
+            .skills
+            .iter()
+            .map(|s| (s.name.as_str(), s.description.as_str(), s.source))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("lint", "from project-claude", Source::ProjectClaude),
+                ("notes", "Keeps notes tidy.", Source::User),
+                ("pdf", "Read PDF files", Source::UserClaude),
+                ("review", "from project", Source::Project),
+            ]
+        );
+        let broken: Vec<(String, &str)> = catalog
+            .broken
+            .iter()
+            .map(|b| {
+                (
+                    b.dir.file_name().unwrap().to_string_lossy().into_owned(),
+                    b.reason.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(broken.len(), 3, "{broken:?}");
+        assert!(broken[0].0 == "Bad Name" && broken[0].1.contains("not a skill name"));
+        assert!(
+            broken[1].0 == "bad-yaml" && broken[1].1.contains("not valid YAML (line 3)"),
+            "{broken:?}"
+        );
+        assert!(broken[2].0 == "empty" && broken[2].1 == "it has no SKILL.md");
+        // Switched off for a task: gone from the prompt.
+        let prompt = catalog
+            .clone()
+            .without(&["pdf".into()])
+            .prompt_section()
+            .unwrap();
+        assert!(prompt.contains("\n- lint: from project-claude") && !prompt.contains("pdf"));
+        assert_eq!(Catalog::default().prompt_section(), None);
+        assert_eq!(catalog.closest("reveiw"), ["review"]);
+        assert!(catalog.closest("zzzzzzzz").is_empty());
+    }
+
+    #[test]
+    fn a_skill_loads_its_body_and_files_and_reads_nothing_outside_its_folder() {
+        let project = tempfile::tempdir().unwrap();
+        let dir = skill(
+            &project.path().join(".codewright/skills"),
+            "forms",
+            "---\nname: forms\ndescription: Fill PDF forms\n---\n\n# Forms\nRun scripts/fill.py.\n",
+        );
+        std::fs::create_dir_all(dir.join("scripts")).unwrap();
+        std::fs::write(dir.join("scripts/fill.py"), "print('filled')\n").unwrap();
+        std::fs::write(dir.join("reference.md"), "field names").unwrap();
+        std::fs::write(dir.join(".hidden"), "x").unwrap();
+        std::fs::write(project.path().join("secret.txt"), "secret").unwrap();
+        std::os::unix::fs::symlink(project.path().join("secret.txt"), dir.join("link.txt"))
+            .unwrap();
+        let catalog = discover(&Places {
+            project: project.path().to_path_buf(),
+            home: None,
+        });
+        let forms = catalog.get("forms").unwrap();
+        let loaded = forms.load().unwrap();
+        assert!(
+            loaded.starts_with("# Skill: forms\n\nIts folder: "),
+            "{loaded}"
+        );
+        assert!(
+            loaded.contains("# Forms\nRun scripts/fill.py.") && !loaded.contains("description:")
+        );
+        assert!(
+            loaded.ends_with("\n- link.txt\n- reference.md\n- scripts/fill.py"),
+            "{loaded}"
+        );
+        assert_eq!(forms.read("reference.md").unwrap(), "field names");
+        assert_eq!(
+            forms.read("./scripts/fill.py").unwrap(),
+            "print('filled')\n"
+        );
+        assert!(forms
+            .read("../../../secret.txt")
+            .unwrap_err()
+            .contains("not a path inside the skill"));
+        assert!(forms
+            .read("/etc/passwd")
+            .unwrap_err()
+            .contains("not a path inside the skill"));
+        assert!(forms
+            .read("link.txt")
+            .unwrap_err()
+            .contains("outside the skill's folder"));
+        assert!(forms
+            .read("nope.md")
+            .unwrap_err()
+            .contains("has no file nope.md"));
+        assert!(forms.read("scripts").unwrap_err().contains("is a folder"));
+        std::fs::write(dir.join("big.md"), vec![b'a'; MAX_FILE as usize + 1]).unwrap();
+        assert!(forms
+            .read("big.md")
+            .unwrap_err()
+            .contains("over the 256 KB"));
+    }
+}

@@ -1,0 +1,98 @@
+//! A task's skills as a person sees them: what is installed for its project (and why a skill
+//! that is not usable is not), and which are switched on for the task. Used by the CLI's
+//! `skills` and the task window.
+
+use crate::HostError;
+use codewright_extensions::skills::{self, Broken, Catalog, Skill};
+use codewright_extensions::Places;
+use codewright_protocol::{ErrorKind, ProjectId, TaskId};
+use codewright_store::Store;
+use serde::Serialize;
+
+/// A skill and whether the task's runs offer it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskSkill {
+    #[serde(flatten)]
+    pub skill: Skill,
+    pub on: bool,
+}
+
+/// The skills of a task's project, each on or off for the task, and the broken ones.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskSkills {
+    pub skills: Vec<TaskSkill>,
+    pub broken: Vec<Broken>,
+}
+
+fn store_error(e: codewright_store::StoreError) -> HostError {
+    HostError::new(ErrorKind::Store, e.to_string())
+}
+
+/// The skills installed for a project: its own, then the user's.
+pub fn project_skills(store: &Store, project: ProjectId) -> Result<Catalog, HostError> {
+    let project = store.project(project).map_err(store_error)?;
+    Ok(skills::discover(&Places {
+        project: project.root_path.into(),
+        home: codewright_extensions::user_home(),
+    }))
+}
+
+/// The skills of a task, each on or off for it.
+pub fn task_skills(store: &Store, task: TaskId) -> Result<TaskSkills, HostError> {
+    let t = store.task(task).map_err(store_error)?;
+    let off = switched_off(&t);
+    let catalog = project_skills(store, t.project_id)?;
+    Ok(TaskSkills {
+        skills: catalog
+            .skills
+            .into_iter()
+            .map(|skill| TaskSkill {
+                on: !off.contains(&skill.name),
+                skill,
+            })
+            .collect(),
+        broken: catalog.broken,
+    })
+}
+
+/// Switches a skill on or off for a task, from its next message on.
+pub fn switch_skill(
+    store: &Store,
+    task: TaskId,
+    name: &str,
+    on: bool,
+) -> Result<TaskSkills, HostError> {
+    let t = store.task(task).map_err(store_error)?;
+    let catalog = project_skills(store, t.project_id)?;
+    if catalog.get(name).is_none() {
+        let closest = catalog.closest(name);
+        let hint = if closest.is_empty() {
+            String::new()
+        } else {
+            format!(" Did you mean {}?", closest.join(", "))
+        };
+        return Err(HostError::new(
+            ErrorKind::NotFound,
+            format!("No skill named {name:?} is installed for this project.{hint}"),
+        ));
+    }
+    let mut off = switched_off(&t);
+    off.retain(|n| n != name);
+    if !on {
+        off.push(name.to_string());
+    }
+    off.sort();
+    store
+        .set_task_setting(task, codewright_agent::SKILLS_OFF, serde_json::json!(off))
+        .map_err(store_error)?;
+    task_skills(store, task)
+}
+
+fn switched_off(task: &codewright_protocol::Task) -> Vec<String> {
+    task.settings
+        .get(codewright_agent::SKILLS_OFF)
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default()
+}
