@@ -1,10 +1,13 @@
 //! `exec`: runs the agent loop on a task to the end, headless. Plain output is the assistant's
 //! text and one line per tool call; `--json` prints every protocol event, one per line.
 //! Approvals are asked on the terminal when there is one; otherwise whatever needs asking is
-//! rejected with a message telling the model why.
+//! rejected with a message telling the model why. A prompt that is a slash command (`/review`,
+//! a custom command) runs as the command's prompt; `/help` lists them.
 
+use crate::output::to_json;
 use crate::tools::{describe, read_line};
 use codewright_agent::{Agent, AgentConfig};
+use codewright_host::commands::{self, Action, Resolved};
 use codewright_host::{models, Host, HostError, RunOptions};
 use codewright_llm::ModelRole;
 use codewright_protocol::{
@@ -48,12 +51,8 @@ fn out(text: &str) {
 }
 
 /// Runs `exec`; returns the exit code (0 done, 1 error, 130 stopped).
-pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<ExitCode, String> {
-    // A new task is stored with its prompt at once: nothing after (the model lookup, MCP
-    // servers starting, a crash) can lose it. An existing task's message is sent to it.
-    let mut send_text = args.prompt.clone();
-    let args_task = args.task;
-    let task = match args.task {
+pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result<ExitCode, String> {
+    let project = match args.task {
         Some(id) => {
             let task = store.task(id).map_err(|e| e.to_string())?;
             if let Some(dir) = &args.project {
@@ -69,11 +68,10 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
                     ));
                 }
             }
-            task
+            task.project_id
         }
         None => {
-            let prompt = args.prompt.as_deref().unwrap_or("").trim();
-            if prompt.is_empty() {
+            if args.prompt.as_deref().unwrap_or("").trim().is_empty() {
                 eprintln!("codewright-cli: say what the agent should do: codewright-cli exec \"PROMPT\" (or continue a task with --task ID)");
                 return Ok(ExitCode::from(2));
             }
@@ -82,7 +80,44 @@ pub fn exec(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Exi
                 None => std::env::current_dir()
                     .map_err(|e| format!("cannot read the current folder: {e}"))?,
             };
-            let project = find_or_add_project(&store, &dir)?;
+            find_or_add_project(&store, &dir)?
+        }
+    };
+    // A slash command becomes its prompt (and its model); actions belong to other commands.
+    if let Some(typed) = args.prompt.take() {
+        match commands::resolve(&store, project, &typed).map_err(|e| e.message)? {
+            Resolved::Message { text } => args.prompt = Some(text),
+            Resolved::Prompt { text, model } => {
+                args.prompt = Some(text);
+                args.model = args.model.or(model);
+            }
+            Resolved::Action { action, .. } => {
+                if action == Action::Help {
+                    let list = commands::list(&store, project).map_err(|e| e.message)?;
+                    out(&if json { to_json(&list) } else { help(&list) });
+                    return Ok(ExitCode::SUCCESS);
+                }
+                return Err(format!(
+                    "/{} is a command of the task window; here it is {}",
+                    typed
+                        .trim_start()
+                        .trim_start_matches('/')
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or(""),
+                    cli_equivalent(action, args.task)
+                ));
+            }
+        }
+    }
+    // A new task is stored with its prompt at once: nothing after (the model lookup, MCP
+    // servers starting, a crash) can lose it. An existing task's message is sent to it.
+    let mut send_text = args.prompt.clone();
+    let args_task = args.task;
+    let task = match args.task {
+        Some(id) => store.task(id).map_err(|e| e.to_string())?,
+        None => {
+            let prompt = args.prompt.as_deref().unwrap_or("").trim();
             let first = Message::user(args.prompt.clone().unwrap_or_default());
             let task = store
                 .add_task_with(project, &title_of(prompt), &first)
@@ -327,6 +362,51 @@ fn terminal_decision(request: &codewright_protocol::ApprovalRequest) -> Decision
 }
 
 /// The project whose folder is `dir`, added if it is not one yet.
+/// How to do what an action command does from the command line.
+fn cli_equivalent(action: Action, task: Option<TaskId>) -> String {
+    let id = task.map_or("ID".to_string(), |t| t.to_string());
+    match action {
+        Action::New | Action::Clear => {
+            "`codewright-cli exec \"PROMPT\"` without --task (each starts a new task)".into()
+        }
+        Action::Compact => format!("`codewright-cli tasks compact {id}`"),
+        Action::Model => "`--model MODEL@PROVIDER` with --task (the task keeps it)".into(),
+        Action::Mode => "`--mode MODE` (normal, accept-edits, plan or yolo)".into(),
+        Action::Undo => format!(
+            "`codewright-cli checkpoints list {id}`, then `checkpoints restore {id} --turn N`"
+        ),
+        Action::Cost => format!("`codewright-cli tasks show {id}`"),
+        Action::Skills => format!("`codewright-cli skills list --task {id}`"),
+        Action::Mcp => "`codewright-cli mcp list`".into(),
+        Action::Help => "`codewright-cli exec /help`".into(),
+    }
+}
+
+/// The commands, one per line: `/name HINT  description (origin)`.
+fn help(list: &commands::CommandList) -> String {
+    let mut out = String::new();
+    for c in &list.commands {
+        let usage = match &c.argument_hint {
+            Some(hint) => format!("/{} {hint}", c.name),
+            None => format!("/{}", c.name),
+        };
+        let origin = if c.origin == "built-in" {
+            String::new()
+        } else {
+            format!(" ({})", c.origin)
+        };
+        out.push_str(&format!("{usage:<28} {}{origin}\n", c.description));
+    }
+    for broken in &list.broken {
+        out.push_str(&format!(
+            "Not loaded: {} — {}\n",
+            broken.path.display(),
+            broken.reason
+        ));
+    }
+    out
+}
+
 fn find_or_add_project(
     store: &Store,
     dir: &Path,

@@ -123,7 +123,7 @@ pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<Strin
     for broken in &listed.broken {
         out.push_str(&format!(
             "Not loaded: {} — {}\n",
-            broken.dir.display(),
+            broken.path.display(),
             broken.reason
         ));
     }

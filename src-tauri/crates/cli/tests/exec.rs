@@ -43,6 +43,8 @@ impl Cli {
         c.arg("--home")
             .arg(self.home.path())
             .args(args)
+            // The user's own skills and commands are looked for here, not in the real home.
+            .env("HOME", self.home.path().join("user"))
             .current_dir(self.project.path());
         c
     }
@@ -610,4 +612,60 @@ async fn secrets_never_reach_the_model_the_events_or_the_database() {
         }
     }
     server.assert_clean();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slash_command_runs_as_its_prompt_and_an_unknown_one_names_the_closest() {
+    let server = common::serve(Arc::new(|_, _: &Value| text("Fixed."))).await;
+    let cli = Cli::new(&server);
+    let commands = cli.home.path().join("user/.claude/commands/gh");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("fix.md"),
+        "---\ndescription: Fix a GitHub issue\nargument-hint: ISSUE\n---\nFix issue #$1 and add a test ($ARGUMENTS).\n",
+    )
+    .unwrap();
+    let out = cli.exec(&["/gh:fix 42 quickly"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = server.requests();
+    assert_eq!(
+        common::last_text(&requests[0]),
+        "Fix issue #42 and add a test (42 quickly)."
+    );
+    // The built-in /review is a prompt too; //… is a message that starts with /.
+    let out = cli.exec(&["/review the parser"]);
+    assert!(out.status.success());
+    let review = common::last_text(&server.requests()[1]);
+    assert!(
+        review.starts_with("Review the changes in the working tree")
+            && review.ends_with("the parser"),
+        "{review}"
+    );
+    assert!(cli.exec(&["//tmp is full"]).status.success());
+    assert_eq!(common::last_text(&server.requests()[2]), "/tmp is full");
+
+    let out = cli.exec(&["/gh:fxi 42"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "codewright-cli: There is no command /gh:fxi. Did you mean /gh:fix? To send a message that starts with /, begin it with //.\n"
+    );
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "an unknown command reaches no model"
+    );
+    let help = stdout(&cli.exec(&["/help"]));
+    assert!(
+        help.contains("/gh:fix ISSUE") && help.contains("Fix a GitHub issue (user (.claude))"),
+        "{help}"
+    );
+    // Only the three runs' tasks exist: /help and the unknown command stored nothing.
+    let tasks: Value =
+        serde_json::from_slice(&cli.run(&["tasks", "list", "--project", "1", "--json"]).stdout).unwrap();
+    assert_eq!(tasks.as_array().unwrap().len(), 3, "{tasks}");
 }

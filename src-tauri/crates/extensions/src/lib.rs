@@ -3,11 +3,14 @@
 //!
 //! - [`skills`]: folders with a `SKILL.md` (the Agent Skills format). Only their names and
 //!   descriptions go into the system prompt; the model loads one with the `skill` tool.
+//! - [`commands`]: custom slash commands, Markdown files whose body becomes the prompt
+//!   (`$ARGUMENTS`, `$1`… filled in).
 //!
 //! Each kind is found in the project and in the user's home, `.codewright/` before `.claude/`
 //! and the project before the user ([`Places`]). A file that cannot be read is reported with the
 //! reason, never fatal to the others.
 
+pub mod commands;
 pub mod front_matter;
 pub mod skills;
 
@@ -24,6 +27,15 @@ pub struct Places {
 /// The user's home folder, where their own extensions are (`~/.codewright`, `~/.claude`).
 pub fn user_home() -> Option<PathBuf> {
     dirs::home_dir()
+}
+
+/// A file or folder that could not be used as an extension, and why.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Broken {
+    pub path: PathBuf,
+    pub source: Source,
+    pub reason: String,
 }
 
 /// Where one extension was found, in order of precedence (first wins for the same name).
@@ -69,4 +81,37 @@ impl Source {
             Source::UserClaude => "user (.claude)",
         }
     }
+}
+
+/// Up to three of `names` nearest to `name` (a typo, a part of it), nearest first, for "did you
+/// mean …".
+pub fn closest<'a>(names: impl Iterator<Item = &'a str>, name: &str) -> Vec<&'a str> {
+    // A namespaced name (`git:commit`) is near its last part too.
+    let score = |n: &str| distance(n, name).min(distance(n.rsplit(':').next().unwrap_or(n), name));
+    let mut scored: Vec<(usize, &str)> = names.map(|n| (score(n), n)).collect();
+    scored.sort();
+    let limit = (name.chars().count() / 2).max(2);
+    scored
+        .into_iter()
+        .filter(|(d, n)| *d <= limit || (name.len() > 1 && (n.contains(name) || name.contains(*n))))
+        .take(3)
+        .map(|(_, n)| n)
+        .collect()
+}
+
+/// Edit distance in characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }

@@ -6,7 +6,7 @@
 //! [`Skill::read`] when it needs them (the `skill` tool). Scripts run through `bash`, asked like
 //! any command.
 
-use crate::{front_matter, Places, Source};
+use crate::{front_matter, Broken, Places, Source};
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -30,15 +30,6 @@ pub struct Skill {
     /// Its folder.
     pub dir: PathBuf,
     pub source: Source,
-}
-
-/// A skill folder that could not be used, and why.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Broken {
-    pub dir: PathBuf,
-    pub source: Source,
-    pub reason: String,
 }
 
 /// The skills found for a project: one per name (the place of highest precedence wins), sorted
@@ -68,7 +59,7 @@ pub fn discover(places: &Places) -> Catalog {
         dirs.sort();
         if dirs.len() > MAX_SKILLS {
             broken.push(Broken {
-                dir: folder.clone(),
+                path: folder.clone(),
                 source,
                 reason: format!(
                     "it holds {} skill folders; only the first {MAX_SKILLS} are read",
@@ -83,7 +74,7 @@ pub fn discover(places: &Places) -> Catalog {
                     by_name.entry(skill.name.clone()).or_insert(skill);
                 }
                 Err(reason) => broken.push(Broken {
-                    dir,
+                    path: dir,
                     source,
                     reason,
                 }),
@@ -205,37 +196,8 @@ impl Catalog {
 
     /// The nearest names to `name`, for "no skill named …; did you mean …".
     pub fn closest(&self, name: &str) -> Vec<&str> {
-        let mut scored: Vec<(usize, &str)> = self
-            .skills
-            .iter()
-            .map(|s| (distance(&s.name, name), s.name.as_str()))
-            .collect();
-        scored.sort();
-        let limit = (name.chars().count() / 2).max(2);
-        scored
-            .into_iter()
-            .filter(|(d, n)| *d <= limit || n.contains(name) || name.contains(*n))
-            .take(3)
-            .map(|(_, n)| n)
-            .collect()
+        crate::closest(self.skills.iter().map(|s| s.name.as_str()), name)
     }
-}
-
-/// Edit distance in characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
-            prev = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 impl Skill {
@@ -437,7 +399,7 @@ mod tests {
             .iter()
             .map(|b| {
                 (
-                    b.dir.file_name().unwrap().to_string_lossy().into_owned(),
+                    b.path.file_name().unwrap().to_string_lossy().into_owned(),
                     b.reason.as_str(),
                 )
             })

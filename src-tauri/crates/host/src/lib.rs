@@ -4,6 +4,7 @@
 //! commands in ([`Host::send`], [`Host::stop`], [`Host::decide`], …), events out
 //! ([`Host::subscribe`]).
 
+pub mod commands;
 pub mod mcp;
 pub mod models;
 pub mod project;

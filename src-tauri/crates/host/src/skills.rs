@@ -3,7 +3,8 @@
 //! `skills` and the task window.
 
 use crate::HostError;
-use codewright_extensions::skills::{self, Broken, Catalog, Skill};
+use codewright_extensions::skills::{self, Catalog, Skill};
+use codewright_extensions::Broken;
 use codewright_extensions::Places;
 use codewright_protocol::{ErrorKind, ProjectId, TaskId};
 use codewright_store::Store;

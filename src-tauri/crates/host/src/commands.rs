@@ -1,0 +1,377 @@
+//! Slash commands, for every front end: the built-in ones, the project's and the user's custom
+//! commands (Markdown files, see [`codewright_extensions::commands`]), listed for a palette and
+//! resolved from what the user typed. A command is either a prompt (sent as the user's message)
+//! or an action the front end performs (compact, undo, switch the model …).
+
+use crate::HostError;
+use codewright_extensions::commands::{self, Commands};
+use codewright_extensions::{Broken, Places};
+use codewright_protocol::{ErrorKind, ProjectId};
+use codewright_store::Store;
+use serde::Serialize;
+
+/// What a built-in command that is not a prompt asks the front end to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Action {
+    /// Start a new task in the same project.
+    New,
+    /// Start over: a new task in the same project (this one is kept in the list).
+    Clear,
+    /// Summarize the conversation now, to free the context window.
+    Compact,
+    /// Use another model for this task (`/model NAME@PROVIDER`), or show which.
+    Model,
+    /// Switch the permission mode (`/mode normal|accept-edits|plan|yolo`), or show which.
+    Mode,
+    /// Restore the files of the last turn that changed any.
+    Undo,
+    /// Show what the task has cost so far.
+    Cost,
+    /// List the skills, switch them on or off.
+    Skills,
+    /// List the MCP servers and their state.
+    Mcp,
+    /// List the commands.
+    Help,
+}
+
+/// Built-in commands: name, what it does, what to type after it, and what it is.
+const BUILTINS: &[(&str, &str, Option<&str>, Builtin)] = &[
+    (
+        "clear",
+        "Start over in a new task (this one stays in the list)",
+        None,
+        Builtin::Action(Action::Clear),
+    ),
+    (
+        "compact",
+        "Summarize the conversation to free the context window",
+        None,
+        Builtin::Action(Action::Compact),
+    ),
+    (
+        "cost",
+        "Show the tokens and cost of this task",
+        None,
+        Builtin::Action(Action::Cost),
+    ),
+    (
+        "help",
+        "List the commands",
+        None,
+        Builtin::Action(Action::Help),
+    ),
+    (
+        "init",
+        "Explore the project and write an AGENTS.md for agents (asks before writing)",
+        None,
+        Builtin::Prompt(INIT),
+    ),
+    (
+        "mcp",
+        "Show the MCP servers and their state",
+        None,
+        Builtin::Action(Action::Mcp),
+    ),
+    (
+        "mode",
+        "Switch the permission mode",
+        Some("normal | accept-edits | plan | yolo"),
+        Builtin::Action(Action::Mode),
+    ),
+    (
+        "model",
+        "Use another model for this task",
+        Some("MODEL@PROVIDER"),
+        Builtin::Action(Action::Model),
+    ),
+    (
+        "new",
+        "Start a new task in this project",
+        None,
+        Builtin::Action(Action::New),
+    ),
+    (
+        "review",
+        "Review the changes in the working tree (read-only)",
+        Some("[focus]"),
+        Builtin::Prompt(REVIEW),
+    ),
+    (
+        "skills",
+        "List the skills and switch them on or off for this task",
+        None,
+        Builtin::Action(Action::Skills),
+    ),
+    (
+        "undo",
+        "Restore the files the last turn changed",
+        None,
+        Builtin::Action(Action::Undo),
+    ),
+];
+
+#[derive(Debug, Clone, Copy)]
+enum Builtin {
+    Prompt(&'static str),
+    Action(Action),
+}
+
+const INIT: &str = "Explore this project and write an AGENTS.md at its root: the instructions a coding agent needs to work here. Read the README, the build and package files, the CI configuration and a few representative source files first. Cover, briefly: what the project is; how to build, run the tests (a single test too) and lint; the layout (where things live); the conventions to follow (style, naming, error handling, commit messages) as the code shows them; and anything surprising. Keep it short and specific to this project; do not invent commands you have not seen. If an AGENTS.md (or CLAUDE.md) exists, improve it instead of starting over, keeping what is still true.";
+
+const REVIEW: &str = "Review the changes in the working tree: run `git status` and `git diff HEAD` (and read new, untracked files). Do not edit anything. Report, most important first: bugs and behaviour that breaks, security problems, missing or weak tests, and unclear names or structure, each with the file and line and a suggested fix. Say plainly if the change looks good. $ARGUMENTS";
+
+/// A command as a palette lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandInfo {
+    /// Without the slash.
+    pub name: String,
+    pub description: String,
+    pub argument_hint: Option<String>,
+    /// "built-in", or where a custom command's file is ("project", "user (.claude)" …).
+    pub origin: String,
+}
+
+/// The commands a project's tasks can use, sorted by name, and the command files that could not
+/// be used.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandList {
+    pub commands: Vec<CommandInfo>,
+    pub broken: Vec<Broken>,
+}
+
+/// What the user typed, resolved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Resolved {
+    /// Not a command: send it as it is (`//…` is sent as `/…`).
+    Message { text: String },
+    /// Send this prompt as the user's message, with this model when the command names one.
+    Prompt { text: String, model: Option<String> },
+    /// Do this; `arguments` is what followed the name.
+    Action { action: Action, arguments: String },
+}
+
+fn custom(store: &Store, project: ProjectId) -> Result<Commands, HostError> {
+    let project = store
+        .project(project)
+        .map_err(|e| HostError::new(ErrorKind::Store, e.to_string()))?;
+    Ok(commands::discover(&Places {
+        project: project.root_path.into(),
+        home: codewright_extensions::user_home(),
+    }))
+}
+
+/// Every command of the project: built-in and custom (a custom `/review` or `/init` replaces
+/// the built-in prompt; the built-in actions cannot be replaced).
+pub fn list(store: &Store, project: ProjectId) -> Result<CommandList, HostError> {
+    let found = custom(store, project)?;
+    let mut commands: Vec<CommandInfo> = BUILTINS
+        .iter()
+        .filter(|(name, _, _, kind)| {
+            matches!(kind, Builtin::Action(_)) || found.get(name).is_none()
+        })
+        .map(|(name, description, hint, _)| CommandInfo {
+            name: name.to_string(),
+            description: description.to_string(),
+            argument_hint: hint.map(String::from),
+            origin: "built-in".into(),
+        })
+        .collect();
+    for command in &found.commands {
+        if commands.iter().any(|c| c.name == command.name) {
+            continue; // a built-in action keeps its name
+        }
+        commands.push(CommandInfo {
+            name: command.name.clone(),
+            description: command.description.clone(),
+            argument_hint: command.argument_hint.clone(),
+            origin: command.source.label().into(),
+        });
+    }
+    commands.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(CommandList {
+        commands,
+        broken: found.broken,
+    })
+}
+
+/// Resolves what the user typed in a project's task. Text that does not start with `/name`
+/// is a message; an unknown name is an error naming the closest commands.
+pub fn resolve(store: &Store, project: ProjectId, typed: &str) -> Result<Resolved, HostError> {
+    let trimmed = typed.trim_start();
+    if let Some(escaped) = trimmed.strip_prefix("//") {
+        return Ok(Resolved::Message {
+            text: format!("/{escaped}"),
+        });
+    }
+    let Some(rest) = trimmed.strip_prefix('/') else {
+        return Ok(Resolved::Message {
+            text: typed.to_string(),
+        });
+    };
+    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    let (name, arguments) = (&rest[..end], rest[end..].trim());
+    // `/usr/bin/env is missing` is a message about a path, not a command.
+    if name.is_empty() || name.contains('/') {
+        return Ok(Resolved::Message {
+            text: typed.to_string(),
+        });
+    }
+    let found = custom(store, project)?;
+    let builtin = BUILTINS.iter().find(|(n, ..)| *n == name);
+    if let Some((_, _, _, Builtin::Action(action))) = builtin {
+        return Ok(Resolved::Action {
+            action: *action,
+            arguments: arguments.to_string(),
+        });
+    }
+    if let Some(command) = found.get(name) {
+        return Ok(Resolved::Prompt {
+            text: command.expand(arguments),
+            model: command.model.clone(),
+        });
+    }
+    if let Some((_, _, _, Builtin::Prompt(body))) = builtin {
+        return Ok(Resolved::Prompt {
+            text: commands::expand(body, arguments).trim_end().to_string(),
+            model: None,
+        });
+    }
+    let all = list(store, project)?;
+    let closest =
+        codewright_extensions::closest(all.commands.iter().map(|c| c.name.as_str()), name);
+    let hint = if closest.is_empty() {
+        "See /help for the commands.".to_string()
+    } else {
+        let names: Vec<String> = closest.iter().map(|n| format!("/{n}")).collect();
+        format!("Did you mean {}?", names.join(", "))
+    };
+    Err(HostError::new(
+        ErrorKind::NotFound,
+        format!("There is no command /{name}. {hint} To send a message that starts with /, begin it with //."),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_text_resolves_to_a_message_a_prompt_an_action_or_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("proj");
+        let commands = root.join(".codewright/commands");
+        std::fs::create_dir_all(commands.join("git")).unwrap();
+        std::fs::write(
+            commands.join("fix.md"),
+            "---\nmodel: big@anthropic\n---\nFix issue #$1.\n",
+        )
+        .unwrap();
+        std::fs::write(commands.join("git/commit.md"), "Commit: $ARGUMENTS").unwrap();
+        std::fs::write(commands.join("review.md"), "Our review of $ARGUMENTS").unwrap();
+        std::fs::write(commands.join("compact.md"), "Not the built-in").unwrap();
+        let store = Store::open_in(&dir.path().join("data")).unwrap();
+        let project = store.add_project(&root, None).unwrap().id;
+        let resolve = |typed: &str| resolve(&store, project, typed);
+
+        assert_eq!(
+            resolve("hello /x").unwrap(),
+            Resolved::Message {
+                text: "hello /x".into()
+            }
+        );
+        assert_eq!(
+            resolve("/usr/bin/env fails").unwrap(),
+            Resolved::Message {
+                text: "/usr/bin/env fails".into()
+            }
+        );
+        assert_eq!(
+            resolve("//tmp is full").unwrap(),
+            Resolved::Message {
+                text: "/tmp is full".into()
+            }
+        );
+        assert_eq!(
+            resolve("/fix 42").unwrap(),
+            Resolved::Prompt {
+                text: "Fix issue #42.".into(),
+                model: Some("big@anthropic".into())
+            }
+        );
+        assert_eq!(
+            resolve("  /git:commit  the parser ").unwrap(),
+            Resolved::Prompt {
+                text: "Commit: the parser".into(),
+                model: None
+            }
+        );
+        // A custom prompt replaces the built-in one; a built-in action keeps its name.
+        assert_eq!(
+            resolve("/review tests").unwrap(),
+            Resolved::Prompt {
+                text: "Our review of tests".into(),
+                model: None
+            }
+        );
+        assert_eq!(
+            resolve("/compact").unwrap(),
+            Resolved::Action {
+                action: Action::Compact,
+                arguments: String::new()
+            }
+        );
+        assert_eq!(
+            resolve("/model big@x").unwrap(),
+            Resolved::Action {
+                action: Action::Model,
+                arguments: "big@x".into()
+            }
+        );
+        let Resolved::Prompt { text, .. } = resolve("/init").unwrap() else {
+            panic!()
+        };
+        assert!(text.starts_with("Explore this project and write an AGENTS.md"));
+        let err = resolve("/comit").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::NotFound);
+        assert_eq!(
+            err.message,
+            "There is no command /comit. Did you mean /git:commit, /cost? To send a message that starts with /, begin it with //."
+        );
+        let err = resolve("/zzzzzzzzzz").unwrap_err();
+        assert!(
+            err.message.contains("See /help") && err.message.contains("begin it with //"),
+            "{}",
+            err.message
+        );
+
+        let listed = list(&store, project).unwrap();
+        let names: Vec<&str> = listed.commands.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "clear",
+                "compact",
+                "cost",
+                "fix",
+                "git:commit",
+                "help",
+                "init",
+                "mcp",
+                "mode",
+                "model",
+                "new",
+                "review",
+                "skills",
+                "undo"
+            ]
+        );
+        let review = listed.commands.iter().find(|c| c.name == "review").unwrap();
+        assert_eq!(review.origin, "project");
+        assert_eq!(listed.commands[1].origin, "built-in");
+    }
+}
