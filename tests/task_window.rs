@@ -2182,3 +2182,187 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
         |v| v == "@README.md ",
     );
 }
+
+/// Slash commands in the composer: `/` lists the commands with what each does, typing filters,
+/// Enter runs one that needs nothing more and Tab completes one that takes arguments; a custom
+/// command from the project's `.claude/commands` runs as its prompt; `/skills` switches a skill
+/// off for the task (the next request no longer lists it); an unknown command keeps the text
+/// and names the closest; `/mode`, `/help`, `/compact` and `/new` act in the window.
+#[test]
+fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let user = home.path().join("user");
+    let provider = Provider::start(Box::new(|_, _| Reply::Text("Done.".into())));
+    let task = setup(&data, &folder, &provider);
+    let write = |path: &Path, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        &folder.join(".claude/commands/fix.md"),
+        "---\ndescription: Fix a GitHub issue and add a test\nargument-hint: ISSUE\n---\nFix issue #$1 now.\n",
+    );
+    write(
+        &folder.join(".codewright/skills/deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: Deploy the app to staging\n---\nRun make deploy.\n",
+    );
+    write(
+        &user.join(".claude/skills/pdf/SKILL.md"),
+        "---\nname: pdf\ndescription: Read and fill PDF forms — 表单\n---\nUse pdftotext.\n",
+    );
+    write(
+        &user.join(".claude/skills/broken/SKILL.md"),
+        "---\nname: [\n---\n",
+    );
+    // Dark, and at first at the window's smallest size (the list's screenshot shows both).
+    let desktop = Desktop::start_with(
+        &data,
+        &[
+            ("HOME", user.to_str().unwrap()),
+            ("GTK_THEME", "Adwaita:dark"),
+        ],
+    );
+    let app = desktop.launch();
+    let window = open_task_window(&app);
+    app.set_size(480, 360);
+    let input = app.find("#composer-input");
+
+    // `/` opens the command list; "sk" leaves /skills first; Enter runs it.
+    input.type_text("/");
+    app.wait_until(
+        "the command list",
+        WAIT,
+        "const l = document.getElementById('mention-list'); return !l.hidden && l.getAttribute('aria-label') === 'Commands' ? l.querySelectorAll('.command-option').length : 0",
+        |v| v.as_u64().unwrap_or(0) >= 13,
+    );
+    save_screenshot("command-list-dark-small", &app.screenshot());
+    app.set_size(880, 720);
+    input.type_text("sk");
+    app.wait_until(
+        "the list filtered to /skills",
+        WAIT,
+        "return [...document.querySelectorAll('#mention-list .command-option')].map(o => o.textContent)",
+        |v| v[0].as_str().is_some_and(|t| t.starts_with("/skillsList the skills")),
+    );
+    save_screenshot("command-list", &app.screenshot());
+    input.type_text(ENTER);
+    let skills = app.wait_until(
+        "the skills dialog",
+        WAIT,
+        "const d = document.getElementById('command-dialog'); return d.open ? d.textContent : null",
+        |v| v.is_string(),
+    );
+    let skills = skills.as_str().unwrap();
+    assert!(
+        skills.contains("deploy · project") && skills.contains("Deploy the app to staging"),
+        "{skills}"
+    );
+    assert!(
+        skills.contains("pdf · yours (.claude)") && skills.contains("表单"),
+        "{skills}"
+    );
+    assert!(
+        skills.contains("Not loaded") && skills.contains("not valid YAML"),
+        "{skills}"
+    );
+    assert_eq!(input.value(), "", "the command left the composer");
+    save_screenshot("skills-dialog", &app.screenshot());
+    app.find("#skill-pdf").click();
+    app.wait_until(
+        "pdf switched off for the task",
+        WAIT,
+        "const b = document.getElementById('skill-pdf'); return !b.disabled && !b.checked",
+        |v| v == true,
+    );
+    let shown: Value =
+        serde_json::from_str(&cli(&data, &["tasks", "show", &task, "--json"])).unwrap();
+    assert_eq!(shown["task"]["settings"]["skillsOff"], json!(["pdf"]));
+    app.find("#command-dialog-cancel").click();
+
+    // Tab completes a custom command that takes an argument; it runs as its prompt.
+    input.type_text("/fi");
+    app.wait_until(
+        "/fix in the list",
+        WAIT,
+        "const o = document.querySelector('#mention-list .command-option'); return o ? o.textContent : null",
+        |v| v.as_str().is_some_and(|t| t.starts_with("/fixISSUEFix a GitHub issue and add a test · project (.claude)")),
+    );
+    input.type_text("\u{E004}"); // Tab
+    assert_eq!(input.value(), "/fix ");
+    input.type_text(&format!("42{ENTER}"));
+    app.wait_until(
+        "the command's prompt and its answer",
+        WAIT,
+        "return document.getElementById('messages').textContent",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.contains("Fix issue #42 now.") && t.contains("Done."))
+        },
+    );
+    wait_idle(&app);
+    let request = provider.requests().last().unwrap().clone();
+    assert_eq!(user_texts(&request), ["\"Fix issue #42 now.\""]);
+    let system = request["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains("- deploy: Deploy the app to staging") && !system.contains("pdf"),
+        "{system}"
+    );
+
+    // An unknown command: the text stays, the error names the closest.
+    send(&app, "/fxi 7");
+    app.wait_until(
+        "the unknown command's error",
+        WAIT,
+        "const e = document.getElementById('composer-error'); return e.hidden ? null : e.textContent",
+        |v| v.as_str().is_some_and(|t| t.contains("There is no command /fxi. Did you mean /fix?")),
+    );
+    assert_eq!(input.value(), "/fxi 7");
+    input.clear();
+
+    // /mode switches the mode; /help lists the custom command; /compact says there is too little.
+    send(&app, "/mode plan");
+    app.wait_until(
+        "plan mode",
+        WAIT,
+        "return document.getElementById('mode-select').value",
+        |v| v == "plan",
+    );
+    send(&app, "/help");
+    let help = app.wait_until(
+        "the command help",
+        WAIT,
+        "const d = document.getElementById('command-dialog'); return d.open ? d.textContent : null",
+        |v| v.is_string(),
+    );
+    assert!(
+        help.as_str()
+            .unwrap()
+            .contains("/fix ISSUEFix a GitHub issue and add a test (project (.claude))"),
+        "{help}"
+    );
+    app.find("#command-dialog-cancel").click();
+    send(&app, "/compact");
+    app.wait_until(
+        "the compact notice",
+        WAIT,
+        "return document.getElementById('messages').textContent",
+        |v| v.as_str().is_some_and(|t| t.contains("Nothing to compact")),
+    );
+
+    // /new opens a new task of the project in its own window.
+    let before = app.window_handles();
+    send(&app, "/new");
+    let new_window = app.switch_to_new_window(&before, WAIT);
+    app.wait_until(
+        "the new task",
+        WAIT,
+        "return document.getElementById('task-title').textContent",
+        |v| v == "New task",
+    );
+    assert_ne!(new_window, window);
+}

@@ -8,9 +8,10 @@
 use crate::commands::{CommandError, Result};
 use crate::markdown::{self, MarkdownText, Rendered};
 use crate::AppState;
+use codewright_host::commands::{self, Resolved};
 use codewright_host::files::FileMatch;
 use codewright_host::models::ModelChoice;
-use codewright_host::{HostError, RunOptions, Running, Sent, TaskOptions};
+use codewright_host::{skills, HostError, RunOptions, Running, Sent, TaskOptions};
 use codewright_protocol::{
     ApprovalRequest, Attachment, Checkpoint, Compaction, Decision, Message, MessageRecord, Part,
     PermissionMode, Question, Task, TaskId,
@@ -156,16 +157,58 @@ pub async fn older_messages(
     Ok(page)
 }
 
+/// What sending did: started or steered a run, or, for a slash command that is an action
+/// (`/compact`, `/undo` …), nothing yet: the window performs `action`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendOutcome {
+    steered: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    action: Option<ActionCall>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionCall {
+    action: commands::Action,
+    arguments: String,
+}
+
 /// Sends the user's message (its text and attached images): starts a run, or steers the
-/// running one.
+/// running one. Text that is a slash command is resolved first: a prompt command sends its
+/// prompt, an action comes back to the window, an unknown one is an error naming the closest.
 #[tauri::command]
 pub async fn send_message(
     state: State<'_, AppState>,
     task_id: TaskId,
     text: Option<String>,
     attachments: Option<Vec<Attachment>>,
-) -> Result<Sent> {
+) -> Result<SendOutcome> {
     let host = state.host()?.clone();
+    let mut options = RunOptions::default();
+    let text = match text {
+        Some(typed) if typed.trim_start().starts_with('/') => {
+            let resolved = {
+                let store = state.store()?;
+                let project = store.task(task_id)?.project_id;
+                commands::resolve(&store, project, &typed)?
+            };
+            match resolved {
+                Resolved::Message { text } => Some(text),
+                Resolved::Prompt { text, model } => {
+                    options.model = model;
+                    Some(text)
+                }
+                Resolved::Action { action, arguments } => {
+                    return Ok(SendOutcome {
+                        steered: false,
+                        action: Some(ActionCall { action, arguments }),
+                    })
+                }
+            }
+        }
+        text => text,
+    };
     // A window attaches what it read itself: a path it names is not taken.
     let attachments: Vec<Attachment> = attachments
         .unwrap_or_default()
@@ -177,9 +220,87 @@ pub async fn send_message(
         (None, true) => None,
         (text, _) => Some(Message::user_with(text.unwrap_or_default(), attachments)),
     };
-    let sent = host.send(task_id, message, RunOptions::default()).await?;
+    let Sent { steered } = host.send(task_id, message, options).await?;
     state.changed();
-    Ok(sent)
+    Ok(SendOutcome {
+        steered,
+        action: None,
+    })
+}
+
+/// The slash commands the task can use (built-in and custom), for the composer's palette.
+#[tauri::command]
+pub fn task_commands(state: State<'_, AppState>, task_id: TaskId) -> Result<commands::CommandList> {
+    let store = state.store()?;
+    let project = store.task(task_id)?.project_id;
+    Ok(commands::list(&store, project)?)
+}
+
+/// The skills of the task's project, each on or off for the task (`/skills`).
+#[tauri::command]
+pub fn task_skills(state: State<'_, AppState>, task_id: TaskId) -> Result<skills::TaskSkills> {
+    Ok(skills::task_skills(&*state.store()?, task_id)?)
+}
+
+/// Switches a skill on or off for the task, from its next message.
+#[tauri::command]
+pub fn switch_skill(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    name: String,
+    on: bool,
+) -> Result<skills::TaskSkills> {
+    Ok(skills::switch_skill(&*state.store()?, task_id, &name, on)?)
+}
+
+/// Summarizes the task's older messages now (`/compact`); false when there is too little.
+#[tauri::command]
+pub async fn compact_task(state: State<'_, AppState>, task_id: TaskId) -> Result<bool> {
+    let host = state.host()?.clone();
+    Ok(host.compact(task_id).await?)
+}
+
+/// The MCP servers the task's runs use (every project's and its project's own), for `/mcp`.
+#[tauri::command]
+pub fn task_mcp_servers(state: State<'_, AppState>, task_id: TaskId) -> Result<Vec<TaskServer>> {
+    let store = state.store()?;
+    let project = store.task(task_id)?.project_id;
+    Ok(codewright_host::mcp::server_views(&store)?
+        .into_iter()
+        .filter(|s| s.project.is_none_or(|p| p == project))
+        .map(|s| TaskServer {
+            name: s.name,
+            transport: s.transport,
+            enabled: s.enabled,
+        })
+        .collect())
+}
+
+/// An MCP server as `/mcp` lists it (no settings, no secrets).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskServer {
+    name: String,
+    transport: &'static str,
+    enabled: bool,
+}
+
+/// Starts a new task in the task's project and opens its window (`/new`, `/clear`).
+#[tauri::command]
+pub async fn new_sibling_task<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    state: State<'_, AppState>,
+    task_id: TaskId,
+) -> Result<()> {
+    let task = {
+        let store = state.store()?;
+        let project = store.task(task_id)?.project_id;
+        store.add_task(project, "New task")?
+    };
+    state.changed();
+    crate::windows::open_task_window(&app, &task, None).await?;
+    app.state::<crate::tree::TreeState>().focused(task.id);
+    Ok(())
 }
 
 #[tauri::command]

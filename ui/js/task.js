@@ -5,6 +5,7 @@
 import { call, closeWindow, messageOf, onAgentEvent, onAttach, onReveal, onStoreEvent } from './api.js';
 import { $, restFocusInBackground, showFatal } from './dom.js';
 import { addApproval, addQuestion, initPrompts, resolvePrompt } from './task/approval.js';
+import { initActions, runAction } from './task/actions.js';
 import { initCheckpoints, showCheckpoints } from './task/checkpoints.js';
 import { currentHint, initComposer, setOptions, setRunning } from './task/composer.js';
 import { Conversation } from './task/conversation.js';
@@ -126,7 +127,11 @@ function onAgent(event) {
 function wire() {
   restFocusInBackground();
   initHeader(taskId);
-  initComposer(taskId, (text, images) => conversation.enqueue(text, images));
+  initComposer(taskId, (text, images) => conversation.enqueue(text, images), runAction);
+  initActions(taskId, {
+    notice: (text) => conversation.notice(text),
+    error: (e) => conversation.error(messageOf(e), currentHint(e?.kind)),
+  });
   initPrompts(taskId, (text) => conversation.notice(text));
   initCheckpoints(taskId, { notice: (text) => conversation.notice(text), refresh: refreshCheckpoints });
   conversation = new Conversation(taskId);

@@ -22,6 +22,17 @@ export function showCheckpoints(checkpoints) {
   $('#checkpoint-list').replaceChildren(...newestFirst.map(row));
 }
 
+/** `/undo`: offers to restore the files of the newest turn that changed any (or to undo the
+ * newest restore). */
+export function undoLastTurn() {
+  const newest = view.checkpoints.reduce((a, b) => (!a || b.id > a.id ? b : a), null);
+  if (!newest) {
+    view.notice('Nothing to undo: the agent has not changed any file in this task.');
+    return Promise.resolve();
+  }
+  return confirmRestore(newest);
+}
+
 function row(checkpoint) {
   const undo = checkpoint.kind === 'restore';
   const files = checkpoint.files.length === 1 ? '1 file' : `${checkpoint.files.length} files`;

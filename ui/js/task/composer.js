@@ -19,11 +19,15 @@ const state = {
   committing: false, // a composition just ended; WebKit may still send its Enter
   attachError: false, // the error shown is about attaching (a fine attach hides it)
   onSteered: () => {},
+  onAction: () => {},
 };
 
-/** `onSteered(text, images)` is called for a message queued while the agent works. */
-export function initComposer(taskId, onSteered) {
-  Object.assign(state, { taskId, onSteered });
+/**
+ * `onSteered(text, images)` is called for a message queued while the agent works; `onAction(name)`
+ * for a slash command that is an action of the window (other than /model and /mode, done here).
+ */
+export function initComposer(taskId, onSteered, onAction) {
+  Object.assign(state, { taskId, onSteered, onAction });
   const input = $('#composer-input');
   input.addEventListener('compositionstart', () => { state.composing = true; });
   input.addEventListener('compositionend', () => {
@@ -31,7 +35,7 @@ export function initComposer(taskId, onSteered) {
     state.committing = true;
   });
   input.addEventListener('keydown', onKey);
-  attachMentions(input, { taskId });
+  attachMentions(input, { taskId, onCommand: () => send() });
   initAttachments({
     composer: $('.composer'),
     textarea: input,
@@ -116,7 +120,13 @@ async function send({ resume = false } = {}) {
   try {
     if (!resume) attachments = await pendingAttachments(); // images still being read go too
     if (!resume && !text && !attachments.length) return;
-    const { steered } = await call('send_message', { taskId: state.taskId, text, attachments });
+    const { steered, action } = await call('send_message', { taskId: state.taskId, text, attachments });
+    if (action) {
+      // A command of the window: the typed command goes, the attached images stay.
+      if (input.value === typed) input.value = '';
+      await act(action);
+      return;
+    }
     clear();
     if (steered) state.onSteered(text, attachments.length);
   } catch (e) {
@@ -127,6 +137,39 @@ async function send({ resume = false } = {}) {
     state.sending = false;
     $('#composer-send').disabled = false;
   }
+}
+
+/** Performs a slash command's action: /model and /mode here, the others in the window. */
+async function act({ action, arguments: args }) {
+  if (action === 'model') {
+    if (!args) {
+      $('#model-select').focus();
+      return;
+    }
+    const known = state.models.some((m) => m.id === args) || args === state.options.model;
+    if (!known) {
+      showError(`There is no model ${args}. Choose one in the Model list, or add it in Settings → Models.`);
+      return;
+    }
+    $('#model-select').value = args;
+    await saveOptions({ ...state.options, model: args });
+    return;
+  }
+  if (action === 'mode') {
+    const mode = { normal: 'normal', 'accept-edits': 'accept-edits', plan: 'plan', yolo: 'yolo' }[args.toLowerCase()];
+    if (!args) {
+      $('#mode-select').focus();
+      return;
+    }
+    if (!mode) {
+      showError(`There is no mode ${args}: use normal, accept-edits, plan or yolo.`);
+      return;
+    }
+    $('#mode-select').value = mode;
+    await changeMode();
+    return;
+  }
+  await state.onAction(action);
 }
 
 async function stop() {

@@ -1,8 +1,11 @@
-// The composer's `@` file picker. Typing `@` at the start or after white space lists the task's
-// files (matched by the backend's `find_files`) in a listbox just above the message box; typing
-// filters, the arrows move, Enter or Tab picks, Escape closes. Picking writes `@path ` in place of
-// what was typed. The focus stays in the textarea (`aria-activedescendant` names the active row),
-// and nothing opens or reacts while an IME composition is open.
+// The composer's pickers: `@` files and `/` commands. Typing `@` at the start or after white space
+// lists the task's files (matched by the backend's `find_files`); typing `/` as the message's
+// first character lists the slash commands (`task_commands`, matched here by their names) with
+// what each does. The list sits just above the message box; typing filters, the arrows move,
+// Enter or Tab picks, Escape closes. Picking writes `@path ` or `/name ` in place of what was
+// typed; Enter on a command that takes nothing after its name runs it at once. The focus stays
+// in the textarea (`aria-activedescendant` names the active row), and nothing opens or reacts
+// while an IME composition is open.
 
 import { call, messageOf } from '../api.js';
 import { h } from '../dom.js';
@@ -14,6 +17,9 @@ const picker = {
   input: null,
   list: null,
   taskId: 0,
+  onCommand: () => {},
+  kind: 'file', // what is being picked: 'file' (after @) or 'command' (after a leading /)
+  commands: null, // the task's commands, read when the command list first opens
   open: false, // a mention is being typed (its first results may still be on their way)
   start: -1, // where its `@` is in the text
   query: '',
@@ -26,10 +32,13 @@ const picker = {
   holding: false, // the mouse is down on the list's scroll bar
 };
 
-/** Watches `textarea` for mentions; its `aria-controls` names the list. Call once. */
-export function attachMentions(textarea, { taskId }) {
+/**
+ * Watches `textarea` for mentions and commands; its `aria-controls` names the list. `onCommand()`
+ * sends the message (a command picked with Enter that needs nothing more). Call once.
+ */
+export function attachMentions(textarea, { taskId, onCommand }) {
   const list = document.getElementById(textarea.getAttribute('aria-controls'));
-  Object.assign(picker, { input: textarea, list, taskId });
+  Object.assign(picker, { input: textarea, list, taskId, onCommand });
   textarea.addEventListener('compositionstart', () => { picker.composing = true; });
   textarea.addEventListener('compositionend', () => {
     picker.composing = false;
@@ -56,7 +65,7 @@ export function attachMentions(textarea, { taskId }) {
     }
     event.preventDefault(); // the textarea keeps the focus
     const row = event.target.closest('.mention-option');
-    if (row && event.button === 0) pick(Number(row.dataset.index));
+    if (row && event.button === 0) pick(Number(row.dataset.index), false);
   });
   document.addEventListener('mouseup', () => {
     if (!picker.holding) return;
@@ -85,13 +94,20 @@ export function mentionsHandleKey(event) {
       break;
     case 'Enter':
     case 'Tab':
-      // The list is for an earlier query (its answer is on the way): pick nothing, send nothing.
-      if (plain && picker.request !== picker.shown) break;
+      if (plain && picker.request !== picker.shown) {
+        // The list is for an earlier query (its answer is on the way). A command typed in full
+        // is sent as typed (the backend resolves it); a file mention picks nothing, sends nothing.
+        if (picker.kind === 'command' && event.key === 'Enter') {
+          close();
+          return false;
+        }
+        break;
+      }
       if (!count || !plain) {
         close(); // nothing to pick: the key does what it does without the picker
         return false;
       }
-      pick(picker.active);
+      pick(picker.active, event.key === 'Enter');
       break;
     default:
       return false;
@@ -100,12 +116,18 @@ export function mentionsHandleKey(event) {
   return true;
 }
 
-/** The mention the caret is at the end of: `@` at the start or after white space, then no white space. */
+/**
+ * What the caret is at the end of: a command (`/` as the message's first character, then no
+ * white space), or a mention (`@` at the start or after white space, then no white space).
+ */
 function mentionAt(input) {
   const caret = input.selectionStart;
   if (caret !== input.selectionEnd) return null;
-  const match = /(?:^|\s)@(\S*)$/.exec(input.value.slice(0, caret));
-  return match ? { start: caret - match[1].length - 1, query: match[1] } : null;
+  const before = input.value.slice(0, caret);
+  const command = /^\/([^\s/]*)$/.exec(before);
+  if (command) return { kind: 'command', start: 0, query: command[1] };
+  const match = /(?:^|\s)@(\S*)$/.exec(before);
+  return match ? { kind: 'file', start: caret - match[1].length - 1, query: match[1] } : null;
 }
 
 /** Follows the text and the caret; `typed` is true when the text changed (only typing opens). */
@@ -117,9 +139,10 @@ function sync(typed) {
     return;
   }
   if (picker.open && mention.start === picker.start && mention.query === picker.query) return;
-  if (!picker.open || mention.start !== picker.start) {
+  if (!picker.open || mention.start !== picker.start || mention.kind !== picker.kind) {
     close();
-    Object.assign(picker, { open: true, start: mention.start });
+    Object.assign(picker, { open: true, start: mention.start, kind: mention.kind });
+    picker.list.setAttribute('aria-label', mention.kind === 'command' ? 'Commands' : 'Files');
   }
   picker.query = mention.query;
   clearTimeout(picker.timer);
@@ -131,7 +154,13 @@ async function load(id, query) {
   let files = [];
   let error = null;
   try {
-    files = await call('find_files', { taskId: picker.taskId, query });
+    if (picker.kind === 'command') {
+      // Read once per opening of the list: a command file added meanwhile shows the next time.
+      if (!picker.commands) picker.commands = (await call('task_commands', { taskId: picker.taskId })).commands;
+      files = matchCommands(picker.commands, query);
+    } else {
+      files = await call('find_files', { taskId: picker.taskId, query });
+    }
   } catch (e) {
     error = e;
   }
@@ -141,11 +170,38 @@ async function load(id, query) {
   }
 }
 
+/**
+ * The commands whose names hold `query`'s characters in order, best first: names that start with
+ * it, then those that hold it, then the rest by how close together the characters are.
+ */
+function matchCommands(commands, query) {
+  const q = query.toLowerCase();
+  const scored = [];
+  for (const command of commands) {
+    const name = command.name.toLowerCase();
+    const indices = [];
+    let from = 0;
+    for (const c of q) {
+      const at = name.indexOf(c, from);
+      if (at < 0) break;
+      indices.push(at);
+      from = at + 1;
+    }
+    if (indices.length < q.length) continue;
+    const at = name.indexOf(q);
+    const score = name.startsWith(q) ? 0 : at >= 0 ? 1 : 2 + (indices.at(-1) - indices[0]);
+    scored.push({ command, indices: at >= 0 ? [...q].map((_, i) => at + i) : indices, score });
+  }
+  scored.sort((a, b) => a.score - b.score || a.command.name.localeCompare(b.command.name));
+  return scored.map(({ command, indices }) => ({ ...command, indices }));
+}
+
 function render(files, error) {
   picker.items = error ? [] : files;
-  const rows = picker.items.map(option);
+  const rows = picker.items.map(picker.kind === 'command' ? commandOption : option);
   if (!rows.length) {
-    const text = error ? messageOf(error) : picker.query ? `No files match “${picker.query}”` : 'No files';
+    const what = picker.kind === 'command' ? 'commands' : 'files';
+    const text = error ? messageOf(error) : picker.query ? `No ${what} match “${picker.query}”` : `No ${what}`;
     rows.push(h('li', { class: 'mention-empty', role: 'option', 'aria-disabled': 'true', text }));
   }
   picker.list.replaceChildren(...rows);
@@ -164,6 +220,16 @@ function option(file, index) {
   return h('li', { id: `mention-option-${index}`, class: 'mention-option', role: 'option', 'aria-selected': 'false', dataset: { index } },
     cut ? h('span', { class: 'mention-dir' }, h('span', { dir: 'ltr' }, highlighted(chars, 0, cut, marked))) : null,
     h('span', { class: 'mention-name' }, highlighted(chars, cut, chars.length, marked)));
+}
+
+/** A command's row: `/name`, what to type after it, and what it does. */
+function commandOption(command, index) {
+  const chars = Array.from(command.name);
+  const marked = new Set(command.indices);
+  return h('li', { id: `mention-option-${index}`, class: 'mention-option command-option', role: 'option', 'aria-selected': 'false', dataset: { index } },
+    h('span', { class: 'command-name' }, '/', highlighted(chars, 0, chars.length, marked)),
+    command.argumentHint ? h('span', { class: 'command-hint', text: command.argumentHint }) : null,
+    h('span', { class: 'command-description', text: command.origin === 'built-in' ? command.description : `${command.description} · ${command.origin}` }));
 }
 
 /** `chars[from..to]` as text, with runs of marked characters in `<mark>`. */
@@ -197,14 +263,23 @@ function setActive(index, scroll) {
   else if (bottom > list.scrollTop + list.clientHeight) list.scrollTop = bottom - list.clientHeight;
 }
 
-/** Replaces the typed `@query` with `@path ` and puts the caret after it. */
-function pick(index) {
-  const file = picker.items[index];
-  if (!file) return;
-  const { input, start } = picker;
+/**
+ * Replaces the typed `@query` with `@path ` (or `/query` with `/name `) and puts the caret after
+ * it. `run`: a command that takes nothing after its name is sent at once.
+ */
+function pick(index, run) {
+  const item = picker.items[index];
+  if (!item) return;
+  const { input, start, kind } = picker;
   const end = start + 1 + picker.query.length;
   close();
-  input.setRangeText(`@${file.path} `, start, end, 'end');
+  if (kind === 'command') {
+    input.setRangeText(`/${item.name} `, start, end, 'end');
+    input.focus();
+    if (run && !item.argumentHint && input.value.trim() === `/${item.name}`) picker.onCommand();
+    return;
+  }
+  input.setRangeText(`@${item.path} `, start, end, 'end');
   input.focus();
 }
 
@@ -227,6 +302,7 @@ function fit() {
 function close() {
   clearTimeout(picker.timer);
   picker.request++;
+  if (picker.kind === 'command') picker.commands = null; // read again at the next opening
   Object.assign(picker, { open: false, start: -1, query: '', items: [], active: -1 });
   if (!picker.list || picker.list.hidden) return;
   picker.list.hidden = true;

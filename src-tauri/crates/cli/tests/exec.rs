@@ -665,7 +665,10 @@ async fn a_slash_command_runs_as_its_prompt_and_an_unknown_one_names_the_closest
         "{help}"
     );
     // Only the three runs' tasks exist: /help and the unknown command stored nothing.
-    let tasks: Value =
-        serde_json::from_slice(&cli.run(&["tasks", "list", "--project", "1", "--json"]).stdout).unwrap();
+    let tasks: Value = serde_json::from_slice(
+        &cli.run(&["tasks", "list", "--project", "1", "--json"])
+            .stdout,
+    )
+    .unwrap();
     assert_eq!(tasks.as_array().unwrap().len(), 3, "{tasks}");
 }

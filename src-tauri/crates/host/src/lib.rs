@@ -520,6 +520,34 @@ impl Host {
         started
     }
 
+    /// Compacts the task now (`/compact`): its older messages are summarized by the compaction
+    /// model (else the task's), reported through the events like a run. `Ok(false)`: too little
+    /// to compact. Refused while the task runs.
+    pub async fn compact(&self, task: TaskId) -> Result<bool, HostError> {
+        if self.inner.run(task).is_some_and(|h| !h.is_finished()) {
+            return Err(HostError::new(
+                ErrorKind::Busy,
+                "the task is running; compact it once it stops",
+            ));
+        }
+        let mut model = {
+            let store = self.inner.store();
+            let t = store.task(task).map_err(store_error)?;
+            let main = models::resolve(&store, options_of(&store, &t).model.as_deref())?;
+            match models::compaction_model(&store, &main)? {
+                Some(compaction) => compaction,
+                None => main,
+            }
+        };
+        models::fit_local_model(&mut model).await;
+        self.forward();
+        self.inner
+            .agent
+            .compact(task, model, self.inner.events.clone())
+            .await
+            .map_err(|e| HostError::new(ErrorKind::Compaction, e))
+    }
+
     /// Stops the task's run: streaming ends (what arrived is kept), tools are killed, waiting
     /// approvals are rejected.
     pub fn stop(&self, task: TaskId) -> Result<(), HostError> {

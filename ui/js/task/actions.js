@@ -1,0 +1,134 @@
+// What a slash command that is an action does in the task window (the backend resolved it; see
+// host::commands): lists (/help, /skills, /mcp, /cost) in a dialog, /compact and /undo through
+// their own commands, /new and /clear in a new task window. /model and /mode belong to the
+// composer, which owns those controls.
+
+import { call, messageOf } from '../api.js';
+import { $, h } from '../dom.js';
+import { ask } from '../dialogs.js';
+import { dollars, tokens } from '../format.js';
+import { undoLastTurn } from './checkpoints.js';
+
+const view = { taskId: 0, notice: () => {}, error: () => {} };
+
+/** `notice(text)` says what an action did in the conversation; `error(e)` shows a failure. */
+export function initActions(taskId, { notice, error }) {
+  Object.assign(view, { taskId, notice, error });
+}
+
+/** Performs `action` (its `arguments` are what followed the command's name). */
+export async function runAction(action) {
+  try {
+    await (ACTIONS[action] ?? (() => view.notice(`/${action} cannot be used in this window.`)))();
+  } catch (e) {
+    view.error(e);
+  }
+}
+
+const ACTIONS = {
+  help: showHelp,
+  skills: showSkills,
+  mcp: showServers,
+  cost: showCost,
+  compact: async () => {
+    view.notice('Compacting the conversation…');
+    const compacted = await call('compact_task', { taskId: view.taskId });
+    if (!compacted) view.notice('Nothing to compact: the conversation is still short.');
+  },
+  undo: undoLastTurn,
+  new: () => call('new_sibling_task', { taskId: view.taskId }),
+  clear: () => call('new_sibling_task', { taskId: view.taskId }),
+};
+
+function dialog() {
+  return $('#command-dialog');
+}
+
+async function showHelp() {
+  const { commands, broken } = await call('task_commands', { taskId: view.taskId });
+  await ask(dialog(), {
+    title: 'Commands',
+    body: [
+      h('p', { class: 'dialog-message', text: 'Type / in the message box to pick one. Custom commands are Markdown files in .codewright/commands or .claude/commands.' }),
+      h('dl', { class: 'command-help' }, commands.flatMap((c) => [
+        h('dt', {}, h('code', { text: `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ''}` })),
+        h('dd', { text: c.origin === 'built-in' ? c.description : `${c.description} (${c.origin})` }),
+      ])),
+      brokenList(broken),
+    ],
+  });
+}
+
+function brokenList(broken) {
+  if (!broken.length) return null;
+  return h('div', { class: 'broken-list' },
+    h('h3', { text: 'Not loaded' }),
+    h('ul', {}, broken.map((b) => h('li', {},
+      h('span', { class: 'file-path', text: b.path }),
+      h('span', { class: 'muted', text: ` — ${b.reason}` })))));
+}
+
+async function showSkills() {
+  const listed = await call('task_skills', { taskId: view.taskId });
+  const error = h('p', { class: 'form-error', role: 'alert', hidden: true });
+  const rows = listed.skills.map((skill) => {
+    const box = h('input', { type: 'checkbox', checked: skill.on, id: `skill-${skill.name}` });
+    box.addEventListener('change', async () => {
+      box.disabled = true;
+      error.hidden = true;
+      try {
+        await call('switch_skill', { taskId: view.taskId, name: skill.name, on: box.checked });
+      } catch (e) {
+        box.checked = !box.checked;
+        error.textContent = messageOf(e);
+        error.hidden = false;
+      } finally {
+        box.disabled = false;
+      }
+    });
+    return h('li', { class: 'skill-row' },
+      box,
+      h('label', { for: box.id },
+        h('span', { class: 'skill-name', text: skill.name }),
+        h('span', { class: 'muted', text: ` · ${SOURCES[skill.source] ?? skill.source}` }),
+        h('span', { class: 'skill-description', text: skill.description })));
+  });
+  await ask(dialog(), {
+    title: 'Skills',
+    body: [
+      h('p', { class: 'dialog-message', text: listed.skills.length
+        ? 'The agent sees each skill’s name and description and loads one when the work matches it. Switch off the ones this task should not use; it applies from the next message.'
+        : 'No skills are installed. A skill is a folder with a SKILL.md in .codewright/skills or .claude/skills, in the project or your home folder.' }),
+      rows.length ? h('ul', { class: 'skill-list' }, rows) : null,
+      brokenList(listed.broken),
+      error,
+    ],
+  });
+}
+
+const SOURCES = {
+  project: 'project',
+  projectClaude: 'project (.claude)',
+  user: 'yours',
+  userClaude: 'yours (.claude)',
+};
+
+async function showServers() {
+  const servers = await call('task_mcp_servers', { taskId: view.taskId });
+  await ask(dialog(), {
+    title: 'MCP servers',
+    body: [
+      h('p', { class: 'dialog-message', text: servers.length
+        ? 'The servers this task’s runs use. Add, remove or set them up in the main window’s Settings → MCP servers.'
+        : 'No MCP servers are set up. Add one in the main window’s Settings → MCP servers.' }),
+      servers.length ? h('ul', { class: 'server-list' }, servers.map((s) => h('li', {},
+        h('span', { class: 'skill-name', text: s.name }),
+        h('span', { class: 'muted', text: ` · ${s.transport} · ${s.enabled ? 'on' : 'off'}` })))) : null,
+    ],
+  });
+}
+
+async function showCost() {
+  const task = await call('get_task', { id: view.taskId });
+  view.notice(`This task so far: ${tokens(task.inputTokens)} tokens in, ${tokens(task.outputTokens)} out, ${dollars(task.cost)}.`);
+}
