@@ -50,11 +50,15 @@ pub fn discover(places: &Places) -> Catalog {
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue; // absent (the usual case) or unreadable: nothing to list
         };
+        // (A link to a folder is followed: skills are often linked in from a shared checkout.)
         let mut dirs: Vec<PathBuf> = entries
             .flatten()
             .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .filter(|e| {
+                e.file_type()
+                    .is_ok_and(|t| t.is_dir() || (t.is_symlink() && e.path().is_dir()))
+            })
             .map(|e| e.path())
-            .filter(|p| p.is_dir())
             .collect();
         dirs.sort();
         if dirs.len() > MAX_SKILLS {
@@ -88,20 +92,21 @@ pub fn discover(places: &Places) -> Catalog {
 }
 
 fn read_skill(dir: &Path, source: Source) -> Result<Skill, String> {
-    let file = dir.join(SKILL_FILE);
-    let size = match std::fs::metadata(&file) {
-        Ok(m) => m.len(),
-        Err(_) => return Err(format!("it has no {SKILL_FILE}")),
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(dir.join(SKILL_FILE)) else {
+        return Err(format!("it has no {SKILL_FILE}"));
     };
-    if size > MAX_FILE {
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("its {SKILL_FILE} could not be read: {e}"))?;
+    if bytes.len() as u64 > MAX_FILE {
         return Err(format!(
-            "its {SKILL_FILE} is {} KB; a skill's instructions must stay under {} KB (move details into reference files)",
-            size / 1024,
+            "its {SKILL_FILE} is over {} KB; a skill's instructions must stay under that (move details into reference files)",
             MAX_FILE / 1024
         ));
     }
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| format!("its {SKILL_FILE} could not be read: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("its {SKILL_FILE} is not text"))?;
     let doc = front_matter::parse(&text, false).map_err(|e| format!("{SKILL_FILE}: {e}"))?;
     let folder = dir
         .file_name()
