@@ -69,8 +69,11 @@ fn main() {
     };
 
     let prompt = |home: &Path| {
-        let catalog = skills::discover(&places(home));
-        codewright_agent::system_prompt(project.path(), "", "", &catalog, "2026-11-25").len()
+        let installed = codewright_extensions::Installed {
+            skills: skills::discover(&places(home)),
+            places: None,
+        };
+        codewright_agent::system_prompt(project.path(), "", "", &installed, "2026-11-25").len()
     };
     let (bare, with) = (prompt(none.path()), prompt(fifty.path()));
     println!(

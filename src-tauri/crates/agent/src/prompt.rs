@@ -1,8 +1,9 @@
 //! The system prompt, in this order: how the agent works, the project's own instructions
-//! (AGENTS.md, else CLAUDE.md), the project's context and rules from Codewright, the skills
-//! (names and descriptions only), and facts about the environment.
+//! (AGENTS.md, else CLAUDE.md), the project's context and rules from Codewright, the memory
+//! (the project's and the user's), the skills (names and descriptions only), and facts about the
+//! environment.
 
-use codewright_extensions::skills::Catalog;
+use codewright_extensions::{memory, Installed};
 use std::path::Path;
 
 const INSTRUCTIONS: &str = "You are Codewright, a coding agent working in the user's project. \
@@ -21,7 +22,7 @@ pub fn system_prompt(
     root: &Path,
     project_context: &str,
     project_rules: &str,
-    skills: &Catalog,
+    installed: &Installed,
     date: &str,
 ) -> String {
     let mut out = String::from(INSTRUCTIONS);
@@ -44,7 +45,10 @@ pub fn system_prompt(
     if !project_rules.trim().is_empty() {
         out.push_str(&format!("\n\n# Project rules\n\n{}", project_rules.trim()));
     }
-    if let Some(section) = skills.prompt_section() {
+    if let Some(section) = installed.places.as_ref().and_then(memory::prompt_section) {
+        out.push_str(&format!("\n\n{section}"));
+    }
+    if let Some(section) = installed.skills.prompt_section() {
         out.push_str(&format!("\n\n{section}"));
     }
     out.push_str(&format!(
@@ -76,7 +80,7 @@ mod tests {
     fn agents_md_wins_over_claude_md_and_facts_are_listed() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("CLAUDE.md"), "claude rules").unwrap();
-        let prompt = system_prompt(dir.path(), "", "", &Catalog::default(), "2026-11-22");
+        let prompt = system_prompt(dir.path(), "", "", &Installed::default(), "2026-11-22");
         assert!(prompt.contains("claude rules"));
         std::fs::write(dir.path().join("AGENTS.md"), "agents rules").unwrap();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
@@ -85,7 +89,7 @@ mod tests {
             dir.path(),
             "A CLI tool",
             "Use tabs",
-            &Catalog::default(),
+            &Installed::default(),
             "2026-11-22",
         );
         assert!(prompt.contains("(AGENTS.md)\n\nagents rules") && !prompt.contains("claude rules"));

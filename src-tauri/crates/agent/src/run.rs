@@ -269,7 +269,7 @@ fn offered_tools(
     specs: &[codewright_protocol::ToolSpec],
     session: &Session,
 ) -> Vec<codewright_protocol::ToolSpec> {
-    let skills = !session.skills().skills.is_empty();
+    let skills = !session.extensions().skills.skills.is_empty();
     specs
         .iter()
         .filter(|s| skills || s.name != codewright_tools::builtin::SKILL_TOOL)
@@ -648,13 +648,20 @@ impl Run {
             turn,
         });
         // Skills and instructions are read again by every run: edits apply from the next message.
-        let skills = Arc::new(self.skills(&session.root));
-        session.set_skills(skills.clone());
+        let places = codewright_extensions::Places {
+            project: session.root.clone(),
+            home: self.inner.config.user_home.clone(),
+        };
+        let installed = Arc::new(codewright_extensions::Installed {
+            skills: self.skills(&places),
+            places: Some(places),
+        });
+        session.set_extensions(installed.clone());
         let system = crate::system_prompt(
             &session.root,
             &project.context,
             &project.rules,
-            &skills,
+            &installed,
             &today(),
         );
         if !resume.is_empty() {
@@ -670,7 +677,10 @@ impl Run {
 
     /// The skills found for the project, less those switched off for the task (its setting
     /// [`SKILLS_OFF`]).
-    fn skills(&self, root: &std::path::Path) -> codewright_extensions::skills::Catalog {
+    fn skills(
+        &self,
+        places: &codewright_extensions::Places,
+    ) -> codewright_extensions::skills::Catalog {
         let off: Vec<String> = self
             .store()
             .task(self.task)
@@ -678,11 +688,7 @@ impl Run {
             .and_then(|t| t.settings.get(SKILLS_OFF).cloned())
             .and_then(|v| serde_json::from_value(v).ok())
             .unwrap_or_default();
-        codewright_extensions::skills::discover(&codewright_extensions::Places {
-            project: root.to_path_buf(),
-            home: self.inner.config.user_home.clone(),
-        })
-        .without(&off)
+        codewright_extensions::skills::discover(places).without(&off)
     }
 
     /// Runs `calls` for this run (see [`run_calls`]): one result each, in order.

@@ -1601,3 +1601,76 @@ async fn skills_are_listed_by_name_and_loaded_with_their_files_when_the_model_as
             && offers(&last, "read_file")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_is_in_the_prompt_and_written_only_with_approval() {
+    let world = World::new(Arc::new(|i, _body: &Value| match i {
+        0 => calls(&[(
+            "memory_write",
+            json!({"scope": "project", "content": "Build with make; tests with make test."}),
+        )]),
+        1 => calls(&[(
+            "memory_write",
+            json!({"scope": "user", "content": "The user prefers short answers."}),
+        )]),
+        2 => calls(&[("memory_read", json!({}))]),
+        _ => text("Noted."),
+    }))
+    .await;
+    world.user_file(".codewright/memory.md", "Prefers tabs.\n");
+    let (handle, rx) = world.start(
+        world.task,
+        Some("Remember how to build"),
+        PermissionMode::Normal,
+    );
+    let mut asked = Vec::new();
+    let (outcome, _) = drive(handle, rx, |event, handle| {
+        if let AgentEvent::ApprovalRequested { request } = event {
+            asked.push(request.summary.clone());
+            // The project's memory is approved; the user's is rejected.
+            let decision = if asked.len() == 1 {
+                Decision::Approve
+            } else {
+                Decision::Reject {
+                    feedback: Some("not that".into()),
+                }
+            };
+            handle.decide(request.id, decision).unwrap();
+        }
+    })
+    .await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    let requests = world.server.requests();
+    let system = system_of(&requests[0]);
+    assert!(
+        system.contains("# Memory\n\n")
+            && system.contains("## Your memory (every project)\n\nPrefers tabs."),
+        "{system}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.path(".codewright/memory.md")).unwrap(),
+        "Build with make; tests with make test.\n"
+    );
+    let user = world.home.path().join("user/.codewright/memory.md");
+    assert_eq!(
+        std::fs::read_to_string(user).unwrap(),
+        "Prefers tabs.\n",
+        "rejected: unchanged"
+    );
+    let read = tool_results(&requests[3]).pop().unwrap().1;
+    assert!(
+        read.contains("# project memory\n\nBuild with make; tests with make test.")
+            && read.contains("# your memory (every project)\n\nPrefers tabs."),
+        "{read}"
+    );
+    // The next run's prompt carries the new project memory.
+    let (handle, rx) = world.start(world.task, Some("Again"), PermissionMode::Normal);
+    drive(handle, rx, |_, _| {}).await;
+    let system = system_of(world.server.requests().last().unwrap());
+    assert!(
+        system.contains("## Project memory\n\nBuild with make"),
+        "{system}"
+    );
+}

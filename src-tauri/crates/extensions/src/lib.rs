@@ -5,6 +5,7 @@
 //!   descriptions go into the system prompt; the model loads one with the `skill` tool.
 //! - [`commands`]: custom slash commands, Markdown files whose body becomes the prompt
 //!   (`$ARGUMENTS`, `$1`… filled in).
+//! - [`memory`]: the project's and the user's notes kept across tasks.
 //!
 //! Each kind is found in the project and in the user's home, `.codewright/` before `.claude/`
 //! and the project before the user ([`Places`]). A file that cannot be read is reported with the
@@ -12,6 +13,7 @@
 
 pub mod commands;
 pub mod front_matter;
+pub mod memory;
 pub mod skills;
 
 use std::path::PathBuf;
@@ -22,6 +24,14 @@ pub struct Places {
     pub project: PathBuf,
     /// `None` when the home folder is unknown (only the project's extensions are found).
     pub home: Option<PathBuf>,
+}
+
+/// What a run found: where extensions are looked for, and the skills it offers.
+#[derive(Debug, Clone, Default)]
+pub struct Installed {
+    /// `None` outside a run (nothing found).
+    pub places: Option<Places>,
+    pub skills: skills::Catalog,
 }
 
 /// The user's home folder, where their own extensions are (`~/.codewright`, `~/.claude`).

@@ -96,8 +96,8 @@ pub struct Session {
     pub(crate) seen: Mutex<HashMap<PathBuf, Seen>>,
     pub(crate) processes: Arc<ProcessTable>,
     pub(crate) checkpoints: Checkpoints,
-    /// The skills this run offers (the `skill` tool loads them).
-    skills: Mutex<Arc<codewright_extensions::skills::Catalog>>,
+    /// What this run found of the user's extensions (the `skill` and `memory_*` tools use it).
+    extensions: Mutex<Arc<codewright_extensions::Installed>>,
 }
 
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
@@ -167,20 +167,21 @@ impl Session {
             sandbox,
             allow_private_network: config.allow_private_network,
             turn: AtomicI64::new(1),
-            skills: Mutex::default(),
+            extensions: Mutex::default(),
             seen: Mutex::new(seen),
             processes,
         }))
     }
 
-    /// Sets the skills this run offers: the ones its system prompt lists.
-    pub fn set_skills(&self, skills: Arc<codewright_extensions::skills::Catalog>) {
-        *self.skills.lock().expect("skills lock") = skills;
+    /// Sets what this run found of the user's extensions: the skills its system prompt lists,
+    /// and where the memory files are.
+    pub fn set_extensions(&self, installed: Arc<codewright_extensions::Installed>) {
+        *self.extensions.lock().expect("extensions lock") = installed;
     }
 
-    /// The skills this run offers.
-    pub fn skills(&self) -> Arc<codewright_extensions::skills::Catalog> {
-        self.skills.lock().expect("skills lock").clone()
+    /// What this run found of the user's extensions.
+    pub fn extensions(&self) -> Arc<codewright_extensions::Installed> {
+        self.extensions.lock().expect("extensions lock").clone()
     }
 
     /// Starts a new turn: the next change to each file is checkpointed under it.

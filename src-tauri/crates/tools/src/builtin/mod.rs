@@ -7,6 +7,7 @@ mod glob;
 mod grep;
 mod list_dir;
 mod matching;
+mod memory;
 pub(crate) mod output;
 pub(crate) mod process;
 mod read_file;
@@ -55,6 +56,8 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(ask_user::AskUser),
         Arc::new(web_fetch::WebFetch),
         Arc::new(skill::LoadSkill),
+        Arc::new(memory::MemoryRead),
+        Arc::new(memory::MemoryWrite),
     ]
 }
 

@@ -45,7 +45,8 @@ impl Tool for LoadSkill {
             Ok(i) => i,
             Err(e) => return e,
         };
-        let catalog = cx.session.skills();
+        let installed = cx.session.extensions();
+        let catalog = &installed.skills;
         let Some(skill) = catalog.get(input.name.trim()) else {
             let closest = catalog.closest(input.name.trim());
             let hint = if !closest.is_empty() {

@@ -1,0 +1,119 @@
+//! Memory: notes the agent keeps across tasks, as Markdown files a person can read and edit —
+//! the project's (`<project>/.codewright/memory.md`, which a team may commit) and the user's own
+//! (`~/.codewright/memory.md`, for every project). Both go into the system prompt; the agent
+//! changes them with `memory_write`, asked like any edit.
+
+use crate::Places;
+use std::path::PathBuf;
+
+/// A memory file larger than this is cut in the prompt (the file itself is left whole).
+pub const MAX_PROMPT: usize = 16 * 1024;
+
+/// Whose memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Scope {
+    /// This project's, in the project folder.
+    Project,
+    /// The user's, for every project.
+    User,
+}
+
+impl Scope {
+    /// How the prompt and the tools name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::Project => "project memory",
+            Scope::User => "your memory (every project)",
+        }
+    }
+}
+
+/// Where a memory file is (`None`: the user's, when the home folder is unknown).
+pub fn path(places: &Places, scope: Scope) -> Option<PathBuf> {
+    match scope {
+        Scope::Project => Some(places.project.join(".codewright/memory.md")),
+        Scope::User => places
+            .home
+            .as_ref()
+            .map(|h| h.join(".codewright/memory.md")),
+    }
+}
+
+/// A memory file's text; empty when it does not exist.
+pub fn read(places: &Places, scope: Scope) -> Result<String, String> {
+    let Some(path) = path(places, scope) else {
+        return Ok(String::new());
+    };
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            String::from_utf8(bytes).map_err(|_| format!("{} is not text", path.display()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(format!("{} cannot be read: {e}", path.display())),
+    }
+}
+
+/// What the system prompt says of the memory: both files (each cut at 16 KB), or `None` when
+/// both are empty.
+pub fn prompt_section(places: &Places) -> Option<String> {
+    let mut out = String::new();
+    for scope in [Scope::Project, Scope::User] {
+        let text = read(places, scope).unwrap_or_default();
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let cut = match text.char_indices().nth(MAX_PROMPT) {
+            Some((at, _)) => format!("{}\n[… cut; read it whole with memory_read]", &text[..at]),
+            None => text.to_string(),
+        };
+        out.push_str(&format!("\n\n## {}\n\n{cut}", capitalized(scope.label())));
+    }
+    if out.is_empty() {
+        return None;
+    }
+    Some(format!("# Memory\n\nNotes kept across tasks (change them with memory_write when you learn something worth keeping).{out}"))
+}
+
+fn capitalized(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_memories_go_into_the_prompt_and_a_missing_one_is_empty() {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let places = Places {
+            project: project.path().to_path_buf(),
+            home: Some(home.path().to_path_buf()),
+        };
+        assert_eq!(prompt_section(&places), None);
+        assert_eq!(read(&places, Scope::User).unwrap(), "");
+        std::fs::create_dir_all(home.path().join(".codewright")).unwrap();
+        std::fs::write(home.path().join(".codewright/memory.md"), "Prefers tabs.\n").unwrap();
+        assert_eq!(
+            prompt_section(&places).unwrap(),
+            "# Memory\n\nNotes kept across tasks (change them with memory_write when you learn something worth keeping).\n\n## Your memory (every project)\n\nPrefers tabs."
+        );
+        std::fs::create_dir_all(project.path().join(".codewright")).unwrap();
+        std::fs::write(
+            project.path().join(".codewright/memory.md"),
+            "x".repeat(MAX_PROMPT + 10),
+        )
+        .unwrap();
+        let section = prompt_section(&places).unwrap();
+        assert!(
+            section.contains("## Project memory\n\nxxx")
+                && section.contains("[… cut; read it whole with memory_read]\n\n## Your memory")
+        );
+    }
+}
