@@ -32,6 +32,8 @@ fn main() {
         "compact_task",
         "task_mcp_servers",
         "new_sibling_task",
+        "task_memory",
+        "save_memory",
         "stop_task",
         "decide_approval",
         "answer_question",

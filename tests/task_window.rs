@@ -2346,6 +2346,32 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
         "{help}"
     );
     app.find("#command-dialog-cancel").click();
+    // /memory shows both memory files and saves what the user typed.
+    send(&app, "/memory");
+    app.wait_until(
+        "the memory dialog",
+        WAIT,
+        "const d = document.getElementById('command-dialog'); return d.open ? d.querySelectorAll('textarea').length : 0",
+        |v| v == 2,
+    );
+    app.find("#memory-project")
+        .type_text("Build with make — 用 make 构建");
+    save_screenshot("memory-dialog", &app.screenshot());
+    app.find("#command-dialog-submit").click();
+    app.wait_until(
+        "the memory saved",
+        WAIT,
+        "return document.getElementById('command-dialog').open",
+        |v| v == false,
+    );
+    assert_eq!(
+        std::fs::read_to_string(folder.join(".codewright/memory.md")).unwrap(),
+        "Build with make — 用 make 构建"
+    );
+    assert!(
+        !user.join(".codewright/memory.md").exists(),
+        "an unchanged memory is not written"
+    );
     send(&app, "/compact");
     app.wait_until(
         "the compact notice",

@@ -75,6 +75,8 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             task_window::compact_task,
             task_window::task_mcp_servers,
             task_window::new_sibling_task,
+            task_window::task_memory,
+            task_window::save_memory,
             task_window::stop_task,
             task_window::decide_approval,
             task_window::answer_question,

@@ -11,7 +11,7 @@ use crate::AppState;
 use codewright_host::commands::{self, Resolved};
 use codewright_host::files::FileMatch;
 use codewright_host::models::ModelChoice;
-use codewright_host::{skills, HostError, RunOptions, Running, Sent, TaskOptions};
+use codewright_host::{memory, skills, HostError, RunOptions, Running, Sent, TaskOptions};
 use codewright_protocol::{
     ApprovalRequest, Attachment, Checkpoint, Compaction, Decision, Message, MessageRecord, Part,
     PermissionMode, Question, Task, TaskId,
@@ -283,6 +283,28 @@ pub struct TaskServer {
     name: String,
     transport: &'static str,
     enabled: bool,
+}
+
+/// The task's project memory and the user's (`/memory`).
+#[tauri::command]
+pub fn task_memory(state: State<'_, AppState>, task_id: TaskId) -> Result<Vec<memory::MemoryFile>> {
+    Ok(memory::memory_files(&*state.store()?, task_id)?)
+}
+
+/// Saves a memory file as the user edited it.
+#[tauri::command]
+pub fn save_memory(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    scope: memory::Scope,
+    text: String,
+) -> Result<memory::MemoryFile> {
+    Ok(memory::save_memory(
+        &*state.store()?,
+        task_id,
+        scope,
+        &text,
+    )?)
 }
 
 /// Starts a new task in the task's project and opens its window (`/new`, `/clear`).

@@ -1,5 +1,6 @@
 // What a slash command that is an action does in the task window (the backend resolved it; see
-// host::commands): lists (/help, /skills, /mcp, /cost) in a dialog, /compact and /undo through
+// host::commands): lists (/help, /skills, /mcp) and the memory (/memory, editable) in a dialog,
+// /cost as a notice, /compact and /undo through
 // their own commands, /new and /clear in a new task window. /model and /mode belong to the
 // composer, which owns those controls.
 
@@ -29,6 +30,7 @@ const ACTIONS = {
   help: showHelp,
   skills: showSkills,
   mcp: showServers,
+  memory: showMemory,
   cost: showCost,
   compact: async () => {
     view.notice('Compacting the conversation…');
@@ -131,4 +133,35 @@ async function showServers() {
 async function showCost() {
   const task = await call('get_task', { id: view.taskId });
   view.notice(`This task so far: ${tokens(task.inputTokens)} tokens in, ${tokens(task.outputTokens)} out, ${dollars(task.cost)}.`);
+}
+
+const MEMORY_LABELS = { project: 'Project memory', user: 'Your memory (every project)' };
+
+async function showMemory() {
+  const files = await call('task_memory', { taskId: view.taskId });
+  const boxes = files.map((file) => {
+    const id = `memory-${file.scope}`;
+    const box = h('textarea', { id, rows: 7, spellcheck: 'false', value: file.text });
+    box.value = file.text;
+    return { file, box, field: h('label', { class: 'field', for: id },
+      h('span', { class: 'field-label', text: MEMORY_LABELS[file.scope] ?? file.scope }),
+      box,
+      h('span', { class: 'field-hint file-path', text: file.path })) };
+  });
+  const saved = await ask(dialog(), {
+    title: 'Memory',
+    body: [
+      h('p', { class: 'dialog-message', text: 'Notes the agent reads at the start of every message and may change (it asks first). Edit them here; they apply from the next message.' }),
+      ...boxes.map((b) => b.field),
+    ],
+    confirm: {
+      label: 'Save',
+      action: async () => {
+        for (const { file, box } of boxes) {
+          if (box.value !== file.text) await call('save_memory', { taskId: view.taskId, scope: file.scope, text: box.value });
+        }
+      },
+    },
+  });
+  if (saved) view.notice('Memory saved.');
 }

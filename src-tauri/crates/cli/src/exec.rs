@@ -378,6 +378,7 @@ fn cli_equivalent(action: Action, task: Option<TaskId>) -> String {
         Action::Cost => format!("`codewright-cli tasks show {id}`"),
         Action::Skills => format!("`codewright-cli skills list --task {id}`"),
         Action::Mcp => "`codewright-cli mcp list`".into(),
+        Action::Memory => "the files .codewright/memory.md (the project's) and ~/.codewright/memory.md (yours), in any editor".into(),
         Action::Help => "`codewright-cli exec /help`".into(),
     }
 }

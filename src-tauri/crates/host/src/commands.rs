@@ -32,6 +32,8 @@ pub enum Action {
     Skills,
     /// List the MCP servers and their state.
     Mcp,
+    /// Show and edit the memory kept across tasks.
+    Memory,
     /// List the commands.
     Help,
 }
@@ -79,6 +81,12 @@ const BUILTINS: &[(&str, &str, Option<&str>, Builtin)] = &[
         "Switch the permission mode",
         Some("normal | accept-edits | plan | yolo"),
         Builtin::Action(Action::Mode),
+    ),
+    (
+        "memory",
+        "Show and edit the notes the agent keeps across tasks",
+        None,
+        Builtin::Action(Action::Memory),
     ),
     (
         "model",
@@ -362,6 +370,7 @@ mod tests {
                 "help",
                 "init",
                 "mcp",
+                "memory",
                 "mode",
                 "model",
                 "new",

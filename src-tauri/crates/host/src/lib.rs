@@ -6,6 +6,7 @@
 
 pub mod commands;
 pub mod mcp;
+pub mod memory;
 pub mod models;
 pub mod project;
 pub mod rules;

@@ -1,0 +1,80 @@
+//! The memory files as a person sees and edits them (`/memory` in the task window): the task's
+//! project's and the user's own. A person's edit is theirs: saved as typed, asked nothing.
+
+use crate::HostError;
+use codewright_extensions::memory;
+pub use codewright_extensions::memory::Scope;
+use codewright_extensions::Places;
+use codewright_protocol::{ErrorKind, TaskId};
+use codewright_store::Store;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// One memory file and its text (empty when it does not exist yet).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryFile {
+    pub scope: Scope,
+    pub path: PathBuf,
+    pub text: String,
+}
+
+fn places(store: &Store, task: TaskId) -> Result<Places, HostError> {
+    let store_error =
+        |e: codewright_store::StoreError| HostError::new(ErrorKind::Store, e.to_string());
+    let t = store.task(task).map_err(store_error)?;
+    let project = store.project(t.project_id).map_err(store_error)?;
+    Ok(Places {
+        project: project.root_path.into(),
+        home: codewright_extensions::user_home(),
+    })
+}
+
+/// The task's project memory and the user's, in that order (the user's is left out when the
+/// home folder is unknown).
+pub fn memory_files(store: &Store, task: TaskId) -> Result<Vec<MemoryFile>, HostError> {
+    let places = places(store, task)?;
+    let mut out = Vec::new();
+    for scope in [Scope::Project, Scope::User] {
+        let Some(path) = memory::path(&places, scope) else {
+            continue;
+        };
+        let text =
+            memory::read(&places, scope).map_err(|e| HostError::new(ErrorKind::BadInput, e))?;
+        out.push(MemoryFile { scope, path, text });
+    }
+    Ok(out)
+}
+
+/// Saves a memory file as the user typed it (its folder is made if needed; written whole or
+/// not at all).
+pub fn save_memory(
+    store: &Store,
+    task: TaskId,
+    scope: Scope,
+    text: &str,
+) -> Result<MemoryFile, HostError> {
+    let places = places(store, task)?;
+    let path = memory::path(&places, scope).ok_or_else(|| {
+        HostError::new(
+            ErrorKind::BadInput,
+            "your home folder is unknown, so your memory has no place; use the project's",
+        )
+    })?;
+    let failed = |e: std::io::Error| {
+        HostError::new(
+            ErrorKind::BadInput,
+            format!("{} could not be saved: {e}", path.display()),
+        )
+    };
+    let folder = path.parent().expect("a memory file is inside a folder");
+    std::fs::create_dir_all(folder).map_err(failed)?;
+    let mut file = tempfile::NamedTempFile::new_in(folder).map_err(failed)?;
+    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(failed)?;
+    file.persist(&path).map_err(|e| failed(e.error))?;
+    Ok(MemoryFile {
+        scope,
+        path,
+        text: text.to_string(),
+    })
+}
