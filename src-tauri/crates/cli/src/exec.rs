@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct ExecArgs {
     /// The project folder (default: the current folder; added as a project if new).
     #[arg(long, value_name = "DIR")]
@@ -39,8 +39,19 @@ pub struct ExecArgs {
     /// Requests before the task pauses with a summary.
     #[arg(long, default_value_t = 100)]
     max_iterations: u32,
+    /// Implement the project's task file with this id (`tasks files`), in a new task; the file
+    /// is marked done when the run finishes.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["task", "prompt", "implement_all"])]
+    implement: Option<String>,
+    /// Implement every task file not done yet, in order, each in its own task; stops at the first
+    /// that does not finish.
+    #[arg(long, conflicts_with_all = ["task", "prompt"])]
+    implement_all: bool,
     /// What the agent should do (omit with --task to continue a paused or interrupted task).
     prompt: Option<String>,
+    /// The new task's title (the prompt's first line when not set).
+    #[arg(skip)]
+    title: Option<String>,
 }
 
 fn out(text: &str) {
@@ -52,6 +63,9 @@ fn out(text: &str) {
 
 /// Runs `exec`; returns the exit code (0 done, 1 error, 130 stopped).
 pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result<ExitCode, String> {
+    if args.implement.is_some() || args.implement_all {
+        return implement(store, home, args, json);
+    }
     let project = match args.task {
         Some(id) => {
             let task = store.task(id).map_err(|e| e.to_string())?;
@@ -120,7 +134,11 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
             let prompt = args.prompt.as_deref().unwrap_or("").trim();
             let first = Message::user(args.prompt.clone().unwrap_or_default());
             let task = store
-                .add_task_with(project, &title_of(prompt), &first)
+                .add_task_with(
+                    project,
+                    &args.title.clone().unwrap_or_else(|| title_of(prompt)),
+                    &first,
+                )
                 .map_err(|e| e.to_string())?;
             send_text = None;
             task
@@ -362,6 +380,78 @@ fn terminal_decision(request: &codewright_protocol::ApprovalRequest) -> Decision
 }
 
 /// The project whose folder is `dir`, added if it is not one yet.
+/// `--implement ID` and `--implement-all`: each task file in a new task of its own, marked done
+/// in the file when its run finishes.
+fn implement(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<ExitCode, String> {
+    let dir = match &args.project {
+        Some(dir) => dir.clone(),
+        None => {
+            std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?
+        }
+    };
+    let project = find_or_add_project(&store, &dir)?;
+    let root = PathBuf::from(store.project(project).map_err(|e| e.to_string())?.root_path);
+    let (files, _) = codewright_extensions::task_files::discover(&root);
+    let chosen: Vec<_> = match &args.implement {
+        Some(id) => {
+            let Some(file) = files.iter().find(|f| &f.id == id) else {
+                let ids: Vec<&str> = files.iter().map(|f| f.id.as_str()).collect();
+                return Err(if ids.is_empty() {
+                    format!("there is no task file {id}: the project has none (they are Markdown files in .codewright/tasks or .ayder/tasks)")
+                } else {
+                    format!(
+                        "there is no task file {id}; the project's are: {}",
+                        ids.join(", ")
+                    )
+                });
+            };
+            vec![file.clone()]
+        }
+        None => files.into_iter().filter(|f| !f.is_done()).collect(),
+    };
+    if chosen.is_empty() {
+        eprintln!("codewright-cli: every task file is done already");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut store = Some(store);
+    for file in chosen {
+        let store = match store.take() {
+            Some(store) => store,
+            None => Store::open_in(home).map_err(|e| e.to_string())?,
+        };
+        let shown = file
+            .path
+            .strip_prefix(&root)
+            .unwrap_or(&file.path)
+            .display()
+            .to_string();
+        let run = ExecArgs {
+            project: Some(root.clone()),
+            implement: None,
+            implement_all: false,
+            prompt: Some(format!(
+                "Implement the task in the task file {shown} (id {}):\n\n{}\n\nWhen it is done and checked, say so briefly.",
+                file.id, file.body
+            )),
+            title: Some(format!("{}: {}", file.id, file.title)),
+            ..args.clone()
+        };
+        let code = exec(store, home, run, json)?;
+        if code != ExitCode::SUCCESS {
+            eprintln!(
+                "codewright-cli: {} did not finish; its file stays as it was",
+                file.id
+            );
+            return Ok(code);
+        }
+        codewright_extensions::task_files::set_status(&file, "done")?;
+        if !json {
+            eprintln!("codewright-cli: {} is done (marked in {shown})", file.id);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// How to do what an action command does from the command line.
 fn cli_equivalent(action: Action, task: Option<TaskId>) -> String {
     let id = task.map_or("ID".to_string(), |t| t.to_string());

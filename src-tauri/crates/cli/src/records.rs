@@ -4,7 +4,7 @@ use crate::output::{table, to_json};
 use clap::Subcommand;
 use codewright_protocol::{ProjectId, TaskId};
 use codewright_store::Store;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
 pub enum ProjectsCommand {
@@ -62,6 +62,12 @@ pub enum TasksCommand {
     },
     /// Print a task's conversation.
     Show { id: TaskId },
+    /// The project's task files (.codewright/tasks/*.md, .ayder/tasks/*.md): their ids, titles
+    /// and statuses; run one with `exec --implement ID`.
+    Files {
+        #[arg(long, value_name = "ID")]
+        project: ProjectId,
+    },
     /// Summarize a task's older messages so it fits the model's context again.
     Compact {
         id: TaskId,
@@ -168,6 +174,41 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
 /// Runs a `tasks` command and returns what to print.
 pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String, String> {
     Ok(match command {
+        TasksCommand::Files { project } => {
+            let root = store.project(project).map_err(|e| e.to_string())?.root_path;
+            let (files, broken) = codewright_extensions::task_files::discover(Path::new(&root));
+            if json {
+                to_json(&serde_json::json!({ "files": files, "broken": broken }))
+            } else {
+                let mut out = if files.is_empty() {
+                    "No task files. They are Markdown files in .codewright/tasks (or .ayder/tasks), one piece of work each.\n".to_string()
+                } else {
+                    table(
+                        &["ID", "STATUS", "TITLE", "FILE"],
+                        files.iter().map(|f| {
+                            vec![
+                                f.id.clone(),
+                                f.status.clone(),
+                                f.title.clone(),
+                                f.path
+                                    .strip_prefix(&root)
+                                    .unwrap_or(&f.path)
+                                    .display()
+                                    .to_string(),
+                            ]
+                        }),
+                    )
+                };
+                for b in &broken {
+                    out.push_str(&format!(
+                        "Not loaded: {} — {}\n",
+                        b.path.display(),
+                        b.reason
+                    ));
+                }
+                out
+            }
+        }
         TasksCommand::List { project } => {
             let tasks = store.tasks(project).map_err(|e| e.to_string())?;
             if json {

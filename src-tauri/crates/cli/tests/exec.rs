@@ -672,3 +672,87 @@ async fn a_slash_command_runs_as_its_prompt_and_an_unknown_one_names_the_closest
     .unwrap();
     assert_eq!(tasks.as_array().unwrap().len(), 3, "{tasks}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_files_are_listed_implemented_one_by_one_and_marked_done() {
+    // TASK-002's run fails (the model answers 500 with a request error): it stays pending and
+    // --implement-all stops there.
+    let server = common::serve(Arc::new(|_, body: &Value| {
+        if common::last_text(body).contains("(id TASK-002)") {
+            Reply::Status(400, r#"{"error":{"message":"bad request"}}"#.into())
+        } else {
+            text("Implemented.")
+        }
+    }))
+    .await;
+    let cli = Cli::new(&server);
+    let tasks = cli.project.path().join(".ayder/tasks");
+    std::fs::create_dir_all(&tasks).unwrap();
+    std::fs::write(tasks.join("TASK-001-notes.md"), "# Fix the notes\n\n- **ID:** TASK-001\n- **Status:** pending\n\nThe notes lose their last line.\n").unwrap();
+    std::fs::write(
+        tasks.join("TASK-002-login.md"),
+        "# Add login\n\n- **Status:** pending\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tasks.join("TASK-003-docs.md"),
+        "---\nstatus: pending\n---\n# Write docs\n",
+    )
+    .unwrap();
+
+    let out = cli.exec(&["--implement", "TASK-009"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "codewright-cli: there is no task file TASK-009; the project's are: TASK-001, TASK-002, TASK-003\n"
+    );
+    let out = cli.exec(&["--implement", "TASK-001"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prompt = common::last_text(&server.requests()[0]);
+    assert!(prompt.starts_with("Implement the task in the task file .ayder/tasks/TASK-001-notes.md (id TASK-001):\n\n# Fix the notes"), "{prompt}");
+    assert!(std::fs::read_to_string(tasks.join("TASK-001-notes.md"))
+        .unwrap()
+        .contains("- **Status:** done\n"));
+
+    let out = cli.exec(&["--implement-all"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("TASK-002 did not finish; its file stays as it was"));
+    assert!(std::fs::read_to_string(tasks.join("TASK-002-login.md"))
+        .unwrap()
+        .contains("- **Status:** pending"));
+    assert!(
+        std::fs::read_to_string(tasks.join("TASK-003-docs.md"))
+            .unwrap()
+            .contains("status: pending"),
+        "stopped before TASK-003"
+    );
+    let listed = stdout(&cli.run(&["tasks", "files", "--project", "1"]));
+    let lines: Vec<&str> = listed.lines().collect();
+    assert!(
+        lines[1].starts_with("TASK-001  done")
+            && lines[1].contains("Fix the notes")
+            && lines[1].ends_with(".ayder/tasks/TASK-001-notes.md"),
+        "{listed}"
+    );
+    assert!(lines[2].starts_with("TASK-002  pending"), "{listed}");
+    // Each file ran in a task of its own, titled by its id and title.
+    let tasks: Value = serde_json::from_slice(
+        &cli.run(&["tasks", "list", "--project", "1", "--json"])
+            .stdout,
+    )
+    .unwrap();
+    let titles: Vec<&str> = tasks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        titles.contains(&"TASK-001: Fix the notes") && titles.contains(&"TASK-002: Add login"),
+        "{titles:?}"
+    );
+}

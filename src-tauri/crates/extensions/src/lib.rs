@@ -6,6 +6,8 @@
 //! - [`commands`]: custom slash commands, Markdown files whose body becomes the prompt
 //!   (`$ARGUMENTS`, `$1`… filled in).
 //! - [`memory`]: the project's and the user's notes kept across tasks.
+//! - [`task_files`]: pieces of work written down as Markdown files (ayder's convention), which
+//!   `exec --implement` runs and marks done.
 //!
 //! Each kind is found in the project and in the user's home, `.codewright/` before `.claude/`
 //! and the project before the user ([`Places`]). A file that cannot be read is reported with the
@@ -15,6 +17,7 @@ pub mod commands;
 pub mod front_matter;
 pub mod memory;
 pub mod skills;
+pub mod task_files;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,254 @@
+//! Task files (ayder's convention): Markdown files in `<project>/.codewright/tasks/` (and
+//! `.ayder/tasks/`), one piece of work each, with an id, a title and a status, that
+//! `codewright-cli exec --implement ID` hands to the agent and marks done when it finishes.
+//!
+//! The id and status come from front matter (`id:`, `status:`) or from list lines
+//! (`- **ID:** TASK-001`, `- **Status:** pending`); without either, the id is the file name's
+//! `TASK-001` part and the status is pending. The title is the first `# ` heading.
+
+use crate::{front_matter, Broken, Source};
+use std::path::{Path, PathBuf};
+
+/// One task file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskFile {
+    pub id: String,
+    pub title: String,
+    /// As written (`pending`, `in progress`, `done` …).
+    pub status: String,
+    pub path: PathBuf,
+    /// The file without its front matter: what the agent is asked to implement.
+    #[serde(skip)]
+    pub body: String,
+}
+
+impl TaskFile {
+    /// Whether its status says it is finished.
+    pub fn is_done(&self) -> bool {
+        matches!(
+            self.status.to_lowercase().as_str(),
+            "done" | "completed" | "complete" | "closed"
+        )
+    }
+}
+
+/// The project's task files, sorted by id, and the files that could not be read.
+pub fn discover(project: &Path) -> (Vec<TaskFile>, Vec<Broken>) {
+    let mut files = Vec::new();
+    let mut broken = Vec::new();
+    for folder in [".codewright/tasks", ".ayder/tasks"] {
+        let Ok(entries) = std::fs::read_dir(project.join(folder)) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
+            .collect();
+        paths.sort();
+        for path in paths {
+            match read(&path) {
+                Ok(file) if files.iter().any(|f: &TaskFile| f.id == file.id) => {
+                    broken.push(Broken {
+                        path,
+                        source: Source::Project,
+                        reason: format!("another task file has the id {}", file.id),
+                    })
+                }
+                Ok(file) => files.push(file),
+                Err(reason) => broken.push(Broken {
+                    path,
+                    source: Source::Project,
+                    reason,
+                }),
+            }
+        }
+    }
+    files.sort_by(|a, b| a.id.cmp(&b.id));
+    (files, broken)
+}
+
+fn read(path: &Path) -> Result<TaskFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("it cannot be read: {e}"))?;
+    let doc = front_matter::parse(&text, false)?;
+    let line_field = |name: &str| {
+        doc.body.lines().find_map(|l| {
+            let rest = l.trim_start().strip_prefix("- **")?;
+            let (key, value) = rest.split_once(":**")?;
+            key.eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_string())
+        })
+    };
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let id = doc
+        .text("id")?
+        .or_else(|| line_field("ID"))
+        .or_else(|| {
+            // TASK-001-some-slug.md → TASK-001
+            let mut parts = stem.splitn(3, '-');
+            match (parts.next(), parts.next()) {
+                (Some(word), Some(n)) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => {
+                    Some(format!("{word}-{n}"))
+                }
+                _ => None,
+            }
+        })
+        .unwrap_or(stem);
+    let title = doc
+        .text("title")?
+        .or_else(|| {
+            doc.body
+                .lines()
+                .find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_string()))
+        })
+        .unwrap_or_else(|| id.clone());
+    let status = doc
+        .text("status")?
+        .or_else(|| line_field("Status"))
+        .unwrap_or_else(|| "pending".into());
+    Ok(TaskFile {
+        id,
+        title,
+        status,
+        path: path.to_path_buf(),
+        body: doc.body.trim().to_string(),
+    })
+}
+
+/// Writes `status` into the file where its status is written (the front matter's `status:`,
+/// else the `- **Status:**` line, else a new such line under the title), keeping everything else
+/// as it was; the file is replaced whole or not at all.
+pub fn set_status(file: &TaskFile, status: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(&file.path)
+        .map_err(|e| format!("{} cannot be read: {e}", file.path.display()))?;
+    let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
+    let ending = |l: &str| {
+        if l.ends_with("\r\n") {
+            "\r\n"
+        } else if l.ends_with('\n') {
+            "\n"
+        } else {
+            ""
+        }
+        .to_string()
+    };
+    let front_end = (lines.first().is_some_and(|l| l.trim_end() == "---"))
+        .then(|| {
+            lines
+                .iter()
+                .skip(1)
+                .position(|l| l.trim_end() == "---")
+                .map(|p| p + 1)
+        })
+        .flatten();
+    let mut done = false;
+    if let Some(end) = front_end {
+        for line in &mut lines[1..end] {
+            if line.trim_start().starts_with("status:") {
+                *line = format!("status: {status}{}", ending(line));
+                done = true;
+            }
+        }
+    }
+    if !done {
+        for line in lines.iter_mut().skip(front_end.map_or(0, |e| e + 1)) {
+            let trimmed = line.trim_start();
+            if trimmed.to_lowercase().starts_with("- **status:**") {
+                let indent = &line[..line.len() - trimmed.len()];
+                *line = format!("{indent}- **Status:** {status}{}", ending(line));
+                done = true;
+                break;
+            }
+        }
+    }
+    if !done {
+        let at = match front_end {
+            Some(end) => {
+                // In the front matter, before its closing line.
+                lines.insert(end, format!("status: {status}{nl}"));
+                None
+            }
+            None => Some(
+                lines
+                    .iter()
+                    .position(|l| l.starts_with("# "))
+                    .map_or(0, |p| p + 1),
+            ),
+        };
+        if let Some(at) = at {
+            lines.insert(at, format!("{nl}- **Status:** {status}{nl}"));
+        }
+    }
+    let folder = file.path.parent().unwrap_or(Path::new("."));
+    let failed = |e: std::io::Error| format!("{} could not be written: {e}", file.path.display());
+    let mut tmp = tempfile::NamedTempFile::new_in(folder).map_err(failed)?;
+    std::io::Write::write_all(&mut tmp, lines.concat().as_bytes()).map_err(failed)?;
+    tmp.persist(&file.path).map_err(|e| failed(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_files_are_read_in_both_styles_and_their_status_is_written_in_place() {
+        let project = tempfile::tempdir().unwrap();
+        let ours = project.path().join(".codewright/tasks");
+        let ayder = project.path().join(".ayder/tasks");
+        std::fs::create_dir_all(&ours).unwrap();
+        std::fs::create_dir_all(&ayder).unwrap();
+        std::fs::write(
+            ours.join("login.md"),
+            "---\nid: T-2\nstatus: pending\n---\n# Add a login page\n\nUse the form kit.\n",
+        )
+        .unwrap();
+        std::fs::write(ayder.join("TASK-001-fix-notes.md"), "# Fix the notes\n\n- **ID:** TASK-001\n- **Status:** pending\n\nThe notes lose their last line.\n").unwrap();
+        std::fs::write(
+            ayder.join("TASK-003-plain.md"),
+            "# Plain\r\n\r\nNothing else.\r\n",
+        )
+        .unwrap();
+        std::fs::write(ayder.join("TASK-004-dup.md"), "# Dup\n\n- **ID:** T-2\n").unwrap();
+        let (files, broken) = discover(project.path());
+        let seen: Vec<(&str, &str, &str)> = files
+            .iter()
+            .map(|f| (f.id.as_str(), f.title.as_str(), f.status.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("T-2", "Add a login page", "pending"),
+                ("TASK-001", "Fix the notes", "pending"),
+                ("TASK-003", "Plain", "pending")
+            ]
+        );
+        assert_eq!(broken.len(), 1);
+        assert!(broken[0]
+            .reason
+            .contains("another task file has the id T-2"));
+
+        for file in &files {
+            set_status(file, "done").unwrap();
+        }
+        assert_eq!(
+            std::fs::read_to_string(ours.join("login.md")).unwrap(),
+            "---\nid: T-2\nstatus: done\n---\n# Add a login page\n\nUse the form kit.\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ayder.join("TASK-001-fix-notes.md")).unwrap(),
+            "# Fix the notes\n\n- **ID:** TASK-001\n- **Status:** done\n\nThe notes lose their last line.\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ayder.join("TASK-003-plain.md")).unwrap(),
+            "# Plain\r\n\r\n- **Status:** done\r\n\r\nNothing else.\r\n"
+        );
+        let (files, _) = discover(project.path());
+        assert!(files.iter().all(TaskFile::is_done));
+    }
+}
