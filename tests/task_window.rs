@@ -2325,6 +2325,16 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
     input.clear();
 
     // /mode switches the mode; /help lists the custom command; /compact says there is too little.
+    // A mode that does not exist: the command stays to be fixed.
+    send(&app, "/mode plam");
+    app.wait_until(
+        "the unknown mode's error",
+        WAIT,
+        "const e = document.getElementById('composer-error'); return e.hidden ? null : e.textContent",
+        |v| v.as_str().is_some_and(|t| t.contains("There is no mode plam")),
+    );
+    assert_eq!(input.value(), "/mode plam");
+    input.clear();
     send(&app, "/mode plan");
     app.wait_until(
         "plan mode",

@@ -124,7 +124,8 @@ async function send({ resume = false } = {}) {
     if (action) {
       // A command of the window: the typed command goes, the attached images stay.
       if (input.value === typed) input.value = '';
-      await act(action);
+      // An argument it cannot use: the command is given back to fix.
+      if (!(await act(action)) && input.value === '') input.value = typed;
       return;
     }
     clear();
@@ -139,37 +140,41 @@ async function send({ resume = false } = {}) {
   }
 }
 
-/** Performs a slash command's action: /model and /mode here, the others in the window. */
+/**
+ * Performs a slash command's action: /model and /mode here, the others in the window. False when
+ * its argument cannot be used (the error says why).
+ */
 async function act({ action, arguments: args }) {
   if (action === 'model') {
     if (!args) {
       $('#model-select').focus();
-      return;
+      return true;
     }
     const known = state.models.some((m) => m.id === args) || args === state.options.model;
     if (!known) {
       showError(`There is no model ${args}. Choose one in the Model list, or add it in Settings → Models.`);
-      return;
+      return false;
     }
     $('#model-select').value = args;
     await saveOptions({ ...state.options, model: args });
-    return;
+    return true;
   }
   if (action === 'mode') {
-    const mode = { normal: 'normal', 'accept-edits': 'accept-edits', plan: 'plan', yolo: 'yolo' }[args.toLowerCase()];
     if (!args) {
       $('#mode-select').focus();
-      return;
+      return true;
     }
+    const mode = ['normal', 'accept-edits', 'plan', 'yolo'].find((m) => m === args.toLowerCase());
     if (!mode) {
       showError(`There is no mode ${args}: use normal, accept-edits, plan or yolo.`);
-      return;
+      return false;
     }
     $('#mode-select').value = mode;
     await changeMode();
-    return;
+    return true;
   }
   await state.onAction(action);
+  return true;
 }
 
 async function stop() {
