@@ -66,7 +66,7 @@ const BUILTINS: &[(&str, &str, Option<&str>, Builtin)] = &[
     ),
     (
         "init",
-        "Explore the project and write an AGENTS.md for agents (asks before writing)",
+        "Explore the project and write an AGENTS.md for agents (an edit, approved like any other)",
         None,
         Builtin::Prompt(INIT),
     ),
@@ -102,7 +102,7 @@ const BUILTINS: &[(&str, &str, Option<&str>, Builtin)] = &[
     ),
     (
         "review",
-        "Review the changes in the working tree (read-only)",
+        "Review the changes in the working tree and report; the agent is told not to edit",
         Some("[focus]"),
         Builtin::Prompt(REVIEW),
     ),
