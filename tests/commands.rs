@@ -284,6 +284,16 @@ fn task_windows_get_only_their_own_capability() {
         ),
         ("send_message", json!({"taskId": other, "text": "hi"})),
         ("stop_task", json!({"taskId": other})),
+        (
+            "switch_skill",
+            json!({"taskId": other, "name": "x", "on": false}),
+        ),
+        (
+            "save_memory",
+            json!({"taskId": other, "scope": "project", "text": "x"}),
+        ),
+        ("compact_task", json!({"taskId": other})),
+        ("new_sibling_task", json!({"taskId": other})),
         ("task_view", json!({"taskId": other})),
         (
             "decide_approval",

@@ -2247,6 +2247,9 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
         |v| v[0].as_str().is_some_and(|t| t.starts_with("/skillsList the skills")),
     );
     save_screenshot("command-list", &app.screenshot());
+    // Enter on a partial name completes it; Enter on the whole name runs it.
+    input.type_text(ENTER);
+    assert_eq!(input.value(), "/skills ");
     input.type_text(ENTER);
     let skills = app.wait_until(
         "the skills dialog",

@@ -1,7 +1,8 @@
 //! The commands of a task window (async ones run off the main thread, so a slow disk or a long
 //! message never stalls the window system): read its conversation, send, stop, answer approvals and
 //! questions, choose model and mode, restore checkpoints, render Markdown, find files for an `@`
-//! mention, open a link. Each is a
+//! mention, open a link; slash commands (the list, skills, memory, compact, a new task). Those
+//! that read the project's files are async. Each is a
 //! thin call into the host; the guard (`guard.rs`) has already checked that a task window names
 //! only its own task.
 
@@ -196,6 +197,7 @@ pub async fn send_message(
             match resolved {
                 Resolved::Message { text } => Some(text),
                 Resolved::Prompt { text, model } => {
+                    options.model_once = model.is_some();
                     options.model = model;
                     Some(text)
                 }
@@ -230,7 +232,10 @@ pub async fn send_message(
 
 /// The slash commands the task can use (built-in and custom), for the composer's palette.
 #[tauri::command]
-pub fn task_commands(state: State<'_, AppState>, task_id: TaskId) -> Result<commands::CommandList> {
+pub async fn task_commands(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+) -> Result<commands::CommandList> {
     let store = state.store()?;
     let project = store.task(task_id)?.project_id;
     Ok(commands::list(&store, project)?)
@@ -238,13 +243,16 @@ pub fn task_commands(state: State<'_, AppState>, task_id: TaskId) -> Result<comm
 
 /// The skills of the task's project, each on or off for the task (`/skills`).
 #[tauri::command]
-pub fn task_skills(state: State<'_, AppState>, task_id: TaskId) -> Result<skills::TaskSkills> {
+pub async fn task_skills(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+) -> Result<skills::TaskSkills> {
     Ok(skills::task_skills(&*state.store()?, task_id)?)
 }
 
 /// Switches a skill on or off for the task, from its next message.
 #[tauri::command]
-pub fn switch_skill(
+pub async fn switch_skill(
     state: State<'_, AppState>,
     task_id: TaskId,
     name: String,
@@ -262,7 +270,10 @@ pub async fn compact_task(state: State<'_, AppState>, task_id: TaskId) -> Result
 
 /// The MCP servers the task's runs use (every project's and its project's own), for `/mcp`.
 #[tauri::command]
-pub fn task_mcp_servers(state: State<'_, AppState>, task_id: TaskId) -> Result<Vec<TaskServer>> {
+pub async fn task_mcp_servers(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+) -> Result<Vec<TaskServer>> {
     let store = state.store()?;
     let project = store.task(task_id)?.project_id;
     Ok(codewright_host::mcp::server_views(&store)?
@@ -287,13 +298,16 @@ pub struct TaskServer {
 
 /// The task's project memory and the user's (`/memory`).
 #[tauri::command]
-pub fn task_memory(state: State<'_, AppState>, task_id: TaskId) -> Result<Vec<memory::MemoryFile>> {
+pub async fn task_memory(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+) -> Result<Vec<memory::MemoryFile>> {
     Ok(memory::memory_files(&*state.store()?, task_id)?)
 }
 
 /// Saves a memory file as the user edited it.
 #[tauri::command]
-pub fn save_memory(
+pub async fn save_memory(
     state: State<'_, AppState>,
     task_id: TaskId,
     scope: memory::Scope,

@@ -7,7 +7,7 @@ import { $, restFocusInBackground, showFatal } from './dom.js';
 import { addApproval, addQuestion, initPrompts, resolvePrompt } from './task/approval.js';
 import { initActions, runAction } from './task/actions.js';
 import { initCheckpoints, showCheckpoints } from './task/checkpoints.js';
-import { currentHint, initComposer, setOptions, setRunning } from './task/composer.js';
+import { currentHint, initComposer, setOptions, setRunning, showError as showComposerError } from './task/composer.js';
 import { Conversation } from './task/conversation.js';
 import { initHeader, showAgentState, showContext, showTask } from './task/header.js';
 import { interceptLinks } from './task/links.js';
@@ -130,7 +130,8 @@ function wire() {
   initComposer(taskId, (text, images) => conversation.enqueue(text, images), runAction);
   initActions(taskId, {
     notice: (text) => conversation.notice(text),
-    error: (e) => conversation.error(messageOf(e), currentHint(e?.kind)),
+    // Under the message box, where the command was typed (the conversation's errors are the run's).
+    error: showComposerError,
   });
   initPrompts(taskId, (text) => conversation.notice(text));
   initCheckpoints(taskId, { notice: (text) => conversation.notice(text), refresh: refreshCheckpoints });

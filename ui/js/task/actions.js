@@ -12,7 +12,7 @@ import { undoLastTurn } from './checkpoints.js';
 
 const view = { taskId: 0, notice: () => {}, error: () => {} };
 
-/** `notice(text)` says what an action did in the conversation; `error(e)` shows a failure. */
+/** `notice(text)` says what an action did in the conversation; `error(e)` shows a failure where the command was typed. */
 export function initActions(taskId, { notice, error }) {
   Object.assign(view, { taskId, notice, error });
 }

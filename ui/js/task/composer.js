@@ -220,7 +220,8 @@ function showAttachError(message) {
 }
 
 /** Shows an error under the composer with its hint (a string: as is); null hides it. */
-function showError(error) {
+/** Shows `error` (a message, or an error from a command) under the message box. */
+export function showError(error) {
   state.attachError = false;
   const box = $('#composer-error');
   box.hidden = !error;

@@ -3,7 +3,7 @@
 // first character lists the slash commands (`task_commands`, matched here by their names) with
 // what each does. The list sits just above the message box; typing filters, the arrows move,
 // Enter or Tab picks, Escape closes. Picking writes `@path ` or `/name ` in place of what was
-// typed; Enter on a command that takes nothing after its name runs it at once. The focus stays
+// typed; Enter on a command typed in full that takes nothing after its name runs it at once. The focus stays
 // in the textarea (`aria-activedescendant` names the active row), and nothing opens or reacts
 // while an IME composition is open.
 
@@ -270,13 +270,15 @@ function setActive(index, scroll) {
 function pick(index, run) {
   const item = picker.items[index];
   if (!item) return;
-  const { input, start, kind } = picker;
-  const end = start + 1 + picker.query.length;
+  const { input, start, kind, query } = picker;
+  const end = start + 1 + query.length;
   close();
   if (kind === 'command') {
     input.setRangeText(`/${item.name} `, start, end, 'end');
     input.focus();
-    if (run && !item.argumentHint && input.value.trim() === `/${item.name}`) picker.onCommand();
+    // Run only what was typed in full: Enter on a partial name completes it (`/co` is not
+    // taken for /compact).
+    if (run && query === item.name && !item.argumentHint && input.value.trim() === `/${item.name}`) picker.onCommand();
     return;
   }
   input.setRangeText(`@${item.path} `, start, end, 'end');

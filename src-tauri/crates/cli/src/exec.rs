@@ -52,6 +52,9 @@ pub struct ExecArgs {
     /// The new task's title (the prompt's first line when not set).
     #[arg(skip)]
     title: Option<String>,
+    /// `model` came from a slash command: for this run only.
+    #[arg(skip)]
+    model_once: bool,
 }
 
 fn out(text: &str) {
@@ -103,7 +106,10 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
             Resolved::Message { text } => args.prompt = Some(text),
             Resolved::Prompt { text, model } => {
                 args.prompt = Some(text);
-                args.model = args.model.or(model);
+                if args.model.is_none() {
+                    args.model_once = model.is_some();
+                    args.model = model;
+                }
             }
             Resolved::Action { action, .. } => {
                 if action == Action::Help {
@@ -164,6 +170,7 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
         let mut rx = host.subscribe(Some(task_id));
         let options = RunOptions {
             model: args.model.clone(),
+            model_once: args.model_once,
             mode: Some(mode),
             sandbox: args.sandbox,
         };
@@ -379,7 +386,6 @@ fn terminal_decision(request: &codewright_protocol::ApprovalRequest) -> Decision
     }
 }
 
-/// The project whose folder is `dir`, added if it is not one yet.
 /// `--implement ID` and `--implement-all`: each task file in a new task of its own, marked done
 /// in the file when its run finishes.
 fn implement(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<ExitCode, String> {
@@ -498,6 +504,7 @@ fn help(list: &commands::CommandList) -> String {
     out
 }
 
+/// The project whose folder is `dir`, added if it is not one yet.
 fn find_or_add_project(
     store: &Store,
     dir: &Path,

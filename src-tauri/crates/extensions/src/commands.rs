@@ -94,7 +94,7 @@ fn collect(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String
             if depth + 1 < MAX_DEPTH {
                 collect(root, &path, depth + 1, out);
             }
-        } else if let Some(stem) = file_name.strip_suffix(".md") {
+        } else if let Some(stem) = file_name.strip_suffix(".md").filter(|_| path.is_file()) {
             let mut parts: Vec<String> = path
                 .parent()
                 .and_then(|p| p.strip_prefix(root).ok())
@@ -214,7 +214,8 @@ fn split_words(text: &str) -> Vec<String> {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
             (Some(_), c) => word.push(c),
-            (None, '"' | '\'') => {
+            // A quote opens only at a word's start (`don't` is one word).
+            (None, '"' | '\'') if word.is_empty() && !any => {
                 quote = Some(c);
                 any = true;
             }
@@ -263,6 +264,10 @@ mod tests {
         );
         assert_eq!(expand("end $", "x"), "end $\n\nARGUMENTS: x");
         assert_eq!(split_words("a 'b c' \"\" d"), ["a", "b c", "", "d"]);
+        assert_eq!(
+            expand("Explain $1 then $2.", "don't panic"),
+            "Explain don't then panic."
+        );
     }
 
     #[test]

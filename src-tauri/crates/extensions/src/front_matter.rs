@@ -1,5 +1,5 @@
-//! Markdown files that start with YAML front matter between `---` lines (skills, and later
-//! commands and agents).
+//! Markdown files that start with YAML front matter between `---` lines (skills, commands, task
+//! files).
 
 use serde_yaml_ng::{Mapping, Value};
 

@@ -93,7 +93,13 @@ pub fn discover(places: &Places) -> Catalog {
 
 fn read_skill(dir: &Path, source: Source) -> Result<Skill, String> {
     use std::io::Read;
-    let Ok(file) = std::fs::File::open(dir.join(SKILL_FILE)) else {
+    let path = dir.join(SKILL_FILE);
+    // (A named pipe would block the open: only a regular file is read.)
+    let Some(file) = path
+        .is_file()
+        .then(|| std::fs::File::open(&path).ok())
+        .flatten()
+    else {
         return Err(format!("it has no {SKILL_FILE}"));
     };
     let mut bytes = Vec::new();
@@ -302,9 +308,11 @@ impl Skill {
 
 fn read_bounded(path: &Path) -> Result<String, String> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("{name} cannot be read: {e}"))?
-        .len();
+    let meta = std::fs::metadata(path).map_err(|e| format!("{name} cannot be read: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{name} is not a regular file"));
+    }
+    let size = meta.len();
     if size > MAX_FILE {
         return Err(format!(
             "{name} is {} KB, over the {} KB a skill's file may be; read parts of it with read_file",

@@ -125,6 +125,10 @@ fn read(path: &Path) -> Result<TaskFile, String> {
 pub fn set_status(file: &TaskFile, status: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(&file.path)
         .map_err(|e| format!("{} cannot be read: {e}", file.path.display()))?;
+    let (bom, text) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest.to_string()),
+        None => ("", text),
+    };
     let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
     let ending = |l: &str| {
@@ -187,7 +191,8 @@ pub fn set_status(file: &TaskFile, status: &str) -> Result<(), String> {
     let folder = file.path.parent().unwrap_or(Path::new("."));
     let failed = |e: std::io::Error| format!("{} could not be written: {e}", file.path.display());
     let mut tmp = tempfile::NamedTempFile::new_in(folder).map_err(failed)?;
-    std::io::Write::write_all(&mut tmp, lines.concat().as_bytes()).map_err(failed)?;
+    std::io::Write::write_all(&mut tmp, format!("{bom}{}", lines.concat()).as_bytes())
+        .map_err(failed)?;
     tmp.persist(&file.path).map_err(|e| failed(e.error))?;
     Ok(())
 }
@@ -215,6 +220,11 @@ mod tests {
         )
         .unwrap();
         std::fs::write(ayder.join("TASK-004-dup.md"), "# Dup\n\n- **ID:** T-2\n").unwrap();
+        std::fs::write(
+            ayder.join("TASK-005-bom.md"),
+            "\u{feff}---\nstatus: pending\n---\n# Bom\n",
+        )
+        .unwrap();
         let (files, broken) = discover(project.path());
         let seen: Vec<(&str, &str, &str)> = files
             .iter()
@@ -225,7 +235,8 @@ mod tests {
             [
                 ("T-2", "Add a login page", "pending"),
                 ("TASK-001", "Fix the notes", "pending"),
-                ("TASK-003", "Plain", "pending")
+                ("TASK-003", "Plain", "pending"),
+                ("TASK-005", "Bom", "pending")
             ]
         );
         assert_eq!(broken.len(), 1);
@@ -247,6 +258,10 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(ayder.join("TASK-003-plain.md")).unwrap(),
             "# Plain\r\n\r\n- **Status:** done\r\n\r\nNothing else.\r\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ayder.join("TASK-005-bom.md")).unwrap(),
+            "\u{feff}---\nstatus: done\n---\n# Bom\n"
         );
         let (files, _) = discover(project.path());
         assert!(files.iter().all(TaskFile::is_done));

@@ -24,7 +24,8 @@ pub enum Action {
     Model,
     /// Switch the permission mode (`/mode normal|accept-edits|plan|yolo`), or show which.
     Mode,
-    /// Restore the files of the last turn that changed any.
+    /// Restore the newest checkpoint: the files of the last turn that changed any, or, after a
+    /// restore, what the restore changed (a second `/undo` undoes the first).
     Undo,
     /// Show what the task has cost so far.
     Cost,
@@ -114,7 +115,7 @@ const BUILTINS: &[(&str, &str, Option<&str>, Builtin)] = &[
     ),
     (
         "undo",
-        "Restore the files the last turn changed",
+        "Undo the newest checkpoint: the files the last turn changed (or the last restore)",
         None,
         Builtin::Action(Action::Undo),
     ),
@@ -223,8 +224,14 @@ pub fn resolve(store: &Store, project: ProjectId, typed: &str) -> Result<Resolve
     };
     let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
     let (name, arguments) = (&rest[..end], rest[end..].trim());
+    if name.is_empty() {
+        return Err(HostError::new(
+            ErrorKind::NotFound,
+            "Type a command's name after the / (see /help). To send a message that starts with /, begin it with //.",
+        ));
+    }
     // `/usr/bin/env is missing` is a message about a path, not a command.
-    if name.is_empty() || name.contains('/') {
+    if name.contains('/') {
         return Ok(Resolved::Message {
             text: typed.to_string(),
         });
@@ -285,6 +292,10 @@ mod tests {
         let store = Store::open_in(&dir.path().join("data")).unwrap();
         let project = store.add_project(&root, None).unwrap().id;
         let resolve = |typed: &str| resolve(&store, project, typed);
+        assert!(resolve("/")
+            .unwrap_err()
+            .message
+            .starts_with("Type a command's name after the /"));
 
         assert_eq!(
             resolve("hello /x").unwrap(),

@@ -81,8 +81,11 @@ fn store_error(e: codewright_store::StoreError) -> HostError {
 /// How a run goes, beyond what the task remembers.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// MODEL@PROVIDER; `None`: the task's model, else the main model.
+    /// MODEL@PROVIDER; `None`: the task's model, else the main model. The task keeps it for
+    /// its next runs unless `model_once`.
     pub model: Option<String>,
+    /// `model` is for this run only (a slash command that names its model).
+    pub model_once: bool,
     /// `None`: the task's mode, else normal.
     pub mode: Option<PermissionMode>,
     /// Run commands under the Landlock sandbox (also when the project says so; always in yolo).
@@ -317,7 +320,7 @@ impl Host {
             .map_err(if_saved)?;
             let compaction = models::compaction_model(&store, &model).map_err(if_saved)?;
             // A model named for this run is the task's from now on (continuing it needs no name).
-            if let Some(named) = &options.model {
+            if let Some(named) = options.model.as_ref().filter(|_| !options.model_once) {
                 store
                     .set_task_setting(task, "model", serde_json::Value::String(named.clone()))
                     .map_err(store_error)
