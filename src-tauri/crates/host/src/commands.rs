@@ -5,7 +5,7 @@
 
 use crate::HostError;
 use codewright_extensions::commands::{self, Commands};
-use codewright_extensions::{Broken, Places};
+use codewright_extensions::Broken;
 use codewright_protocol::{ErrorKind, ProjectId};
 use codewright_store::Store;
 use serde::Serialize;
@@ -165,13 +165,7 @@ pub enum Resolved {
 }
 
 fn custom(store: &Store, project: ProjectId) -> Result<Commands, HostError> {
-    let project = store
-        .project(project)
-        .map_err(|e| HostError::new(ErrorKind::Store, e.to_string()))?;
-    Ok(commands::discover(&Places {
-        project: project.root_path.into(),
-        home: codewright_extensions::user_home(),
-    }))
+    Ok(commands::discover(&crate::places(store, project)?))
 }
 
 /// Every command of the project: built-in and custom (a custom `/review` or `/init` replaces

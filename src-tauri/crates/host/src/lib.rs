@@ -78,6 +78,16 @@ fn store_error(e: codewright_store::StoreError) -> HostError {
     HostError::new(ErrorKind::Store, e.to_string())
 }
 
+/// Where a project's extensions (skills, commands, memory) are looked for: its folder and the
+/// user's home.
+fn places(store: &Store, project: ProjectId) -> Result<codewright_extensions::Places, HostError> {
+    let project = store.project(project).map_err(store_error)?;
+    Ok(codewright_extensions::Places {
+        project: project.root_path.into(),
+        home: codewright_extensions::user_home(),
+    })
+}
+
 /// How a run goes, beyond what the task remembers.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {

@@ -20,14 +20,8 @@ pub struct MemoryFile {
 }
 
 fn places(store: &Store, task: TaskId) -> Result<Places, HostError> {
-    let store_error =
-        |e: codewright_store::StoreError| HostError::new(ErrorKind::Store, e.to_string());
-    let t = store.task(task).map_err(store_error)?;
-    let project = store.project(t.project_id).map_err(store_error)?;
-    Ok(Places {
-        project: project.root_path.into(),
-        home: codewright_extensions::user_home(),
-    })
+    let t = store.task(task).map_err(crate::store_error)?;
+    crate::places(store, t.project_id)
 }
 
 /// The task's project memory and the user's, in that order (the user's is left out when the

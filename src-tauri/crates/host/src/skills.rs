@@ -5,7 +5,6 @@
 use crate::HostError;
 use codewright_extensions::skills::{self, Catalog, Skill};
 use codewright_extensions::Broken;
-use codewright_extensions::Places;
 use codewright_protocol::{ErrorKind, ProjectId, TaskId};
 use codewright_store::Store;
 use serde::Serialize;
@@ -27,22 +26,14 @@ pub struct TaskSkills {
     pub broken: Vec<Broken>,
 }
 
-fn store_error(e: codewright_store::StoreError) -> HostError {
-    HostError::new(ErrorKind::Store, e.to_string())
-}
-
 /// The skills installed for a project: its own, then the user's.
 pub fn project_skills(store: &Store, project: ProjectId) -> Result<Catalog, HostError> {
-    let project = store.project(project).map_err(store_error)?;
-    Ok(skills::discover(&Places {
-        project: project.root_path.into(),
-        home: codewright_extensions::user_home(),
-    }))
+    Ok(skills::discover(&crate::places(store, project)?))
 }
 
 /// The skills of a task, each on or off for it.
 pub fn task_skills(store: &Store, task: TaskId) -> Result<TaskSkills, HostError> {
-    let t = store.task(task).map_err(store_error)?;
+    let t = store.task(task).map_err(crate::store_error)?;
     let off = switched_off(&t);
     let catalog = project_skills(store, t.project_id)?;
     Ok(TaskSkills {
@@ -65,7 +56,7 @@ pub fn switch_skill(
     name: &str,
     on: bool,
 ) -> Result<TaskSkills, HostError> {
-    let t = store.task(task).map_err(store_error)?;
+    let t = store.task(task).map_err(crate::store_error)?;
     let catalog = project_skills(store, t.project_id)?;
     if catalog.get(name).is_none() {
         let closest = catalog.closest(name);
@@ -87,7 +78,7 @@ pub fn switch_skill(
     off.sort();
     store
         .set_task_setting(task, codewright_agent::SKILLS_OFF, serde_json::json!(off))
-        .map_err(store_error)?;
+        .map_err(crate::store_error)?;
     task_skills(store, task)
 }
 
