@@ -554,7 +554,10 @@ fn a_new_users_path_through_a_task_window() {
 
     // 9. An approval survives closing and reopening the window.
     script(vec![
-        Reply::Calls(vec![("bash", json!({"command": "echo survived"}))]),
+        Reply::Calls(vec![(
+            "bash",
+            json!({"command": "echo survived; printenv"}),
+        )]),
         Reply::Text("Finished.".into()),
     ]);
     send(&app, "Echo something");
@@ -677,7 +680,7 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
                 &task,
                 "Say hello",
             ])
-            .env("CODEWRIGHT_E2E_KEY", "test-key")
+            .env("CODEWRIGHT_E2E_KEY", support::KEY)
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap(),
@@ -752,7 +755,7 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
     let compacted = std::process::Command::new(support::cli_binary())
         .args(["--home", data.to_str().unwrap(), "tasks", "compact", &task])
         .args(["--model", "tiny@scripted"])
-        .env("CODEWRIGHT_E2E_KEY", "test-key")
+        .env("CODEWRIGHT_E2E_KEY", support::KEY)
         .output()
         .unwrap();
     assert!(
@@ -802,7 +805,7 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
         std::process::Command::new(support::cli_binary())
             .args(["--home", data.to_str().unwrap(), "exec", "--mode", "yolo"])
             .args(["--task", &task, "Run the slow command"])
-            .env("CODEWRIGHT_E2E_KEY", "test-key")
+            .env("CODEWRIGHT_E2E_KEY", support::KEY)
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap(),
@@ -1255,7 +1258,7 @@ fn a_window_in_the_background_keeps_its_draft_and_gets_its_caret_back() {
             &first,
             "Finish it",
         ])
-        .env("CODEWRIGHT_E2E_KEY", "test-key")
+        .env("CODEWRIGHT_E2E_KEY", support::KEY)
         .stdout(std::process::Stdio::null())
         .status()
         .unwrap();
@@ -1332,7 +1335,7 @@ fn the_main_window_follows_a_task_the_cli_runs_and_marks_what_needs_you() {
     let mut terminal = support::Reaped(
         std::process::Command::new("script")
             .args(["-qfec", &command, "/dev/null"])
-            .env("CODEWRIGHT_E2E_KEY", "test-key")
+            .env("CODEWRIGHT_E2E_KEY", support::KEY)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .spawn()

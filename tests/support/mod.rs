@@ -22,6 +22,10 @@ use std::time::Duration;
 /// starve a web process long enough for WebKitWebDriver to declare the page hung.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// The scripted provider's API key (tests/support/provider.rs), in the environment of every app
+/// and `exec` the tests start. Every desktop checks at its end that it is written nowhere.
+pub const KEY: &str = "sk-e2e-3f9Qd7LmX2vB8nW4";
+
 /// An X server, tauri-driver (with WebKitWebDriver) and a data folder for one test. Everything is
 /// stopped on drop, the driver's whole process group included, so no WebKitWebDriver is orphaned.
 pub struct Desktop {
@@ -34,7 +38,9 @@ pub struct Desktop {
     pub display: String,
     /// The app's own XDG data and cache folders: what the web views keep (localStorage: the
     /// last project, the theme) stays with this desktop, so no test sees another's.
-    _xdg: tempfile::TempDir,
+    xdg: tempfile::TempDir,
+    /// The app's data folder.
+    home: PathBuf,
 }
 
 fn free_port() -> u16 {
@@ -114,7 +120,7 @@ impl Desktop {
             .env("XDG_DATA_HOME", xdg.path().join("data"))
             .env("XDG_CACHE_HOME", xdg.path().join("cache"))
             // The key of the scripted provider (tests/support/provider.rs).
-            .env("CODEWRIGHT_E2E_KEY", "test-key")
+            .env("CODEWRIGHT_E2E_KEY", KEY)
             .envs(env.iter().copied())
             .env_remove("WAYLAND_DISPLAY")
             .stdout(Stdio::null())
@@ -129,7 +135,8 @@ impl Desktop {
             driver,
             port,
             display,
-            _xdg: xdg,
+            xdg,
+            home: home.to_path_buf(),
         }
     }
 
@@ -231,7 +238,36 @@ impl Drop for Desktop {
             .args(["-TERM", &self.xvfb.id().to_string()])
             .status();
         let _ = self.xvfb.wait();
+        // The secrets drill, for every desktop scenario: the provider's key reached no file of
+        // the data folder (the database, its log, attachments) nor what the web views keep.
+        if !std::thread::panicking() {
+            for folder in [self.home.as_path(), self.xdg.path()] {
+                if let Some(file) = file_containing(folder, KEY.as_bytes()) {
+                    panic!("the provider's key was written to {}", file.display());
+                }
+            }
+        }
     }
+}
+
+/// The first file under `folder` that contains `needle`.
+fn file_containing(folder: &Path, needle: &[u8]) -> Option<PathBuf> {
+    let entries = std::fs::read_dir(folder).ok()?;
+    entries.flatten().find_map(|entry| {
+        let path = entry.path();
+        let kind = entry.file_type().ok()?;
+        if kind.is_dir() {
+            file_containing(&path, needle)
+        } else if kind.is_file() {
+            let bytes = std::fs::read(&path).ok()?;
+            bytes
+                .windows(needle.len())
+                .any(|w| w == needle)
+                .then_some(path)
+        } else {
+            None
+        }
+    })
 }
 
 fn kill_group(pid: u32) {
