@@ -5,12 +5,12 @@
 pub mod commands;
 mod guard;
 pub mod markdown;
-mod painting;
 pub mod settings;
 mod state;
 mod sync;
 pub mod task_window;
 pub mod tree;
+mod webkit;
 mod windows;
 
 pub use state::AppState;
@@ -157,7 +157,7 @@ fn single_instance<R: Runtime>(home: &std::path::Path) -> tauri::plugin::TauriPl
 /// Runs the desktop app on the data folder from `CODEWRIGHT_HOME` or the XDG data dir.
 pub fn run() {
     codewright_host::protect_own_environment();
-    painting::choose();
+    webkit::configure();
     // Set when this process was started again because the running app did not answer.
     const ON_ITS_OWN: &str = "CODEWRIGHT_START_ON_ITS_OWN";
     let on_its_own = std::env::var_os(ON_ITS_OWN).is_some();
