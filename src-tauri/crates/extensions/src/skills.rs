@@ -290,9 +290,12 @@ impl Skill {
                 };
                 if kind.is_dir() {
                     stack.push(path);
-                } else if let Ok(relative) = path.strip_prefix(&self.dir) {
-                    if relative != Path::new(SKILL_FILE) {
-                        out.push(relative.to_string_lossy().into_owned());
+                } else if self.readable(&path, kind) {
+                    // (Not a link to a folder or out of the skill, nor a pipe: `read` refuses those.)
+                    if let Ok(relative) = path.strip_prefix(&self.dir) {
+                        if relative != Path::new(SKILL_FILE) {
+                            out.push(relative.to_string_lossy().into_owned());
+                        }
                     }
                 }
             }
@@ -303,6 +306,20 @@ impl Skill {
         out.sort();
         out.truncate(MAX_LISTED);
         out
+    }
+
+    /// Whether the entry at `path` is a file `read` gives: a regular file, or a link to one in
+    /// the skill's folder.
+    fn readable(&self, path: &Path, kind: std::fs::FileType) -> bool {
+        if kind.is_file() {
+            return true;
+        }
+        kind.is_symlink()
+            && std::fs::metadata(path).is_ok_and(|m| m.is_file())
+            && match (path.canonicalize(), self.dir.canonicalize()) {
+                (Ok(target), Ok(dir)) => target.starts_with(dir),
+                _ => false,
+            }
     }
 }
 
@@ -451,6 +468,8 @@ mod tests {
         std::fs::write(project.path().join("secret.txt"), "secret").unwrap();
         std::os::unix::fs::symlink(project.path().join("secret.txt"), dir.join("link.txt"))
             .unwrap();
+        std::os::unix::fs::symlink(dir.join("scripts"), dir.join("folder-link")).unwrap();
+        std::os::unix::fs::symlink(dir.join("reference.md"), dir.join("alias.md")).unwrap();
         let catalog = discover(&Places {
             project: project.path().to_path_buf(),
             home: None,
@@ -465,10 +484,15 @@ mod tests {
             loaded.contains("# Forms\nRun scripts/fill.py.") && !loaded.contains("description:")
         );
         assert!(
-            loaded.ends_with("\n- link.txt\n- reference.md\n- scripts/fill.py"),
+            loaded.ends_with("\n- alias.md\n- reference.md\n- scripts/fill.py"),
             "{loaded}"
         );
         assert_eq!(forms.read("reference.md").unwrap(), "field names");
+        assert_eq!(
+            forms.read("alias.md").unwrap(),
+            "field names",
+            "a link inside is read"
+        );
         assert_eq!(
             forms.read("./scripts/fill.py").unwrap(),
             "print('filled')\n"
