@@ -74,9 +74,23 @@ pub fn discover(places: &Places) -> Catalog {
         }
         for dir in dirs {
             match read_skill(&dir, source) {
-                Ok(skill) => {
-                    by_name.entry(skill.name.clone()).or_insert(skill);
-                }
+                Ok(skill) => match by_name.get(&skill.name) {
+                    // Two in one place: the first folder (by name) is used, the other said so.
+                    Some(first) if first.source == source => broken.push(Broken {
+                        reason: format!(
+                            "it is named {} like {}, which is used instead",
+                            skill.name,
+                            first.dir.display()
+                        ),
+                        path: dir,
+                        source,
+                    }),
+                    // A place of higher precedence has one by this name.
+                    Some(_) => {}
+                    None => {
+                        by_name.insert(skill.name.clone(), skill);
+                    }
+                },
                 Err(reason) => broken.push(Broken {
                     path: dir,
                     source,
@@ -408,6 +422,11 @@ mod tests {
             "Bad Name",
             "---\ndescription: d\n---\n",
         );
+        skill(
+            &h.join(".codewright/skills"),
+            "zz-notes",
+            "---\nname: notes\ndescription: a copy\n---\n",
+        );
         std::fs::create_dir_all(p.join(".codewright/skills/empty")).unwrap();
         let catalog = discover(&places(p, h));
         let found: Vec<(&str, &str, Source)> = catalog
@@ -434,13 +453,19 @@ mod tests {
                 )
             })
             .collect();
-        assert_eq!(broken.len(), 3, "{broken:?}");
+        assert_eq!(broken.len(), 4, "{broken:?}");
         assert!(broken[0].0 == "Bad Name" && broken[0].1.contains("not a skill name"));
         assert!(
             broken[1].0 == "bad-yaml" && broken[1].1.contains("not valid YAML (line 3)"),
             "{broken:?}"
         );
         assert!(broken[2].0 == "empty" && broken[2].1 == "it has no SKILL.md");
+        assert!(
+            broken[3].0 == "zz-notes"
+                && broken[3].1.starts_with("it is named notes like ")
+                && broken[3].1.ends_with("notes, which is used instead"),
+            "two of one name in one place: {broken:?}"
+        );
         // Switched off for a task: gone from the prompt.
         let prompt = catalog
             .clone()
