@@ -171,7 +171,11 @@ fn custom(store: &Store, project: ProjectId) -> Result<Commands, HostError> {
 /// Every command of the project: built-in and custom (a custom `/review` or `/init` replaces
 /// the built-in prompt; the built-in actions cannot be replaced).
 pub fn list(store: &Store, project: ProjectId) -> Result<CommandList, HostError> {
-    let found = custom(store, project)?;
+    Ok(listed(custom(store, project)?))
+}
+
+/// The built-in commands with the `found` custom ones.
+fn listed(found: Commands) -> CommandList {
     let mut commands: Vec<CommandInfo> = BUILTINS
         .iter()
         .filter(|(name, _, _, kind)| {
@@ -196,10 +200,10 @@ pub fn list(store: &Store, project: ProjectId) -> Result<CommandList, HostError>
         });
     }
     commands.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(CommandList {
+    CommandList {
         commands,
         broken: found.broken,
-    })
+    }
 }
 
 /// Resolves what the user typed in a project's task. Text that does not start with `/name`
@@ -230,7 +234,6 @@ pub fn resolve(store: &Store, project: ProjectId, typed: &str) -> Result<Resolve
             text: typed.to_string(),
         });
     }
-    let found = custom(store, project)?;
     let builtin = BUILTINS.iter().find(|(n, ..)| *n == name);
     if let Some((_, _, _, Builtin::Action(action))) = builtin {
         return Ok(Resolved::Action {
@@ -238,6 +241,8 @@ pub fn resolve(store: &Store, project: ProjectId, typed: &str) -> Result<Resolve
             arguments: arguments.to_string(),
         });
     }
+    // Read once: the project's and the user's command files.
+    let found = custom(store, project)?;
     if let Some(command) = found.get(name) {
         return Ok(Resolved::Prompt {
             text: command.expand(arguments),
@@ -250,7 +255,7 @@ pub fn resolve(store: &Store, project: ProjectId, typed: &str) -> Result<Resolve
             model: None,
         });
     }
-    let all = list(store, project)?;
+    let all = listed(found);
     let closest =
         codewright_extensions::closest(all.commands.iter().map(|c| c.name.as_str()), name);
     let hint = if closest.is_empty() {
