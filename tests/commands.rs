@@ -562,6 +562,7 @@ fn no_command_returns_a_key() {
 
 /// The task page names every module it imports, at any depth, as a `modulepreload` (a new task
 /// window then fetches them all at once instead of one import level at a time), and nothing else.
+/// The highlighter, imported with `import()` after the first paint, is not one of them.
 #[test]
 fn the_task_page_preloads_every_module_it_imports() {
     let ui = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui");

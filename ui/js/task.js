@@ -14,6 +14,7 @@ import { interceptLinks } from './task/links.js';
 import { textOf } from './task/messages.js';
 import { insertMention } from './task/mentions.js';
 import { renderNow } from './task/markdown.js';
+import { loadHighlighter } from './task/code.js';
 import { applyCallStates, findPanel, interruptUnfinished, resetTools, settleRunning } from './task/tools.js';
 
 const params = new URLSearchParams(location.search);
@@ -164,10 +165,13 @@ async function start() {
   // Listen before loading; what arrives meanwhile is applied after the first render, in order.
   let pending = [];
   const later = (apply) => (event) => (pending ? pending.push(() => apply(event)) : apply(event));
-  await onStoreEvent(later(onStore));
-  await onAgentEvent(later(onAgent));
-  await onReveal(later((seq) => reveal(seq).catch((e) => conversation.error(messageOf(e)))));
-  await onAttach(later((path) => insertMention($('#composer-input'), path)));
+  // Asked all at once: each is a round trip to the app.
+  await Promise.all([
+    onStoreEvent(later(onStore)),
+    onAgentEvent(later(onAgent)),
+    onReveal(later((seq) => reveal(seq).catch((e) => conversation.error(messageOf(e))))),
+    onAttach(later((path) => insertMention($('#composer-input'), path))),
+  ]);
   performance.mark('listening');
   await load();
   performance.mark('conversation-shown');
@@ -186,7 +190,10 @@ async function start() {
   // For scripts/bench-task-window.py: the frame after the first full render.
   requestAnimationFrame(() => {
     performance.mark('ready-frame');
-    requestAnimationFrame(() => performance.mark('conversation-painted'));
+    requestAnimationFrame(() => {
+      performance.mark('conversation-painted');
+      loadHighlighter().catch((e) => console.warn('code stays plain:', e));
+    });
   });
 }
 
