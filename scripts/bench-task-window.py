@@ -112,6 +112,18 @@ class Session:
     def handles(self):
         return wd(self.port, "GET", f"/session/{self.id}/window/handles")
 
+    def window_of(self, task):
+        """The window showing `task`, if one does (visits each window to ask)."""
+        for handle in self.handles():
+            try:
+                self.switch(handle)
+                if wd(self.port, "POST", f"/session/{self.id}/execute/sync", {
+                        "script": "return new URLSearchParams(location.search).get('id')", "args": []}) == str(task):
+                    return handle
+            except Exception:
+                pass  # a window closing or still starting
+        return None
+
     def switch(self, handle):
         wd(self.port, "POST", f"/session/{self.id}/window", {"handle": handle})
 
@@ -121,19 +133,19 @@ class Session:
         wd(self.port, "POST", f"/session/{self.id}/element/{ref}/value", {"text": text})
 
     def open_task(self, task):
-        """Opens a task's window from the main window and switches to it."""
+        """Opens a task's window from the main window and switches to it (a spare window already
+        open may be the one that shows it)."""
         self.switch(self.main)
-        before = set(self.handles())
         self.wait(f"return document.querySelector('.task[data-id=\"{task}\"] .task-open') !== null")
         el = wd(self.port, "POST", f"/session/{self.id}/element",
                 {"using": "css selector", "value": f'.task[data-id="{task}"] .task-open'})
         wd(self.port, "POST", f"/session/{self.id}/element/{next(iter(el.values()))}/click", {})
         deadline = time.time() + 30
-        while not (set(self.handles()) - before):
+        while not (shown := self.window_of(task)):
             if time.time() > deadline:
                 sys.exit("the task window did not open")
             time.sleep(0.02)
-        self.switch((set(self.handles()) - before).pop())
+        self.switch(shown)
         self.wait("return document.body.dataset.ready === 'true'")
 
 def tree(pid):

@@ -23,6 +23,7 @@ fn main() {
         "delete_task",
         "open_task",
         "close_window",
+        "spare_ready",
         "task_view",
         "older_messages",
         "send_message",

@@ -7,12 +7,40 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use support::keyring::SecretService;
 use support::provider::{Provider, Reply};
+use support::webdriver::Session;
 use support::{cli, save_screenshot, Desktop};
 
 const WAIT: Duration = Duration::from_secs(10);
 
 fn texts(selector: &str) -> String {
     format!("return [...document.querySelectorAll('{selector}')].map(e => e.textContent)")
+}
+
+/// Waits for the spare task window to be ready for a task; its handle.
+fn wait_spare(app: &Session) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(spare) = spare_window(app) {
+            return spare;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "no spare task window was made ready"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The spare task window, if its page is ready for a task (visits every window to find it, then
+/// comes back).
+fn spare_window(app: &Session) -> Option<String> {
+    let current = app.current_window();
+    let found = app.all_window_handles().into_iter().find(|handle| {
+        app.try_switch_to(handle)
+            && app.js("return document.body?.dataset.spare ?? null", json!([])) == "ready"
+    });
+    app.switch_to(&current);
+    found
 }
 
 fn contains(list: &Value, text: &str) -> bool {
@@ -176,6 +204,47 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
         |v| contains(v, "Renamed by the CLI"),
     );
     save_screenshot("main-window", &app.screenshot());
+
+    // A task opened once the app has settled opens in the spare window it keeps ready (hidden,
+    // its page loaded): that window was there before the click, and now shows the task.
+    let spare = wait_spare(&app);
+    app.switch_to(&main_window);
+    let second = tasks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"] == "Added from the CLI")
+        .unwrap()["id"]
+        .to_string();
+    app.find(&format!(".task[data-id=\"{second}\"] .task-open"))
+        .click();
+    let opened = app.switch_to_new_window(&[main_window.clone(), task_window.clone()], WAIT);
+    assert_eq!(opened, spare, "the task did not open in the spare window");
+    assert_eq!(app.find("#task-title").text(), "Added from the CLI");
+    cli(
+        &data,
+        &["tasks", "rename", &second, "Renamed in its spare window"],
+    );
+    app.wait_until(
+        "the spare window to follow its task",
+        WAIT,
+        "return document.getElementById('task-title').textContent + ' ' + location.search",
+        |v| v == &format!("Renamed in its spare window ?id={second}"),
+    );
+    save_screenshot("task-window-spare", &app.screenshot());
+
+    // Closing every window the user sees quits the app, though it keeps the next spare.
+    let next = wait_spare(&app);
+    assert!(![&main_window, &task_window, &opened].contains(&&next));
+    for (window, field) in [
+        (&opened, "#composer-input"),
+        (&task_window, "#composer-input"),
+        (&main_window, "#new-task-title"),
+    ] {
+        app.switch_to(window);
+        app.find(field).send_keys_once("\u{E009}w\u{E000}"); // Ctrl+W
+    }
+    desktop.wait_app_gone(WAIT);
     app.quit();
 
     // Relaunch: everything is still there.
@@ -193,14 +262,14 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
         |v| v.as_array().is_some_and(|a| a.len() == 2),
     );
     assert!(
-        contains(&titles, "Added from the CLI") && contains(&titles, "Renamed by the CLI"),
+        contains(&titles, "Renamed in its spare window") && contains(&titles, "Renamed by the CLI"),
         "{titles}"
     );
     save_screenshot("main-window-relaunched", &app.screenshot());
 
     // Delete a task: a confirmation (starting on Cancel) first, then it is gone everywhere.
     app.js(
-        "[...document.querySelectorAll('.task')].find(r => r.textContent.includes('Added from the CLI'))
+        "[...document.querySelectorAll('.task')].find(r => r.textContent.includes('Renamed in its spare window'))
             .querySelector('.danger-outline').click()",
         json!([]),
     );

@@ -192,7 +192,7 @@ pub fn delete_task(state: State<'_, AppState>, id: TaskId) -> Result<()> {
     Ok(())
 }
 
-/// Opens the task in its own window (label `task-<id>`), or focuses that window if it is open;
+/// Opens the task in its own window, or focuses that window if it is open;
 /// `at` (a message's seq, from a search) is scrolled into view.
 #[tauri::command]
 pub async fn open_task<R: Runtime>(
@@ -210,6 +210,12 @@ pub async fn open_task<R: Runtime>(
         state.changed();
     }
     Ok(())
+}
+
+/// A spare task window (opened hidden ahead of time) has loaded and waits for a task to show.
+#[tauri::command]
+pub fn spare_ready<R: Runtime>(app: AppHandle<R>, window: WebviewWindow<R>) {
+    crate::windows::spare_ready(&app, window.label());
 }
 
 /// Full-text search across every conversation, best matches first (at most 60).

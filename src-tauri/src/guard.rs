@@ -6,18 +6,20 @@
 use crate::commands::CommandError;
 use crate::windows;
 use tauri::ipc::{Invoke, InvokeBody};
-use tauri::Runtime;
+use tauri::{Manager, Runtime};
 
 /// Commands whose `id` argument is a task id.
 const TASK_RECORD_COMMANDS: &[&str] = &["get_task", "rename_task", "delete_task", "open_task"];
 
 /// `Err` when a task window names another task than its own.
 pub(crate) fn check<R: Runtime>(invoke: &Invoke<R>) -> Result<(), CommandError> {
-    let label = invoke.message.webview().label().to_string();
-    let Some(own) = label.strip_prefix(windows::TASK_PREFIX) else {
+    let webview = invoke.message.webview();
+    let label = webview.label();
+    if !label.starts_with(windows::TASK_PREFIX) {
         return Ok(());
-    };
-    let own: i64 = own.parse().unwrap_or(0);
+    }
+    // A spare window not yet given a task acts on none.
+    let own = windows::task_of(webview.app_handle(), label).map_or(0, |t| t.0);
     let InvokeBody::Json(args) = invoke.message.payload() else {
         return Ok(());
     };

@@ -33,16 +33,25 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
         .plugin(tauri_plugin_notification::init())
         .manage(state)
         .manage(tree::TreeState::default())
-        .on_window_event(|window, event| {
-            if let tauri::WindowEvent::Focused(true) = event {
-                if let Some(task) = windows::task_of(window.label()) {
+        .manage(windows::Windows::default())
+        .on_window_event(|window, event| match event {
+            tauri::WindowEvent::Focused(true) => {
+                if let Some(task) = windows::task_of(window.app_handle(), window.label()) {
                     window.state::<tree::TreeState>().focused(task);
                 }
             }
+            tauri::WindowEvent::Destroyed => windows::forget(window.app_handle(), window.label()),
+            _ => {}
         })
         .setup(|app| {
             sync::start(app.handle());
             sync::forward_agent_events(app.handle());
+            // A spare task window, so that the first task opened opens at once.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                tokio::time::sleep(windows::SPARE_AFTER_START).await;
+                windows::prepare_spare(&handle);
+            });
             Ok(())
         })
         .invoke_handler(guarded(tauri::generate_handler![
@@ -66,6 +75,7 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             commands::delete_task,
             commands::open_task,
             commands::close_window,
+            commands::spare_ready,
             task_window::task_view,
             task_window::older_messages,
             task_window::send_message,

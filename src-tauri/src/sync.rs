@@ -68,7 +68,9 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
 fn deliver<R: Runtime>(app: &AppHandle<R>, store: &Store, mut event: StoreEvent) {
     if let StoreEvent::TaskUpserted { task } = &mut event {
         if task.unread
-            && app.get_webview_window(&windows::label(task.id)).is_some()
+            && app
+                .get_webview_window(&windows::label(app, task.id))
+                .is_some()
             && store.mark_task_read(task.id).is_ok()
         {
             task.unread = false;
@@ -76,8 +78,8 @@ fn deliver<R: Runtime>(app: &AppHandle<R>, store: &Store, mut event: StoreEvent)
     }
     let event = &event;
     let own_window = match event {
-        StoreEvent::TaskUpserted { task } => Some(windows::label(task.id)),
-        StoreEvent::TaskDeleted { task_id, .. } => Some(windows::label(*task_id)),
+        StoreEvent::TaskUpserted { task } => Some(windows::label(app, task.id)),
+        StoreEvent::TaskDeleted { task_id, .. } => Some(windows::label(app, *task_id)),
         // A conversation goes only to its own window.
         StoreEvent::MessageUpserted { message } => {
             // An answer this app is streaming reaches its window as deltas already; its stored
@@ -90,7 +92,7 @@ fn deliver<R: Runtime>(app: &AppHandle<R>, store: &Store, mut event: StoreEvent)
             if streaming_here {
                 return;
             }
-            let own = windows::label(message.task_id);
+            let own = windows::label(app, message.task_id);
             let _ = app.emit_filter(STORE_EVENT, event, |target| {
                 label_of(target) == Some(own.as_str())
             });
@@ -139,7 +141,7 @@ pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         while let Some(event) = events.recv().await {
-            let label = windows::label(event.task_id());
+            let label = windows::label(&app, event.task_id());
             let _ = app.emit_to(
                 EventTarget::webview_window(label.clone()),
                 AGENT_EVENT,

@@ -165,11 +165,14 @@ pub fn attach_file<R: Runtime>(
         order
             .into_iter()
             .filter(|t| store.task(*t).is_ok_and(|t| t.project_id == project_id))
-            .find_map(|t| app.get_webview_window(&windows::label(t)).map(|w| (t, w)))
+            .find_map(|t| {
+                app.get_webview_window(&windows::label(&app, t))
+                    .map(|w| (t, w))
+            })
             .ok_or_else(no_window)?
     };
     window.emit_to(
-        EventTarget::webview_window(windows::label(task)),
+        EventTarget::webview_window(window.label()),
         ATTACH_EVENT,
         &path,
     )?;

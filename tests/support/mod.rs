@@ -171,13 +171,7 @@ impl Desktop {
     /// waits until it is gone. Its WebDriver session is dead afterwards; `launch` starts anew.
     #[allow(dead_code)] // not every test binary crashes the app
     pub fn kill_app(&self) {
-        let app = std::fs::canonicalize(env!("CARGO_BIN_EXE_codewright")).unwrap();
-        let pids: Vec<u32> = descendants(self.driver.id())
-            .into_iter()
-            .filter(|pid| {
-                std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == app)
-            })
-            .collect();
+        let pids = self.app_pids();
         assert!(!pids.is_empty(), "the app is not running");
         for pid in &pids {
             let _ = Command::new("kill")
@@ -195,6 +189,27 @@ impl Desktop {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Waits (up to `timeout`) for the app this desktop's driver launched to have exited.
+    #[allow(dead_code)] // not every test binary closes the app's windows
+    pub fn wait_app_gone(&self, timeout: Duration) {
+        let start = std::time::Instant::now();
+        while !self.app_pids().is_empty() {
+            assert!(start.elapsed() < timeout, "the app kept running");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The processes of the app this desktop's driver launched.
+    fn app_pids(&self) -> Vec<u32> {
+        let app = std::fs::canonicalize(env!("CARGO_BIN_EXE_codewright")).unwrap();
+        descendants(self.driver.id())
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == app)
+            })
+            .collect()
     }
 }
 

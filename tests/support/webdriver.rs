@@ -203,15 +203,60 @@ impl Session {
         }
     }
 
+    /// The windows a person can see: every window but the spare task window the app keeps
+    /// hidden, ahead of time, until a task is opened in it (and a window already closing).
+    /// Visits each window to tell, then comes back to the current one.
     pub fn window_handles(&self) -> Vec<String> {
-        let v = self
+        let all = self
             .cmd("GET", "/window/handles", None)
             .expect("window handles");
-        v.as_array()
+        let current = self.cmd("GET", "/window", None).ok();
+        let shown = all
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h.as_str().unwrap().to_string())
+            .filter(|h| self.shows_something(h))
+            .collect();
+        if let Some(Value::String(current)) = current {
+            let _ = self.cmd("POST", "/window", Some(json!({"handle": current})));
+        }
+        shown
+    }
+
+    /// Every window the app has, the hidden spare task window included.
+    #[allow(dead_code)] // not every test binary looks for the spare
+    pub fn all_window_handles(&self) -> Vec<String> {
+        let all = self
+            .cmd("GET", "/window/handles", None)
+            .expect("window handles");
+        all.as_array()
             .unwrap()
             .iter()
             .map(|h| h.as_str().unwrap().to_string())
             .collect()
+    }
+
+    /// Switches to the window `handle`, unless it is gone; whether it did.
+    pub fn try_switch_to(&self, handle: &str) -> bool {
+        self.cmd("POST", "/window", Some(json!({"handle": handle})))
+            .is_ok()
+    }
+
+    /// Whether the window `handle` is one a person sees: not a spare task window (its page,
+    /// `task.html` without a task id, or not loaded yet) and not gone.
+    fn shows_something(&self, handle: &str) -> bool {
+        if !self.try_switch_to(handle) {
+            return false;
+        }
+        match self.cmd("GET", "/url", None) {
+            Ok(Value::String(url)) => {
+                let spare =
+                    url == "about:blank" || (url.contains("task.html") && !url.contains("id="));
+                !spare
+            }
+            _ => false,
+        }
     }
 
     pub fn current_window(&self) -> String {

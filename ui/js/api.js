@@ -23,6 +23,11 @@ export function onStoreEvent(handler) {
   return listen('store', handler);
 }
 
+/** Calls `handler({taskId, at})` when this spare task window is given the task to show. */
+export function onAdopt(handler) {
+  return listen('adopt', handler);
+}
+
 /** Calls `handler(event)` for every AgentEvent of the runs in this app, as they happen. */
 export function onAgentEvent(handler) {
   return listen('agent', handler);

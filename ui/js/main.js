@@ -1,7 +1,7 @@
 // The main window: projects in the sidebar, the selected project's tasks on the right. A view of
 // the backend: it renders what commands return and what store events say, and keeps no other state.
 
-import { call, messageOf, onStoreEvent } from './api.js';
+import { call, closeWindow, messageOf, onStoreEvent } from './api.js';
 import { confirmDialog, formDialog } from './dialogs.js';
 import { $, h, restFocusInBackground, showFatal, toast } from './dom.js';
 import { ago, statusLabel, when } from './format.js';
@@ -420,7 +420,8 @@ async function start() {
     openProject: (id) => { closePages(); select(id); },
     openTask,
   });
-  const shortcuts = { ',': () => showSettings(false), f: showSearch, n: newTask, k: palette };
+  // Ctrl+W closes this window, as in a task window; the app quits when no task window is open.
+  const shortcuts = { ',': () => showSettings(false), f: showSearch, n: newTask, k: palette, w: closeWindow };
   document.addEventListener('keydown', (e) => {
     const action = e.ctrlKey && !e.altKey && !e.shiftKey && !e.metaKey && shortcuts[e.key.toLowerCase()];
     if (!action || document.querySelector('dialog[open]')) return;

@@ -2,8 +2,8 @@
 // it renders what `task_view` returns, then follows store events (what is stored, by any process)
 // and agent events (what a run in this app does, as it happens).
 
-import { call, closeWindow, messageOf, onAgentEvent, onAttach, onReveal, onStoreEvent } from './api.js';
-import { $, restFocusInBackground, showFatal } from './dom.js';
+import { call, closeWindow, messageOf, onAdopt, onAgentEvent, onAttach, onReveal, onStoreEvent } from './api.js';
+import { $, h, restFocusInBackground, showFatal } from './dom.js';
 import { addApproval, addQuestion, initPrompts, resolvePrompt } from './task/approval.js';
 import { initActions, runAction } from './task/actions.js';
 import { initCheckpoints, showCheckpoints } from './task/checkpoints.js';
@@ -18,9 +18,10 @@ import { loadHighlighter } from './task/code.js';
 import { applyCallStates, findPanel, interruptUnfinished, resetTools, settleRunning } from './task/tools.js';
 
 const params = new URLSearchParams(location.search);
-const taskId = Number(params.get('id'));
+/** The task shown; none yet in a spare window. */
+let taskId = Number(params.get('id'));
 /** The message to show first (a search's match), by seq; else the newest. */
-const openAt = params.has('at') ? Number(params.get('at')) : null;
+let openAt = params.has('at') ? Number(params.get('at')) : null;
 let dataDir = '';
 let conversation = null;
 
@@ -31,8 +32,9 @@ function showState(state) {
   setRunning(running(state));
 }
 
-async function load() {
-  const view = await call('task_view', { taskId });
+/** Shows the task as `task_view` returns it (`asked`: that call, if already under way). */
+async function load(asked = call('task_view', { taskId })) {
+  const view = await asked;
   performance.mark('task-view-loaded');
   resetTools();
   showTask(view.task);
@@ -151,6 +153,48 @@ function wire() {
   });
 }
 
+/** A spare window, opened hidden before anyone asked for it so that opening a task skips starting
+ * a web page: says it is ready, then waits for the task it is given and takes it on as if opened
+ * for it (a reload shows the same task). */
+async function adoption() {
+  document.body.dataset.spare = 'true';
+  warmUp();
+  const given = await new Promise((resolve, reject) => {
+    onAdopt(resolve)
+      .then(() => call('spare_ready'))
+      .then(() => { document.body.dataset.spare = 'ready'; })
+      .catch(reject);
+  });
+  performance.mark('adopted');
+  taskId = given.taskId;
+  openAt = given.at ?? null;
+  history.replaceState(null, '', `task.html?id=${taskId}${openAt == null ? '' : `&at=${openAt}`}`);
+  delete document.body.dataset.spare;
+}
+
+/** Lays out, unseen, a sample of what a conversation shows: the first layout of a new web page
+ * loads its fonts and styles (~100 ms), which a spare window does before it is needed. */
+function warmUp() {
+  const app = $('#app');
+  const sample = h('div', {},
+    h('article', { class: 'message user' }, h('div', { class: 'message-text', text: 'Sample' })),
+    h('article', { class: 'message assistant' }, h('div', { class: 'message-body' }, h('div', { class: 'markdown' },
+      h('div', { class: 'md-chunk' }, h('div', { class: 'md-block' },
+        h('h1', { text: 'Sample' }), h('h2', { text: 'Sample' }),
+        h('p', {}, 'A ', h('strong', { text: 'sample' }), ' ', h('em', { text: 'of' }), ' ', h('code', { text: 'text' })),
+        h('ul', {}, h('li', { text: 'item' })),
+        h('div', { class: 'code-block' },
+          h('div', { class: 'code-head' }, h('span', { class: 'code-lang', text: 'rust' }), h('button', { class: 'copy-code', type: 'button', text: 'Copy' })),
+          h('pre', {}, h('code', { text: 'fn main() {}' })))))))));
+  $('#messages').append(sample);
+  app.style.visibility = 'hidden';
+  app.hidden = false;
+  app.getBoundingClientRect();
+  app.hidden = true;
+  app.style.visibility = '';
+  sample.remove();
+}
+
 async function start() {
   performance.mark('task-script-started'); // for scripts/bench-task-window.py, as the marks below
   requestAnimationFrame(() => performance.mark('first-frame'));
@@ -161,8 +205,8 @@ async function start() {
     showFatal(messageOf(info.startupError), dataDir);
     return;
   }
-  wire();
   // Listen before loading; what arrives meanwhile is applied after the first render, in order.
+  // (A spare window listens before it has a task: events reach it only once it has one.)
   let pending = [];
   const later = (apply) => (event) => (pending ? pending.push(() => apply(event)) : apply(event));
   // Asked all at once: each is a round trip to the app.
@@ -173,7 +217,10 @@ async function start() {
     onAttach(later((path) => insertMention($('#composer-input'), path))),
   ]);
   performance.mark('listening');
-  await load();
+  if (!taskId) await adoption();
+  const asked = call('task_view', { taskId }); // read while the page wires itself
+  wire();
+  await load(asked);
   performance.mark('conversation-shown');
   // The first screen's Markdown is rendered while the page is still hidden: laid out and painted
   // once, rendered, never as a flash of raw text (but a slow renderer is waited for 2 s at most).
