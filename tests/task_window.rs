@@ -11,7 +11,7 @@ use std::time::Duration;
 use support::notifications::NotificationBus;
 use support::provider::{Provider, Reply};
 use support::webdriver::Session;
-use support::{cli, save_screenshot, Desktop};
+use support::{cli, save_screenshot, Desktop, MCP_SECRET};
 
 const WAIT: Duration = Duration::from_secs(15);
 /// A 1×1 PNG.
@@ -1646,7 +1646,23 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("data");
     let folder = home.path().join("project");
-    let provider = Provider::start(Box::new(|_, _| Reply::Text("Noted.".into())));
+    // "Show your environment" gets the server's get-env tool called; anything else a note.
+    let provider = Provider::start(Box::new(|_, request: &Value| {
+        let last = request["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .cloned()
+            .unwrap_or_default();
+        if last["role"] == "user"
+            && last["content"]
+                .to_string()
+                .contains("Show your environment")
+        {
+            Reply::Calls(vec![("everything__get-env", json!({}))])
+        } else {
+            Reply::Text("Noted.".into())
+        }
+    }));
     setup(&data, &folder, &provider);
     let servers = std::env::var_os("CODEWRIGHT_MCP_SERVERS")
         .map(std::path::PathBuf::from)
@@ -1694,7 +1710,7 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     app.find("#mcp-command")
         .type_text("no-such-mcp-server-xyz --stdio");
     app.find("#mcp-env")
-        .type_text("API_TOKEN=tok-never-shown-123");
+        .type_text(&format!("API_TOKEN={MCP_SECRET}"));
     app.find("#mcp-save").click();
     let error = app.wait_until("the command's error", WAIT,
         "const e = document.querySelector('[data-mcp-error=command]'); return e.hidden ? null : e.textContent",
@@ -1742,7 +1758,7 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     );
     let html = app.js("return document.documentElement.outerHTML", json!([]));
     assert!(
-        !html.as_str().unwrap().contains("tok-never-shown-123"),
+        !html.as_str().unwrap().contains(MCP_SECRET),
         "the secret reached the page"
     );
     assert!(html.as_str().unwrap().contains("API_TOKEN=••••••"));
@@ -1762,6 +1778,27 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     send(&app, "Second");
     answers(2);
     assert!(tools(provider.requests().last().unwrap()).contains("everything__echo"));
+
+    // A server that prints its environment: the secret it was given comes back taken out, in
+    // the window, to the model, and (the desktop's drill, at its end) in no file.
+    send(&app, "Show your environment");
+    answers(3);
+    let shown = app.js(
+        "return document.querySelector('.tool-panel[data-tool=\"everything__get-env\"]')?.textContent ?? ''",
+        json!([]),
+    );
+    let shown = shown.as_str().unwrap();
+    assert!(
+        shown.contains("\"API_TOKEN\": \"[secret API_TOKEN]\""),
+        "{shown}"
+    );
+    assert!(!shown.contains(MCP_SECRET));
+    assert!(!provider
+        .requests()
+        .last()
+        .unwrap()
+        .to_string()
+        .contains(MCP_SECRET));
 
     // Off: said so, and stored.
     app.switch_to(&main);

@@ -26,6 +26,12 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// and `exec` the tests start. Every desktop checks at its end that it is written nowhere.
 pub const KEY: &str = "sk-e2e-3f9Qd7LmX2vB8nW4";
 
+/// A secret value an MCP server is given in a test; like [`KEY`], written nowhere.
+pub const MCP_SECRET: &str = "tok-never-shown-3c81e5a0";
+
+/// The file, among a desktop's own folders, that holds what its app and driver printed.
+const LOG: &str = "printed.log";
+
 /// An X server, tauri-driver (with WebKitWebDriver) and a data folder for one test. Everything is
 /// stopped on drop, the driver's whole process group included, so no WebKitWebDriver is orphaned.
 pub struct Desktop {
@@ -108,6 +114,9 @@ impl Desktop {
         let (xvfb, display) = start_xvfb();
         let port = free_port();
         let xdg = tempfile::tempdir().unwrap();
+        // What the app (and the driver) print goes to a file with the rest of this desktop's
+        // folders, so that the secrets drill reads it too; it is shown when the test fails.
+        let log = std::fs::File::create(xdg.path().join(LOG)).unwrap();
         let driver = Command::new(tauri_driver())
             .args([
                 "--port",
@@ -124,7 +133,7 @@ impl Desktop {
             .envs(env.iter().copied())
             .env_remove("WAYLAND_DISPLAY")
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(log)
             .process_group(0)
             .spawn()
             .expect("cannot start tauri-driver");
@@ -253,12 +262,19 @@ impl Drop for Desktop {
             .args(["-TERM", &self.xvfb.id().to_string()])
             .status();
         let _ = self.xvfb.wait();
+        // Captured by the test harness: shown with a failure.
+        if let Ok(printed) = std::fs::read_to_string(self.xdg.path().join(LOG)) {
+            eprint!("{printed}");
+        }
         // The secrets drill, for every desktop scenario: the provider's key reached no file of
-        // the data folder (the database, its log, attachments) nor what the web views keep.
+        // the data folder (the database, its log, attachments), nothing the web views keep, and
+        // nothing the app printed.
         if !std::thread::panicking() {
             for folder in [self.home.as_path(), self.xdg.path()] {
-                if let Some(file) = file_containing(folder, KEY.as_bytes()) {
-                    panic!("the provider's key was written to {}", file.display());
+                for secret in [KEY, MCP_SECRET] {
+                    if let Some(file) = file_containing(folder, secret.as_bytes()) {
+                        panic!("the secret {secret} was written to {}", file.display());
+                    }
                 }
             }
         }

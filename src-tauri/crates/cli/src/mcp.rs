@@ -5,7 +5,7 @@ use crate::output::{table, to_json};
 use clap::Subcommand;
 use codewright_host::mcp::{self, environment_for, read_secret};
 use codewright_llm::credentials::OsKeyring;
-use codewright_mcp::{Connection, McpServers, ServerState};
+use codewright_mcp::{Connection, McpServers, Redactor, ServerState};
 use codewright_protocol::ProjectId;
 use codewright_store::{McpServerRow, McpTransport, Store};
 use codewright_tools::EnvFilter;
@@ -112,17 +112,19 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
-async fn connect(store: &Store, row: &McpServerRow) -> Result<Connection, String> {
-    let endpoint = mcp::endpoint_of(store, row)?;
+/// Connects to the server; with what takes its secrets out of what it sends back.
+async fn connect(store: &Store, row: &McpServerRow) -> Result<(Connection, Redactor), String> {
+    let (endpoint, redactor) = mcp::endpoint_of(store, row)?;
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-    Connection::connect(
+    let connection = Connection::connect(
         &endpoint,
         vec![],
         tx,
         codewright_mcp::client::CONNECT_TIMEOUT,
     )
     .await
-    .map_err(|e| format!("{}: {e}", row.name))
+    .map_err(|e| redactor.redact(&format!("{}: {e}", row.name)))?;
+    Ok((connection, redactor))
 }
 
 /// Runs an `mcp` command.
@@ -236,8 +238,8 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
         McpCommand::Tools { name } => {
             let row = find(store, &name)?;
             let tools = runtime()?.block_on(async {
-                let c = connect(store, &row).await?;
-                let tools = c.tools().await.map_err(|e| e.to_string());
+                let (c, redactor) = connect(store, &row).await?;
+                let tools = c.tools().await.map_err(|e| redactor.redact(&e.to_string()));
                 c.close().await;
                 tools
             })?;
@@ -257,8 +259,11 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
         McpCommand::Prompts { name } => {
             let row = find(store, &name)?;
             let prompts = runtime()?.block_on(async {
-                let c = connect(store, &row).await?;
-                let prompts = c.prompts().await.map_err(|e| e.to_string());
+                let (c, redactor) = connect(store, &row).await?;
+                let prompts = c
+                    .prompts()
+                    .await
+                    .map_err(|e| redactor.redact(&e.to_string()));
                 c.close().await;
                 prompts
             })?;
@@ -278,20 +283,20 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
             let row = find(store, &name)?;
             let args: serde_json::Value = serde_json::from_str(&arguments)
                 .map_err(|e| format!("the arguments are not valid JSON ({e})"))?;
-            let outcome = runtime()?.block_on(async {
-                let c = connect(store, &row).await?;
+            let (outcome, redactor) = runtime()?.block_on(async {
+                let (c, redactor) = connect(store, &row).await?;
                 let never = tokio_util::sync::CancellationToken::new();
                 let r = c
                     .call(&tool, args, Duration::from_secs(120), &never, None)
                     .await
-                    .map_err(|e| e.to_string());
+                    .map_err(|e| redactor.redact(&e.to_string()));
                 c.close().await;
-                r
+                r.map(|outcome| (outcome, redactor))
             })?;
             if json {
-                return Ok(to_json(
+                return Ok(redactor.redact(&to_json(
                     &json!({"content": outcome.content, "isError": outcome.is_error}),
-                ));
+                )));
             }
             let text: Vec<String> = outcome
                 .content
@@ -303,7 +308,7 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
                         .unwrap_or_else(|| format!("[{}]", c["type"].as_str().unwrap_or("content")))
                 })
                 .collect();
-            let text = format!("{}\n", text.join("\n"));
+            let text = redactor.redact(&format!("{}\n", text.join("\n")));
             if outcome.is_error {
                 Err(text.trim_end().to_string())
             } else {

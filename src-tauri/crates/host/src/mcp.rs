@@ -6,7 +6,7 @@
 use crate::settings::FieldError;
 use crate::HostError;
 use codewright_llm::credentials::{OsKeyring, SecretStore};
-use codewright_mcp::{Connection, Endpoint, McpServers};
+use codewright_mcp::{Connection, Endpoint, McpServers, Redactor};
 use codewright_protocol::{ErrorKind, ProjectId};
 use codewright_store::{McpServerRow, McpTransport, Store};
 use codewright_tools::EnvFilter;
@@ -446,8 +446,8 @@ pub fn remove_server(store: &Store, keys: &dyn SecretStore, name: &str) -> Resul
 }
 
 /// How to reach a configured server now: its secrets read, and for a stdio server the
-/// environment it starts with.
-pub fn endpoint_of(store: &Store, row: &McpServerRow) -> Result<Endpoint, String> {
+/// environment it starts with; with what takes those secrets out of what it sends back.
+pub fn endpoint_of(store: &Store, row: &McpServerRow) -> Result<(Endpoint, Redactor), String> {
     let env = environment_for(std::iter::once(row), &EnvFilter::read(store, row.project));
     codewright_mcp::endpoint(row, &read_secret, &env, None)
 }
@@ -495,10 +495,12 @@ pub fn check_server(
         })?;
     let endpoint = endpoint_of(store, &row);
     Ok(async move {
-        let failed = |error: String| ServerCheck::Failed { error };
-        let endpoint = match endpoint {
+        let (endpoint, redactor) = match endpoint {
             Ok(e) => e,
-            Err(e) => return failed(e),
+            Err(error) => return ServerCheck::Failed { error },
+        };
+        let failed = |error: String| ServerCheck::Failed {
+            error: redactor.redact(&error),
         };
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let connection = match Connection::connect(
@@ -522,7 +524,7 @@ pub fn check_server(
                 tools: tools
                     .into_iter()
                     .map(|t| ToolSummary {
-                        description: t.description.lines().next().unwrap_or("").to_string(),
+                        description: redactor.redact(t.description.lines().next().unwrap_or("")),
                         name: t.name,
                         read_only: t.read_only,
                     })

@@ -14,4 +14,4 @@ mod stdio;
 pub use client::{
     CallOutcome, Connection, Endpoint, McpFailure, Notice, OnProgress, ProgressUpdate, RemoteTool,
 };
-pub use servers::{endpoint, McpServers, ServerState};
+pub use servers::{endpoint, McpServers, Redactor, ServerState};

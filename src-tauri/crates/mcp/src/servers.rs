@@ -41,12 +41,37 @@ pub enum ServerState {
 /// Reads secret values (`mcp:<server>:<key>` in the keyring, or the environment).
 pub type Secrets<'a> = &'a (dyn Fn(&str, &str) -> Option<String> + Sync);
 
+/// The secret values a server was given (its env variables and headers from the keyring), taken
+/// out of whatever it sends back — results, progress, errors, its stderr — before that reaches a
+/// model, the store or a window: a server that prints its environment or echoes its token
+/// leaks nothing. Values shorter than [`SECRET_MIN`] characters are left (they would match
+/// ordinary text).
+#[derive(Clone, Debug, Default)]
+pub struct Redactor(Arc<Vec<(String, String)>>);
+
+/// The shortest secret value a [`Redactor`] takes out.
+pub const SECRET_MIN: usize = 8;
+
+impl Redactor {
+    /// `text` with every secret value replaced by `[secret NAME]`.
+    pub fn redact(&self, text: &str) -> String {
+        self.0
+            .iter()
+            .filter(|(_, value)| value.len() >= SECRET_MIN && text.contains(value.as_str()))
+            .fold(text.to_string(), |text, (name, value)| {
+                text.replace(value.as_str(), &format!("[secret {name}]"))
+            })
+    }
+}
+
 /// One configured server of a run: how to reach it, its connection (made again on the next use
 /// after a crash), its tools and state.
 struct Live {
     name: String,
     /// `None` when the configuration itself failed (a secret missing): never connected.
     endpoint: Option<Endpoint>,
+    /// Takes the secrets it was given out of what it sends back.
+    redactor: Redactor,
     roots: Vec<PathBuf>,
     connection: Mutex<Option<Arc<Connection>>>,
     tools: StdMutex<Vec<RemoteTool>>,
@@ -123,7 +148,7 @@ impl Live {
             }
             Err(e) => {
                 *state = ServerState::Failed {
-                    error: e.to_string(),
+                    error: self.redactor.redact(&e.to_string()),
                 };
                 self.tools.lock().expect("tools lock").clear();
                 Err(e)
@@ -150,13 +175,14 @@ pub struct McpServers {
     changes: StdMutex<Option<mpsc::UnboundedReceiver<String>>>,
 }
 
-/// The endpoint of a configured server, with its secrets filled in.
+/// The endpoint of a configured server, with its secrets filled in, and what takes those secrets
+/// out of what the server sends back.
 pub fn endpoint(
     row: &McpServerRow,
     secrets: Secrets,
     env: &HashMap<String, String>,
     cwd: Option<PathBuf>,
-) -> Result<Endpoint, String> {
+) -> Result<(Endpoint, Redactor), String> {
     let mut values: BTreeMap<String, String> = BTreeMap::new();
     for key in &row.secrets {
         let value = secrets(&row.name, key).ok_or_else(|| {
@@ -171,7 +197,8 @@ pub fn endpoint(
         headers.extend(values.clone());
         headers
     };
-    Ok(match &row.transport {
+    let redactor = Redactor(Arc::new(values.clone().into_iter().collect()));
+    let endpoint = match &row.transport {
         McpTransport::Stdio { command, args } => {
             let mut all = env.clone();
             all.extend(row.env.clone());
@@ -196,7 +223,8 @@ pub fn endpoint(
             url: url.clone(),
             headers: with_secrets(row.headers.clone()),
         },
-    })
+    };
+    Ok((endpoint, redactor))
 }
 
 impl McpServers {
@@ -217,13 +245,15 @@ impl McpServers {
                 disabled.push(row.name.clone());
                 continue;
             }
-            let (endpoint, state) = match endpoint(row, secrets, env, Some(root.clone())) {
-                Ok(e) => (Some(e), ServerState::Disabled),
-                Err(error) => (None, ServerState::Failed { error }),
+            let (endpoint, redactor, state) = match endpoint(row, secrets, env, Some(root.clone()))
+            {
+                Ok((e, redactor)) => (Some(e), redactor, ServerState::Disabled),
+                Err(error) => (None, Redactor::default(), ServerState::Failed { error }),
             };
             servers.push(Arc::new(Live {
                 name: row.name.clone(),
                 endpoint,
+                redactor,
                 roots: vec![root.clone()],
                 connection: Mutex::new(None),
                 tools: StdMutex::new(Vec::new()),
@@ -279,7 +309,10 @@ impl McpServers {
             for remote in live.tools.lock().expect("tools lock").iter() {
                 out.push(Arc::new(McpTool {
                     name: tool_name(&live.name, &remote.name, &mut taken),
-                    description: format!("[MCP server {}] {}", live.name, remote.description),
+                    description: live.redactor.redact(&format!(
+                        "[MCP server {}] {}",
+                        live.name, remote.description
+                    )),
                     live: live.clone(),
                     remote: remote.clone(),
                 }));
@@ -371,6 +404,27 @@ impl Tool for McpTool {
         {
             return e;
         }
+        let output = self.call(input, cx).await;
+        let redactor = &self.live.redactor;
+        ToolOutput {
+            content: output
+                .content
+                .into_iter()
+                .map(|c| match c {
+                    ToolContent::Text { text } => ToolContent::Text {
+                        text: redactor.redact(&text),
+                    },
+                    other => other,
+                })
+                .collect(),
+            ..output
+        }
+    }
+}
+
+impl McpTool {
+    /// Calls the tool on its server (starting the server again if it crashed).
+    async fn call(&self, input: Value, cx: &CallContext) -> ToolOutput {
         // A server that crashed is started again here, on the next use.
         let connection = match self.live.connection().await {
             Ok(c) => c,
@@ -381,7 +435,10 @@ impl Tool for McpTool {
                 ))
             }
         };
-        let progress = cx.progress.clone().map(Throttled::new);
+        let progress = cx
+            .progress
+            .clone()
+            .map(|report| Throttled::new(report, self.live.redactor.clone()));
         let outcome = connection
             .call(
                 &self.remote.name,
@@ -432,6 +489,7 @@ impl Tool for McpTool {
 #[derive(Clone)]
 struct Throttled {
     report: Progress,
+    redactor: Redactor,
     state: Arc<StdMutex<Throttle>>,
 }
 
@@ -442,9 +500,10 @@ struct Throttle {
 }
 
 impl Throttled {
-    fn new(report: Progress) -> Throttled {
+    fn new(report: Progress, redactor: Redactor) -> Throttled {
         Throttled {
             report,
+            redactor,
             state: Arc::default(),
         }
     }
@@ -452,7 +511,7 @@ impl Throttled {
     fn listener(&self) -> OnProgress {
         let this = self.clone();
         Arc::new(move |update: ProgressUpdate| {
-            let line = format!("{update}\n");
+            let line = this.redactor.redact(&format!("{update}\n"));
             let mut t = this.state.lock().expect("throttle lock");
             match t.shown.map(|at| at.elapsed()) {
                 Some(since) if since < PROGRESS_INTERVAL => {
@@ -529,5 +588,24 @@ fn content_of(c: &Value) -> ToolContent {
                 .map(String::from)
                 .unwrap_or_else(|| c.to_string()),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Redactor;
+    use std::sync::Arc;
+
+    #[test]
+    fn secrets_are_taken_out_and_short_values_left() {
+        let redactor = Redactor(Arc::new(vec![
+            ("TOKEN".into(), "abcdefgh12".into()),
+            ("PIN".into(), "1234".into()),
+        ]));
+        assert_eq!(
+            redactor.redact("t=abcdefgh12 pin=1234 again abcdefgh12"),
+            "t=[secret TOKEN] pin=1234 again [secret TOKEN]"
+        );
+        assert_eq!(Redactor::default().redact("abcdefgh12"), "abcdefgh12");
     }
 }

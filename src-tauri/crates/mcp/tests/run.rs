@@ -385,3 +385,69 @@ async fn a_call_fails_after_its_servers_own_timeout() {
     assert_eq!(out.text_content(), "3", "{out:?}");
     servers.shutdown().await;
 }
+
+/// The secret values a server is given (here an env variable from the keyring) never come back
+/// from it: not in a tool's result (the everything server's `get-env` prints its environment),
+/// not in the error and stderr tail of a server that prints it and exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_given_to_a_server_never_come_back() {
+    const SECRET: &str = "tok-mcp-7d2e9f41c0";
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let with_secret = |row: McpServerRow| McpServerRow {
+        secrets: vec!["API_TOKEN".into()],
+        ..row
+    };
+    let rows = [
+        with_secret(row(
+            "everything",
+            McpTransport::Stdio {
+                command: "node".into(),
+                args: vec![
+                    servers()
+                        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+                        .display()
+                        .to_string(),
+                    "stdio".into(),
+                ],
+            },
+        )),
+        with_secret(row(
+            "leaky",
+            McpTransport::Stdio {
+                command: "sh".into(),
+                args: vec![
+                    "-c".into(),
+                    "echo \"cannot log in with token $API_TOKEN\" >&2; exit 3".into(),
+                ],
+            },
+        )),
+    ];
+    let env = std::env::vars().collect();
+    let secrets = |_: &str, key: &str| (key == "API_TOKEN").then(|| SECRET.to_string());
+    let servers = McpServers::start(&rows, &secrets, &env, project.path().to_path_buf()).await;
+    let states = format!("{:?}", servers.states());
+    assert!(
+        states.contains("cannot log in with token [secret API_TOKEN]"),
+        "{states}"
+    );
+    assert!(!states.contains(SECRET), "{states}");
+
+    let session = session(project.path(), home.path());
+    let registry = registry(servers.tools());
+    let out = registry
+        .call(
+            "everything__get-env",
+            "{}",
+            &CallContext::new(session.clone(), "everything__get-env"),
+        )
+        .await;
+    assert!(!out.is_error, "{out:?}");
+    let text = out.text_content();
+    assert!(
+        text.contains(r#""API_TOKEN": "[secret API_TOKEN]""#),
+        "{text}"
+    );
+    assert!(!text.contains(SECRET));
+    servers.shutdown().await;
+}
