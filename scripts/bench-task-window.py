@@ -7,11 +7,13 @@ in this script stands in for the model):
      shows it (a MutationObserver, then requestAnimationFrame);
   2. the longest gap between frames while 60 s of Markdown with code stream at ~1,000 tokens/s,
      next to the same page idle for 10 s (the floor of this display);
-  3. opening a task of 5,000 messages → its newest messages painted (navigation start → the
-     `conversation-painted` mark), next to a task of 10 messages;
+  3. opening a task of 5,000 messages → its newest messages painted (the click on its Open button
+     in the main window → the `conversation-painted` mark in its window), next to a task of 10
+     messages, each in the spare window the app keeps ready, and a task of 10 messages opened
+     right after another, before the next spare is ready (a new web process: built and started);
   4. idle CPU of the app and its WebKit processes with 3 task windows open, over 30 s, with the
      front window's composer focused (as a person leaves it) and with no field focused;
-  5. memory (PSS) of each extra open task window.
+  5. memory (PSS) of each extra open task window, and of the spare one.
 
     cargo build --release --features custom-protocol --bin codewright
     cargo build --release -p codewright-cli
@@ -100,13 +102,14 @@ class Session:
     def js(self, script, *args):
         return wd(self.port, "POST", f"/session/{self.id}/execute/sync", {"script": script, "args": list(args)})
 
-    def wait(self, script, timeout=60):
+    def wait(self, script, timeout=60, every=0.02):
+        """Runs `script` in the current window every `every` seconds until it returns something."""
         deadline = time.time() + timeout
         while time.time() < deadline:
             value = self.js(script)
             if value:
                 return value
-            time.sleep(0.02)
+            time.sleep(every)
         sys.exit(f"timed out waiting for: {script}")
 
     def handles(self):
@@ -123,6 +126,32 @@ class Session:
             except Exception:
                 pass  # a window closing or still starting
         return None
+
+    def wait_spare(self, timeout=30):
+        """Waits until the app's spare task window is ready for a task."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for handle in self.handles():
+                try:
+                    self.switch(handle)
+                    if self.js("return document.body?.dataset.spare ?? null") == "ready":
+                        self.switch(self.main)
+                        return
+                except Exception:
+                    pass  # a window closing or still starting
+            time.sleep(0.1)
+        sys.exit("no spare task window was made ready")
+
+    def wait_gone(self, handle, timeout=30):
+        deadline = time.time() + timeout
+        while handle in self.handles():
+            if time.time() > deadline:
+                sys.exit("the window did not close")
+            time.sleep(0.05)
+
+    def click(self, css):
+        el = wd(self.port, "POST", f"/session/{self.id}/element", {"using": "css selector", "value": css})
+        wd(self.port, "POST", f"/session/{self.id}/element/{next(iter(el.values()))}/click", {})
 
     def switch(self, handle):
         wd(self.port, "POST", f"/session/{self.id}/window", {"handle": handle})
@@ -260,16 +289,22 @@ def main():
         f"http://127.0.0.1:{server.server_address[1]}/v1", "--api-key-env", "CODEWRIGHT_BENCH_KEY")
     cli(home, "models", "add", "bench@bench", "--context", "200000")
     cli(home, "models", "role", "main", "bench@bench")
-    tasks = [cli(home, "tasks", "add", "--project", str(project), f"Task {i}")["id"] for i in range(5)]
+    tasks = [cli(home, "tasks", "add", "--project", str(project), f"Task {i}")["id"] for i in range(6)]
     fill(home, tasks[3], 5000)
     fill(home, tasks[4], 10)
+    fill(home, tasks[5], 10)
 
     with app(home, ":78") as port:
         s = Session(port)
         s.wait("return document.body.dataset.ready === 'true'")
         pid = app_pid()
+        s.wait_spare()
         time.sleep(2)
-        main_only = pss_mib(tree(pid))
+        procs = tree(pid)
+        main_only = pss_mib(procs)
+        # The spare's web process is the one started last (the main window's came first).
+        web = [p for p in procs if open(f"/proc/{p}/comm").read().startswith("WebKitWebProces")]
+        spare_mib = pss_mib([max(web, key=lambda p: int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[19]))])
 
         # 1. First delta → painted.
         s.open_task(tasks[0])
@@ -312,31 +347,55 @@ def main():
         s.js(gaps_js)
         s.type("#composer-input", "stream it\ue007")
         s.wait("return !document.getElementById('composer-stop').hidden", 30)
-        s.wait("return document.getElementById('composer-stop').hidden", STREAM_S + 60)
+        # Asked twice a second: each question is a script run in the streaming page, and 50 a
+        # second made the page show the 60 s stream over ~120 s in some runs.
+        s.wait("return document.getElementById('composer-stop').hidden", STREAM_S + 60, every=0.5)
         stream_gaps = s.js("window.__frames = false; return window.__gaps")
         streamed = s.js("return document.querySelector('.message.assistant:last-child').textContent.length")
 
-        # 3. Open a long and a short task.
+        # 3. Open a long and a short task, each in a ready spare window; then another short one
+        #    at once, before the next spare is ready (a window built and started for it), which
+        #    is closed again.
         opened = {}
-        for name, task in (("5,000 messages", tasks[3]), ("10 messages", tasks[4])):
+        for name, task, spare in (("5,000 messages", tasks[3], True), ("10 messages", tasks[4], True),
+                                  ("10 messages, no spare ready", tasks[5], False)):
+            if spare:
+                s.wait_spare()
+            s.switch(s.main)
+            s.js("document.addEventListener('click', (e) => { window.__clicked = performance.timeOrigin + e.timeStamp; }, { capture: true, once: true })")
             s.open_task(task)
             s.wait("return performance.getEntriesByName('conversation-painted').length")
-            opened[name] = s.js("const t = (n) => Math.round(performance.getEntriesByName(n)[0]?.startTime ?? -1); "
-                                "const n = performance.getEntriesByType('navigation')[0]; "
-                                "return [t('conversation-painted'), Math.round(n.responseEnd), t('task-script-started'), t('app-info-read'), t('listening'), t('task-view-loaded'), "
-                                "t('conversation-shown'), t('markdown-settled'), t('first-frame'), t('scrolled'), t('ready-frame')]")
+            painted, adopted = s.js("const t = (n) => performance.getEntriesByName(n)[0]; "
+                                    "return [performance.timeOrigin + t('conversation-painted').startTime, Boolean(t('adopted'))]")
+            mine = wd(s.port, "GET", f"/session/{s.id}/window")
+            s.switch(s.main)
+            clicked = s.js("return window.__clicked")
+            s.switch(mine)
+            if adopted != spare:
+                sys.exit(f"opening {name}: expected {'a' if spare else 'no'} spare window")
+            opened[name] = painted - clicked
+            if not spare:
+                s.type("#composer-input", "\ue009w\ue000")  # Ctrl+W
+                s.wait_gone(mine)
+                # Back in the window opened before it, its composer focused, as a person would be.
+                s.switch(previous)
+                s.click("#composer-input")
+            previous = mine
         # 4 and 5. Three task windows are open now (plus the main window); the last one opened is
         # in front, its composer focused (the others' composers let go of focus in the background).
         time.sleep(5)
         procs = tree(pid)
         with_three = pss_mib(procs)
         def idle_cpu():
-            before = cpu_ticks(procs)
+            """% of one core: all the processes, and each one's (by name)."""
+            before = {p: cpu_ticks([p]) for p in procs}
             time.sleep(IDLE_CPU_S)
-            return (cpu_ticks(procs) - before) / os.sysconf("SC_CLK_TCK") / IDLE_CPU_S * 100
-        cpu = idle_cpu()
+            share = {p: (cpu_ticks([p]) - before[p]) / os.sysconf("SC_CLK_TCK") / IDLE_CPU_S * 100 for p in procs}
+            names = {p: open(f"/proc/{p}/comm").read().strip() if os.path.exists(f"/proc/{p}/comm") else "gone" for p in procs}
+            return sum(share.values()), ", ".join(f"{names[p]} {v:.2f}" for p, v in sorted(share.items(), key=lambda x: -x[1]) if v > 0)
+        cpu, cpu_by = idle_cpu()
         s.js("document.activeElement.blur()")
-        cpu_unfocused = idle_cpu()
+        cpu_unfocused, unfocused_by = idle_cpu()
         webkit = len([p for p in procs if open(f"/proc/{p}/comm").read().startswith("WebKitWebProces")])
 
         print(f"first delta → painted, {PROMPTS} prompts: p50 {pct(delays, 50):.1f} ms, p99 {pct(delays, 99):.1f} ms (max {max(delays):.1f})")
@@ -351,15 +410,13 @@ def main():
             buckets.setdefault(int(elapsed // 10000), []).append(gap)
         print("  per 10 s of the stream: " + ", ".join(
             f"{k * 10}–{k * 10 + 10} s longest {max(v):.0f} ms / {len(v) / 10:.0f} fps" for k, v in sorted(buckets.items())))
-        for name, (ms, page, script, info, listening, view, shown, md, first, scrolled, ready) in opened.items():
-            print(f"open a task of {name} → newest painted: {ms:.0f} ms (page loaded {page} ms, script started "
-                  f"{script} ms, first frame {first} ms, app info read {info} ms, listening {listening} ms, "
-                  f"task read {view} ms, in the DOM {shown} ms, Markdown rendered {md} ms, scrolled to the end "
-                  f"{scrolled} ms, the frame after {ready} ms)")
+        for name, ms in opened.items():
+            print(f"open a task of {name}: click → newest painted {ms:.0f} ms")
         print(f"idle CPU, main window + 3 task windows, {IDLE_CPU_S} s: {cpu:.2f} % of one core with the front "
-              f"window's composer focused (its caret blinking), {cpu_unfocused:.2f} % with no field focused")
-        print(f"PSS: main window alone {main_only:.0f} MiB; with 3 task windows {with_three:.0f} MiB; "
-              f"{(with_three - main_only) / 3:.0f} MiB per task window ({webkit} WebKit web processes)")
+              f"window's composer focused (its caret blinking), {cpu_unfocused:.2f} % with no field focused\n"
+              f"  by process: {cpu_by}; unfocused: {unfocused_by}")
+        print(f"PSS: main window and the spare {main_only:.0f} MiB (the spare {spare_mib:.0f} MiB); with 3 task windows "
+              f"{with_three:.0f} MiB; {(with_three - main_only) / 3:.0f} MiB per task window ({webkit} WebKit web processes)")
         wd(port, "DELETE", f"/session/{s.id}")
 
 if __name__ == "__main__":
