@@ -1,10 +1,11 @@
 //! The system prompt, in this order: how the agent works, the project's own instructions
-//! (AGENTS.md, else CLAUDE.md), the project's context and rules from Codewright, the memory
+//! (AGENTS.md, else CLAUDE.md, in each folder from the repository's root down to the project's:
+//! the nearer, the later), the project's context and rules from Codewright, the memory
 //! (the project's and the user's), the skills (names and descriptions only), and facts about the
 //! environment.
 
 use codewright_extensions::{memory, Installed};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const INSTRUCTIONS: &str = "You are Codewright, a coding agent working in the user's project. \
 Use the tools to read, search, edit and run code; the user approves changes and commands. \
@@ -26,15 +27,25 @@ pub fn system_prompt(
     date: &str,
 ) -> String {
     let mut out = String::from(INSTRUCTIONS);
-    for name in INSTRUCTION_FILES {
-        if let Ok(text) = std::fs::read_to_string(root.join(name)) {
-            let text: String = text.chars().take(MAX_INSTRUCTIONS).collect();
-            out.push_str(&format!(
-                "\n\n# Project instructions ({name})\n\n{}",
-                text.trim()
-            ));
-            break;
-        }
+    let folders = instruction_folders(root);
+    for folder in &folders {
+        let Some((name, text)) = INSTRUCTION_FILES
+            .iter()
+            .find_map(|name| Some((name, std::fs::read_to_string(folder.join(name)).ok()?)))
+        else {
+            continue;
+        };
+        let text: String = text.chars().take(MAX_INSTRUCTIONS).collect();
+        // Named from the repository's root: `AGENTS.md`, `packages/web/AGENTS.md`.
+        let path = folder
+            .strip_prefix(&folders[0])
+            .unwrap_or(folder)
+            .join(name);
+        out.push_str(&format!(
+            "\n\n# Project instructions ({})\n\n{}",
+            path.display(),
+            text.trim()
+        ));
     }
     if !project_context.trim().is_empty() {
         out.push_str(&format!(
@@ -60,6 +71,22 @@ pub fn system_prompt(
         out.push_str(&format!("- Git branch: {branch}\n"));
     }
     out
+}
+
+/// The folders whose instruction files apply, outermost first: from the repository's root (the
+/// nearest folder at or above the project's with a `.git`) down to the project's root; only the
+/// project's root when it is in no repository. A project in a monorepo's package gets the
+/// repository's instructions and then its own, which come later and so take precedence.
+fn instruction_folders(root: &Path) -> Vec<PathBuf> {
+    let chain: Vec<&Path> = root.ancestors().collect();
+    match chain.iter().position(|dir| dir.join(".git").exists()) {
+        Some(top) => chain[..=top]
+            .iter()
+            .rev()
+            .map(|p| p.to_path_buf())
+            .collect(),
+        None => vec![root.to_path_buf()],
+    }
 }
 
 /// The checked-out branch, read from `.git/HEAD` (no process started).
@@ -95,5 +122,35 @@ mod tests {
         assert!(prompt.contains("(AGENTS.md)\n\nagents rules") && !prompt.contains("claude rules"));
         assert!(prompt.contains("A CLI tool") && prompt.contains("Use tabs"));
         assert!(prompt.contains("- Git branch: main") && prompt.contains("- Date: 2026-11-22"));
+    }
+
+    #[test]
+    fn instructions_from_the_repository_root_down_to_a_package_nearest_last() {
+        let repo = tempfile::tempdir().unwrap();
+        let package = repo.path().join("packages/web");
+        std::fs::create_dir_all(&package).unwrap();
+        std::fs::create_dir(repo.path().join(".git")).unwrap();
+        std::fs::write(repo.path().join("AGENTS.md"), "repo rules").unwrap();
+        std::fs::write(repo.path().join("packages/CLAUDE.md"), "packages rules").unwrap();
+        std::fs::write(package.join("AGENTS.md"), "web rules").unwrap();
+        std::fs::write(package.join("CLAUDE.md"), "web claude rules").unwrap();
+        let prompt = system_prompt(&package, "", "", &Installed::default(), "2026-11-25");
+        let at = |text: &str| {
+            prompt
+                .find(text)
+                .unwrap_or_else(|| panic!("{text}: {prompt}"))
+        };
+        assert!(at("(AGENTS.md)\n\nrepo rules") < at("(packages/CLAUDE.md)\n\npackages rules"));
+        assert!(at("packages rules") < at("(packages/web/AGENTS.md)\n\nweb rules"));
+        assert!(!prompt.contains("web claude rules"));
+
+        // Outside any repository only the project's own folder counts, not the folders above.
+        let outside = tempfile::tempdir().unwrap();
+        let project = outside.path().join("project");
+        std::fs::create_dir(&project).unwrap();
+        std::fs::write(outside.path().join("AGENTS.md"), "above rules").unwrap();
+        std::fs::write(project.join("AGENTS.md"), "own rules").unwrap();
+        let prompt = system_prompt(&project, "", "", &Installed::default(), "2026-11-25");
+        assert!(prompt.contains("(AGENTS.md)\n\nown rules") && !prompt.contains("above rules"));
     }
 }
