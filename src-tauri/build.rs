@@ -24,6 +24,8 @@ fn main() {
         "open_task",
         "close_window",
         "spare_ready",
+        "task_files",
+        "implement_task_file",
         "task_view",
         "older_messages",
         "send_message",

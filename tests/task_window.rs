@@ -2445,3 +2445,80 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
     );
     assert_ne!(new_window, window);
 }
+
+/// The project's task files are listed under its tasks (a broken one with its reason); Run
+/// implements one in a new task that opens in its own window, and once that task's run is done
+/// the file says so, on disk and in the list.
+#[test]
+fn task_files_are_listed_and_run_from_the_main_window() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, _| Reply::Text("Implemented.".into())));
+    setup(&data, &folder, &provider);
+    let tasks = folder.join(".codewright/tasks");
+    std::fs::create_dir_all(&tasks).unwrap();
+    std::fs::write(
+        tasks.join("TASK-001-greeting.md"),
+        "---\nid: TASK-001\nstatus: pending\n---\n# Add a greeting\n\nCreate hello.txt.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tasks.join("TASK-002.md"),
+        "# 把设置页面拆分成更小的部分，并为每个部分写测试 — a title far too long for one line\n\n- **ID:** TASK-002\n- **Status:** done\n",
+    )
+    .unwrap();
+    std::fs::write(tasks.join("copy.md"), "---\nid: TASK-001\n---\n# A copy\n").unwrap();
+    let desktop = Desktop::start_with(&data, &[("GTK_THEME", "Adwaita:dark")]);
+    let app = desktop.launch();
+    let main = app.current_window();
+    app.set_size(720, 460);
+    let rows = "return [...document.querySelectorAll('.task-file')].map(r => r.dataset.id + ' ' + r.querySelector('.badge').textContent + ' ' + r.querySelector('button').textContent).join(' | ')";
+    app.wait_until("the task files", WAIT, rows, |v| {
+        v == "TASK-001 pending Run | TASK-002 done Run again"
+    });
+    let broken = app.js(
+        "return document.getElementById('task-file-broken').textContent",
+        json!([]),
+    );
+    assert!(
+        broken
+            .as_str()
+            .unwrap()
+            .contains(".codewright/tasks/copy.md: another task file has the id TASK-001"),
+        "{broken}"
+    );
+    app.js(
+        "document.getElementById('task-files').scrollIntoView()",
+        json!([]),
+    );
+    save_screenshot("main-task-files-dark-small", &app.screenshot());
+
+    app.find(".task-file[data-id='TASK-001'] .task-file-run")
+        .click();
+    app.switch_to_new_window(std::slice::from_ref(&main), WAIT);
+    assert_eq!(app.find("#task-title").text(), "TASK-001: Add a greeting");
+    app.wait_until(
+        "the answer",
+        WAIT,
+        "return document.querySelector('.message.assistant')?.textContent ?? ''",
+        |v| v.as_str().is_some_and(|t| t.contains("Implemented.")),
+    );
+    let asked = provider.requests()[0]["messages"].to_string();
+    assert!(
+        asked
+            .contains("Implement the task in the task file .codewright/tasks/TASK-001-greeting.md")
+            && asked.contains("Create hello.txt."),
+        "{asked}"
+    );
+    app.switch_to(&main);
+    app.wait_until("the file marked done", WAIT, rows, |v| {
+        v == "TASK-001 done Run again | TASK-002 done Run again"
+    });
+    let written = std::fs::read_to_string(tasks.join("TASK-001-greeting.md")).unwrap();
+    assert!(
+        written.starts_with("---\nid: TASK-001\nstatus: done\n---\n# Add a greeting"),
+        "{written}"
+    );
+    app.quit();
+}

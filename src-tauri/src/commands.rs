@@ -3,6 +3,7 @@
 //! the capabilities in tauri.conf.json.
 
 use crate::{windows, AppState};
+use codewright_host::task_files::TaskFiles;
 use codewright_protocol::{Project, ProjectId, SearchHit, Task, TaskId};
 use codewright_store::StoreError;
 use serde::Serialize;
@@ -210,6 +211,29 @@ pub async fn open_task<R: Runtime>(
         state.changed();
     }
     Ok(())
+}
+
+/// The project's task files (`.codewright/tasks`, `.ayder/tasks`), and those that cannot be read.
+#[tauri::command]
+pub fn task_files(state: State<'_, AppState>, project_id: ProjectId) -> Result<TaskFiles> {
+    Ok(codewright_host::task_files::list(
+        &*state.store()?,
+        project_id,
+    )?)
+}
+
+/// Starts implementing the project's task file `id` in a new task (returned; the window opens
+/// it). The file is marked done when the task's run finishes done.
+#[tauri::command]
+pub async fn implement_task_file(
+    state: State<'_, AppState>,
+    project_id: ProjectId,
+    id: String,
+) -> Result<TaskId> {
+    let host = state.host()?.clone();
+    let task = host.implement(project_id, &id).await?;
+    state.changed();
+    Ok(task)
 }
 
 /// A spare task window (opened hidden ahead of time) has loaded and waits for a task to show.

@@ -75,6 +75,8 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             commands::delete_task,
             commands::open_task,
             commands::close_window,
+            commands::task_files,
+            commands::implement_task_file,
             commands::spare_ready,
             task_window::task_view,
             task_window::older_messages,

@@ -8,6 +8,7 @@ import { ago, statusLabel, when } from './format.js';
 import { initPalette, openPalette } from './palette.js';
 import { closeSearch, initSearch, openSearch, searchOpen } from './search.js';
 import { closeSettings, initSettings, openSettings, readiness, settingsOpen } from './settings.js';
+import { initTaskFiles, refreshTaskFiles, showTaskFiles } from './task-files.js';
 import { hideTree, initTree, showTree } from './tree.js';
 
 const view = {
@@ -169,6 +170,7 @@ async function select(id) {
   view.tasks = new Map();
   renderProjects();
   renderTasks();
+  showTaskFiles(view.selected);
   const load = ++view.loads; // any load still in flight is now stale
   view.queued = null;
   if (view.selected == null) return;
@@ -223,6 +225,7 @@ function apply(event) {
       if (event.task.projectId !== view.selected) return;
       view.tasks.set(event.task.id, event.task);
       renderTasks();
+      refreshTaskFiles(); // a task file may have been marked done
       break;
     case 'taskDeleted':
       if (view.tasks.delete(event.taskId)) renderTasks();
@@ -382,6 +385,7 @@ async function start() {
   initSearch();
   initPalette();
   initTree();
+  initTaskFiles(openTask);
   $('#tab-tasks').addEventListener('click', () => showTab(false));
   $('#tab-files').addEventListener('click', () => showTab(true));
   // ←/→ move between the tabs (the tablist pattern).

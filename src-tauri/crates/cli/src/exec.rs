@@ -397,23 +397,13 @@ fn implement(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Ex
     };
     let project = find_or_add_project(&store, &dir)?;
     let root = PathBuf::from(store.project(project).map_err(|e| e.to_string())?.root_path);
-    let (files, _) = codewright_extensions::task_files::discover(&root);
     let chosen: Vec<_> = match &args.implement {
-        Some(id) => {
-            let Some(file) = files.iter().find(|f| &f.id == id) else {
-                let ids: Vec<&str> = files.iter().map(|f| f.id.as_str()).collect();
-                return Err(if ids.is_empty() {
-                    format!("there is no task file {id}: the project has none (they are Markdown files in .codewright/tasks or .ayder/tasks)")
-                } else {
-                    format!(
-                        "there is no task file {id}; the project's are: {}",
-                        ids.join(", ")
-                    )
-                });
-            };
-            vec![file.clone()]
-        }
-        None => files.into_iter().filter(|f| !f.is_done()).collect(),
+        Some(id) => vec![codewright_host::task_files::find(&root, id)?],
+        None => codewright_extensions::task_files::discover(&root)
+            .0
+            .into_iter()
+            .filter(|f| !f.is_done())
+            .collect(),
     };
     if chosen.is_empty() {
         eprintln!("codewright-cli: every task file is done already");
@@ -431,15 +421,13 @@ fn implement(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Ex
             .unwrap_or(&file.path)
             .display()
             .to_string();
+        let (title, prompt) = codewright_host::task_files::request(&root, &file);
         let run = ExecArgs {
             project: Some(root.clone()),
             implement: None,
             implement_all: false,
-            prompt: Some(format!(
-                "Implement the task in the task file {shown} (id {}):\n\n{}\n\nWhen it is done and checked, say so briefly.",
-                file.id, file.body
-            )),
-            title: Some(format!("{}: {}", file.id, file.title)),
+            prompt: Some(prompt),
+            title: Some(title),
             ..args.clone()
         };
         let code = exec(store, home, run, json)?;

@@ -12,6 +12,7 @@ pub mod project;
 pub mod rules;
 pub mod settings;
 pub mod skills;
+pub mod task_files;
 pub mod tree;
 
 pub use codewright_tools::{files, protect_own_environment};
