@@ -2,7 +2,8 @@
 //! the project or the user's home). `review.md` is `/review`; `git/commit.md` is `/git:commit`.
 //! Optional front matter: `description`, `argument-hint`, `model`. The body is the prompt, with
 //! `$ARGUMENTS` (everything after the name) and `$1`…`$9` (its words; "quoted words" stay
-//! together) filled in; a body with neither gets the arguments appended.
+//! together) filled in; a body with neither gets the arguments appended. `\$1` and
+//! `\$ARGUMENTS` are written as they are, without the backslash (`awk '{print \$1}'`).
 
 use crate::{front_matter, Broken, Places, Source};
 use std::collections::BTreeMap;
@@ -173,7 +174,7 @@ impl Command {
 }
 
 /// Fills `$ARGUMENTS` and `$1`…`$9` of `body` from `arguments`; a body with neither gets
-/// non-empty arguments appended as `ARGUMENTS: …`.
+/// non-empty arguments appended as `ARGUMENTS: …`. A backslash before one keeps it as written.
 pub fn expand(body: &str, arguments: &str) -> String {
     let arguments = arguments.trim();
     let words = split_words(arguments);
@@ -183,7 +184,16 @@ pub fn expand(body: &str, arguments: &str) -> String {
     while let Some(at) = rest.find('$') {
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
-        if let Some(tail) = after.strip_prefix("ARGUMENTS") {
+        let placeholder = after.starts_with("ARGUMENTS")
+            || after
+                .chars()
+                .next()
+                .is_some_and(|c| ('1'..='9').contains(&c));
+        if placeholder && out.ends_with('\\') {
+            out.pop();
+            out.push('$');
+            rest = after;
+        } else if let Some(tail) = after.strip_prefix("ARGUMENTS") {
             out.push_str(arguments);
             used = true;
             rest = tail;
@@ -267,6 +277,13 @@ mod tests {
         assert_eq!(
             expand("Explain $1 then $2.", "don't panic"),
             "Explain don't then panic."
+        );
+        assert_eq!(
+            expand(
+                "Run `awk '{print \\$1}'` on $1 (\\$ARGUMENTS: $ARGUMENTS) \\$HOME",
+                "a.txt"
+            ),
+            "Run `awk '{print $1}'` on a.txt ($ARGUMENTS: a.txt) \\$HOME"
         );
     }
 
