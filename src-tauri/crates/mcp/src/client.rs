@@ -534,6 +534,12 @@ impl Connection {
                     "the server did not answer within {} s (the call timeout set for this server, counted again from each progress notice it sends); the call was cancelled",
                     timeout.as_secs()
                 ),
+                // The request was dropped but the connection lives on: over HTTP, rmcp drops
+                // an event larger than it takes (as large as a message over stdio may be).
+                rmcp::ServiceError::TransportClosed if !self.peer.is_transport_closed() => format!(
+                    "the server's answer broke off before it was complete; an answer larger than the {} MB accepted in one message does that, so ask for less",
+                    crate::stdio::MAX_MESSAGE / (1024 * 1024)
+                ),
                 e => format!("the call failed: {e}"),
             })
         })?;

@@ -552,3 +552,51 @@ async fn answering(status: &'static str) -> String {
     });
     url
 }
+
+/// An answer over streamable HTTP larger than a message may be (16 MB) fails at once and says
+/// why, as over stdio; the connection goes on answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_answer_over_http_fails_at_once_and_says_why() {
+    let (python, script) = python();
+    let port = free_port();
+    let _server = http_server(&python, &[&script, "streamable-http"], port).await;
+    let (c, _) = connect(&Endpoint::Http {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        headers: BTreeMap::new(),
+    })
+    .await;
+    let never = CancellationToken::new();
+    let started = Instant::now();
+    let error = c
+        .call(
+            "huge",
+            json!({"megabytes": 20}),
+            Duration::from_secs(120),
+            &never,
+            None,
+        )
+        .await
+        .expect_err("a 20 MB answer is refused")
+        .to_string();
+    assert!(
+        error.contains("larger than the 16 MB accepted in one message does that, so ask for less"),
+        "{error}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "no wait for the call's timeout: {:?}",
+        started.elapsed()
+    );
+    let again = c
+        .call(
+            "add",
+            json!({"a": 2, "b": 3}),
+            Duration::from_secs(20),
+            &never,
+            None,
+        )
+        .await
+        .expect("the connection goes on");
+    assert_eq!(text_of(&again.content), "5");
+    c.close().await;
+}
