@@ -1800,6 +1800,27 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         .to_string()
         .contains(MCP_SECRET));
 
+    // Its prompts are slash commands now that it has started: in the palette, with what to
+    // type after them, and sent as the prompt the server fills in.
+    let input = app.find("#composer-input");
+    input.type_text("/everything:args");
+    let listed = app.wait_until(
+        "the server's prompt in the palette",
+        WAIT,
+        "return [...document.querySelectorAll('#mention-list li')].map(e => e.textContent).join(' | ')",
+        |v| v.as_str().is_some_and(|t| t.contains("/everything:args-prompt")),
+    );
+    assert!(
+        listed.as_str().unwrap().contains("<city> [state]"),
+        "{listed}"
+    );
+    save_screenshot("task-window-mcp-prompt-dark", &app.screenshot());
+    input.type_text("-prompt Paris");
+    input.type_text(ENTER);
+    answers(4);
+    let asked = provider.requests().last().unwrap()["messages"].to_string();
+    assert!(asked.contains("What's weather in Paris?"), "{asked}");
+
     // Off: said so, and stored.
     app.switch_to(&main);
     app.find(".mcp-server[data-name=everything] .mcp-toggle input")

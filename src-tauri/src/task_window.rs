@@ -189,12 +189,37 @@ pub async fn send_message(
     let mut options = RunOptions::default();
     let text = match text {
         Some(typed) if typed.trim_start().starts_with('/') => {
-            let resolved = {
+            let (resolved, asked) = {
                 let store = state.store()?;
                 let project = store.task(task_id)?.project_id;
-                commands::resolve(&store, project, &typed)?
+                let resolved = commands::resolve(&store, project, &typed)?;
+                // A prompt of an MCP server: the server is asked for it below, the store free.
+                let asked = match &resolved {
+                    Resolved::McpPrompt {
+                        server,
+                        prompt,
+                        arguments,
+                    } => match codewright_host::mcp::prompt_server(&store, project, server)? {
+                        Some(row) => Some(codewright_host::mcp::prompt_text(
+                            &store, &row, prompt, arguments,
+                        )?),
+                        None => None,
+                    },
+                    _ => None,
+                };
+                (resolved, asked)
             };
             match resolved {
+                Resolved::McpPrompt { server, .. } => match asked {
+                    Some(asked) => Some(asked.await?),
+                    None => {
+                        return Err(HostError::new(
+                            codewright_protocol::ErrorKind::NotFound,
+                            format!("There is no MCP server {server} any more."),
+                        )
+                        .into())
+                    }
+                },
                 Resolved::Message { text } => Some(text),
                 Resolved::Prompt { text, model } => {
                     options.model_once = model.is_some();
@@ -230,7 +255,8 @@ pub async fn send_message(
     })
 }
 
-/// The slash commands the task can use (built-in and custom), for the composer's palette.
+/// The slash commands the task can use (built-in, custom, and its MCP servers' prompts once they
+/// have started), for the composer's palette.
 #[tauri::command]
 pub async fn task_commands(
     state: State<'_, AppState>,
@@ -238,7 +264,12 @@ pub async fn task_commands(
 ) -> Result<commands::CommandList> {
     let store = state.store()?;
     let project = store.task(task_id)?.project_id;
-    Ok(commands::list(&store, project)?)
+    let mut list = commands::list(&store, project)?;
+    // The prompts of the project's MCP servers, once they have started.
+    list.commands
+        .extend(state.host()?.mcp_prompt_commands(project));
+    list.commands.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(list)
 }
 
 /// The skills of the task's project, each on or off for the task (`/skills`).

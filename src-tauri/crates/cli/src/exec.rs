@@ -103,6 +103,21 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
     // A slash command becomes its prompt (and its model); actions belong to other commands.
     if let Some(typed) = args.prompt.take() {
         match commands::resolve(&store, project, &typed).map_err(|e| e.message)? {
+            Resolved::McpPrompt {
+                server,
+                prompt,
+                arguments,
+            } => {
+                let row = codewright_host::mcp::prompt_server(&store, project, &server)?
+                    .ok_or_else(|| format!("there is no MCP server {server}"))?;
+                let asked = codewright_host::mcp::prompt_text(&store, &row, &prompt, &arguments)?;
+                let text = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("cannot start the async runtime: {e}"))?
+                    .block_on(asked)?;
+                args.prompt = Some(text);
+            }
             Resolved::Message { text } => args.prompt = Some(text),
             Resolved::Prompt { text, model } => {
                 args.prompt = Some(text);

@@ -52,7 +52,7 @@ pub enum McpCommand {
     Tools {
         name: String,
     },
-    /// The prompts a server offers (they will become slash commands).
+    /// The prompts a server offers: `exec "/NAME:PROMPT ARGUMENTS"` sends one.
     Prompts {
         name: String,
     },
@@ -273,7 +273,16 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
             if prompts.is_empty() {
                 return Ok(format!("MCP server {name} offers no prompts.\n"));
             }
-            Ok(format!("{}\n", prompts.join("\n")))
+            Ok(table(
+                &["COMMAND", "DESCRIPTION"],
+                prompts.iter().map(|p| {
+                    let hint = codewright_host::mcp::prompt_hint(p);
+                    vec![
+                        format!("/{name}:{} {hint}", p.name).trim_end().to_string(),
+                        p.description.lines().next().unwrap_or("").to_string(),
+                    ]
+                }),
+            ))
         }
         McpCommand::Call {
             name,

@@ -77,7 +77,11 @@ async fn import_list_call_and_use_from_exec() {
         "{tools}"
     );
     let prompts = ok(&["mcp", "prompts", "everything"]);
-    assert!(prompts.contains("simple-prompt"), "{prompts}");
+    assert!(
+        prompts.contains("/everything:simple-prompt")
+            && prompts.contains("/everything:args-prompt <city> [state]"),
+        "{prompts}"
+    );
     let sum = ok(&[
         "mcp",
         "call",
@@ -115,6 +119,39 @@ async fn import_list_call_and_use_from_exec() {
         .contains("everything__echo"));
     let results = common::tool_results(&requests[1]);
     assert!(results[0].1.contains("through MCP"), "{results:?}");
+
+    // A prompt of the server as a slash command, its words filling its arguments in order.
+    let before = server.requests().len();
+    ok(&[
+        "exec",
+        "--model",
+        "test-model@scripted",
+        "/everything:args-prompt \"New York\" NY",
+    ]);
+    let asked = server.requests()[before]["messages"].to_string();
+    assert!(asked.contains("What's weather in New York, NY?"), "{asked}");
+    let fails = |args: &[&str]| {
+        let out = run(home.path(), project.path(), args);
+        assert!(!out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let error = fails(&[
+        "exec",
+        "--model",
+        "test-model@scripted",
+        "/everything:args-prompt",
+    ]);
+    assert!(
+        error.contains(
+            "/everything:args-prompt needs city: type /everything:args-prompt <city> [state]"
+        ),
+        "{error}"
+    );
+    let error = fails(&["exec", "--model", "test-model@scripted", "/everything:nope"]);
+    assert!(
+        error.contains("MCP server everything has no prompt nope; its prompts are /everything:"),
+        "{error}"
+    );
 
     ok(&["mcp", "rm", "everything"]);
     assert!(!ok(&["mcp", "list"]).contains("everything"));

@@ -215,7 +215,7 @@ pub fn expand(body: &str, arguments: &str) -> String {
 }
 
 /// Words separated by spaces; "double" or 'single' quotes keep spaces inside one word.
-fn split_words(text: &str) -> Vec<String> {
+pub fn split_words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut quote: Option<char> = None;

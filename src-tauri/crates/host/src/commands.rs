@@ -162,6 +162,13 @@ pub enum Resolved {
     Prompt { text: String, model: Option<String> },
     /// Do this; `arguments` is what followed the name.
     Action { action: Action, arguments: String },
+    /// Send the prompt `prompt` of the project's MCP server `server` (`/server:prompt`), its
+    /// arguments filled in from `arguments`: [`crate::mcp::prompt_text`] asks the server for it.
+    McpPrompt {
+        server: String,
+        prompt: String,
+        arguments: String,
+    },
 }
 
 fn custom(store: &Store, project: ProjectId) -> Result<Commands, HostError> {
@@ -172,6 +179,20 @@ fn custom(store: &Store, project: ProjectId) -> Result<Commands, HostError> {
 /// the built-in prompt; the built-in actions cannot be replaced).
 pub fn list(store: &Store, project: ProjectId) -> Result<CommandList, HostError> {
     Ok(listed(custom(store, project)?))
+}
+
+/// The prompts of a project's MCP servers as commands (`/server:prompt`, `prompts`: each with
+/// its server's name), for a palette: added to [`list`]'s by a front end whose servers run.
+pub fn mcp_prompt_commands(prompts: Vec<(String, codewright_mcp::PromptInfo)>) -> Vec<CommandInfo> {
+    prompts
+        .into_iter()
+        .map(|(server, info)| CommandInfo {
+            name: format!("{server}:{}", info.name),
+            description: info.description.lines().next().unwrap_or("").to_string(),
+            argument_hint: Some(crate::mcp::prompt_hint(&info)).filter(|h| !h.is_empty()),
+            origin: format!("MCP server {server}"),
+        })
+        .collect()
 }
 
 /// The built-in commands with the `found` custom ones.
@@ -254,6 +275,17 @@ pub fn resolve(store: &Store, project: ProjectId, typed: &str) -> Result<Resolve
             text: commands::expand(body, arguments).trim_end().to_string(),
             model: None,
         });
+    }
+    // `/server:prompt`: a prompt of one of the project's MCP servers (a custom command of the
+    // same name came first).
+    if let Some((server, prompt)) = name.split_once(':') {
+        if crate::mcp::prompt_server(store, project, server)?.is_some() && !prompt.is_empty() {
+            return Ok(Resolved::McpPrompt {
+                server: server.to_string(),
+                prompt: prompt.to_string(),
+                arguments: arguments.to_string(),
+            });
+        }
     }
     let all = listed(found);
     let closest =

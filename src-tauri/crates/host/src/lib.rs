@@ -535,6 +535,21 @@ impl Host {
         started
     }
 
+    /// The prompts of the project's MCP servers as commands, once its servers have started (at
+    /// its first run in this host); none before.
+    pub fn mcp_prompt_commands(&self, project: ProjectId) -> Vec<commands::CommandInfo> {
+        let started = self
+            .inner
+            .servers
+            .lock()
+            .expect("servers lock")
+            .get(&project)
+            .and_then(|(_, cell)| cell.get().cloned());
+        started.map_or_else(Vec::new, |servers| {
+            commands::mcp_prompt_commands(servers.prompts())
+        })
+    }
+
     /// Compacts the task now (`/compact`): its older messages are summarized by the compaction
     /// model (else the task's), reported through the events like a run. `Ok(false)`: too little
     /// to compact. Refused while the task runs.

@@ -60,6 +60,133 @@ pub async fn start(rows: &[McpServerRow], root: &Path, filter: &EnvFilter) -> Mc
     McpServers::start(rows, &read_secret, &env, root.to_path_buf()).await
 }
 
+// ---- prompts as slash commands (`/server:prompt`) ---------------------------------------------
+
+/// The project's enabled MCP server called `name`, if there is one.
+pub fn prompt_server(
+    store: &Store,
+    project: ProjectId,
+    name: &str,
+) -> Result<Option<McpServerRow>, HostError> {
+    Ok(servers_for(store, project)?
+        .into_iter()
+        .find(|r| r.enabled && r.name == name))
+}
+
+/// The text of the prompt `prompt` of the MCP server `row` (see [`prompt_server`]), its
+/// arguments filled in from `arguments`: words ("quoted words" stay together), in the order the
+/// prompt lists its arguments; the last one gets what is left over. The store is read now; the
+/// returned future connects once, asks, and disconnects. What the server sends back has the
+/// secrets it was given taken out.
+pub fn prompt_text(
+    store: &Store,
+    row: &McpServerRow,
+    prompt: &str,
+    arguments: &str,
+) -> Result<impl std::future::Future<Output = Result<String, HostError>> + Send + 'static, HostError>
+{
+    let (endpoint, redactor) =
+        endpoint_of(store, row).map_err(|e| HostError::new(ErrorKind::Setup, e))?;
+    let (server, prompt) = (row.name.clone(), prompt.to_string());
+    let words = codewright_extensions::commands::split_words(arguments);
+    Ok(async move {
+        let unavailable = |e: String| {
+            HostError::new(
+                ErrorKind::Setup,
+                redactor.redact(&format!("MCP server {server} is not available: {e}")),
+            )
+        };
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let connection = Connection::connect(
+            &endpoint,
+            vec![],
+            tx,
+            codewright_mcp::client::CONNECT_TIMEOUT,
+        )
+        .await
+        .map_err(|e| unavailable(e.to_string()))?;
+        let result = async {
+            let prompts = connection
+                .prompts()
+                .await
+                .map_err(|e| unavailable(e.to_string()))?;
+            let Some(info) = prompts.iter().find(|p| p.name == prompt) else {
+                let names: Vec<String> = prompts
+                    .iter()
+                    .map(|p| format!("/{server}:{}", p.name))
+                    .collect();
+                return Err(HostError::new(
+                    ErrorKind::NotFound,
+                    if names.is_empty() {
+                        format!("MCP server {server} offers no prompts.")
+                    } else {
+                        format!(
+                            "MCP server {server} has no prompt {prompt}; its prompts are {}.",
+                            names.join(", ")
+                        )
+                    },
+                ));
+            };
+            let filled = fill(&server, info, words)?;
+            connection
+                .get_prompt(&prompt, filled)
+                .await
+                .map(|text| redactor.redact(&text))
+                .map_err(|e| unavailable(e.to_string()))
+        }
+        .await;
+        connection.close().await;
+        result
+    })
+}
+
+/// A prompt's arguments from the words typed after its name.
+fn fill(
+    server: &str,
+    info: &codewright_mcp::PromptInfo,
+    mut words: Vec<String>,
+) -> Result<std::collections::BTreeMap<String, String>, HostError> {
+    let args = &info.arguments;
+    if words.len() > args.len() && !args.is_empty() {
+        let rest = words.split_off(args.len() - 1).join(" ");
+        words.push(rest);
+    }
+    let missing: Vec<&str> = args
+        .iter()
+        .skip(words.len())
+        .filter(|a| a.required)
+        .map(|a| a.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(HostError::new(
+            ErrorKind::BadInput,
+            format!(
+                "/{server}:{} needs {}: type /{server}:{} {}",
+                info.name,
+                missing.join(" and "),
+                info.name,
+                prompt_hint(info)
+            ),
+        ));
+    }
+    Ok(args.iter().map(|a| a.name.clone()).zip(words).collect())
+}
+
+/// What to type after a prompt's name: `<city> [state]`.
+pub fn prompt_hint(info: &codewright_mcp::PromptInfo) -> String {
+    info.arguments
+        .iter()
+        .map(|a| {
+            if a.required {
+                format!("<{}>", a.name)
+            } else {
+                format!("[{}]", a.name)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 // ---- configuring servers (the CLI's `mcp` commands and the app's settings page) -------------
 
 /// A configured server as a settings screen shows it. Secret values are never in it: only the
@@ -530,7 +657,11 @@ pub fn check_server(
                     })
                     .collect(),
                 // A server without prompts may refuse to list them: that is no prompts.
-                prompts: prompts.unwrap_or_default(),
+                prompts: prompts
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|p| p.name)
+                    .collect(),
             },
             Err(e) => failed(e.to_string()),
         }

@@ -18,6 +18,7 @@ use rmcp::service::{
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, ServiceExt};
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -229,6 +230,24 @@ pub struct Connection {
     /// The server's name and version, as it said.
     pub server: (String, String),
     stderr: Arc<Mutex<VecDeque<u8>>>,
+}
+
+/// A prompt a server offers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptInfo {
+    pub name: String,
+    pub description: String,
+    /// In the order the server lists them: a command's words fill them in that order.
+    pub arguments: Vec<PromptArgument>,
+}
+
+/// An argument of a prompt.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptArgument {
+    pub name: String,
+    pub required: bool,
 }
 
 /// Why a connection or call failed, with the server's last stderr lines when there are any.
@@ -466,13 +485,54 @@ impl Connection {
     }
 
     /// The server's prompt names (they become slash commands later).
-    pub async fn prompts(&self) -> Result<Vec<String>, McpFailure> {
+    pub async fn prompts(&self) -> Result<Vec<PromptInfo>, McpFailure> {
         let prompts = self
             .peer
             .list_all_prompts()
             .await
             .map_err(|e| self.failure(format!("listing prompts failed: {e}")))?;
-        Ok(prompts.into_iter().map(|p| p.name.to_string()).collect())
+        Ok(prompts
+            .into_iter()
+            .map(|p| PromptInfo {
+                description: p.description.clone().unwrap_or_default(),
+                arguments: p
+                    .arguments
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|a| PromptArgument {
+                        required: a.required.unwrap_or(false),
+                        name: a.name,
+                    })
+                    .collect(),
+                name: p.name,
+            })
+            .collect())
+    }
+
+    /// The messages of the prompt `name` filled in with `arguments`, as one text (each message's
+    /// text, and the text of resources it embeds, in order).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<String, McpFailure> {
+        let params = serde_json::from_value(json!({"name": name, "arguments": arguments}))
+            .map_err(|e| self.failure(e.to_string()))?;
+        let result = self.peer.get_prompt(params).await.map_err(|e| {
+            self.failure(format!("the server could not give the prompt {name}: {e}"))
+        })?;
+        let value = serde_json::to_value(&result).unwrap_or_default();
+        let texts: Vec<&str> = value["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                m["content"]["text"]
+                    .as_str()
+                    .or_else(|| m["content"]["resource"]["text"].as_str())
+            })
+            .collect();
+        Ok(texts.join("\n\n"))
     }
 
     /// Calls a tool; `on_progress` receives the server's progress notifications for it, and

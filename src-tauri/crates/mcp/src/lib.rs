@@ -12,6 +12,7 @@ mod sse;
 mod stdio;
 
 pub use client::{
-    CallOutcome, Connection, Endpoint, McpFailure, Notice, OnProgress, ProgressUpdate, RemoteTool,
+    CallOutcome, Connection, Endpoint, McpFailure, Notice, OnProgress, ProgressUpdate,
+    PromptArgument, PromptInfo, RemoteTool,
 };
 pub use servers::{endpoint, McpServers, Redactor, ServerState};

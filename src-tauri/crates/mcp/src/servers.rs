@@ -4,7 +4,7 @@
 //! `tools/list_changed`, reconnection on the next use after a crash, and shutdown.
 
 use crate::client::{
-    Connection, Endpoint, McpFailure, Notice, OnProgress, ProgressUpdate, RemoteTool,
+    Connection, Endpoint, McpFailure, Notice, OnProgress, ProgressUpdate, PromptInfo, RemoteTool,
 };
 use crate::names::tool_name;
 use async_trait::async_trait;
@@ -75,6 +75,8 @@ struct Live {
     roots: Vec<PathBuf>,
     connection: Mutex<Option<Arc<Connection>>>,
     tools: StdMutex<Vec<RemoteTool>>,
+    /// Its prompts (none when it has none or cannot list them).
+    prompts: StdMutex<Vec<PromptInfo>>,
     state: StdMutex<ServerState>,
     /// Receives the names of servers whose tools changed (weak: the registry's tools hold this
     /// `Live`, and must not keep the watcher alive once the servers are gone).
@@ -132,7 +134,10 @@ impl Live {
     async fn refresh(&self) -> Result<(), McpFailure> {
         let result = async {
             let c = self.connection().await?;
-            Ok::<_, McpFailure>((c.server.clone(), c.tools().await?))
+            let tools = c.tools().await?;
+            // A server without prompts may refuse to list them: that is no prompts.
+            *self.prompts.lock().expect("prompts lock") = c.prompts().await.unwrap_or_default();
+            Ok::<_, McpFailure>((c.server.clone(), tools))
         }
         .await;
         let mut state = self.state.lock().expect("state lock");
@@ -257,6 +262,7 @@ impl McpServers {
                 roots: vec![root.clone()],
                 connection: Mutex::new(None),
                 tools: StdMutex::new(Vec::new()),
+                prompts: StdMutex::new(Vec::new()),
                 state: StdMutex::new(state),
                 changed: changed.downgrade(),
                 closed: AtomicBool::new(false),
@@ -299,6 +305,17 @@ impl McpServers {
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
+    }
+
+    /// The connected servers' prompts, with the name of the server of each.
+    pub fn prompts(&self) -> Vec<(String, PromptInfo)> {
+        self.servers
+            .iter()
+            .flat_map(|live| {
+                let prompts = live.prompts.lock().expect("prompts lock").clone();
+                prompts.into_iter().map(|p| (live.name.clone(), p))
+            })
+            .collect()
     }
 
     /// The connected servers' tools, as registry tools named `server__tool`.
