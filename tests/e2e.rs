@@ -510,6 +510,26 @@ fn a_corrupt_database_shows_the_error_screen_and_is_left_untouched() {
 fn a_second_launch_hands_over_to_the_running_app() {
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("data");
+    let folder = home.path().join("project");
+    std::fs::create_dir_all(&folder).unwrap();
+    cli(&data, &["projects", "add", folder.to_str().unwrap()]);
+    for args in [
+        &[
+            "providers",
+            "add",
+            "scripted",
+            "--protocol",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--api-key-env",
+            "CODEWRIGHT_E2E_KEY",
+        ][..],
+        &["models", "add", "e2e-model@scripted", "--context", "100000"],
+        &["models", "role", "main", "e2e-model@scripted"],
+    ] {
+        cli(&data, args);
+    }
     let (mut bus, address) = support::session_bus();
     let env = [
         ("DBUS_SESSION_BUS_ADDRESS", address.as_str()),
@@ -543,6 +563,37 @@ fn a_second_launch_hands_over_to_the_running_app() {
         app.js("return document.body.dataset.ready", json!([])),
         "true",
         "the running app carries on"
+    );
+
+    // The main window closed (Ctrl+W) while a task window stays open: the app runs on, and
+    // launching it again opens the main window again.
+    let main = app.current_window();
+    app.find("#new-task-title").type_text("Keep me open");
+    app.find("#new-task button[type=submit]").click();
+    let task_window = app.switch_to_new_window(std::slice::from_ref(&main), WAIT);
+    app.switch_to(&main);
+    app.find("#new-task-title")
+        .send_keys_once("\u{E009}w\u{E000}"); // Ctrl+W
+    let start = std::time::Instant::now();
+    while app.window_handles() != [task_window.clone()] {
+        assert!(start.elapsed() < WAIT, "the main window did not close");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_codewright"))
+        .env("DISPLAY", &desktop.display)
+        .env("CODEWRIGHT_HOME", &data)
+        .envs(env)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{status}");
+    app.switch_to_new_window(std::slice::from_ref(&task_window), WAIT);
+    app.wait_until(
+        "the main window again, with the task",
+        WAIT,
+        &texts(".task-title"),
+        |v| contains(v, "Keep me open"),
     );
     app.quit();
     let _ = bus.kill();

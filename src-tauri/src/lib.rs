@@ -140,7 +140,8 @@ fn guarded<R: Runtime>(
 }
 
 /// One app per data folder: launched again on the same folder, Codewright hands over to the
-/// running one (which comes to the front) and exits. Found through the D-Bus session bus, under
+/// running one (whose main window comes to the front, or opens again if it was closed while task
+/// windows stayed open) and exits. Found through the D-Bus session bus, under
 /// a name made from the folder; without a session bus every launch runs on its own, and says so.
 fn single_instance<R: Runtime>(home: &std::path::Path) -> tauri::plugin::TauriPlugin<R> {
     use std::hash::{Hash, Hasher};
@@ -156,11 +157,22 @@ fn single_instance<R: Runtime>(home: &std::path::Path) -> tauri::plugin::TauriPl
     home.hash(&mut hash);
     tauri_plugin_single_instance::Builder::new()
         .dbus_id(format!("dev.codewright.app.d{:016x}", hash.finish()))
-        .callback(|app, _args, _cwd| {
-            if let Some(main) = app.get_webview_window("main") {
+        .callback(|app, _args, _cwd| match app.get_webview_window("main") {
+            Some(main) => {
                 let _ = main.unminimize();
                 let _ = main.show();
                 let _ = main.set_focus();
+            }
+            // Closed while task windows stayed open: it opens again.
+            None => {
+                let config = app.config().app.windows.iter().find(|w| w.label == "main");
+                if let Some(config) = config {
+                    if let Err(e) = tauri::WebviewWindowBuilder::from_config(app, config)
+                        .and_then(|b| b.build())
+                    {
+                        eprintln!("codewright: cannot open the main window again: {e}");
+                    }
+                }
             }
         })
         .build()
