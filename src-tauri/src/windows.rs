@@ -166,9 +166,13 @@ fn builder<R: Runtime>(
         .disable_drag_drop_handler()
 }
 
-/// Opens a hidden spare task window, unless one exists or no other window is open (the app is
-/// quitting). Its page loads and then says it is ready ([`spare_ready`]).
+/// Opens a hidden spare task window, unless one exists, no other window is open (the app is
+/// quitting) or the store could not be opened. Its page loads and then says it is ready ([`spare_ready`]).
 pub(crate) fn prepare_spare<R: Runtime>(app: &AppHandle<R>) {
+    // Without a store there is no task to open: the windows show the error screen.
+    if app.state::<crate::AppState>().startup_error().is_some() {
+        return;
+    }
     let windows = app.state::<Windows>();
     let label = {
         let mut spare = lock(&windows.spare);
