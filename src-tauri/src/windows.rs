@@ -27,6 +27,9 @@ pub(crate) struct Windows {
     adopted: Mutex<HashMap<String, TaskId>>,
     spare: Mutex<Spare>,
     made: AtomicU64,
+    /// Held while a task window opens: a second open of the same task (a double click) finds
+    /// the first one's window instead of making another.
+    opening: tokio::sync::Mutex<()>,
 }
 
 /// The spare window: none, one whose page is still starting, or one waiting for a task.
@@ -80,6 +83,8 @@ pub(crate) async fn open_task_window<R: Runtime>(
     task: &Task,
     at: Option<i64>,
 ) -> tauri::Result<()> {
+    let windows = app.state::<Windows>();
+    let _opening = windows.opening.lock().await;
     // A window just closed is gone from the screen a moment before the app forgets it; focusing
     // it then would do nothing, and its label is not free yet: wait for it to be gone.
     let deadline = tokio::time::Instant::now() + CLOSING_WAIT;
@@ -122,16 +127,24 @@ fn adopt<R: Runtime>(
     at: Option<i64>,
 ) -> tauri::Result<()> {
     let label = window.label().to_string();
-    lock(&app.state::<Windows>().adopted).insert(label.clone(), task.id);
-    window.set_title(&title(task))?;
-    window.emit_to(
-        EventTarget::webview_window(&label),
-        ADOPT_EVENT,
-        Adoption {
-            task_id: task.id,
-            at,
-        },
-    )?;
+    let windows = app.state::<Windows>();
+    lock(&windows.adopted).insert(label.clone(), task.id);
+    let given = window.set_title(&title(task)).and_then(|()| {
+        window.emit_to(
+            EventTarget::webview_window(&label),
+            ADOPT_EVENT,
+            Adoption {
+                task_id: task.id,
+                at,
+            },
+        )
+    });
+    if let Err(e) = given {
+        // Not given the task: it must not stand for it.
+        lock(&windows.adopted).remove(&label);
+        let _ = window.close();
+        return Err(e);
+    }
     window.show()?;
     window.set_focus()
 }
@@ -193,12 +206,19 @@ pub(crate) fn prepare_spare<R: Runtime>(app: &AppHandle<R>) {
         .visible(false)
         .focused(false)
         .build();
-    if let Err(e) = built {
-        eprintln!("codewright: cannot open a spare task window ({e}); tasks open without one");
-        let mut spare = lock(&windows.spare);
-        if *spare == Spare::Starting(label) {
-            *spare = Spare::None;
+    match built {
+        Err(e) => {
+            eprintln!("codewright: cannot open a spare task window ({e}); tasks open without one");
+            let mut spare = lock(&windows.spare);
+            if *spare == Spare::Starting(label) {
+                *spare = Spare::None;
+            }
         }
+        // The last window the user saw closed while it was being made: the app is quitting.
+        Ok(window) if app.webview_windows().keys().all(|l| is_spare(&windows, l)) => {
+            let _ = window.close();
+        }
+        Ok(_) => {}
     }
 }
 

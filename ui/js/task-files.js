@@ -7,6 +7,8 @@ import { $, h, toast } from './dom.js';
 
 let project = null;
 let reads = 0;
+/** Files whose Run is under way: their button stays disabled through re-renders. */
+const starting = new Set();
 let later = null;
 let openTask = () => {};
 
@@ -51,6 +53,7 @@ function render({ files, broken, error }) {
       h('span', { class: `badge ${done ? 'status-completed' : ''}`, text: file.status }),
       h('button', {
         type: 'button', class: 'button small task-file-run', text: done ? 'Run again' : 'Run',
+        disabled: starting.has(file.id),
         'aria-label': `${done ? 'Run again' : 'Run'} ${label}`,
         onclick: (event) => run(event.currentTarget, file.id),
       }));
@@ -61,6 +64,8 @@ function render({ files, broken, error }) {
 }
 
 async function run(button, id) {
+  if (starting.has(id)) return;
+  starting.add(id);
   button.disabled = true;
   try {
     const task = await call('implement_task_file', { projectId: project, id });
@@ -68,6 +73,7 @@ async function run(button, id) {
   } catch (e) {
     toast(messageOf(e), { error: true });
   } finally {
+    starting.delete(id);
     button.disabled = false;
     refreshTaskFiles();
   }

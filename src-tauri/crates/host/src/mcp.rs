@@ -127,12 +127,18 @@ pub fn prompt_text(
                     },
                 ));
             };
+            // Words for a prompt without arguments go along after it, as for a custom command.
+            let extra = (info.arguments.is_empty() && !words.is_empty()).then(|| words.join(" "));
             let filled = fill(&server, info, words)?;
-            connection
+            let text = connection
                 .get_prompt(&prompt, filled)
                 .await
-                .map(|text| redactor.redact(&text))
-                .map_err(|e| unavailable(e.to_string()))
+                .map_err(|e| unavailable(e.to_string()))?;
+            let text = match extra {
+                Some(extra) => format!("{text}\n\nARGUMENTS: {extra}"),
+                None => text,
+            };
+            Ok(redactor.redact(&text))
         }
         .await;
         connection.close().await;
@@ -147,7 +153,10 @@ fn fill(
     mut words: Vec<String>,
 ) -> Result<std::collections::BTreeMap<String, String>, HostError> {
     let args = &info.arguments;
-    if words.len() > args.len() && !args.is_empty() {
+    if args.is_empty() {
+        return Ok(Default::default());
+    }
+    if words.len() > args.len() {
         let rest = words.split_off(args.len() - 1).join(" ");
         words.push(rest);
     }

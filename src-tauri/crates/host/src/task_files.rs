@@ -92,11 +92,9 @@ impl Host {
                 .map_err(store_error)?;
             (file, task.id)
         };
-        // Listening before the run starts: its end cannot be missed.
+        // Listening before the run starts: its end cannot be missed. A run that cannot start
+        // (no model yet) leaves the task to be continued: its end still marks the file.
         let mut events = self.subscribe(Some(task));
-        self.send(task, None, RunOptions::default())
-            .await
-            .map_err(HostError::saved)?;
         let store = self.inner.store.clone();
         tokio::spawn(async move {
             while let Some(event) = events.recv().await {
@@ -122,6 +120,9 @@ impl Host {
                 }
             }
         });
+        self.send(task, None, RunOptions::default())
+            .await
+            .map_err(HostError::saved)?;
         Ok(task)
     }
 }

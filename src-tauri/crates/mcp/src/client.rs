@@ -30,6 +30,8 @@ use tokio_util::sync::CancellationToken;
 
 /// How long connecting (start-up + initialize) may take, by default.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long listing a server's prompts, or getting one, may take.
+const PROMPT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bytes of a stdio server's stderr kept for error reports.
 const STDERR_TAIL: usize = 4096;
 
@@ -486,10 +488,23 @@ impl Connection {
 
     /// The server's prompt names (they become slash commands later).
     pub async fn prompts(&self) -> Result<Vec<PromptInfo>, McpFailure> {
-        let prompts = self
+        // Asked only of a server that says it has prompts, and not for long: a run's start
+        // waits for it.
+        let offered = self
             .peer
-            .list_all_prompts()
+            .peer_info()
+            .is_some_and(|info| info.capabilities.prompts.is_some());
+        if !offered {
+            return Ok(Vec::new());
+        }
+        let prompts = tokio::time::timeout(PROMPT_TIMEOUT, self.peer.list_all_prompts())
             .await
+            .map_err(|_| {
+                self.failure(format!(
+                    "the server did not list its prompts within {} s",
+                    PROMPT_TIMEOUT.as_secs()
+                ))
+            })?
             .map_err(|e| self.failure(format!("listing prompts failed: {e}")))?;
         Ok(prompts
             .into_iter()
@@ -518,9 +533,17 @@ impl Connection {
     ) -> Result<String, McpFailure> {
         let params = serde_json::from_value(json!({"name": name, "arguments": arguments}))
             .map_err(|e| self.failure(e.to_string()))?;
-        let result = self.peer.get_prompt(params).await.map_err(|e| {
-            self.failure(format!("the server could not give the prompt {name}: {e}"))
-        })?;
+        let result = tokio::time::timeout(PROMPT_TIMEOUT, self.peer.get_prompt(params))
+            .await
+            .map_err(|_| {
+                self.failure(format!(
+                    "the server did not give the prompt {name} within {} s",
+                    PROMPT_TIMEOUT.as_secs()
+                ))
+            })?
+            .map_err(|e| {
+                self.failure(format!("the server could not give the prompt {name}: {e}"))
+            })?;
         let value = serde_json::to_value(&result).unwrap_or_default();
         let texts: Vec<&str> = value["messages"]
             .as_array()

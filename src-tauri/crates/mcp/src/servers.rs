@@ -53,6 +53,13 @@ pub struct Redactor(Arc<Vec<(String, String)>>);
 pub const SECRET_MIN: usize = 8;
 
 impl Redactor {
+    /// Takes out these secrets (name, value): the longest first, so that a secret that holds
+    /// another is taken out whole.
+    fn new(mut secrets: Vec<(String, String)>) -> Redactor {
+        secrets.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+        Redactor(Arc::new(secrets))
+    }
+
     /// `text` with every secret value replaced by `[secret NAME]`.
     pub fn redact(&self, text: &str) -> String {
         self.0
@@ -202,7 +209,7 @@ pub fn endpoint(
         headers.extend(values.clone());
         headers
     };
-    let redactor = Redactor(Arc::new(values.clone().into_iter().collect()));
+    let redactor = Redactor::new(values.clone().into_iter().collect());
     let endpoint = match &row.transport {
         McpTransport::Stdio { command, args } => {
             let mut all = env.clone();
@@ -611,17 +618,17 @@ fn content_of(c: &Value) -> ToolContent {
 #[cfg(test)]
 mod tests {
     use super::Redactor;
-    use std::sync::Arc;
 
     #[test]
     fn secrets_are_taken_out_and_short_values_left() {
-        let redactor = Redactor(Arc::new(vec![
+        let redactor = Redactor::new(vec![
             ("TOKEN".into(), "abcdefgh12".into()),
             ("PIN".into(), "1234".into()),
-        ]));
+            ("BEARER".into(), "Bearer abcdefgh12".into()),
+        ]);
         assert_eq!(
-            redactor.redact("t=abcdefgh12 pin=1234 again abcdefgh12"),
-            "t=[secret TOKEN] pin=1234 again [secret TOKEN]"
+            redactor.redact("t=abcdefgh12 pin=1234 again abcdefgh12; Bearer abcdefgh12"),
+            "t=[secret TOKEN] pin=1234 again [secret TOKEN]; [secret BEARER]"
         );
         assert_eq!(Redactor::default().redact("abcdefgh12"), "abcdefgh12");
     }
