@@ -115,15 +115,9 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// Connects to the server; with what takes its secrets out of what it sends back.
 async fn connect(store: &Store, row: &McpServerRow) -> Result<(Connection, Redactor), String> {
     let (endpoint, redactor) = mcp::endpoint_of(store, row)?;
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-    let connection = Connection::connect(
-        &endpoint,
-        vec![],
-        tx,
-        codewright_mcp::client::CONNECT_TIMEOUT,
-    )
-    .await
-    .map_err(|e| redactor.redact(&format!("{}: {e}", row.name)))?;
+    let connection = Connection::once(&endpoint)
+        .await
+        .map_err(|e| redactor.redact(&format!("{}: {e}", row.name)))?;
     Ok((connection, redactor))
 }
 

@@ -96,15 +96,9 @@ pub fn prompt_text(
                 redactor.redact(&format!("MCP server {server} is not available: {e}")),
             )
         };
-        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let connection = Connection::connect(
-            &endpoint,
-            vec![],
-            tx,
-            codewright_mcp::client::CONNECT_TIMEOUT,
-        )
-        .await
-        .map_err(|e| unavailable(e.to_string()))?;
+        let connection = Connection::once(&endpoint)
+            .await
+            .map_err(|e| unavailable(e.to_string()))?;
         let result = async {
             let prompts = connection
                 .prompts()
@@ -638,15 +632,7 @@ pub fn check_server(
         let failed = |error: String| ServerCheck::Failed {
             error: redactor.redact(&error),
         };
-        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let connection = match Connection::connect(
-            &endpoint,
-            vec![],
-            tx,
-            codewright_mcp::client::CONNECT_TIMEOUT,
-        )
-        .await
-        {
+        let connection = match Connection::once(&endpoint).await {
             Ok(c) => c,
             Err(e) => return failed(e.to_string()),
         };

@@ -283,6 +283,13 @@ fn tail_text(buf: &Mutex<VecDeque<u8>>) -> String {
 }
 
 impl Connection {
+    /// Connects for a one-off question (its tools, its prompts, one call): no roots offered,
+    /// its notices ignored, within [`CONNECT_TIMEOUT`].
+    pub async fn once(endpoint: &Endpoint) -> Result<Connection, McpFailure> {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        Connection::connect(endpoint, vec![], tx, CONNECT_TIMEOUT).await
+    }
+
     /// Connects and initializes. `roots` are offered to servers that ask (`roots/list`).
     pub async fn connect(
         endpoint: &Endpoint,
