@@ -201,7 +201,7 @@ pub async fn send_message(
                         arguments,
                     } => match codewright_host::mcp::prompt_server(&store, project, server)? {
                         Some(row) => Some(codewright_host::mcp::prompt_text(
-                            &store, &row, prompt, arguments,
+                            &store, project, &row, prompt, arguments,
                         )?),
                         None => None,
                     },

@@ -110,7 +110,8 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
             } => {
                 let row = codewright_host::mcp::prompt_server(&store, project, &server)?
                     .ok_or_else(|| format!("there is no MCP server {server}"))?;
-                let asked = codewright_host::mcp::prompt_text(&store, &row, &prompt, &arguments)?;
+                let asked =
+                    codewright_host::mcp::prompt_text(&store, project, &row, &prompt, &arguments)?;
                 let text = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()

@@ -73,20 +73,29 @@ pub fn prompt_server(
         .find(|r| r.enabled && r.name == name))
 }
 
-/// The text of the prompt `prompt` of the MCP server `row` (see [`prompt_server`]), its
+/// The text of the prompt `prompt` of the project's MCP server `row` (see [`prompt_server`]), its
 /// arguments filled in from `arguments`: words ("quoted words" stay together), in the order the
 /// prompt lists its arguments; the last one gets what is left over. The store is read now; the
 /// returned future connects once, asks, and disconnects. What the server sends back has the
 /// secrets it was given taken out.
 pub fn prompt_text(
     store: &Store,
+    project: ProjectId,
     row: &McpServerRow,
     prompt: &str,
     arguments: &str,
 ) -> Result<impl std::future::Future<Output = Result<String, HostError>> + Send + 'static, HostError>
 {
-    let (endpoint, redactor) =
-        endpoint_of(store, row).map_err(|e| HostError::new(ErrorKind::Setup, e))?;
+    // Started as a run of the project starts it: in its folder, with its environment.
+    let root = PathBuf::from(
+        store
+            .project(project)
+            .map_err(|e| HostError::new(ErrorKind::Store, e.to_string()))?
+            .root_path,
+    );
+    let env = environment_for(std::iter::once(row), &EnvFilter::read(store, Some(project)));
+    let (endpoint, redactor) = codewright_mcp::endpoint(row, &read_secret, &env, Some(root))
+        .map_err(|e| HostError::new(ErrorKind::Setup, e))?;
     let (server, prompt) = (row.name.clone(), prompt.to_string());
     let words = codewright_extensions::commands::split_words(arguments);
     Ok(async move {
