@@ -353,34 +353,46 @@ def main():
         stream_gaps = s.js("window.__frames = false; return window.__gaps")
         streamed = s.js("return document.querySelector('.message.assistant:last-child').textContent.length")
 
-        # 3. Open a long and a short task, each in a ready spare window; then another short one
-        #    at once, before the next spare is ready (a window built and started for it), which
-        #    is closed again.
+        # 3. Open a long and a short task, each in a ready spare window; and another short one a
+        #    moment after the short one, before the next spare can be made (1 s after an open),
+        #    so a window is built and started for it (closed again after).
         opened = {}
-        for name, task, spare in (("5,000 messages", tasks[3], True), ("10 messages", tasks[4], True),
-                                  ("10 messages, no spare ready", tasks[5], False)):
-            if spare:
-                s.wait_spare()
-            s.switch(s.main)
-            s.js("document.addEventListener('click', (e) => { window.__clicked = performance.timeOrigin + e.timeStamp; }, { capture: true, once: true })")
-            s.open_task(task)
+        s.switch(s.main)
+        s.js("window.__clicked = {}; document.addEventListener('click', (e) => { "
+             "const row = e.target.closest('.task'); if (row) window.__clicked[row.dataset.id] = performance.timeOrigin + e.timeStamp; }, true)")
+        def painted_in(task):
+            """When `task`'s window painted its newest messages, and whether it was the spare."""
+            deadline = time.time() + 30
+            while not (handle := s.window_of(task)):
+                if time.time() > deadline:
+                    sys.exit(f"task {task}'s window did not open")
+                time.sleep(0.02)
+            s.switch(handle)
             s.wait("return performance.getEntriesByName('conversation-painted').length")
             painted, adopted = s.js("const t = (n) => performance.getEntriesByName(n)[0]; "
                                     "return [performance.timeOrigin + t('conversation-painted').startTime, Boolean(t('adopted'))]")
-            mine = wd(s.port, "GET", f"/session/{s.id}/window")
+            return handle, painted, adopted
+        for names in ((("5,000 messages", tasks[3], True),),
+                      (("10 messages", tasks[4], True), ("10 messages, no spare ready", tasks[5], False))):
+            s.wait_spare()
             s.switch(s.main)
-            clicked = s.js("return window.__clicked")
-            s.switch(mine)
-            if adopted != spare:
-                sys.exit(f"opening {name}: expected {'a' if spare else 'no'} spare window")
-            opened[name] = painted - clicked
-            if not spare:
-                s.type("#composer-input", "\ue009w\ue000")  # Ctrl+W
-                s.wait_gone(mine)
-                # Back in the window opened before it, its composer focused, as a person would be.
-                s.switch(previous)
-                s.click("#composer-input")
-            previous = mine
+            for _, task, _ in names:
+                s.click(f'.task[data-id="{task}"] .task-open')
+            for name, task, spare in names:
+                handle, painted, adopted = painted_in(task)
+                if adopted != spare:
+                    sys.exit(f"opening {name}: expected {'a' if spare else 'no'} spare window")
+                s.switch(s.main)
+                opened[name] = painted - s.js(f"return window.__clicked['{task}']")
+                if spare:
+                    previous = handle
+                else:
+                    s.switch(handle)
+                    s.type("#composer-input", "\ue009w\ue000")  # Ctrl+W
+                    s.wait_gone(handle)
+        # Back in the last window opened in the spare, its composer focused, as a person would be.
+        s.switch(previous)
+        s.click("#composer-input")
         # 4 and 5. Three task windows are open now (plus the main window); the last one opened is
         # in front, its composer focused (the others' composers let go of focus in the background).
         time.sleep(5)
