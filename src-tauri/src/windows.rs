@@ -180,7 +180,8 @@ fn builder<R: Runtime>(
 }
 
 /// Opens a hidden spare task window, unless one exists, no other window is open (the app is
-/// quitting) or the store could not be opened. Its page loads and then says it is ready ([`spare_ready`]).
+/// quitting) or the store could not be opened. Its page loads and then says it is ready
+/// ([`spare_ready`]).
 pub(crate) fn prepare_spare<R: Runtime>(app: &AppHandle<R>) {
     // Without a store there is no task to open: the windows show the error screen.
     if app.state::<crate::AppState>().startup_error().is_some() {

@@ -320,7 +320,10 @@ impl McpServers {
             .iter()
             .flat_map(|live| {
                 let prompts = live.prompts.lock().expect("prompts lock").clone();
-                prompts.into_iter().map(|p| (live.name.clone(), p))
+                prompts.into_iter().map(|p| {
+                    let description = live.redactor.redact(&p.description);
+                    (live.name.clone(), PromptInfo { description, ..p })
+                })
             })
             .collect()
     }
