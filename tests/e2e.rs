@@ -517,23 +517,7 @@ fn a_second_launch_hands_over_to_the_running_app() {
     let folder = home.path().join("project");
     std::fs::create_dir_all(&folder).unwrap();
     cli(&data, &["projects", "add", folder.to_str().unwrap()]);
-    for args in [
-        &[
-            "providers",
-            "add",
-            "scripted",
-            "--protocol",
-            "openai",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--api-key-env",
-            "CODEWRIGHT_E2E_KEY",
-        ][..],
-        &["models", "add", "e2e-model@scripted", "--context", "100000"],
-        &["models", "role", "main", "e2e-model@scripted"],
-    ] {
-        cli(&data, args);
-    }
+    support::use_scripted_model(&data, "http://127.0.0.1:9/v1"); // never asked
     let (mut bus, address) = support::session_bus();
     let env = [
         ("DBUS_SESSION_BUS_ADDRESS", address.as_str()),

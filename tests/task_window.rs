@@ -51,32 +51,7 @@ fn setup(data: &Path, folder: &Path, provider: &Provider) -> String {
     let projects: Value =
         serde_json::from_str(&cli(data, &["projects", "list", "--json"])).unwrap();
     let project = projects[0]["id"].to_string();
-    cli(
-        data,
-        &[
-            "providers",
-            "add",
-            "scripted",
-            "--protocol",
-            "openai",
-            "--base-url",
-            &provider.base_url(),
-            "--api-key-env",
-            "CODEWRIGHT_E2E_KEY",
-        ],
-    );
-    cli(
-        data,
-        &[
-            "models",
-            "add",
-            "e2e-model@scripted",
-            "--context",
-            "100000",
-            "--images",
-        ],
-    );
-    cli(data, &["models", "role", "main", "e2e-model@scripted"]);
+    support::use_scripted_model(data, &provider.base_url());
     let task: Value = serde_json::from_str(&cli(
         data,
         &[

@@ -281,6 +281,38 @@ impl Drop for Desktop {
     }
 }
 
+/// Makes `e2e-model@scripted` (the scripted provider at `base_url`, its key in
+/// `CODEWRIGHT_E2E_KEY`; it takes images) the main model of the data folder `data`.
+#[allow(dead_code)] // not every test binary sets up a model
+pub fn use_scripted_model(data: &Path, base_url: &str) {
+    cli(
+        data,
+        &[
+            "providers",
+            "add",
+            "scripted",
+            "--protocol",
+            "openai",
+            "--base-url",
+            base_url,
+            "--api-key-env",
+            "CODEWRIGHT_E2E_KEY",
+        ],
+    );
+    cli(
+        data,
+        &[
+            "models",
+            "add",
+            "e2e-model@scripted",
+            "--context",
+            "100000",
+            "--images",
+        ],
+    );
+    cli(data, &["models", "role", "main", "e2e-model@scripted"]);
+}
+
 /// The first file under `folder` that contains `needle`.
 fn file_containing(folder: &Path, needle: &[u8]) -> Option<PathBuf> {
     let entries = std::fs::read_dir(folder).ok()?;

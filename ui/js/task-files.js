@@ -71,7 +71,9 @@ async function run(button, id) {
     const task = await call('implement_task_file', { projectId: project, id });
     await openTask(task);
   } catch (e) {
-    toast(messageOf(e), { error: true });
+    // `saved`: the task was made with its request, and can be continued once this is fixed.
+    const saved = e?.saved ? ' The task is in the list with its request: open it to continue once that is fixed.' : '';
+    toast(messageOf(e) + saved, { error: true });
   } finally {
     starting.delete(id);
     button.disabled = false;

@@ -222,3 +222,42 @@ fn a_task_without_a_mode_of_its_own_takes_its_projects_default() {
         PermissionMode::AcceptEdits
     );
 }
+
+/// A task file whose run cannot start (the model cannot be found) still gets its task, with its
+/// request stored, and the error says so (`saved`): the user continues it once that is fixed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_file_whose_run_cannot_start_keeps_its_task_and_request() {
+    let (dir, host, task) = world();
+    let project = {
+        let store = host.store().lock().unwrap();
+        store
+            .set_setting("model.main", Some(&serde_json::json!("nosuch@nowhere")))
+            .unwrap();
+        store.task(task).unwrap().project_id
+    };
+    let tasks = dir.path().join("project/.codewright/tasks");
+    std::fs::create_dir_all(&tasks).unwrap();
+    std::fs::write(tasks.join("TASK-001.md"), "# Greet\n\nSay hello.\n").unwrap();
+    let err = host.implement(project, "TASK-001").await.unwrap_err();
+    assert!(err.saved && err.message.contains("nowhere"), "{err:?}");
+    {
+        let store = host.store().lock().unwrap();
+        let made = store
+            .tasks(project)
+            .unwrap()
+            .into_iter()
+            .find(|t| t.title == "TASK-001: Greet")
+            .expect("the task was made");
+        let history = store.history(made.id).unwrap();
+        assert!(
+            history[0].message.text().contains("Say hello."),
+            "{history:?}"
+        );
+    }
+    let missing = host.implement(project, "TASK-009").await.unwrap_err();
+    assert_eq!(missing.kind, ErrorKind::NotFound);
+    assert!(
+        missing.message.contains("the project's are: TASK-001"),
+        "{missing:?}"
+    );
+}
