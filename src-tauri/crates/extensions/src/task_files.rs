@@ -71,7 +71,13 @@ pub fn discover(project: &Path) -> (Vec<TaskFile>, Vec<Broken>) {
 
 fn read(path: &Path) -> Result<TaskFile, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("it cannot be read: {e}"))?;
-    let doc = front_matter::parse(&text, false)?;
+    parse(&text, path)
+}
+
+/// Reads a task file's `text`; `path` is where it lives (its name gives the id when nothing
+/// else does). Errors say what is wrong with the file.
+pub fn parse(text: &str, path: &Path) -> Result<TaskFile, String> {
+    let doc = front_matter::parse(text, false)?;
     let line_field = |name: &str| {
         doc.body.lines().find_map(|l| {
             let rest = l.trim_start().strip_prefix("- **")?;
@@ -125,8 +131,24 @@ fn read(path: &Path) -> Result<TaskFile, String> {
 pub fn set_status(file: &TaskFile, status: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(&file.path)
         .map_err(|e| format!("{} cannot be read: {e}", file.path.display()))?;
+    let text = with_status(&text, &file.path, status)
+        .map_err(|e| format!("{}: {e}", file.path.display()))?;
+    let folder = file.path.parent().unwrap_or(Path::new("."));
+    let failed = |e: std::io::Error| format!("{} could not be written: {e}", file.path.display());
+    let mut tmp = tempfile::NamedTempFile::new_in(folder).map_err(failed)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(failed)?;
+    tmp.persist(&file.path).map_err(|e| failed(e.error))?;
+    Ok(())
+}
+
+/// `text` (a task file living at `path`) with its status set to `status`, as [`set_status`]
+/// writes it. The result is read back: if it would not read as the same task with the new
+/// status (front matter too unusual to edit line by line), it is an error and nothing is
+/// written.
+pub fn with_status(text: &str, path: &Path, status: &str) -> Result<String, String> {
+    let before = parse(text, path)?;
     let (bom, text) = match text.strip_prefix('\u{feff}') {
-        Some(rest) => ("\u{feff}", rest.to_string()),
+        Some(rest) => ("\u{feff}", rest),
         None => ("", text),
     };
     let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
@@ -152,17 +174,26 @@ pub fn set_status(file: &TaskFile, status: &str) -> Result<(), String> {
         .flatten();
     let mut done = false;
     if let Some(end) = front_end {
-        for line in &mut lines[1..end] {
-            if line.trim_start().starts_with("status:") {
-                *line = format!("status: {status}{}", ending(line));
-                done = true;
-            }
+        // The top-level key only (a nested `status:` belongs to something else), and with it the
+        // lines that continue its value (indented, or blank).
+        if let Some(at) = (1..end).find(|&i| lines[i].starts_with("status:")) {
+            let continued = lines[at + 1..end]
+                .iter()
+                .take_while(|l| l.trim().is_empty() || l.starts_with([' ', '\t']))
+                .count();
+            let line = format!("status: {status}{}", ending(&lines[at]));
+            lines.splice(at..at + 1 + continued, [line]);
+            done = true;
         }
     }
     if !done {
         for line in lines.iter_mut().skip(front_end.map_or(0, |e| e + 1)) {
             let trimmed = line.trim_start();
-            if trimmed.to_lowercase().starts_with("- **status:**") {
+            let named = trimmed
+                .strip_prefix("- **")
+                .and_then(|rest| rest.split_once(":**"))
+                .is_some_and(|(key, _)| key.eq_ignore_ascii_case("Status"));
+            if named {
                 let indent = &line[..line.len() - trimmed.len()];
                 *line = format!("{indent}- **Status:** {status}{}", ending(line));
                 done = true;
@@ -171,30 +202,34 @@ pub fn set_status(file: &TaskFile, status: &str) -> Result<(), String> {
         }
     }
     if !done {
-        let at = match front_end {
-            Some(end) => {
-                // In the front matter, before its closing line.
-                lines.insert(end, format!("status: {status}{nl}"));
-                None
-            }
-            None => Some(
-                lines
+        match front_end {
+            // In the front matter, before its closing line.
+            Some(end) => lines.insert(end, format!("status: {status}{nl}")),
+            None => {
+                let at = lines
                     .iter()
                     .position(|l| l.starts_with("# "))
-                    .map_or(0, |p| p + 1),
-            ),
-        };
-        if let Some(at) = at {
-            lines.insert(at, format!("{nl}- **Status:** {status}{nl}"));
+                    .map_or(0, |p| p + 1);
+                // After a last line without its line ending, the new line starts one.
+                let lead = match at.checked_sub(1).map(|p| ending(&lines[p])) {
+                    Some(e) if e.is_empty() => nl,
+                    _ => "",
+                };
+                lines.insert(at, format!("{lead}{nl}- **Status:** {status}{nl}"));
+            }
         }
     }
-    let folder = file.path.parent().unwrap_or(Path::new("."));
-    let failed = |e: std::io::Error| format!("{} could not be written: {e}", file.path.display());
-    let mut tmp = tempfile::NamedTempFile::new_in(folder).map_err(failed)?;
-    std::io::Write::write_all(&mut tmp, format!("{bom}{}", lines.concat()).as_bytes())
-        .map_err(failed)?;
-    tmp.persist(&file.path).map_err(|e| failed(e.error))?;
-    Ok(())
+    let written = format!("{bom}{}", lines.concat());
+    match parse(&written, path) {
+        Ok(after)
+            if after.status == status && after.id == before.id && after.title == before.title =>
+        {
+            Ok(written)
+        }
+        _ => Err(format!(
+            "its status could not be changed to \"{status}\" without changing what the file says; change it by hand"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -265,5 +300,27 @@ mod tests {
         );
         let (files, _) = discover(project.path());
         assert!(files.iter().all(TaskFile::is_done));
+    }
+
+    #[test]
+    fn a_status_in_unusual_front_matter_is_written_so_the_file_still_reads_or_not_at_all() {
+        let path = Path::new("TASK-007.md");
+        let set = |text: &str| with_status(text, path, "done");
+        // A nested `status:` is someone else's; the task's own is added.
+        assert_eq!(
+            set("---\nmeta:\n  status: draft\n---\n# T\n").unwrap(),
+            "---\nmeta:\n  status: draft\nstatus: done\n---\n# T\n"
+        );
+        // A value over several lines is replaced whole.
+        assert_eq!(
+            set("---\nstatus: >\n  in\n\n  progress\nid: X-1\n---\nbody").unwrap(),
+            "---\nstatus: done\nid: X-1\n---\nbody"
+        );
+        // A last line without its line ending.
+        assert_eq!(set("# T").unwrap(), "# T\n\n- **Status:** done\n");
+        // A `status:` line inside a quoted value cannot be edited by lines: refused, not broken.
+        let quoted = "---\ntitle: \"a\nstatus: b\"\n---\n";
+        assert!(parse(quoted, path).is_ok());
+        assert!(set(quoted).unwrap_err().contains("change it by hand"));
     }
 }
