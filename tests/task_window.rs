@@ -2518,3 +2518,184 @@ fn task_files_are_listed_and_run_from_the_main_window() {
     );
     app.quit();
 }
+
+/// Provider faults reach the window as they reach `exec --json` (RELIABILITY.md): a 429 with
+/// `retry-after` is retried, the retry shown, then answered; a 200 with a web page, a malformed
+/// chunk and a silence past the provider's idle timeout each end in one inline error that says
+/// what happened and what to do. Every message the user sent is kept, and so is the part of an
+/// answer that had arrived; the task goes on with the next message.
+#[test]
+fn provider_faults_end_in_a_shown_retry_or_one_clear_error_in_the_window() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let limited = std::sync::atomic::AtomicBool::new(false);
+    let provider = Provider::start(Box::new(move |_, body| {
+        let users = user_texts(body);
+        let last = users.last().cloned().unwrap_or_default();
+        if last.contains("Busy?") && !limited.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let error = json!({"error": {"message": "Rate limit reached for requests", "type": "requests"}}).to_string();
+            Reply::Raw(format!("HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{error}", error.len()))
+        } else if last.contains("Busy?") {
+            Reply::Text("Answered after the wait.".into())
+        } else if last.contains("Proxy?") {
+            let page = "<!doctype html><html><head><title>Sign in to Corp Proxy</title></head><body><script>location='x'</script>Sign in</body></html>";
+            Reply::Raw(format!("HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}", page.len()))
+        } else if last.contains("Garbled?") {
+            Reply::Malformed("The first half of a garbled answer ".into())
+        } else if last.contains("Silent?") {
+            Reply::Stall("The start of a silent answer ".into())
+        } else {
+            Reply::Text("All good again.".into())
+        }
+    }));
+    let task = setup(&data, &folder, &provider);
+    // A short idle timeout, so the silence is noticed in the test's time.
+    cli(
+        &data,
+        &[
+            "providers",
+            "add",
+            "scripted",
+            "--protocol",
+            "openai",
+            "--base-url",
+            &provider.base_url(),
+            "--api-key-env",
+            "CODEWRIGHT_E2E_KEY",
+            "--idle-timeout",
+            "1.5",
+        ],
+    );
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    open_task_window(&app);
+    let errors = "return [...document.querySelectorAll('.error-inline')].map(e => e.textContent)";
+    let error_count = |n: usize| {
+        app.wait_until("the run's error", WAIT, errors, |v| {
+            v.as_array().is_some_and(|a| a.len() == n)
+        })[n - 1]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+
+    // A rate limit: the retry is said in the conversation, then the answer comes.
+    send(&app, "Busy?");
+    app.wait_until(
+        "the answer after the retry",
+        WAIT,
+        "return document.body.textContent.includes('Answered after the wait.')",
+        |v| v == true,
+    );
+    wait_idle(&app);
+    let notices = app.js(
+        "return [...document.querySelectorAll('.notice')].map(n => n.textContent).join('|')",
+        json!([]),
+    );
+    assert!(
+        notices
+            .as_str()
+            .unwrap()
+            .contains("Trying again in 1.0 s (retry 1"),
+        "the retry is shown: {notices}"
+    );
+    assert_eq!(
+        app.js(errors, json!([])),
+        json!([]),
+        "no error for a retry that answered"
+    );
+
+    // A web page where the stream should be: named by its title, with what to check.
+    send(&app, "Proxy?");
+    let error = error_count(1);
+    assert!(
+        error.contains("web page") && error.contains("Sign in to Corp Proxy"),
+        "{error}"
+    );
+    assert!(error.contains("check the base URL of scripted"), "{error}");
+    wait_idle(&app);
+
+    // A malformed chunk: an error, and what had arrived is kept, marked incomplete.
+    send(&app, "Garbled?");
+    let error = error_count(2);
+    assert!(error.contains("malformed"), "{error}");
+    wait_idle(&app);
+
+    // Silence past the idle timeout: a timeout, said as one, with the part that had arrived.
+    send(&app, "Silent?");
+    let error = error_count(3);
+    assert!(
+        error.contains("idle timeout") && error.contains("Send again to retry"),
+        "{error}"
+    );
+    wait_idle(&app);
+    save_screenshot("task-provider-faults", &app.screenshot());
+    let answers = app.js(
+        "return [...document.querySelectorAll('.message.assistant')].map(m => m.textContent).join('|')",
+        json!([]),
+    );
+    let answers = answers.as_str().unwrap();
+    assert!(
+        answers.contains("The first half of a garbled answer")
+            && answers.contains("The start of a silent answer"),
+        "the parts that arrived are shown: {answers}"
+    );
+    assert!(
+        !app.js(
+            "return document.body.innerHTML.includes('<script>location')",
+            json!([])
+        )
+        .as_bool()
+        .unwrap(),
+        "the page's own markup is never put in the window"
+    );
+
+    // The task goes on.
+    send(&app, "Still there?");
+    app.wait_until(
+        "the next answer",
+        WAIT,
+        "return document.body.textContent.includes('All good again.')",
+        |v| v == true,
+    );
+    wait_idle(&app);
+    let shown: Value =
+        serde_json::from_str(&cli(&data, &["tasks", "show", &task, "--json"])).unwrap();
+    let users: Vec<&str> = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["parts"][0]["text"].as_str())
+        .collect();
+    assert_eq!(
+        users,
+        ["Busy?", "Proxy?", "Garbled?", "Silent?", "Still there?"]
+    );
+
+    // A key the provider refuses: the error names the provider and where to set the key.
+    provider.require_key("sk-not-the-one-the-app-has");
+    send(&app, "Key?");
+    let error = error_count(4);
+    assert!(
+        error.contains("Incorrect API key")
+            && error.contains("Paste the key of scripted in Settings → Model"),
+        "{error}"
+    );
+    wait_idle(&app);
+    // Each kept as it arrived, marked cut off by its error (the window shows it incomplete).
+    let kept: Vec<(&str, &str)> = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .filter_map(|m| Some((m["parts"][0]["text"].as_str()?, m["stopReason"].as_str()?)))
+        .collect();
+    assert!(
+        kept.contains(&("The first half of a garbled answer ", "error"))
+            && kept.contains(&("The start of a silent answer ", "error")),
+        "stored, marked cut off: {kept:?}"
+    );
+    app.quit();
+}

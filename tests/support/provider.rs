@@ -18,6 +18,13 @@ pub enum Reply {
     Paced(String, u64),
     /// Some text, then nothing more until the client goes away (for stop mid-stream).
     Hang(String),
+    /// Some text, then silence, not even a keep-alive, until the client goes away (its idle
+    /// timeout).
+    Stall(String),
+    /// Some text, then a chunk that is not JSON, and the end of the stream.
+    Malformed(String),
+    /// This whole HTTP answer instead of a stream: status line, headers, body.
+    Raw(String),
 }
 
 pub type Script = Box<dyn Fn(usize, &Value) -> Reply + Send + Sync>;
@@ -125,6 +132,10 @@ fn serve(
     };
     let reply = script(index, &body);
     let mut out = stream;
+    if let Reply::Raw(answer) = &reply {
+        out.write_all(answer.as_bytes())?;
+        return out.flush();
+    }
     out.write_all(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
     )?;
@@ -160,6 +171,32 @@ fn serve(
             }
             return Ok(());
         }
+        Reply::Stall(text) => {
+            send(&mut out, json!({"content": text}), None)?;
+            // The client hanging up ends a read with 0 bytes (or an error).
+            out.set_read_timeout(Some(Duration::from_millis(100)))?;
+            for _ in 0..600 {
+                match out.peek(&mut [0]) {
+                    Ok(0) => return Ok(()),
+                    Err(e)
+                        if e.kind() != std::io::ErrorKind::WouldBlock
+                            && e.kind() != std::io::ErrorKind::TimedOut =>
+                    {
+                        return Ok(())
+                    }
+                    _ => {}
+                }
+            }
+            return Ok(());
+        }
+        Reply::Malformed(text) => {
+            send(&mut out, json!({"content": text}), None)?;
+            out.write_all(
+                b"data: {\"choices\": [{\"delta\": {\"content\": \"cut\n\ndata: [DONE]\n\n",
+            )?;
+            return out.flush();
+        }
+        Reply::Raw(_) => unreachable!("answered above"),
         Reply::Calls(calls) => {
             for (n, (name, args)) in calls.iter().enumerate() {
                 let id = format!("call_{index}_{n}");

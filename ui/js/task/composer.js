@@ -230,7 +230,7 @@ export function showError(error) {
     box.replaceChildren(h('span', { text: error }));
     return;
   }
-  const hint = hintFor(error.kind, providerOf(state.options.model));
+  const hint = hintFor(error.kind, providerOf(state.options.model ?? state.mainModel));
   const saved = error.saved
     ? h('span', { class: 'error-hint' }, [
         'Your message is saved in this task. ',
@@ -242,4 +242,4 @@ export function showError(error) {
 }
 
 /** The hint for an error kind, for the current model's provider. */
-export const currentHint = (kind) => hintFor(kind, providerOf(state.options.model));
+export const currentHint = (kind) => hintFor(kind, providerOf(state.options.model ?? state.mainModel));

@@ -5,8 +5,7 @@ export function hintFor(kind, provider) {
   switch (kind) {
     case 'auth':
     case 'missingKey':
-      // Keys cannot be entered in the app yet: say where they come from.
-      return `Set the key of ${provider || 'the provider'} in its environment variable before starting Codewright, or keep it in the system keyring with: codewright-cli auth set ${provider || 'PROVIDER'}`;
+      return `Paste the key of ${provider || 'the provider'} in Settings → Model (Ctrl+, in the main window), where it is kept in the system keyring, or set its environment variable before starting Codewright.`;
     case 'unknownModel':
       return 'Choose another model in the picker below.';
     case 'rateLimit':
@@ -19,8 +18,8 @@ export function hintFor(kind, provider) {
       return "Check your connection or the provider's URL.";
     case 'timeout':
       return 'Send again to retry; a slow local model may need a longer timeout for its provider.';
-    case 'badResponse':
-      return "Check the provider's base URL.";
+    // badResponse: its message says what to check (a web page: the base URL; a garbled
+    // stream: what is in between).
     default:
       return '';
   }
