@@ -32,6 +32,8 @@ fn main() {
         "task_commands",
         "task_skills",
         "switch_skill",
+        "task_agents",
+        "choose_agent",
         "compact_task",
         "task_mcp_servers",
         "new_sibling_task",

@@ -288,6 +288,7 @@ fn task_windows_get_only_their_own_capability() {
             "switch_skill",
             json!({"taskId": other, "name": "x", "on": false}),
         ),
+        ("choose_agent", json!({"taskId": other, "name": "planner"})),
         (
             "save_memory",
             json!({"taskId": other, "scope": "project", "text": "x"}),

@@ -2252,6 +2252,10 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
         &user.join(".claude/skills/broken/SKILL.md"),
         "---\nname: [\n---\n",
     );
+    write(
+        &user.join(".claude/agents/docs-writer.md"),
+        "---\nname: docs-writer\ndescription: Writes the docs — 写文档\ntools: Read, Write, Glob\n---\nWrite clear docs.\n",
+    );
     // Dark, and at first at the window's smallest size (the list's screenshot shows both).
     let desktop = Desktop::start_with(
         &data,
@@ -2427,6 +2431,79 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
         WAIT,
         "return document.getElementById('messages').textContent",
         |v| v.as_str().is_some_and(|t| t.contains("Nothing to compact")),
+    );
+
+    // /agent lists the agents (the user's own from .claude/agents too) to choose from; the
+    // chosen one's role and tools are the next request's. A name that does not exist stays to
+    // be fixed, with the closest named.
+    send(&app, "/agent");
+    let agents = app.wait_until(
+        "the agents dialog",
+        WAIT,
+        "const d = document.getElementById('command-dialog'); return d.open && d.querySelector('#agent-planner') ? d.textContent : null",
+        |v| v.is_string(),
+    );
+    let agents = agents.as_str().unwrap();
+    assert!(
+        agents.contains("docs-writer · yours (.claude) · 3 tools")
+            && agents.contains("Writes the docs — 写文档")
+            && agents.contains("coder · built in · every tool"),
+        "{agents}"
+    );
+    assert_eq!(
+        app.js(
+            "return document.getElementById('agent-coder').checked",
+            json!([])
+        ),
+        true
+    );
+    save_screenshot("agents-dialog", &app.screenshot());
+    app.find("#agent-planner").click();
+    app.wait_until(
+        "the planner chosen",
+        WAIT,
+        "return document.getElementById('messages').textContent",
+        |v| {
+            v.as_str().is_some_and(|t| {
+                t.contains("The planner agent works on this task from the next message")
+            })
+        },
+    );
+    app.find("#command-dialog-cancel").click();
+    send(&app, "/agent reviewr");
+    app.wait_until(
+        "the unknown agent's error",
+        WAIT,
+        "const e = document.getElementById('composer-error'); return e.hidden ? null : e.textContent",
+        |v| v.as_str().is_some_and(|t| t.contains("There is no agent named reviewr; did you mean reviewer?")),
+    );
+    assert_eq!(input.value(), "/agent reviewr");
+    input.clear();
+    send(&app, "How would you add a login page?");
+    app.wait_until(
+        "the planner's answer",
+        WAIT,
+        "return document.getElementById('messages').textContent.split('How would you add a login page?')[1] || ''",
+        |v| v.as_str().is_some_and(|t| t.contains("Done.")),
+    );
+    wait_idle(&app);
+    let request = provider.requests().last().unwrap().clone();
+    let system = request["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("# Your role: the planner agent"),
+        "{system}"
+    );
+    let offered: Vec<&str> = request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(
+        offered.contains(&"read_file")
+            && !offered.contains(&"edit_file")
+            && !offered.contains(&"bash"),
+        "{offered:?}"
     );
 
     // /new opens a new task of the project in its own window.

@@ -97,4 +97,17 @@ echo hi > notes.txt
 git push origin +main
 CASES
 
+# task_file: the file's text, in both styles.
+lines task_file file <<'CASES'
+---\nid: T-2\nstatus: pending\n---\n# Add a login page\n\nUse the form kit.\n
+# Fix the notes\n\n- **ID:** TASK-001\n- **Status:** pending\n\nThe notes lose their last line.\n
+# Plain\r\n\r\nNothing else.\r\n
+\xef\xbb\xbf---\nstatus: >\n  in\n  progress\nmeta:\n  status: x\n---\n# Bom
+CASES
+
+# front_matter: bit 0 front matter required; then file\0arguments.
+seed front_matter skill 1 '---\nname: pdf\ndescription: >\n  Read PDFs\n  and forms\n---\n\n# PDF\nbody\n\0'
+seed front_matter command 0 '---\ndescription: Review a file\nargument-hint: [file] [focus]\n---\nReview $1 for $2. All: $ARGUMENTS. Keep \\$1.\0src/main.rs "error handling"'
+seed front_matter anchors 0 '---\na: &x [1, 2]\nb: *x\nc: {d: [e, {f: g}]}\n---\nbody $ARGUMENTS\0x y'
+
 echo "seeded: $(find "$corpus" -type f | wc -l) files in $corpus"

@@ -292,6 +292,32 @@ pub async fn switch_skill(
     Ok(skills::switch_skill(&*state.store()?, task_id, &name, on)?)
 }
 
+/// The agents of the task's project, and which one the task runs as (`/agent`).
+#[tauri::command]
+pub async fn task_agents(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+) -> Result<codewright_host::agents::TaskAgents> {
+    Ok(codewright_host::agents::task_agents(
+        &*state.store()?,
+        task_id,
+    )?)
+}
+
+/// Makes `name` the task's agent, from its next message.
+#[tauri::command]
+pub async fn choose_agent(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    name: String,
+) -> Result<codewright_host::agents::TaskAgents> {
+    Ok(codewright_host::agents::choose_agent(
+        &*state.store()?,
+        task_id,
+        &name,
+    )?)
+}
+
 /// Summarizes the task's older messages now (`/compact`); false when there is too little.
 #[tauri::command]
 pub async fn compact_task(state: State<'_, AppState>, task_id: TaskId) -> Result<bool> {

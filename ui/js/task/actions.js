@@ -1,5 +1,6 @@
 // What a slash command that is an action does in the task window (the backend resolved it; see
-// host::commands): lists (/help, /skills, /mcp) and the memory (/memory, editable) in a dialog,
+// host::commands): lists (/help, /skills, /mcp), the agents (/agent, to choose one) and the
+// memory (/memory, editable) in a dialog,
 // /cost as a notice, /compact and /undo through
 // their own commands, /new and /clear in a new task window. /model and /mode belong to the
 // composer, which owns those controls.
@@ -17,16 +18,19 @@ export function initActions(taskId, { notice, error }) {
   Object.assign(view, { taskId, notice, error });
 }
 
-/** Performs `action` (its `arguments` are what followed the command's name). */
-export async function runAction(action) {
+/** Performs `action` (`args` are what followed the command's name); false when it failed (the error is shown). */
+export async function runAction(action, args = '') {
   try {
-    await (ACTIONS[action] ?? (() => view.notice(`/${action} cannot be used in this window.`)))();
+    await (ACTIONS[action] ?? (() => view.notice(`/${action} cannot be used in this window.`)))(args);
+    return true;
   } catch (e) {
     view.error(e);
+    return false;
   }
 }
 
 const ACTIONS = {
+  agent: chooseAgent,
   help: showHelp,
   skills: showSkills,
   mcp: showServers,
@@ -106,6 +110,50 @@ async function showSkills() {
       error,
     ],
   });
+}
+
+/** `/agent NAME` makes NAME the task's agent; `/agent` alone lists them to choose from. */
+async function chooseAgent(name) {
+  if (name) {
+    const listed = await call('choose_agent', { taskId: view.taskId, name });
+    view.notice(agentNotice(listed));
+    return;
+  }
+  const listed = await call('task_agents', { taskId: view.taskId });
+  const error = h('p', { class: 'form-error', role: 'alert', hidden: true });
+  const rows = listed.agents.map((agent) => {
+    const radio = h('input', { type: 'radio', name: 'agent', value: agent.name, checked: agent.name === listed.current, id: `agent-${agent.name}` });
+    radio.addEventListener('change', async () => {
+      error.hidden = true;
+      try {
+        view.notice(agentNotice(await call('choose_agent', { taskId: view.taskId, name: agent.name })));
+      } catch (e) {
+        error.textContent = messageOf(e);
+        error.hidden = false;
+      }
+    });
+    const tools = agent.tools ? `${agent.tools.length} tools` : 'every tool';
+    return h('li', { class: 'skill-row' },
+      radio,
+      h('label', { for: radio.id },
+        h('span', { class: 'skill-name', text: agent.name }),
+        h('span', { class: 'muted', text: ` · ${agent.source ? SOURCES[agent.source] ?? agent.source : 'built in'} · ${tools}${agent.model ? ` · ${agent.model}` : ''}` }),
+        h('span', { class: 'skill-description', text: agent.description })));
+  });
+  await ask(dialog(), {
+    title: 'Agents',
+    body: [
+      h('p', { class: 'dialog-message', text: 'Who works on this task, from the next message: each agent has its own instructions and the tools it may use. Your own are Markdown files in .codewright/agents or .claude/agents.' }),
+      h('ul', { class: 'skill-list', role: 'radiogroup', 'aria-label': 'Agents' }, rows),
+      brokenList(listed.broken),
+      error,
+    ],
+  });
+}
+
+function agentNotice({ agents, current }) {
+  const agent = agents.find((a) => a.name === current);
+  return `The ${current} agent works on this task from the next message${agent ? `: ${agent.description}` : ''}.`;
 }
 
 const SOURCES = {

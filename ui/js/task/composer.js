@@ -23,7 +23,7 @@ const state = {
 };
 
 /**
- * `onSteered(text, images)` is called for a message queued while the agent works; `onAction(name)`
+ * `onSteered(text, images)` is called for a message queued while the agent works; `onAction(name, args)`
  * for a slash command that is an action of the window (other than /model and /mode, done here).
  */
 export function initComposer(taskId, onSteered, onAction) {
@@ -173,8 +173,7 @@ async function act({ action, arguments: args }) {
     await changeMode();
     return true;
   }
-  await state.onAction(action);
-  return true;
+  return state.onAction(action, args);
 }
 
 async function stop() {

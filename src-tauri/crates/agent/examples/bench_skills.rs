@@ -72,6 +72,7 @@ fn main() {
         let installed = codewright_extensions::Installed {
             skills: skills::discover(&places(home)),
             places: None,
+            agent: None,
         };
         codewright_agent::system_prompt(project.path(), "", "", &installed, "2026-11-25").len()
     };

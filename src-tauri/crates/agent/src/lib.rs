@@ -19,7 +19,8 @@ pub mod text_calls;
 pub use approvals::Refusal;
 pub use prompt::system_prompt;
 pub use run::{
-    mark_interrupted, Agent, AgentConfig, Model, RunRequest, TaskHandle, TaskLock, SKILLS_OFF,
+    mark_interrupted, Agent, AgentConfig, Model, RunRequest, TaskHandle, TaskLock, AGENT,
+    SKILLS_OFF,
 };
 
 use codewright_protocol::AgentEvent;

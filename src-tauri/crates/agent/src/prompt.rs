@@ -1,4 +1,5 @@
-//! The system prompt, in this order: how the agent works, the project's own instructions
+//! The system prompt, in this order: how the agent works, the role of the task's agent (a
+//! planner, a reviewer… see [`codewright_extensions::agents`]), the project's own instructions
 //! (AGENTS.md, else CLAUDE.md, in each folder from the repository's root down to the project's:
 //! the nearer, the later), the project's context and rules from Codewright, the memory
 //! (the project's and the user's), the skills (names and descriptions only), and facts about the
@@ -27,6 +28,16 @@ pub fn system_prompt(
     date: &str,
 ) -> String {
     let mut out = String::from(INSTRUCTIONS);
+    if let Some(agent) = installed
+        .agent
+        .as_ref()
+        .filter(|a| !a.instructions.is_empty())
+    {
+        out.push_str(&format!(
+            "\n\n# Your role: the {} agent\n\n{}",
+            agent.name, agent.instructions
+        ));
+    }
     let folders = instruction_folders(root);
     for folder in &folders {
         let Some((name, text)) = INSTRUCTION_FILES

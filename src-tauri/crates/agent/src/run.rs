@@ -55,6 +55,8 @@ impl Default for AgentConfig {
 
 /// The task setting that lists the skills switched off for the task (names).
 pub const SKILLS_OFF: &str = "skillsOff";
+/// The task setting that names the task's agent (see [`codewright_extensions::agents`]).
+pub const AGENT: &str = "agent";
 
 /// The model a run uses.
 #[derive(Debug, Clone)]
@@ -365,6 +367,7 @@ impl Agent {
             pending: Arc::new(Pending::default()),
             tracker,
             compaction: None,
+            allowed: None,
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
@@ -466,6 +469,7 @@ impl Agent {
             pending: pending.clone(),
             tracker: tracker.clone(),
             compaction: request.compaction.clone(),
+            allowed: None,
         };
         TaskHandle {
             task: request.task,
@@ -489,9 +493,20 @@ struct Run {
     tracker: Arc<Tracker>,
     /// Writes compaction summaries, when not the run's model.
     compaction: Option<Model>,
+    /// The tools the task's agent may use; `None`: all of the project's.
+    allowed: Option<Vec<String>>,
 }
 
 impl Run {
+    /// The project's tools as they are now, those the task's agent may use.
+    fn registry(&self, project: ProjectId) -> Arc<Registry> {
+        let all = self.inner.registry(project);
+        match &self.allowed {
+            Some(allowed) => Arc::new(all.only(|name| allowed.iter().any(|a| a == name))),
+            None => all,
+        }
+    }
+
     fn emit(&self, event: AgentEvent) {
         let _ = self.events.send(event);
     }
@@ -652,8 +667,11 @@ impl Run {
             project: session.root.clone(),
             home: self.inner.config.user_home.clone(),
         };
+        let agent = self.agent(&places);
+        self.allowed = agent.tools.clone();
         let installed = Arc::new(codewright_extensions::Installed {
             skills: self.skills(&places),
+            agent: Some(agent),
             places: Some(places),
         });
         session.set_extensions(installed.clone());
@@ -673,6 +691,41 @@ impl Run {
             .iterate(&request.model, project.id, &session, &system, &mut view)
             .await;
         Ok(outcome)
+    }
+
+    /// The task's agent (its setting [`AGENT`]), the coder when it has none; one whose file is
+    /// gone or broken is said, and the coder works instead.
+    fn agent(
+        &self,
+        places: &codewright_extensions::Places,
+    ) -> codewright_extensions::agents::AgentDef {
+        use codewright_extensions::agents;
+        let chosen: Option<String> = self.store().task(self.task).ok().and_then(|t| {
+            t.settings
+                .get(AGENT)
+                .and_then(|v| v.as_str())
+                .map(String::from)
+        });
+        let found = agents::discover(places);
+        let name = chosen.as_deref().unwrap_or(agents::DEFAULT);
+        match found.find(name) {
+            Ok(agent) => agent.clone(),
+            Err(why) => {
+                let broken = found
+                    .broken
+                    .iter()
+                    .find(|b| b.path.file_stem().is_some_and(|s| s == name))
+                    .map(|b| format!(" ({}: {})", b.path.display(), b.reason))
+                    .unwrap_or_default();
+                self.notice(format!(
+                    "This task's agent cannot be used: {why}{broken}. The coder works on it instead; choose another with /agent."
+                ));
+                found
+                    .get(agents::DEFAULT)
+                    .cloned()
+                    .unwrap_or_else(|| agents::builtin().swap_remove(0))
+            }
+        }
     }
 
     /// The skills found for the project, less those switched off for the task (its setting
@@ -720,7 +773,7 @@ impl Run {
     ) -> Result<(), RunOutcome> {
         self.step(Step::Start);
         self.step(Step::ToolCalls);
-        let registry = self.inner.registry(project);
+        let registry = self.registry(project);
         let calls: Vec<Call> = resume
             .iter()
             .filter_map(|p| match p {
@@ -841,7 +894,7 @@ impl Run {
         let mut iteration = 0u32;
         loop {
             // The tools as they are now (an MCP server's may have changed since the last turn).
-            let registry = self.inner.registry(project);
+            let registry = self.registry(project);
             let offered = offered_tools(registry.specs(), session);
             let specs = &compaction::tool_specs(&offered, &model.info)[..];
             let system = if text_mode {

@@ -1674,3 +1674,89 @@ async fn memory_is_in_the_prompt_and_written_only_with_approval() {
         "{system}"
     );
 }
+
+/// A task's agent: its role goes into the system prompt and only its tools are offered; a call
+/// to another tool is answered as one to a tool that does not exist, and nothing changes. A
+/// user's agent from `.claude/agents` (Claude Code's format) works unchanged; an agent whose
+/// file broke is said, with why, and the coder works instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_agent_gets_its_role_and_only_its_tools() {
+    let world = World::new(Arc::new(|i, _body: &Value| match i {
+        0 => calls(&[(
+            "write_file",
+            json!({"path": "plan.txt", "content": "sneaky"}),
+        )]),
+        _ => text("Here is the plan. Switch to the coder (/agent coder) to carry it out."),
+    }))
+    .await;
+    let agent = |name: &str| {
+        world
+            .store
+            .lock()
+            .unwrap()
+            .set_task_setting(world.task, codewright_agent::AGENT, json!(name))
+            .unwrap();
+    };
+    agent("planner");
+    let (handle, rx) = world.start(
+        world.task,
+        Some("Plan the login page"),
+        PermissionMode::Yolo,
+    );
+    let (outcome, _) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    let requests = world.server.requests();
+    let system = system_of(&requests[0]);
+    assert!(
+        system.contains("\n\n# Your role: the planner agent\n\nYou are the planner"),
+        "{system}"
+    );
+    assert!(offers(&requests[0], "read_file") && offers(&requests[0], "todo_write"));
+    assert!(
+        !offers(&requests[0], "write_file")
+            && !offers(&requests[0], "edit_file")
+            && !offers(&requests[0], "bash"),
+        "a planner changes nothing"
+    );
+    let refused = tool_results(&requests[1]).pop().unwrap().1;
+    assert!(
+        refused.contains("there is no tool named \"write_file\""),
+        "{refused}"
+    );
+    assert!(!world.path("plan.txt").exists(), "even in yolo mode");
+
+    // Claude Code's agent file, unchanged: its tools by Claude's names.
+    world.user_file(
+        ".claude/agents/test-runner.md",
+        "---\nname: test-runner\ndescription: Runs the tests and reports failures\ntools: Read, Grep, Bash\nmodel: inherit\n---\nRun the tests; report each failure with its file.\n",
+    );
+    agent("test-runner");
+    let (handle, rx) = world.start(world.task, Some("Run them"), PermissionMode::Normal);
+    drive(handle, rx, |_, _| {}).await;
+    let last = world.server.requests().last().unwrap().clone();
+    assert!(system_of(&last).contains("# Your role: the test-runner agent\n\nRun the tests;"));
+    assert!(offers(&last, "bash") && offers(&last, "grep") && !offers(&last, "edit_file"));
+
+    // Its file broken (emptied): said with the reason, and the coder (every tool, no role)
+    // works instead.
+    world.user_file(".claude/agents/test-runner.md", "");
+    let (handle, rx) = world.start(world.task, Some("Again"), PermissionMode::Normal);
+    let (_, events) = drive(handle, rx, |_, _| {}).await;
+    let notices: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice { message, .. } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("there is no agent named test-runner")
+                && n.contains("test-runner.md: it does not start with front matter")
+                && n.contains("The coder works on it instead")),
+        "{notices:?}"
+    );
+    let last = world.server.requests().last().unwrap().clone();
+    assert!(!system_of(&last).contains("# Your role") && offers(&last, "edit_file"));
+}

@@ -30,6 +30,10 @@ pub struct ExecArgs {
     /// The model, as MODEL@PROVIDER (default: the main model).
     #[arg(long, value_name = "MODEL@PROVIDER")]
     model: Option<String>,
+    /// The agent that works on the task: coder (the default), planner, reviewer, explorer, or
+    /// one of the project's or yours (`agents` lists them); the task keeps it.
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
     /// Permission mode: normal, accept-edits, plan or yolo.
     #[arg(long, default_value = "normal", value_parser = crate::tools::parse_mode)]
     mode: PermissionMode,
@@ -146,6 +150,9 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
             }
         }
     }
+    if let Some(agent) = &args.agent {
+        codewright_host::agents::check_agent(&store, project, agent).map_err(|e| e.message)?;
+    }
     // A new task is stored with its prompt at once: nothing after (the model lookup, MCP
     // servers starting, a crash) can lose it. An existing task's message is sent to it.
     let mut send_text = args.prompt.clone();
@@ -166,6 +173,9 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
             task
         }
     };
+    if let Some(agent) = &args.agent {
+        codewright_host::agents::choose_agent(&store, task.id, agent).map_err(|e| e.message)?;
+    }
     let interactive = std::io::stdin().is_terminal();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -472,6 +482,7 @@ fn cli_equivalent(action: Action, task: Option<TaskId>) -> String {
         Action::Compact => format!("`codewright-cli tasks compact {id}`"),
         Action::Model => "`--model MODEL@PROVIDER` with --task (the task keeps it)".into(),
         Action::Mode => "`--mode MODE` (normal, accept-edits, plan or yolo)".into(),
+        Action::Agent => "`--agent NAME` (`codewright-cli agents` lists them)".into(),
         Action::Undo => format!(
             "`codewright-cli checkpoints list {id}`, then `checkpoints restore {id} --turn N`"
         ),

@@ -1,6 +1,7 @@
 //! `codewright-cli`: Codewright without a window. Works on the same data folder as the desktop
 //! app, at the same time; every change it makes shows up in the app's open windows.
 
+mod agents;
 mod chat;
 mod exec;
 mod mcp;
@@ -64,6 +65,8 @@ enum Command {
     /// MCP servers: add, import, list, their tools, call one.
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
+    /// Agents (coder, planner, reviewer, explorer, and Markdown files of your own): list them.
+    Agents(agents::AgentsArgs),
     /// Skills (folders with a SKILL.md): list them, show one, switch one on or off for a task.
     #[command(subcommand)]
     Skills(skills::SkillsCommand),
@@ -143,6 +146,7 @@ fn run(cli: Cli) -> Result<Finished, String> {
         Command::Tool(command) => tools::tool(store, &home, command, json),
         Command::Rules(command) => tools::rules(&store, command, json),
         Command::Mcp(command) => mcp::mcp(&store, command, json),
+        Command::Agents(args) => agents::agents(&store, args, json),
         Command::Skills(command) => skills::skills(&store, command, json),
         Command::Checkpoints(command) => tools::checkpoints(store, &home, command, json),
         Command::Exec(_) | Command::Chat(_) => unreachable!("handled above"),

@@ -1,6 +1,8 @@
 //! What users add to Codewright as files, in the conventions the ecosystem already shares, so a
 //! user's existing `.claude/` folder works on day one:
 //!
+//! - [`agents`]: roles the model takes in a task (instructions, an allow-list of tools, a
+//!   model): coder, planner, reviewer and explorer built in, more as Markdown files.
 //! - [`skills`]: folders with a `SKILL.md` (the Agent Skills format). Only their names and
 //!   descriptions go into the system prompt; the model loads one with the `skill` tool.
 //! - [`commands`]: custom slash commands, Markdown files whose body becomes the prompt
@@ -13,6 +15,7 @@
 //! and the project before the user ([`Places`]). A file that cannot be read is reported with the
 //! reason, never fatal to the others.
 
+pub mod agents;
 pub mod commands;
 pub mod front_matter;
 pub mod memory;
@@ -29,12 +32,15 @@ pub struct Places {
     pub home: Option<PathBuf>,
 }
 
-/// What a run found: where extensions are looked for, and the skills it offers.
+/// What a run found: where extensions are looked for, the skills it offers, and the agent it
+/// runs as.
 #[derive(Debug, Clone, Default)]
 pub struct Installed {
     /// `None` outside a run (nothing found).
     pub places: Option<Places>,
     pub skills: skills::Catalog,
+    /// `None`: the default agent (the coder), with nothing to add to the prompt.
+    pub agent: Option<agents::AgentDef>,
 }
 
 /// The user's home folder, where their own extensions are (`~/.codewright`, `~/.claude`).

@@ -24,6 +24,8 @@ pub enum Action {
     Model,
     /// Switch the permission mode (`/mode normal|accept-edits|plan|yolo`), or show which.
     Mode,
+    /// Choose the task's agent (`/agent planner`), or list them.
+    Agent,
     /// Restore the newest checkpoint: the files of the last turn that changed any, or, after a
     /// restore, what the restore changed (a second `/undo` undoes the first).
     Undo,
@@ -41,6 +43,12 @@ pub enum Action {
 
 /// Built-in commands: name, what it does, what to type after it, and what it is.
 const BUILTINS: &[(&str, &str, Option<&str>, Builtin)] = &[
+    (
+        "agent",
+        "Choose who works on this task: coder, planner, reviewer, explorer or your own",
+        Some("[NAME]"),
+        Builtin::Action(Action::Agent),
+    ),
     (
         "clear",
         "Start over in a new task (this one stays in the list)",
@@ -404,6 +412,7 @@ mod tests {
         assert_eq!(
             names,
             [
+                "agent",
                 "clear",
                 "compact",
                 "cost",
@@ -423,6 +432,6 @@ mod tests {
         );
         let review = listed.commands.iter().find(|c| c.name == "review").unwrap();
         assert_eq!(review.origin, "project");
-        assert_eq!(listed.commands[1].origin, "built-in");
+        assert_eq!(listed.commands[2].origin, "built-in");
     }
 }

@@ -4,6 +4,7 @@
 //! commands in ([`Host::send`], [`Host::stop`], [`Host::decide`], …), events out
 //! ([`Host::subscribe`]).
 
+pub mod agents;
 pub mod commands;
 pub mod mcp;
 pub mod memory;
@@ -324,9 +325,21 @@ impl Host {
         };
         let (mut model, mut compaction) = {
             let store = self.inner.store();
+            // Named for this run, else the task's own, else its agent's, else the main role's.
+            let agent_model = match options.model.as_ref().or(remembered.model.as_ref()) {
+                Some(_) => None,
+                None => store
+                    .task(task)
+                    .ok()
+                    .and_then(|t| agents::agent_model(&store, &t)),
+            };
             let model = models::resolve(
                 &store,
-                options.model.as_deref().or(remembered.model.as_deref()),
+                options
+                    .model
+                    .as_deref()
+                    .or(remembered.model.as_deref())
+                    .or(agent_model.as_deref()),
             )
             .map_err(if_saved)?;
             let compaction = models::compaction_model(&store, &model).map_err(if_saved)?;

@@ -261,3 +261,47 @@ async fn a_task_file_whose_run_cannot_start_keeps_its_task_and_request() {
         "{missing:?}"
     );
 }
+
+/// An agent is chosen by name (an unknown one names the closest); one that names its own model
+/// runs with it unless the task has a model of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_agent_is_chosen_by_name_and_brings_its_model() {
+    let (dir, host, task) = world();
+    let agents = dir.path().join("project/.codewright/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("big-thinker.md"),
+        "---\ndescription: Thinks hard\nmodel: huge@elsewhere\n---\nThink.\n",
+    )
+    .unwrap();
+    {
+        let store = host.store().lock().unwrap();
+        let err = codewright_host::agents::choose_agent(&store, task, "planer").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::NotFound);
+        assert!(
+            err.message
+                .starts_with("There is no agent named planer; did you mean planner"),
+            "{err:?}"
+        );
+        let listed = codewright_host::agents::choose_agent(&store, task, "big-thinker").unwrap();
+        assert_eq!(listed.current, "big-thinker");
+    }
+    let err = host
+        .send(task, Some(Message::user("think")), RunOptions::default())
+        .await
+        .unwrap_err();
+    assert!(err.saved && err.message.contains("elsewhere"), "{err:?}");
+    // A model of the task's own wins over the agent's.
+    let err = host
+        .send(
+            task,
+            Some(Message::user("again")),
+            RunOptions {
+                model: Some("m2@nowhere".into()),
+                ..RunOptions::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(err.message.contains("nowhere"), "{err:?}");
+}

@@ -65,6 +65,17 @@ impl Registry {
         Ok(())
     }
 
+    /// The tools whose names `keep` accepts, alone (an agent with an allow-list): a call to
+    /// any other is answered as one to a tool that does not exist.
+    pub fn only(&self, keep: impl Fn(&str) -> bool) -> Registry {
+        let mut only = Registry::default();
+        for entry in self.entries.iter().filter(|e| keep(e.tool.name())) {
+            only.register(entry.tool.clone())
+                .expect("a tool registered once registers again");
+        }
+        only
+    }
+
     /// A tool by name.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.by_name.get(name).map(|i| &self.entries[*i].tool)

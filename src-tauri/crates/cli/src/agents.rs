@@ -1,0 +1,56 @@
+//! `agents`: the agents a project offers (built in, the project's and yours, in `.codewright/agents`
+//! or `.claude/agents`), with the tools each may use, and the files that are not usable agents.
+//! With `--task`, which one the task runs as; `exec --agent NAME` chooses.
+
+use crate::output::{table, to_json};
+use codewright_protocol::{ProjectId, TaskId};
+use codewright_store::Store;
+
+#[derive(clap::Args)]
+pub struct AgentsArgs {
+    #[arg(long, value_name = "ID", required_unless_present = "task")]
+    project: Option<ProjectId>,
+    #[arg(long, value_name = "ID", conflicts_with = "project")]
+    task: Option<TaskId>,
+}
+
+pub fn agents(store: &Store, args: AgentsArgs, json: bool) -> Result<String, String> {
+    use codewright_host::agents::{project_agents, task_agents, TaskAgents};
+    let listed = match (args.project, args.task) {
+        (Some(project), _) => {
+            let found = project_agents(store, project).map_err(|e| e.message)?;
+            TaskAgents {
+                agents: found.agents,
+                current: String::new(),
+                broken: found.broken,
+            }
+        }
+        (None, Some(task)) => task_agents(store, task).map_err(|e| e.message)?,
+        (None, None) => unreachable!("clap requires --project or --task"),
+    };
+    if json {
+        return Ok(to_json(&listed));
+    }
+    let mut out = table(
+        &["NAME", "", "FROM", "TOOLS", "DESCRIPTION"],
+        listed.agents.iter().map(|a| {
+            vec![
+                a.name.clone(),
+                if a.name == listed.current { "*" } else { "" }.into(),
+                a.source.map_or("built-in", |s| s.label()).into(),
+                a.tools
+                    .as_ref()
+                    .map_or("all".into(), |t| t.len().to_string()),
+                a.description.chars().take(80).collect(),
+            ]
+        }),
+    );
+    for broken in &listed.broken {
+        out.push_str(&format!(
+            "Not loaded: {} — {}\n",
+            broken.path.display(),
+            broken.reason
+        ));
+    }
+    Ok(out)
+}
