@@ -2776,3 +2776,73 @@ fn provider_faults_end_in_a_shown_retry_or_one_clear_error_in_the_window() {
     );
     app.quit();
 }
+
+/// A job handed to a sub-agent, in the window: its panel says who does what; the command it
+/// needs is asked in the task's own window, named as the sub-agent's, and approved there; its
+/// report is the panel's result and the answer follows. The sub-agent's task is not
+/// listed in the main window.
+#[test]
+fn a_sub_agents_approval_is_answered_in_the_tasks_window() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, body| {
+        let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+        let answered = body["messages"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+        match (system.contains("# Your role: the reviewer agent"), answered) {
+            (true, false) => {
+                Reply::Calls(vec![("bash", json!({"command": "echo all 12 tests pass"}))])
+            }
+            (true, true) => Reply::Text("Reviewed — 审查完毕: all 12 tests pass.".into()),
+            (false, false) => Reply::Calls(vec![(
+                "agent",
+                json!({"agent": "reviewer", "prompt": "Run the tests and report."}),
+            )]),
+            (false, true) => Reply::Text("The reviewer says the tests pass.".into()),
+        }
+    }));
+    setup(&data, &folder, &provider);
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    let main = app.current_window();
+    open_task_window(&app);
+    send(&app, "Check the tests");
+    let asked = wait_dialog(&app, "the sub-agent's approval");
+    assert!(
+        asked.as_str().unwrap().contains("reviewer agent: ")
+            && asked.as_str().unwrap().contains("echo all 12 tests pass"),
+        "{asked}"
+    );
+    save_screenshot("sub-agent-approval", &app.screenshot());
+    app.find("#approval-approve").click();
+    app.wait_until(
+        "the answer after the report",
+        WAIT,
+        "return document.getElementById('messages').textContent",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.contains("The reviewer says the tests pass."))
+        },
+    );
+    wait_idle(&app);
+    let panel = app.js(
+        "const p = [...document.querySelectorAll('.tool-panel')].find(p => p.dataset.tool === 'agent'); return p ? p.textContent : null",
+        json!([]),
+    );
+    let panel = panel.as_str().unwrap_or_default();
+    assert!(
+        panel.contains("reviewer: Run the tests and report.")
+            && panel.contains("Reviewed — 审查完毕: all 12 tests pass."),
+        "{panel}"
+    );
+    save_screenshot("sub-agent-report", &app.screenshot());
+    app.switch_to(&main);
+    let listed = app.js(
+        "return document.querySelectorAll('.task-open').length",
+        json!([]),
+    );
+    assert_eq!(listed, 1, "the sub-agent's task is not listed");
+    app.quit();
+}

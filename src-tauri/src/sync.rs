@@ -66,6 +66,12 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
 /// The main window gets every change; a task window only the changes to its own task. A task
 /// that ended while its window is open has been seen: it is marked read before anyone is told.
 fn deliver<R: Runtime>(app: &AppHandle<R>, store: &Store, mut event: StoreEvent) {
+    // A sub-agent's task is its parent's business: it is listed nowhere and has no window.
+    if let StoreEvent::TaskUpserted { task } = &event {
+        if task.parent.is_some() {
+            return;
+        }
+    }
     if let StoreEvent::TaskUpserted { task } = &mut event {
         if task.unread
             && app

@@ -192,6 +192,8 @@ function summarize(name, args) {
   const key = SUMMARY_KEYS[name];
   if (parsed) {
     if (name === 'todo_write' && Array.isArray(parsed.todos)) return `${parsed.todos.length} items`;
+    // A job handed to a sub-agent: who does it, and what.
+    if (name === 'agent' && typeof parsed.agent === 'string') return `${parsed.agent}: ${oneLine(parsed.prompt)}`;
     if (key) return oneLine(parsed[key]);
     if (typeof parsed.id === 'number') return `process ${parsed.id}`;
     return oneLine(Object.values(parsed).find((v) => typeof v === 'string'));

@@ -2,7 +2,8 @@
 //! tools, streams the answer into the store, runs the tool calls (reads in parallel, the rest in
 //! order, each through the approval gate), and repeats until the model stops calling tools, the
 //! user stops it, or the iteration limit pauses it. Everything it does is reported as
-//! [`AgentEvent`]s; the desktop shell and the CLI only consume them and answer approvals.
+//! [`AgentEvent`]s; the desktop shell and the CLI only consume them and answer approvals. A
+//! task's agent may hand self-contained jobs to sub-agents (the `agent` tool, [`subagent`]).
 //!
 //! States ([`AgentState`]): queued → streaming → (awaiting approval ⇄ running tools) → streaming
 //! → … → idle. See [`state::next`] for the allowed transitions.
@@ -14,6 +15,7 @@ mod prompt;
 mod run;
 pub mod state;
 mod status;
+mod subagent;
 pub mod text_calls;
 
 pub use approvals::Refusal;

@@ -39,6 +39,8 @@ pub struct AgentConfig {
     /// The user's home folder, where their own skills are (`~/.codewright`, `~/.claude`);
     /// `None` reads only the project's.
     pub user_home: Option<std::path::PathBuf>,
+    /// Sub-agents (the `agent` tool) running at once, across tasks; more wait (default 3).
+    pub max_subagents: usize,
 }
 
 impl Default for AgentConfig {
@@ -49,6 +51,7 @@ impl Default for AgentConfig {
             retry: RetryPolicy::default(),
             quiet_notice_after: std::time::Duration::from_secs(10),
             user_home: codewright_extensions::user_home(),
+            max_subagents: 3,
         }
     }
 }
@@ -84,12 +87,12 @@ pub struct RunRequest {
 /// Runs tasks. Cheap to clone; clones share the running-task limit.
 #[derive(Clone)]
 pub struct Agent {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-struct Inner {
-    store: Arc<Mutex<Store>>,
-    home: PathBuf,
+pub(crate) struct Inner {
+    pub(crate) store: Arc<Mutex<Store>>,
+    pub(crate) home: PathBuf,
     client: Client,
     /// The built-in tools alone: what a project without extra tools gets.
     builtin: Arc<Registry>,
@@ -98,6 +101,8 @@ struct Inner {
     registries: RwLock<HashMap<ProjectId, Arc<Registry>>>,
     config: AgentConfig,
     slots: Arc<Semaphore>,
+    /// Sub-agents running at once (they take no slot: their parent holds one).
+    pub(crate) children: Arc<Semaphore>,
     /// Each task's background processes: they outlive a run (a dev server keeps serving after
     /// the answer) and end with [`Agent::close_task`] or the agent.
     processes: Mutex<HashMap<TaskId, Arc<ProcessTable>>>,
@@ -127,7 +132,10 @@ pub fn mark_interrupted(store: &Store, home: &std::path::Path) {
     }
 }
 
-fn hold_task(home: &std::path::Path, task: TaskId) -> Result<TaskLock, (ErrorKind, String)> {
+pub(crate) fn hold_task(
+    home: &std::path::Path,
+    task: TaskId,
+) -> Result<TaskLock, (ErrorKind, String)> {
     let setup = |m: String| (ErrorKind::Setup, m);
     let dir = home.join("locks");
     std::fs::create_dir_all(&dir).map_err(|e| {
@@ -174,7 +182,7 @@ impl Inner {
 /// A running task: stop it, steer it, answer its approvals, wait for it.
 pub struct TaskHandle {
     task: TaskId,
-    cancel: CancellationToken,
+    pub(crate) cancel: CancellationToken,
     steer: Arc<Mutex<Steer>>,
     store: Arc<Mutex<Store>>,
     pending: Arc<Pending>,
@@ -313,6 +321,7 @@ impl Agent {
                 builtin: Arc::new(Registry::builtin()),
                 registries: RwLock::new(HashMap::new()),
                 slots: Arc::new(Semaphore::new(config.max_running.max(1))),
+                children: Arc::new(Semaphore::new(config.max_subagents.max(1))),
                 processes: Mutex::new(HashMap::new()),
                 config,
             }),
@@ -368,6 +377,8 @@ impl Agent {
             tracker,
             compaction: None,
             allowed: None,
+            parent_approver: None,
+            subagents: None,
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
@@ -451,6 +462,28 @@ impl Agent {
         request: RunRequest,
         events: Events,
     ) -> TaskHandle {
+        self.start_run(lock, request, events, None)
+    }
+
+    /// Starts a sub-agent's run (see [`crate::subagent`]): it takes no running slot (its
+    /// parent holds one), asks through `approver` (its parent's window), and cannot hand work on.
+    pub(crate) fn start_child(
+        &self,
+        lock: TaskLock,
+        request: RunRequest,
+        events: Events,
+        approver: Arc<dyn codewright_tools::Approver>,
+    ) -> TaskHandle {
+        self.start_run(Some(lock), request, events, Some(approver))
+    }
+
+    fn start_run(
+        &self,
+        lock: Option<TaskLock>,
+        request: RunRequest,
+        events: Events,
+        parent_approver: Option<Arc<dyn codewright_tools::Approver>>,
+    ) -> TaskHandle {
         let cancel = CancellationToken::new();
         let steer = Arc::new(Mutex::new(Steer::default()));
         let pending = Arc::new(Pending::default());
@@ -470,6 +503,8 @@ impl Agent {
             tracker: tracker.clone(),
             compaction: request.compaction.clone(),
             allowed: None,
+            parent_approver,
+            subagents: None,
         };
         TaskHandle {
             task: request.task,
@@ -495,16 +530,28 @@ struct Run {
     compaction: Option<Model>,
     /// The tools the task's agent may use; `None`: all of the project's.
     allowed: Option<Vec<String>>,
+    /// A sub-agent's run asks through its parent's approver (and takes no running slot).
+    parent_approver: Option<Arc<dyn codewright_tools::Approver>>,
+    /// The `agent` tool, when this run may hand work to sub-agents.
+    subagents: Option<Arc<crate::subagent::SubAgents>>,
 }
 
 impl Run {
     /// The project's tools as they are now, those the task's agent may use.
     fn registry(&self, project: ProjectId) -> Arc<Registry> {
         let all = self.inner.registry(project);
-        match &self.allowed {
-            Some(allowed) => Arc::new(all.only(|name| allowed.iter().any(|a| a == name))),
-            None => all,
+        if self.allowed.is_none() && self.subagents.is_none() {
+            return all;
         }
+        let mut registry = match &self.allowed {
+            Some(allowed) => all.only(|name| allowed.iter().any(|a| a == name)),
+            None => (*all).clone(),
+        };
+        if let Some(tool) = &self.subagents {
+            // (A project's MCP tool named `agent` keeps its name; this one is then left out.)
+            let _ = registry.register(tool.clone());
+        }
+        Arc::new(registry)
     }
 
     fn emit(&self, event: AgentEvent) {
@@ -585,6 +632,11 @@ impl Run {
 
     async fn run_inner(&mut self, request: RunRequest) -> Result<RunOutcome, String> {
         let task = self.task;
+        // What this run's sub-agents run with (their own task and job).
+        let subagent_request = RunRequest {
+            prompt: None,
+            ..request.clone()
+        };
         // The user's message is stored first: whatever happens next (a queue, a stop), it is kept.
         let Loaded {
             project,
@@ -595,15 +647,19 @@ impl Run {
             resume,
             requeue: _,
         } = self.load(request.prompt.map(Message::user).as_ref())?;
-        // Wait for a slot (visibly).
+        // Wait for a slot (visibly); a sub-agent's parent holds one for it.
         let slots = self.inner.slots.clone();
-        let permit = match slots.clone().try_acquire_owned() {
-            Ok(p) => p,
-            Err(_) => {
-                self.tracker.queued();
-                tokio::select! {
-                    p = slots.acquire_owned() => p.map_err(|e| e.to_string())?,
-                    _ = self.cancel.cancelled() => return Ok(RunOutcome::Stopped),
+        let permit = if self.parent_approver.is_some() {
+            None
+        } else {
+            match slots.clone().try_acquire_owned() {
+                Ok(p) => Some(p),
+                Err(_) => {
+                    self.tracker.queued();
+                    tokio::select! {
+                        p = slots.acquire_owned() => Some(p.map_err(|e| e.to_string())?),
+                        _ = self.cancel.cancelled() => return Ok(RunOutcome::Stopped),
+                    }
                 }
             }
         };
@@ -621,12 +677,15 @@ impl Run {
             }
             self.notice(notice);
         }
-        let approver = Arc::new(EventApprover {
-            events: self.events.clone(),
-            pending: self.pending.clone(),
-            tracker: self.tracker.clone(),
-            store: self.inner.store.clone(),
-        });
+        let approver: Arc<dyn codewright_tools::Approver> = match &self.parent_approver {
+            Some(parent) => parent.clone(),
+            None => Arc::new(EventApprover {
+                events: self.events.clone(),
+                pending: self.pending.clone(),
+                tracker: self.tracker.clone(),
+                store: self.inner.store.clone(),
+            }),
+        };
         let settings = self
             .store()
             .project_settings(project.id)
@@ -651,7 +710,7 @@ impl Run {
                 rules: vec![],
             },
             self.inner.store.clone(),
-            approver,
+            approver.clone(),
             processes,
         )?;
         session.set_turn(turn);
@@ -669,6 +728,19 @@ impl Run {
         };
         let agent = self.agent(&places);
         self.allowed = agent.tools.clone();
+        if self.parent_approver.is_none() && agent.allows(crate::subagent::NAME) {
+            let others = codewright_extensions::agents::discover(&places).agents;
+            self.subagents = Some(Arc::new(crate::subagent::SubAgents::new(
+                Agent {
+                    inner: self.inner.clone(),
+                },
+                task,
+                subagent_request.clone(),
+                self.events.clone(),
+                approver.clone(),
+                others,
+            )));
+        }
         let installed = Arc::new(codewright_extensions::Installed {
             skills: self.skills(&places),
             agent: Some(agent),

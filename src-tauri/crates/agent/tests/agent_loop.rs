@@ -4,7 +4,8 @@ mod common;
 
 use codewright_agent::{AgentConfig, TaskHandle};
 use codewright_protocol::{
-    AgentEvent, AgentState, Decision, Message, Part, PermissionMode, Role, RunOutcome, TaskStatus,
+    AgentEvent, AgentState, Decision, Message, Part, PermissionMode, Role, RunOutcome, TaskId,
+    TaskStatus,
 };
 use common::{calls, has_tools, last_text, recorded, text, tool_results, End, Reply, World};
 use serde_json::{json, Value};
@@ -1759,4 +1760,141 @@ async fn a_tasks_agent_gets_its_role_and_only_its_tools() {
     );
     let last = world.server.requests().last().unwrap().clone();
     assert!(!system_of(&last).contains("# Your role") && offers(&last, "edit_file"));
+}
+
+/// Who a request of the sub-agent test is from: its agent's role, if any.
+fn role_of(body: &Value) -> &'static str {
+    let system = system_of(body);
+    ["explorer", "reviewer"]
+        .into_iter()
+        .find(|r| system.contains(&format!("# Your role: the {r} agent")))
+        .unwrap_or("parent")
+}
+
+/// The `agent` tool: the coder hands two jobs at once (an explorer's search, a reviewer's run of
+/// the tests); each works in a task of its own with its own tools (never `agent`), the
+/// reviewer's command is asked in the parent's events as the reviewer's and answered through the
+/// parent's handle, the two reports come back as the calls' results, and what the sub-agents
+/// cost is in the parent's totals. The sub-agents' tasks are listed under no project.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_handed_to_sub_agents_run_in_tasks_of_their_own_and_come_back_as_reports() {
+    let world = World::new(Arc::new(|_i, body: &Value| {
+        let answered = !tool_results(body).is_empty();
+        match (role_of(body), answered) {
+            ("explorer", _) => text("Found: the login form is in src/login.rs:12."),
+            ("reviewer", false) => calls(&[("bash", json!({"command": "echo tests pass"}))]),
+            ("reviewer", true) => text("Reviewed: the tests pass."),
+            (_, false) => calls(&[
+                (
+                    "agent",
+                    json!({"agent": "explorer", "prompt": "Find the login form; report its file and line."}),
+                ),
+                (
+                    "agent",
+                    json!({"agent": "reviewer", "prompt": "Run the tests and report."}),
+                ),
+            ]),
+            (_, true) => text("Both reports are in."),
+        }
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Add a login page"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, approve_all).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    let requests = world.server.requests();
+    let parent: Vec<&Value> = requests.iter().filter(|b| role_of(b) == "parent").collect();
+    assert!(offers(parent[0], "agent"));
+    for child in requests.iter().filter(|b| role_of(b) != "parent") {
+        assert!(!offers(child, "agent"), "a sub-agent hands nothing on");
+    }
+    let explorer = requests.iter().find(|b| role_of(b) == "explorer").unwrap();
+    assert!(!offers(explorer, "bash") && offers(explorer, "grep"));
+    assert_eq!(
+        last_text(explorer),
+        "Find the login form; report its file and line.",
+        "the job is the sub-agent's whole conversation"
+    );
+    let reports: Vec<String> = tool_results(parent[1]).into_iter().map(|r| r.1).collect();
+    assert_eq!(
+        reports,
+        [
+            "Found: the login form is in src/login.rs:12.",
+            "Reviewed: the tests pass."
+        ]
+    );
+    // The reviewer's command was asked as the parent's, saying who asks.
+    let asked: Vec<(TaskId, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalRequested { request } => {
+                Some((request.task_id, request.summary.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].0, world.task);
+    assert!(asked[0].1.starts_with("reviewer agent: "), "{asked:?}");
+
+    let store = world.store.lock().unwrap();
+    let children = store.child_tasks(world.task).unwrap();
+    assert_eq!(children.len(), 2);
+    assert!(children.iter().all(|c| c.status == TaskStatus::Completed
+        && c.parent.as_ref().is_some_and(|p| p.task == world.task)));
+    let project = store.task(world.task).unwrap().project_id;
+    assert_eq!(
+        store.tasks(project).unwrap().len(),
+        1,
+        "only the parent is listed"
+    );
+    let own: u64 = store
+        .history(world.task)
+        .unwrap()
+        .iter()
+        .filter_map(|m| m.message.usage.map(|u| u.input))
+        .sum();
+    let theirs: i64 = children.iter().map(|c| c.input_tokens).sum();
+    assert!(theirs > 0);
+    assert_eq!(
+        store.task(world.task).unwrap().input_tokens,
+        own as i64 + theirs,
+        "the parent's total includes its sub-agents'"
+    );
+}
+
+/// Stopping the parent stops a sub-agent in the middle of its answer; the call says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_parent_stops_its_sub_agents() {
+    let world = World::new(Arc::new(|_i, body: &Value| match role_of(body) {
+        "explorer" => Reply::Hang("Searching the whole tree".into()),
+        _ => calls(&[(
+            "agent",
+            json!({"agent": "explorer", "prompt": "Search everything."}),
+        )]),
+    }))
+    .await;
+    let (handle, rx) = world.start(world.task, Some("Look around"), PermissionMode::Normal);
+    let started = Instant::now();
+    let (outcome, _) = drive(handle, rx, |event, handle| {
+        if matches!(event, AgentEvent::TextDelta { task_id, .. } if *task_id != world.task) {
+            handle.stop();
+        }
+    })
+    .await;
+    assert_eq!(outcome, RunOutcome::Stopped);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let store = world.store.lock().unwrap();
+    let child = &store.child_tasks(world.task).unwrap()[0];
+    assert_ne!(child.status, TaskStatus::Running, "{child:?}");
+    let history = store.history(world.task).unwrap();
+    let result = history
+        .iter()
+        .flat_map(|m| m.message.parts.iter())
+        .find_map(|p| match p {
+            Part::ToolResult { content, .. } => Some(format!("{content:?}")),
+            _ => None,
+        })
+        .unwrap();
+    assert!(result.contains("stopped"), "{result}");
 }

@@ -18,7 +18,7 @@ pub use message::{
     Attachment, AttachmentKind, Message, Part, Role, StopReason, ToolCallRef, ToolContent, Usage,
 };
 pub use records::{
-    Compaction, MessageRecord, Project, ProjectSettings, SearchHit, SnippetPart, Task,
+    Compaction, MessageRecord, ParentCall, Project, ProjectSettings, SearchHit, SnippetPart, Task,
     TaskSettings, TaskStatus,
 };
 pub use tools::{

@@ -115,6 +115,17 @@ pub struct Task {
     /// It ended (done or failed) and nobody has looked at it since.
     #[serde(default)]
     pub unread: bool,
+    /// A sub-agent's task: the task and the call that handed it its job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ParentCall>,
+}
+
+/// The task and tool call that started a sub-agent's task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParentCall {
+    pub task: TaskId,
+    pub call: String,
 }
 
 /// A summary that stands for a task's earlier messages when talking to the model. The messages

@@ -317,7 +317,7 @@ impl Store {
              SELECT m.id, t.id, t.title, p.id, p.name, hits.snip, hits.rank, m.seq, m.role, m.created_at
              FROM hits
              JOIN messages m ON m.id = hits.rowid
-             JOIN tasks t ON t.id = m.task_id
+             JOIN tasks t ON t.id = m.task_id AND t.parent_id IS NULL
              JOIN projects p ON p.id = t.project_id
              ORDER BY {outer}"
         ))?;

@@ -24,6 +24,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0014_message_error.sql"),
     include_str!("../migrations/0015_model_sampling.sql"),
     include_str!("../migrations/0016_queued_messages.sql"),
+    include_str!("../migrations/0017_subagent_tasks.sql"),
 ];
 
 /// The schema version this build writes.

@@ -5,7 +5,8 @@ use codewright_protocol::{Message, ProjectId, Task, TaskId, TaskSettings, TaskSt
 use rusqlite::{params, OptionalExtension, Row};
 
 const COLUMNS: &str = "id, project_id, title, status, settings, message_count, input_tokens, \
-                       output_tokens, cost, context_usage, created_at, updated_at, todos, unread";
+                       output_tokens, cost, context_usage, created_at, updated_at, todos, unread, \
+                       parent_id, parent_call";
 
 fn from_row(row: &Row) -> rusqlite::Result<Task> {
     let status: String = row.get(3)?;
@@ -26,15 +27,25 @@ fn from_row(row: &Row) -> rusqlite::Result<Task> {
         updated_at: row.get(11)?,
         todos: serde_json::from_str(&row.get::<_, String>(12)?).unwrap_or_default(),
         unread: row.get(13)?,
+        parent: match (
+            row.get::<_, Option<i64>>(14)?,
+            row.get::<_, Option<String>>(15)?,
+        ) {
+            (Some(task), Some(call)) => Some(codewright_protocol::ParentCall {
+                task: TaskId(task),
+                call,
+            }),
+            _ => None,
+        },
     })
 }
 
 impl Store {
-    /// The tasks of a project, most recently updated first.
+    /// The tasks of a project, most recently updated first (not its sub-agents' tasks).
     pub fn tasks(&self, project: ProjectId) -> Result<Vec<Task>> {
         self.project(project)?;
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM tasks WHERE project_id = ?1 ORDER BY updated_at DESC, id DESC"
+            "SELECT {COLUMNS} FROM tasks WHERE project_id = ?1 AND parent_id IS NULL ORDER BY updated_at DESC, id DESC"
         ))?;
         let rows = stmt.query_map([project.0], from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -81,6 +92,50 @@ impl Store {
         self.append_message(task.id, first)?;
         tx.commit()?;
         Ok(task)
+    }
+
+    /// Starts a sub-agent's task: the job the call `call` of task `parent` handed to another
+    /// agent, with that job as its first message, in the parent's project (one transaction).
+    /// It is deleted with its parent and listed nowhere but [`Store::child_tasks`].
+    pub fn add_child_task(
+        &self,
+        parent: TaskId,
+        call: &str,
+        title: &str,
+        first: &Message,
+    ) -> Result<Task> {
+        let project = self.task(parent)?.project_id;
+        let tx = self.conn.unchecked_transaction()?;
+        let task = self.add_task(project, title)?;
+        self.conn.execute(
+            "UPDATE tasks SET parent_id = ?1, parent_call = ?2 WHERE id = ?3",
+            params![parent.0, call, task.id.0],
+        )?;
+        self.append_message(task.id, first)?;
+        tx.commit()?;
+        self.task(task.id)
+    }
+
+    /// Adds what a sub-agent's task cost (tokens and dollars) to its parent's totals, once its
+    /// run has ended: the parent shows what its work cost in all.
+    pub fn roll_up_usage(&self, child: TaskId) -> Result<()> {
+        self.conn.execute(
+            "UPDATE tasks SET input_tokens = tasks.input_tokens + c.input_tokens,
+                 output_tokens = tasks.output_tokens + c.output_tokens, cost = tasks.cost + c.cost
+             FROM (SELECT parent_id, input_tokens, output_tokens, cost FROM tasks WHERE id = ?1) AS c
+             WHERE tasks.id = c.parent_id",
+            [child.0],
+        )?;
+        Ok(())
+    }
+
+    /// The sub-agents' tasks of a task, oldest first.
+    pub fn child_tasks(&self, parent: TaskId) -> Result<Vec<Task>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM tasks WHERE parent_id = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([parent.0], from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Renames a task.
@@ -143,7 +198,7 @@ impl Store {
         let words: Vec<String> = words.split_whitespace().map(str::to_lowercase).collect();
         // A scan of titles (a few ms for 100,000 tasks); `instr`, so `%` and `_` are just text.
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM tasks ORDER BY updated_at DESC, id DESC"
+            "SELECT {COLUMNS} FROM tasks WHERE parent_id IS NULL ORDER BY updated_at DESC, id DESC"
         ))?;
         let mut rows = stmt.query([])?;
         let mut found = Vec::new();
@@ -162,7 +217,7 @@ impl Store {
     /// result not yet seen.
     pub fn tasks_needing_you(&self) -> Result<Vec<Task>> {
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM tasks WHERE unread = 1 OR status = 'awaiting_approval'"
+            "SELECT {COLUMNS} FROM tasks WHERE (unread = 1 OR status = 'awaiting_approval') AND parent_id IS NULL"
         ))?;
         let rows = stmt.query_map([], from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -9,13 +9,14 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+#[derive(Clone)]
 struct Entry {
     tool: Arc<dyn Tool>,
     validator: jsonschema::Validator,
 }
 
 /// A set of tools by name.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Registry {
     entries: Vec<Entry>,
     /// What providers are told, made once at registration (schemas are generated).
@@ -69,9 +70,12 @@ impl Registry {
     /// any other is answered as one to a tool that does not exist.
     pub fn only(&self, keep: impl Fn(&str) -> bool) -> Registry {
         let mut only = Registry::default();
-        for entry in self.entries.iter().filter(|e| keep(e.tool.name())) {
-            only.register(entry.tool.clone())
-                .expect("a tool registered once registers again");
+        for (entry, spec) in self.entries.iter().zip(&self.specs) {
+            if keep(&spec.name) {
+                only.by_name.insert(spec.name.clone(), only.entries.len());
+                only.entries.push(entry.clone());
+                only.specs.push(spec.clone());
+            }
         }
         only
     }

@@ -1,0 +1,223 @@
+//! The `agent` tool: a task's agent hands a self-contained job to another agent (an explorer to
+//! search, a reviewer to review…). The sub-agent works in a task of its own — its own
+//! conversation, stored like any (`Store::add_child_task`, listed under no project), its own
+//! agent's instructions and tools (never `agent`: a sub-agent hands nothing on), the parent
+//! run's model and mode — and only its final report comes back as the call's result. What it
+//! needs approved is asked in the parent's window, named as the sub-agent's; a stop of the
+//! parent stops it; what it cost is added to the parent's totals. Several calls in one answer
+//! run at once, at most [`AgentConfig::max_subagents`](crate::AgentConfig) at a time.
+
+use crate::run::{hold_task, Agent, RunRequest};
+use crate::Events;
+use async_trait::async_trait;
+use codewright_extensions::agents::AgentDef;
+use codewright_protocol::{
+    ApprovalRequest, Decision, Message, Question, Role, RunOutcome, TaskId, ToolCategory,
+};
+use codewright_tools::{Approver, CallContext, Tool, ToolOutput};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// The tool's name.
+pub const NAME: &str = "agent";
+/// Characters of the job kept in the sub-agent task's title.
+const TITLE_CHARS: usize = 60;
+
+/// The `agent` tool of one run.
+pub(crate) struct SubAgents {
+    pub agent: Agent,
+    pub parent: TaskId,
+    /// What the sub-agents run with: the parent run's model, mode and sandbox.
+    pub request: RunRequest,
+    pub events: Events,
+    /// The parent run's approver: the sub-agents ask in its window.
+    pub approver: Arc<dyn Approver>,
+    /// The agents a job can be handed to.
+    pub agents: Vec<AgentDef>,
+    pub description: String,
+}
+
+impl SubAgents {
+    pub fn new(
+        agent: Agent,
+        parent: TaskId,
+        request: RunRequest,
+        events: Events,
+        approver: Arc<dyn Approver>,
+        agents: Vec<AgentDef>,
+    ) -> SubAgents {
+        let listed: Vec<String> = agents
+            .iter()
+            .map(|a| format!("- {}: {}", a.name, a.description))
+            .collect();
+        let description = format!(
+            "Hand a self-contained job to another agent. It works in its own context with its own \
+             tools and returns only its final report, so use it for work whose details you do \
+             not need to see: a broad search, a review, a plan. Give it everything it needs in \
+             `prompt` (it sees nothing of this conversation) and say what to report. Several \
+             calls in one answer run at the same time. The agents:\n{}",
+            listed.join("\n")
+        );
+        SubAgents {
+            agent,
+            parent,
+            request,
+            events,
+            approver,
+            agents,
+            description,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for SubAgents {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn input_schema(&self) -> Value {
+        let names: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();
+        json!({
+            "type": "object",
+            "properties": {
+                "agent": {"type": "string", "enum": names, "description": "Which agent does the job"},
+                "prompt": {"type": "string", "description": "The whole job: what to do, what is known, what to report"},
+            },
+            "required": ["agent", "prompt"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        // Handing a job on changes nothing; what the sub-agent does is asked on its own.
+        ToolCategory::Read
+    }
+
+    async fn run(&self, input: Value, cx: &CallContext) -> ToolOutput {
+        let name = input["agent"].as_str().unwrap_or_default();
+        let prompt = input["prompt"].as_str().unwrap_or_default().trim();
+        if prompt.is_empty() {
+            return ToolOutput::error("`prompt` is empty: write the whole job for the agent");
+        }
+        let first_line = prompt.lines().next().unwrap_or_default();
+        let mut title: String = first_line.chars().take(TITLE_CHARS).collect();
+        if first_line.chars().count() > TITLE_CHARS {
+            title.push('…');
+        }
+        let inner = &self.agent.inner;
+        let child = {
+            let store = inner.store.lock().expect("store lock");
+            let child = store
+                .add_child_task(
+                    self.parent,
+                    &cx.call_id,
+                    &format!("{name}: {title}"),
+                    &Message::user(prompt),
+                )
+                .and_then(|child| {
+                    store.set_task_setting(child.id, crate::AGENT, json!(name))?;
+                    Ok(child)
+                });
+            match child {
+                Ok(child) => child.id,
+                Err(e) => return ToolOutput::error(format!("the job could not be stored: {e}")),
+            }
+        };
+        // Bounded: more wait here (the parent's stop ends the wait).
+        let _slot = tokio::select! {
+            slot = inner.children.clone().acquire_owned() => slot.ok(),
+            _ = cx.cancel.cancelled() => return ToolOutput::error(codewright_llm::request::INTERRUPTED),
+        };
+        let lock = match hold_task(&inner.home, child) {
+            Ok(lock) => lock,
+            Err((_, e)) => return ToolOutput::error(e),
+        };
+        let handle = self.agent.start_child(
+            lock,
+            RunRequest {
+                task: child,
+                prompt: None,
+                ..self.request.clone()
+            },
+            self.events.clone(),
+            Arc::new(OnBehalf {
+                parent: self.parent,
+                agent: name.to_string(),
+                approver: self.approver.clone(),
+            }),
+        );
+        let stop = handle.cancel.clone();
+        let wait = handle.wait();
+        tokio::pin!(wait);
+        let outcome = tokio::select! {
+            outcome = &mut wait => outcome,
+            _ = cx.cancel.cancelled() => {
+                stop.cancel();
+                wait.await
+            }
+        };
+        let store = inner.store.lock().expect("store lock");
+        let _ = store.roll_up_usage(child);
+        let last = store.history(child).ok().and_then(|h| {
+            h.into_iter()
+                .rev()
+                .find(|m| m.message.role == Role::Assistant)
+        });
+        let report = last
+            .as_ref()
+            .map(|m| m.message.text().trim().to_string())
+            .unwrap_or_default();
+        match outcome {
+            RunOutcome::Done => ToolOutput::text(if report.is_empty() {
+                format!("The {name} agent finished without a report.")
+            } else {
+                report
+            }),
+            RunOutcome::Paused => ToolOutput::text(format!(
+                "The {name} agent stopped at its iteration limit; its summary:\n\n{report}"
+            )),
+            RunOutcome::Stopped => ToolOutput::error(format!(
+                "The {name} agent was stopped before it finished.{}",
+                if report.is_empty() {
+                    String::new()
+                } else {
+                    format!(" What it had written:\n\n{report}")
+                }
+            )),
+            RunOutcome::Failed => {
+                let why = last
+                    .and_then(|m| m.message.error)
+                    .unwrap_or_else(|| "its run failed".into());
+                ToolOutput::error(format!("The {name} agent failed: {why}"))
+            }
+        }
+    }
+}
+
+/// A sub-agent's approvals and questions, asked in its parent's window (they are the parent
+/// task's while they wait), saying which agent asks.
+struct OnBehalf {
+    parent: TaskId,
+    agent: String,
+    approver: Arc<dyn Approver>,
+}
+
+#[async_trait]
+impl Approver for OnBehalf {
+    async fn decide(&self, mut request: ApprovalRequest) -> Decision {
+        request.task_id = self.parent;
+        request.summary = format!("{} agent: {}", self.agent, request.summary);
+        self.approver.decide(request).await
+    }
+
+    async fn answer(&self, mut question: Question) -> Option<String> {
+        question.task_id = self.parent;
+        question.question = format!("{} agent asks: {}", self.agent, question.question);
+        self.approver.answer(question).await
+    }
+}
