@@ -403,3 +403,63 @@ fn a_queued_message_survives_until_delivered_once() {
         .collect();
     assert_eq!(texts, ["first", "while it ran"]);
 }
+
+/// A sub-agent's task belongs to its parent: it is in no list, no search and nothing that needs
+/// the user; its cost is added to the parent's when it ends; it is deleted with the parent.
+#[test]
+fn a_sub_agents_task_is_its_parents_alone() {
+    let home = tempfile::tempdir().unwrap();
+    let store = Store::open_in(home.path()).unwrap();
+    let parent = task_in(home.path(), &store, "parent");
+    let project = store.task(parent).unwrap().project_id;
+    let child = store
+        .add_child_task(
+            parent,
+            "call_1",
+            "explorer: find the zebra",
+            &text(Role::User, "find the zebra"),
+        )
+        .unwrap();
+    let linked = child.parent.clone().unwrap();
+    assert_eq!((linked.task, linked.call.as_str()), (parent, "call_1"));
+    assert_eq!(
+        store.history(child.id).unwrap().len(),
+        1,
+        "its job is its first message"
+    );
+    store
+        .append_message(child.id, &text(Role::Assistant, "the zebra is in zoo.rs"))
+        .unwrap();
+    store
+        .set_task_status(child.id, codewright_protocol::TaskStatus::Completed)
+        .unwrap();
+    let listed: Vec<TaskId> = store.tasks(project).unwrap().iter().map(|t| t.id).collect();
+    assert_eq!(listed, [parent]);
+    assert!(store.find_tasks("zebra", 10).unwrap().is_empty());
+    assert!(store.search_messages("zebra", 10).unwrap().is_empty());
+    assert!(
+        store.tasks_needing_you().unwrap().is_empty(),
+        "a finished sub-agent is not unread news"
+    );
+    assert_eq!(store.child_tasks(parent).unwrap()[0].id, child.id);
+
+    let usage = UsageEvent {
+        model: "m".into(),
+        provider: "p".into(),
+        usage: Usage {
+            input: 1000,
+            output: 50,
+            ..Usage::default()
+        },
+        cost: 0.25,
+    };
+    store.record_usage(child.id, &usage).unwrap();
+    store.record_usage(parent, &usage).unwrap();
+    store.roll_up_usage(child.id).unwrap();
+    let totals = store.task(parent).unwrap();
+    assert_eq!((totals.input_tokens, totals.output_tokens), (2000, 100));
+    assert!((totals.cost - 0.5).abs() < 1e-9);
+
+    store.remove_task(parent).unwrap();
+    assert!(store.task(child.id).is_err(), "deleted with its parent");
+}
