@@ -221,9 +221,15 @@ pub async fn send_message(
                     }
                 },
                 Resolved::Message { text } => Some(text),
-                Resolved::Prompt { text, model } => {
+                Resolved::Prompt {
+                    text,
+                    model,
+                    agent,
+                    tools,
+                } => {
                     options.model_once = model.is_some();
                     options.model = model;
+                    options.this_run = codewright_agent::ThisRun { agent, tools };
                     Some(text)
                 }
                 Resolved::Action { action, arguments } => {

@@ -21,7 +21,7 @@ pub mod text_calls;
 pub use approvals::Refusal;
 pub use prompt::system_prompt;
 pub use run::{
-    mark_interrupted, Agent, AgentConfig, Model, RunRequest, TaskHandle, TaskLock, AGENT,
+    mark_interrupted, Agent, AgentConfig, Model, RunRequest, TaskHandle, TaskLock, ThisRun, AGENT,
     SKILLS_OFF,
 };
 

@@ -82,6 +82,18 @@ pub struct RunRequest {
     pub sandbox: bool,
     /// The model that writes compaction summaries (the compaction role); `None`: `model`.
     pub compaction: Option<Model>,
+    /// What this run does differently from the task's own settings.
+    pub this_run: ThisRun,
+}
+
+/// What one run does differently from its task's own settings: a slash command that names the
+/// agent to run it, or the only tools it may use.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThisRun {
+    /// The agent that runs instead of the task's.
+    pub agent: Option<String>,
+    /// The only tools the run may use (and only those its agent may).
+    pub tools: Option<Vec<String>>,
 }
 
 /// Runs tasks. Cheap to clone; clones share the running-task limit.
@@ -726,9 +738,18 @@ impl Run {
             project: session.root.clone(),
             home: self.inner.config.user_home.clone(),
         };
-        let agent = self.agent(&places);
-        self.allowed = agent.tools.clone();
-        if self.parent_approver.is_none() && agent.allows(crate::subagent::NAME) {
+        let agent = self.agent(&places, request.this_run.agent.as_deref());
+        self.allowed = match (agent.tools.clone(), request.this_run.tools) {
+            (Some(theirs), Some(only)) => {
+                Some(theirs.into_iter().filter(|t| only.contains(t)).collect())
+            }
+            (theirs, only) => theirs.or(only),
+        };
+        let may_hand_on = self
+            .allowed
+            .as_ref()
+            .is_none_or(|a| a.iter().any(|t| t == crate::subagent::NAME));
+        if self.parent_approver.is_none() && may_hand_on {
             let others = codewright_extensions::agents::discover(&places).agents;
             self.subagents = Some(Arc::new(crate::subagent::SubAgents::new(
                 Agent {
@@ -765,18 +786,21 @@ impl Run {
         Ok(outcome)
     }
 
-    /// The task's agent (its setting [`AGENT`]), the coder when it has none; one whose file is
-    /// gone or broken is said, and the coder works instead.
+    /// The run's agent: `for_run` (a slash command's), else the task's (its setting [`AGENT`]),
+    /// else the coder; one whose file is gone or broken is said, and the coder works instead.
     fn agent(
         &self,
         places: &codewright_extensions::Places,
+        for_run: Option<&str>,
     ) -> codewright_extensions::agents::AgentDef {
         use codewright_extensions::agents;
-        let chosen: Option<String> = self.store().task(self.task).ok().and_then(|t| {
-            t.settings
-                .get(AGENT)
-                .and_then(|v| v.as_str())
-                .map(String::from)
+        let chosen: Option<String> = for_run.map(String::from).or_else(|| {
+            self.store().task(self.task).ok().and_then(|t| {
+                t.settings
+                    .get(AGENT)
+                    .and_then(|v| v.as_str())
+                    .map(String::from)
+            })
         });
         let found = agents::discover(places);
         let name = chosen.as_deref().unwrap_or(agents::DEFAULT);

@@ -142,6 +142,7 @@ impl Tool for SubAgents {
             RunRequest {
                 task: child,
                 prompt: None,
+                this_run: crate::ThisRun::default(),
                 ..self.request.clone()
             },
             self.events.clone(),

@@ -658,6 +658,7 @@ async fn a_full_window_is_compacted_before_the_request() {
             mode: PermissionMode::Normal,
             sandbox: false,
             compaction: Some(summarizer),
+            this_run: Default::default(),
         },
         tx,
     );
@@ -1249,6 +1250,7 @@ async fn a_new_message_after_a_crash_answers_what_had_not_run_and_says_what_may_
             mode: PermissionMode::Normal,
             sandbox: false,
             compaction: None,
+            this_run: Default::default(),
         },
         tx,
     );
@@ -1897,4 +1899,56 @@ async fn stopping_the_parent_stops_its_sub_agents() {
         })
         .unwrap();
     assert!(result.contains("stopped"), "{result}");
+}
+
+/// A slash command's agent and tools hold for its run only: `/review` runs as the reviewer, a
+/// command with `allowed-tools` offers only those (within its agent's), and the next message is
+/// the task's own agent with every tool again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commands_agent_and_tools_hold_for_its_run_only() {
+    let world = World::new(Arc::new(|_i, _body: &Value| text("Done."))).await;
+    let run = |this_run: codewright_agent::ThisRun| {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let handle = world.agent.start(
+            codewright_agent::RunRequest {
+                task: world.task,
+                prompt: Some("Go".into()),
+                model: world.model(),
+                mode: PermissionMode::Normal,
+                sandbox: false,
+                compaction: None,
+                this_run,
+            },
+            tx,
+        );
+        (handle, rx)
+    };
+    let (handle, rx) = run(codewright_agent::ThisRun {
+        agent: Some("reviewer".into()),
+        tools: None,
+    });
+    drive(handle, rx, |_, _| {}).await;
+    let last = world.server.requests().last().unwrap().clone();
+    assert!(system_of(&last).contains("# Your role: the reviewer agent"));
+    assert!(offers(&last, "bash") && !offers(&last, "edit_file") && !offers(&last, "agent"));
+
+    let (handle, rx) = run(codewright_agent::ThisRun {
+        agent: None,
+        tools: Some(vec!["bash".into(), "read_file".into()]),
+    });
+    drive(handle, rx, |_, _| {}).await;
+    let last = world.server.requests().last().unwrap().clone();
+    let offered: Vec<&str> = last["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert_eq!(offered, ["read_file", "bash"]);
+    assert!(!system_of(&last).contains("# Your role"));
+
+    let (handle, rx) = run(codewright_agent::ThisRun::default());
+    drive(handle, rx, |_, _| {}).await;
+    let last = world.server.requests().last().unwrap().clone();
+    assert!(offers(&last, "edit_file") && offers(&last, "agent"));
 }

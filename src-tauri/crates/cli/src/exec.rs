@@ -59,6 +59,9 @@ pub struct ExecArgs {
     /// `model` came from a slash command: for this run only.
     #[arg(skip)]
     model_once: bool,
+    /// A slash command's agent or tools: for this run only.
+    #[arg(skip)]
+    this_run: codewright_agent::ThisRun,
 }
 
 fn out(text: &str) {
@@ -124,12 +127,18 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
                 args.prompt = Some(text);
             }
             Resolved::Message { text } => args.prompt = Some(text),
-            Resolved::Prompt { text, model } => {
+            Resolved::Prompt {
+                text,
+                model,
+                agent,
+                tools,
+            } => {
                 args.prompt = Some(text);
                 if args.model.is_none() {
                     args.model_once = model.is_some();
                     args.model = model;
                 }
+                args.this_run = codewright_agent::ThisRun { agent, tools };
             }
             Resolved::Action { action, .. } => {
                 if action == Action::Help {
@@ -199,6 +208,7 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
             model_once: args.model_once,
             mode: Some(mode),
             sandbox: args.sandbox,
+            this_run: args.this_run.clone(),
         };
         host.send(task_id, send_text.map(Message::user), options).await?;
         let on_ctrl_c = host.clone();

@@ -245,17 +245,7 @@ pub fn parse(text: &str, path: &Path, source: Source) -> Result<AgentDef, String
         .text("description")?
         .filter(|d| !d.is_empty())
         .ok_or("it has no `description:` (it says what the agent is for)")?;
-    let tools = match doc.fields.get("tools") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(list)) => Some(tool_names(list.split(','))?),
-        Some(Value::Sequence(items)) => {
-            let names: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
-            Some(tool_names(
-                names.ok_or("`tools` must be a list of tool names")?,
-            )?)
-        }
-        Some(_) => return Err("`tools` must be a list of tool names".into()),
-    };
+    let tools = tool_list(&doc, "tools")?;
     let model = doc
         .text("model")?
         .filter(|m| !matches!(m.as_str(), "" | "inherit" | "sonnet" | "opus" | "haiku"));
@@ -277,10 +267,55 @@ pub fn parse(text: &str, path: &Path, source: Source) -> Result<AgentDef, String
     })
 }
 
-/// Codewright's names of the tools in an allow-list written with Claude Code's names or ours.
-fn tool_names<'a>(list: impl IntoIterator<Item = &'a str>) -> Result<Vec<String>, String> {
+/// The allow-list in the front matter's `field` (`Read, Grep` or a YAML list), with Codewright's
+/// names; `None` when the field is absent.
+pub(crate) fn tool_list(
+    doc: &front_matter::Document,
+    field: &str,
+) -> Result<Option<Vec<String>>, String> {
+    let not_a_list = || format!("`{field}` must be a list of tool names");
+    match doc.fields.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(list)) => tool_names(split_list(list), field).map(Some),
+        Some(Value::Sequence(items)) => {
+            let names: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+            tool_names(names.ok_or_else(not_a_list)?, field).map(Some)
+        }
+        Some(_) => Err(not_a_list()),
+    }
+}
+
+/// `Read, Bash(git add:*), Grep` → its items (a comma inside parentheses is a pattern's).
+fn split_list(list: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (at, c) in list.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(&list[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&list[start..]);
+    items
+}
+
+/// Codewright's names of the tools in an allow-list written with Claude Code's names or ours
+/// (`Bash(git add:*)` names `bash`: a pattern allows nothing more than its tool).
+fn tool_names<'a>(
+    list: impl IntoIterator<Item = &'a str>,
+    field: &str,
+) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
-    for name in list.into_iter().map(str::trim).filter(|n| !n.is_empty()) {
+    for name in list
+        .into_iter()
+        .map(|n| n.split('(').next().unwrap_or(n).trim())
+        .filter(|n| !n.is_empty())
+    {
         let ours: &[&str] = match name {
             "Read" => &["read_file"],
             "Write" => &["write_file"],
@@ -302,7 +337,9 @@ fn tool_names<'a>(list: impl IntoIterator<Item = &'a str>) -> Result<Vec<String>
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
                 {
-                    return Err(format!("`tools` names {name:?}, which is not a tool name"));
+                    return Err(format!(
+                        "`{field}` names {name:?}, which is not a tool name"
+                    ));
                 }
                 out.push(name.to_string());
                 continue;
@@ -310,7 +347,8 @@ fn tool_names<'a>(list: impl IntoIterator<Item = &'a str>) -> Result<Vec<String>
         };
         out.extend(ours.iter().map(|t| t.to_string()));
     }
-    out.dedup();
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|t| seen.insert(t.clone()));
     Ok(out)
 }
 

@@ -1,6 +1,9 @@
 //! Custom slash commands: Markdown files in `.codewright/commands/` or `.claude/commands/` (in
 //! the project or the user's home). `review.md` is `/review`; `git/commit.md` is `/git:commit`.
-//! Optional front matter: `description`, `argument-hint`, `model`. The body is the prompt, with
+//! Optional front matter: `description`, `argument-hint`, `model`, `agent` (who runs the prompt)
+//! and `allowed-tools` (the only tools its run may use — Claude Code's names or Codewright's; a
+//! pattern such as `Bash(git add:*)` allows the tool: every call is still asked as usual, so a
+//! command file never grants a permission). The body is the prompt, with
 //! `$ARGUMENTS` (everything after the name) and `$1`…`$9` (its words; "quoted words" stay
 //! together) filled in; a body with neither gets the arguments appended. `\$1` and
 //! `\$ARGUMENTS` are written as they are, without the backslash (`awk '{print \$1}'`).
@@ -27,6 +30,10 @@ pub struct Command {
     pub argument_hint: Option<String>,
     /// MODEL@PROVIDER to run the prompt with, when the file says.
     pub model: Option<String>,
+    /// The agent that runs the prompt, when the file says.
+    pub agent: Option<String>,
+    /// The only tools the prompt's run may use (Codewright's names), when the file says.
+    pub allowed_tools: Option<Vec<String>>,
     #[serde(skip)]
     pub body: String,
     pub path: PathBuf,
@@ -153,6 +160,8 @@ fn read_command(path: &Path, name: String, source: Source) -> Result<Command, St
         description: description.chars().take(200).collect(),
         argument_hint: doc.text("argument-hint")?.filter(|h| !h.is_empty()),
         model: doc.text("model")?.filter(|m| !m.is_empty()),
+        agent: doc.text("agent")?.filter(|a| !a.is_empty()),
+        allowed_tools: crate::agents::tool_list(&doc, "allowed-tools")?,
         body,
         path: path.to_path_buf(),
         source,

@@ -77,7 +77,7 @@ const BUILTINS: &[(&str, &str, Option<&str>, Builtin)] = &[
         "init",
         "Explore the project and write an AGENTS.md for agents (an edit, approved like any other)",
         None,
-        Builtin::Prompt(INIT),
+        Builtin::Prompt(INIT, None),
     ),
     (
         "mcp",
@@ -113,7 +113,7 @@ const BUILTINS: &[(&str, &str, Option<&str>, Builtin)] = &[
         "review",
         "Review the changes in the working tree and report; the agent is told not to edit",
         Some("[focus]"),
-        Builtin::Prompt(REVIEW),
+        Builtin::Prompt(REVIEW, Some("reviewer")),
     ),
     (
         "skills",
@@ -131,7 +131,8 @@ const BUILTINS: &[(&str, &str, Option<&str>, Builtin)] = &[
 
 #[derive(Debug, Clone, Copy)]
 enum Builtin {
-    Prompt(&'static str),
+    /// A prompt, and the agent that runs it.
+    Prompt(&'static str, Option<&'static str>),
     Action(Action),
 }
 
@@ -166,8 +167,16 @@ pub struct CommandList {
 pub enum Resolved {
     /// Not a command: send it as it is (`//…` is sent as `/…`).
     Message { text: String },
-    /// Send this prompt as the user's message, with this model when the command names one.
-    Prompt { text: String, model: Option<String> },
+    /// Send this prompt as the user's message; for its run only, with the model, the agent
+    /// and only the tools the command names (see [`crate::RunOptions`]).
+    Prompt {
+        text: String,
+        model: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tools: Option<Vec<String>>,
+    },
     /// Do this; `arguments` is what followed the name.
     Action { action: Action, arguments: String },
     /// Send the prompt `prompt` of the project's MCP server `server` (`/server:prompt`), its
@@ -276,12 +285,16 @@ pub fn resolve(store: &Store, project: ProjectId, typed: &str) -> Result<Resolve
         return Ok(Resolved::Prompt {
             text: command.expand(arguments),
             model: command.model.clone(),
+            agent: command.agent.clone(),
+            tools: command.allowed_tools.clone(),
         });
     }
-    if let Some((_, _, _, Builtin::Prompt(body))) = builtin {
+    if let Some((_, _, _, Builtin::Prompt(body, agent))) = builtin {
         return Ok(Resolved::Prompt {
             text: commands::expand(body, arguments).trim_end().to_string(),
             model: None,
+            agent: agent.map(String::from),
+            tools: None,
         });
     }
     // `/server:prompt`: a prompt of one of the project's MCP servers (a custom command of the
@@ -325,7 +338,11 @@ mod tests {
             "---\nmodel: big@anthropic\n---\nFix issue #$1.\n",
         )
         .unwrap();
-        std::fs::write(commands.join("git/commit.md"), "Commit: $ARGUMENTS").unwrap();
+        std::fs::write(
+            commands.join("git/commit.md"),
+            "---\nallowed-tools: Bash(git add:*), Bash(git commit:*), Read\n---\nCommit: $ARGUMENTS",
+        )
+        .unwrap();
         std::fs::write(commands.join("review.md"), "Our review of $ARGUMENTS").unwrap();
         std::fs::write(commands.join("compact.md"), "Not the built-in").unwrap();
         let store = Store::open_in(&dir.path().join("data")).unwrap();
@@ -358,14 +375,24 @@ mod tests {
             resolve("/fix 42").unwrap(),
             Resolved::Prompt {
                 text: "Fix issue #42.".into(),
-                model: Some("big@anthropic".into())
+                model: Some("big@anthropic".into()),
+                agent: None,
+                tools: None,
             }
         );
         assert_eq!(
             resolve("  /git:commit  the parser ").unwrap(),
             Resolved::Prompt {
                 text: "Commit: the parser".into(),
-                model: None
+                model: None,
+                agent: None,
+                tools: Some(vec![
+                    "bash".into(),
+                    "process_list".into(),
+                    "process_output".into(),
+                    "process_kill".into(),
+                    "read_file".into()
+                ]),
             }
         );
         // A custom prompt replaces the built-in one; a built-in action keeps its name.
@@ -373,9 +400,18 @@ mod tests {
             resolve("/review tests").unwrap(),
             Resolved::Prompt {
                 text: "Our review of tests".into(),
-                model: None
+                model: None,
+                agent: None,
+                tools: None,
             }
         );
+        // The built-in /review runs as the reviewer, who cannot edit.
+        std::fs::remove_file(commands.join("review.md")).unwrap();
+        let Resolved::Prompt { agent, .. } = resolve("/review").unwrap() else {
+            panic!("/review is a prompt");
+        };
+        assert_eq!(agent.as_deref(), Some("reviewer"));
+        std::fs::write(commands.join("review.md"), "Our review of $ARGUMENTS").unwrap();
         assert_eq!(
             resolve("/compact").unwrap(),
             Resolved::Action {

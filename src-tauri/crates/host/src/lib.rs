@@ -102,6 +102,9 @@ pub struct RunOptions {
     pub mode: Option<PermissionMode>,
     /// Run commands under the Landlock sandbox (also when the project says so; always in yolo).
     pub sandbox: bool,
+    /// For this run only: another agent, or only some tools (a slash command's front matter).
+    /// Such a message is not handed to a task that is running (it would run without them).
+    pub this_run: codewright_agent::ThisRun,
 }
 
 /// What [`Host::send`] did with a message.
@@ -288,6 +291,13 @@ impl Host {
             .or_default()
             .clone();
         let _starting = starting.lock().await;
+        if options.this_run != codewright_agent::ThisRun::default() && self.running(task).is_some()
+        {
+            return Err(HostError::new(
+                ErrorKind::Busy,
+                "This command runs with its own agent or tools, so it cannot join the run going on: send it again when the run has ended, or stop the run first.",
+            ));
+        }
         let message = match self.steer(task, message).await? {
             Steered::Yes => return Ok(Sent { steered: true }),
             Steered::No(message) => message,
@@ -367,6 +377,7 @@ impl Host {
                 mode: options.mode.unwrap_or(remembered.mode),
                 sandbox: options.sandbox,
                 compaction,
+                this_run: options.this_run,
             },
             self.inner.events.clone(),
         ));

@@ -517,6 +517,7 @@ impl World {
                 mode,
                 sandbox: false,
                 compaction: None,
+                this_run: Default::default(),
             },
             tx,
         );
