@@ -34,6 +34,7 @@ fn main() {
         "switch_skill",
         "task_agents",
         "choose_agent",
+        "sub_agent_work",
         "compact_task",
         "task_mcp_servers",
         "new_sibling_task",

@@ -290,6 +290,10 @@ fn task_windows_get_only_their_own_capability() {
         ),
         ("choose_agent", json!({"taskId": other, "name": "planner"})),
         (
+            "sub_agent_work",
+            json!({"taskId": other, "callId": "call_1"}),
+        ),
+        (
             "save_memory",
             json!({"taskId": other, "scope": "project", "text": "x"}),
         ),

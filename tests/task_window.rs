@@ -2837,6 +2837,22 @@ fn a_sub_agents_approval_is_answered_in_the_tasks_window() {
             && panel.contains("Reviewed — 审查完毕: all 12 tests pass."),
         "{panel}"
     );
+    // What the sub-agent did, opened under its report: its job, its command and what came back.
+    app.find(".tool-panel[data-tool='agent'] .subagent-work summary")
+        .click();
+    let work = app.wait_until(
+        "the sub-agent's work",
+        WAIT,
+        "const s = document.querySelector('.subagent-steps'); return s && !s.textContent.startsWith('Loading') ? s.textContent : null",
+        |v| v.is_string(),
+    );
+    let work = work.as_str().unwrap();
+    assert!(
+        work.contains("The reviewer’s job: Run the tests and report.")
+            && work.contains("bash echo all 12 tests pass → all 12 tests pass")
+            && work.contains("Reviewed — 审查完毕"),
+        "{work}"
+    );
     save_screenshot("sub-agent-report", &app.screenshot());
     app.switch_to(&main);
     let listed = app.js(

@@ -86,6 +86,7 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             task_window::switch_skill,
             task_window::task_agents,
             task_window::choose_agent,
+            task_window::sub_agent_work,
             task_window::compact_task,
             task_window::task_mcp_servers,
             task_window::new_sibling_task,

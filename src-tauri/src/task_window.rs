@@ -298,6 +298,43 @@ pub async fn switch_skill(
     Ok(skills::switch_skill(&*state.store()?, task_id, &name, on)?)
 }
 
+/// What a sub-agent did for one of the task's `agent` calls: its agent, where its run got to and
+/// its conversation (the job first). `None` when the call started none (it failed before).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubAgentWork {
+    agent: String,
+    status: codewright_protocol::TaskStatus,
+    messages: Vec<codewright_protocol::MessageRecord>,
+}
+
+/// The work of the sub-agent the task's call `call_id` started, to show under its panel.
+#[tauri::command]
+pub async fn sub_agent_work(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    call_id: String,
+) -> Result<Option<SubAgentWork>> {
+    let store = state.store()?;
+    let Some(child) = store
+        .child_tasks(task_id)?
+        .into_iter()
+        .find(|c| c.parent.as_ref().is_some_and(|p| p.call == call_id))
+    else {
+        return Ok(None);
+    };
+    Ok(Some(SubAgentWork {
+        agent: child
+            .settings
+            .get(codewright_agent::AGENT)
+            .and_then(|a| a.as_str())
+            .unwrap_or("coder")
+            .to_string(),
+        status: child.status,
+        messages: store.history(child.id)?,
+    }))
+}
+
 /// The agents of the task's project, and which one the task runs as (`/agent`).
 #[tauri::command]
 pub async fn task_agents(

@@ -15,7 +15,7 @@ import { textOf } from './task/messages.js';
 import { insertMention } from './task/mentions.js';
 import { renderNow } from './task/markdown.js';
 import { loadHighlighter } from './task/code.js';
-import { applyCallStates, findPanel, interruptUnfinished, resetTools, settleRunning } from './task/tools.js';
+import { applyCallStates, findPanel, initTools, interruptUnfinished, resetTools, settleRunning } from './task/tools.js';
 
 const params = new URLSearchParams(location.search);
 /** The task shown; none yet in a spare window. */
@@ -138,6 +138,7 @@ function wire() {
   });
   initPrompts(taskId, (text) => conversation.notice(text));
   initCheckpoints(taskId, { notice: (text) => conversation.notice(text), refresh: refreshCheckpoints });
+  initTools(taskId);
   conversation = new Conversation(taskId);
   const view = $('#conversation');
   interceptLinks(view, taskId);

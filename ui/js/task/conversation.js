@@ -76,6 +76,9 @@ export class Conversation {
   answerStarted(messageId) {
     this.endLive();
     let view = this.views.get(messageId);
+    // Its finished copy came from the store first (the two arrive by different routes): it is
+    // shown whole, and the deltas would only repeat it.
+    if (view?.record.complete) return;
     if (!view) {
       view = messageView({ id: messageId, taskId: this.taskId, role: 'assistant', parts: [], complete: false });
       this.insert(view);

@@ -2,14 +2,21 @@
 // filled from live events (arguments, progress, the finish) and from the stored tool_result,
 // which is the complete answer and wins over the event's preview.
 
+import { call, messageOf } from '../api.js';
 import { h } from '../dom.js';
 import { nextFrame } from './frame.js';
 import { resultView } from './results.js';
 
 const MAX_LIVE_OUTPUT = 64 * 1024;
 
+let taskId = 0;
 const panels = new Map(); // call id → ToolPanel
 const waiting = new Map(); // call id → stored tool_result part whose call is not on screen yet
+
+/** The task whose panels these are (a sub-agent's work is asked for by its call). */
+export function initTools(id) {
+  taskId = id;
+}
 
 /** The panel of a call, created on first use. */
 export function panelFor(callId, name) {
@@ -72,6 +79,7 @@ export function resetTools() {
 class ToolPanel {
   constructor(callId, name) {
     this.args = '';
+    this.argsStored = false; // set from the stored call (whole), not from streamed deltas
     this.output = ''; // live output shown
     this.incoming = ''; // live output not yet shown
     this.finishedBy = null; // 'event' | 'store'
@@ -100,10 +108,13 @@ class ToolPanel {
     this.nameEl.textContent = name;
     this.el.dataset.tool = name;
     this.args = args;
+    this.argsStored = true;
     this.summaryEl.textContent = summarize(name, args);
   }
 
   appendArgs(delta) {
+    // The stored call came first: its arguments are whole already.
+    if (this.argsStored) return;
     this.args += delta;
     this.summaryEl.textContent = summarize(this.el.dataset.tool, this.args);
   }
@@ -177,7 +188,50 @@ class ToolPanel {
     this.setState(result.isError ? 'error' : 'done');
     this.el.classList.toggle('error', result.isError);
     this.body.replaceChildren(resultView(result));
+    if (this.el.dataset.tool === 'agent') this.body.append(subAgentWork(this.el.dataset.callId));
   }
+}
+
+/** "What the sub-agent did": its steps, read from its own task when first opened. */
+function subAgentWork(callId) {
+  const steps = h('div', { class: 'subagent-steps' });
+  const details = h('details', { class: 'subagent-work' }, h('summary', { text: 'What the sub-agent did' }), steps);
+  details.addEventListener('toggle', async () => {
+    if (!details.open) return;
+    steps.replaceChildren(h('p', { class: 'muted', text: 'Loading…' }));
+    try {
+      const work = await call('sub_agent_work', { taskId, callId });
+      steps.replaceChildren(...(work ? workSteps(work) : [h('p', { class: 'muted', text: 'This call started no sub-agent.' })]));
+    } catch (e) {
+      steps.replaceChildren(h('p', { class: 'form-error', role: 'alert', text: messageOf(e) }));
+    }
+  });
+  return details;
+}
+
+/** A sub-agent's conversation as steps: its job, what it said, each call with its result's first line. */
+function workSteps({ agent, messages }) {
+  const results = new Map();
+  for (const m of messages) for (const p of m.parts) if (p.type === 'tool_result') results.set(p.call_id, p);
+  const out = [];
+  for (const m of messages) {
+    if (m.role === 'user') {
+      const job = m.parts.filter((p) => p.type === 'text').map((p) => p.text).join('\n').trim();
+      if (job) out.push(h('p', { class: 'subagent-job' }, h('strong', { text: `The ${agent}’s job: ` }), job));
+    } else if (m.role === 'assistant') {
+      for (const p of m.parts) {
+        if (p.type === 'text' && p.text.trim()) out.push(h('p', { class: 'subagent-text', text: p.text.trim() }));
+        if (p.type !== 'tool_call') continue;
+        const result = results.get(p.id);
+        const first = result ? oneLine(result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n')) : '';
+        out.push(h('p', { class: result?.is_error ? 'subagent-call error' : 'subagent-call' },
+          h('span', { class: 'tool-name', text: p.name }), ' ',
+          h('span', { class: 'tool-summary', text: summarize(p.name, p.arguments) }),
+          first ? h('span', { class: 'muted', text: ` → ${first}` }) : null));
+      }
+    }
+  }
+  return out;
 }
 
 // Which argument says what a call does, by tool.
