@@ -32,6 +32,7 @@ fn main() {
         "task_commands",
         "task_skills",
         "switch_skill",
+        "rank_skill",
         "task_agents",
         "choose_agent",
         "sub_agent_work",

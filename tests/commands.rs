@@ -290,6 +290,10 @@ fn task_windows_get_only_their_own_capability() {
         ),
         ("choose_agent", json!({"taskId": other, "name": "planner"})),
         (
+            "rank_skill",
+            json!({"taskId": other, "name": "x", "priority": 1}),
+        ),
+        (
             "sub_agent_work",
             json!({"taskId": other, "callId": "call_1"}),
         ),

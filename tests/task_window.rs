@@ -2322,6 +2322,20 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
     let shown: Value =
         serde_json::from_str(&cli(&data, &["tasks", "show", &task, "--json"])).unwrap();
     assert_eq!(shown["task"]["settings"]["skillsOff"], json!(["pdf"]));
+    // A priority: the skill is listed first from the next message.
+    app.find("#skill-rank-deploy option[value='1']").click();
+    app.wait_until(
+        "deploy ranked high",
+        WAIT,
+        "const s = document.getElementById('skill-rank-deploy'); return !s.disabled && s.value",
+        |v| v == "1",
+    );
+    let shown: Value =
+        serde_json::from_str(&cli(&data, &["tasks", "show", &task, "--json"])).unwrap();
+    assert_eq!(
+        shown["task"]["settings"]["skillPriority"],
+        json!({"deploy": 1})
+    );
     app.find("#command-dialog-cancel").click();
 
     // Tab completes a custom command that takes an argument; it runs as its prompt.

@@ -84,6 +84,7 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             task_window::task_commands,
             task_window::task_skills,
             task_window::switch_skill,
+            task_window::rank_skill,
             task_window::task_agents,
             task_window::choose_agent,
             task_window::sub_agent_work,

@@ -361,6 +361,22 @@ pub async fn choose_agent(
     )?)
 }
 
+/// Ranks a skill for the task (higher first, 0 the default), from its next message.
+#[tauri::command]
+pub async fn rank_skill(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    name: String,
+    priority: i64,
+) -> Result<skills::TaskSkills> {
+    Ok(skills::rank_skill(
+        &*state.store()?,
+        task_id,
+        &name,
+        priority,
+    )?)
+}
+
 /// Summarizes the task's older messages now (`/compact`); false when there is too little.
 #[tauri::command]
 pub async fn compact_task(state: State<'_, AppState>, task_id: TaskId) -> Result<bool> {

@@ -97,13 +97,14 @@ async function showSkills() {
       h('label', { for: box.id },
         h('span', { class: 'skill-name', text: skill.name }),
         h('span', { class: 'muted', text: ` · ${SOURCES[skill.source] ?? skill.source}` }),
-        h('span', { class: 'skill-description', text: skill.description })));
+        h('span', { class: 'skill-description', text: skill.description })),
+      rankSelect(skill, error));
   });
   await ask(dialog(), {
     title: 'Skills',
     body: [
       h('p', { class: 'dialog-message', text: listed.skills.length
-        ? 'The agent sees each skill’s name and description and loads one when the work matches it. Switch off the ones this task should not use; it applies from the next message.'
+        ? 'The agent sees each skill’s name and description and loads one when the work matches it; when several match, it prefers the higher priority. Switch off the ones this task should not use; it applies from the next message.'
         : 'No skills are installed. A skill is a folder with a SKILL.md in .codewright/skills or .claude/skills, in the project or your home folder.' }),
       rows.length ? h('ul', { class: 'skill-list' }, rows) : null,
       brokenList(listed.broken),
@@ -154,6 +155,29 @@ async function chooseAgent(name) {
 function agentNotice({ agents, current }) {
   const agent = agents.find((a) => a.name === current);
   return `The ${current} agent works on this task from the next message${agent ? `: ${agent.description}` : ''}.`;
+}
+
+/** A skill's priority for the task: higher is listed first and preferred when several fit. */
+function rankSelect(skill, error) {
+  const ranks = [[1, 'High'], [0, 'Normal'], [-1, 'Low']];
+  if (!ranks.some(([n]) => n === skill.priority)) ranks.push([skill.priority, String(skill.priority)]);
+  const select = h('select', { class: 'skill-rank', id: `skill-rank-${skill.name}`, 'aria-label': `Priority of ${skill.name}` },
+    ranks.map(([n, label]) => h('option', { value: String(n), selected: n === skill.priority, text: label })));
+  select.addEventListener('change', async () => {
+    select.disabled = true;
+    error.hidden = true;
+    try {
+      await call('rank_skill', { taskId: view.taskId, name: skill.name, priority: Number(select.value) });
+      skill.priority = Number(select.value);
+    } catch (e) {
+      select.value = String(skill.priority);
+      error.textContent = messageOf(e);
+      error.hidden = false;
+    } finally {
+      select.disabled = false;
+    }
+  });
+  return select;
 }
 
 const SOURCES = {

@@ -22,7 +22,7 @@ pub use approvals::Refusal;
 pub use prompt::system_prompt;
 pub use run::{
     mark_interrupted, Agent, AgentConfig, Model, RunRequest, TaskHandle, TaskLock, ThisRun, AGENT,
-    SKILLS_OFF,
+    SKILLS_OFF, SKILL_PRIORITY,
 };
 
 use codewright_protocol::AgentEvent;

@@ -58,6 +58,8 @@ impl Default for AgentConfig {
 
 /// The task setting that lists the skills switched off for the task (names).
 pub const SKILLS_OFF: &str = "skillsOff";
+/// The task setting that ranks skills for the task (name → priority, higher first; 0 unset).
+pub const SKILL_PRIORITY: &str = "skillPriority";
 /// The task setting that names the task's agent (see [`codewright_extensions::agents`]).
 pub const AGENT: &str = "agent";
 
@@ -825,19 +827,22 @@ impl Run {
     }
 
     /// The skills found for the project, less those switched off for the task (its setting
-    /// [`SKILLS_OFF`]).
+    /// [`SKILLS_OFF`]), those it ranks higher first ([`SKILL_PRIORITY`]).
     fn skills(
         &self,
         places: &codewright_extensions::Places,
     ) -> codewright_extensions::skills::Catalog {
-        let off: Vec<String> = self
-            .store()
-            .task(self.task)
-            .ok()
-            .and_then(|t| t.settings.get(SKILLS_OFF).cloned())
+        let task = self.store().task(self.task).ok();
+        let setting = |name: &str| task.as_ref().and_then(|t| t.settings.get(name).cloned());
+        let off: Vec<String> = setting(SKILLS_OFF)
             .and_then(|v| serde_json::from_value(v).ok())
             .unwrap_or_default();
-        codewright_extensions::skills::discover(places).without(&off)
+        let priority: HashMap<String, i64> = setting(SKILL_PRIORITY)
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        codewright_extensions::skills::discover(places)
+            .without(&off)
+            .ranked(&priority)
     }
 
     /// Runs `calls` for this run (see [`run_calls`]): one result each, in order.

@@ -35,10 +35,21 @@ pub enum SkillsCommand {
         #[arg(long, value_name = "ID")]
         task: TaskId,
     },
+    /// Rank a skill for a task: higher is listed first and preferred when several fit (0, the
+    /// default, unranks it).
+    Rank {
+        name: String,
+        #[arg(allow_negative_numbers = true)]
+        priority: i64,
+        #[arg(long, value_name = "ID")]
+        task: TaskId,
+    },
 }
 
 pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<String, String> {
-    use codewright_host::skills::{project_skills, switch_skill, task_skills, TaskSkill};
+    use codewright_host::skills::{
+        project_skills, rank_skill, switch_skill, task_skills, TaskSkill,
+    };
     let for_task = !matches!(
         command,
         SkillsCommand::List {
@@ -58,7 +69,11 @@ pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<Strin
             let skills = catalog
                 .skills
                 .into_iter()
-                .map(|skill| TaskSkill { skill, on: true })
+                .map(|skill| TaskSkill {
+                    skill,
+                    on: true,
+                    priority: 0,
+                })
                 .collect();
             codewright_host::skills::TaskSkills {
                 skills,
@@ -95,6 +110,11 @@ pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<Strin
         SkillsCommand::Off { name, task } => {
             switch_skill(store, task, &name, false).map_err(|e| e.message)?
         }
+        SkillsCommand::Rank {
+            name,
+            priority,
+            task,
+        } => rank_skill(store, task, &name, priority).map_err(|e| e.message)?,
     };
     if json {
         return Ok(to_json(&listed));
@@ -103,7 +123,7 @@ pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<Strin
         "No skills. A skill is a folder with a SKILL.md in .codewright/skills or .claude/skills (in the project or your home folder).\n".to_string()
     } else {
         let headers: &[&str] = if for_task {
-            &["NAME", "ON", "FROM", "DESCRIPTION"]
+            &["NAME", "ON", "PRIORITY", "FROM", "DESCRIPTION"]
         } else {
             &["NAME", "FROM", "DESCRIPTION"]
         };
@@ -113,6 +133,7 @@ pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<Strin
                 let mut row = vec![s.skill.name.clone()];
                 if for_task {
                     row.push(if s.on { "yes" } else { "no" }.into());
+                    row.push(s.priority.to_string());
                 }
                 row.push(s.skill.source.label().into());
                 row.push(s.skill.description.chars().take(80).collect());

@@ -355,4 +355,11 @@ fn skills_from_a_claude_folder_are_listed_shown_and_switched_per_task() {
         err.contains("No skill named \"nosuch\" is installed for this project."),
         "{err}"
     );
+    // Ranked higher, listed first; a negative rank is a rank, not an option.
+    let ranked = cli.json(&["skills", "rank", "review", "2", "--task", &t]);
+    assert_eq!(ranked["skills"][0]["name"], "review");
+    assert_eq!(ranked["skills"][0]["priority"], 2);
+    let ranked = cli.json(&["skills", "rank", "review", "-1", "--task", &t]);
+    assert_eq!(ranked["skills"][1]["name"], "review");
+    assert_eq!(ranked["skills"][1]["priority"], -1);
 }

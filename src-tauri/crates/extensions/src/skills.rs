@@ -204,6 +204,15 @@ impl Catalog {
         self
     }
 
+    /// The catalog with the skills a task ranks higher (TalkCody's conversation-skill priority:
+    /// `priority` by name, 0 when unnamed) listed first, for the model to prefer when several
+    /// fit; equal ones stay in name order.
+    pub fn ranked(mut self, priority: &std::collections::HashMap<String, i64>) -> Catalog {
+        let rank = |s: &Skill| priority.get(&s.name).copied().unwrap_or(0);
+        self.skills.sort_by_key(|s| std::cmp::Reverse(rank(s)));
+        self
+    }
+
     /// What the system prompt says about the skills: names and descriptions only. `None` when
     /// there are none.
     pub fn prompt_section(&self) -> Option<String> {
@@ -211,7 +220,7 @@ impl Catalog {
             return None;
         }
         let mut out = String::from(
-            "# Skills\n\nSkills are instructions for particular kinds of work, installed by the user. When a request matches a skill's description, load the skill with the skill tool first and follow it.\n",
+            "# Skills\n\nSkills are instructions for particular kinds of work, installed by the user. When a request matches a skill's description, load the skill with the skill tool first and follow it; when several match, prefer the one listed first.\n",
         );
         for skill in &self.skills {
             out.push_str(&format!("\n- {}: {}", skill.name, skill.description));
@@ -358,6 +367,33 @@ fn read_bounded(path: &Path) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tasks_priorities_list_its_skills_higher_first() {
+        let named = |name: &str| Skill {
+            name: name.into(),
+            description: format!("does {name}"),
+            dir: PathBuf::from(name),
+            source: Source::Project,
+        };
+        let catalog = Catalog {
+            skills: vec![named("a"), named("b"), named("c"), named("d")],
+            broken: vec![],
+        };
+        let ranks = [
+            ("c".to_string(), 2),
+            ("d".to_string(), 1),
+            ("a".to_string(), -1),
+        ];
+        let ranked = catalog.ranked(&ranks.into_iter().collect());
+        let order: Vec<&str> = ranked.skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(order, ["c", "d", "b", "a"]);
+        let section = ranked.prompt_section().unwrap();
+        assert!(
+            section.contains("prefer the one listed first.\n\n- c: does c\n- d: does d\n- b:"),
+            "{section}"
+        );
+    }
 
     fn skill(root: &Path, folder: &str, text: &str) -> PathBuf {
         let dir = root.join(folder);

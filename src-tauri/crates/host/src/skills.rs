@@ -1,6 +1,7 @@
 //! A task's skills as a person sees them: what is installed for its project (and why a skill
-//! that is not usable is not), and which are switched on for the task. Used by the CLI's
-//! `skills` and the task window.
+//! that is not usable is not), which are switched on for the task, and how the task ranks them
+//! (TalkCody's conversation-skill priority: higher first in the prompt, preferred when several
+//! fit). Used by the CLI's `skills` and the task window.
 
 use crate::HostError;
 use codewright_extensions::skills::{self, Catalog, Skill};
@@ -16,6 +17,8 @@ pub struct TaskSkill {
     #[serde(flatten)]
     pub skill: Skill,
     pub on: bool,
+    /// Higher first; 0 unless the task ranks it.
+    pub priority: i64,
 }
 
 /// The skills of a task's project, each on or off for the task, and the broken ones.
@@ -35,13 +38,15 @@ pub fn project_skills(store: &Store, project: ProjectId) -> Result<Catalog, Host
 pub fn task_skills(store: &Store, task: TaskId) -> Result<TaskSkills, HostError> {
     let t = store.task(task).map_err(crate::store_error)?;
     let off = switched_off(&t);
-    let catalog = project_skills(store, t.project_id)?;
+    let priority = priorities(&t);
+    let catalog = project_skills(store, t.project_id)?.ranked(&priority);
     Ok(TaskSkills {
         skills: catalog
             .skills
             .into_iter()
             .map(|skill| TaskSkill {
                 on: !off.contains(&skill.name),
+                priority: priority.get(&skill.name).copied().unwrap_or(0),
                 skill,
             })
             .collect(),
@@ -57,19 +62,7 @@ pub fn switch_skill(
     on: bool,
 ) -> Result<TaskSkills, HostError> {
     let t = store.task(task).map_err(crate::store_error)?;
-    let catalog = project_skills(store, t.project_id)?;
-    if catalog.get(name).is_none() {
-        let closest = catalog.closest(name);
-        let hint = if closest.is_empty() {
-            String::new()
-        } else {
-            format!(" Did you mean {}?", closest.join(", "))
-        };
-        return Err(HostError::new(
-            ErrorKind::NotFound,
-            format!("No skill named {name:?} is installed for this project.{hint}"),
-        ));
-    }
+    known(&project_skills(store, t.project_id)?, name)?;
     let mut off = switched_off(&t);
     off.retain(|n| n != name);
     if !on {
@@ -80,6 +73,55 @@ pub fn switch_skill(
         .set_task_setting(task, codewright_agent::SKILLS_OFF, serde_json::json!(off))
         .map_err(crate::store_error)?;
     task_skills(store, task)
+}
+
+/// Ranks a skill for a task, from its next message on: higher is listed first and preferred
+/// when several fit; 0 is the default (the setting forgets it).
+pub fn rank_skill(
+    store: &Store,
+    task: TaskId,
+    name: &str,
+    priority: i64,
+) -> Result<TaskSkills, HostError> {
+    let t = store.task(task).map_err(crate::store_error)?;
+    known(&project_skills(store, t.project_id)?, name)?;
+    let mut ranks = priorities(&t);
+    ranks.remove(name);
+    if priority != 0 {
+        ranks.insert(name.to_string(), priority);
+    }
+    store
+        .set_task_setting(
+            task,
+            codewright_agent::SKILL_PRIORITY,
+            serde_json::json!(ranks),
+        )
+        .map_err(crate::store_error)?;
+    task_skills(store, task)
+}
+
+/// An error naming the closest skills when `name` is not installed.
+fn known(catalog: &Catalog, name: &str) -> Result<(), HostError> {
+    if catalog.get(name).is_some() {
+        return Ok(());
+    }
+    let closest = catalog.closest(name);
+    let hint = if closest.is_empty() {
+        String::new()
+    } else {
+        format!(" Did you mean {}?", closest.join(", "))
+    };
+    Err(HostError::new(
+        ErrorKind::NotFound,
+        format!("No skill named {name:?} is installed for this project.{hint}"),
+    ))
+}
+
+fn priorities(task: &codewright_protocol::Task) -> std::collections::HashMap<String, i64> {
+    task.settings
+        .get(codewright_agent::SKILL_PRIORITY)
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default()
 }
 
 fn switched_off(task: &codewright_protocol::Task) -> Vec<String> {
