@@ -184,6 +184,13 @@ pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
                 AgentEvent::RunFinished { outcome, .. } => {
                     let state = app.state::<AppState>();
                     state.changed();
+                    // A sub-agent's run is its parent's business: its end is not announced.
+                    let sub_agent = state
+                        .store()
+                        .is_ok_and(|s| s.task(event.task_id()).is_ok_and(|t| t.parent.is_some()));
+                    if sub_agent {
+                        continue;
+                    }
                     let wanted = notifications(&state);
                     let title = task_title(&state, event.task_id());
                     match outcome {

@@ -319,6 +319,8 @@ pub async fn sub_agent_work(
     let Some(child) = store
         .child_tasks(task_id)?
         .into_iter()
+        // The newest: a provider without call ids repeats them from one answer to the next.
+        .rev()
         .find(|c| c.parent.as_ref().is_some_and(|p| p.call == call_id))
     else {
         return Ok(None);

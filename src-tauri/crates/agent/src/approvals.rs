@@ -112,6 +112,21 @@ impl EventApprover {
 #[async_trait]
 impl Approver for EventApprover {
     async fn decide(&self, request: ApprovalRequest) -> Decision {
+        let task = request.task_id;
+        self.decide_for(request, task).await
+    }
+
+    async fn answer(&self, question: Question) -> Option<String> {
+        let task = question.task_id;
+        self.answer_for(question, task).await
+    }
+}
+
+impl EventApprover {
+    /// Asks `request` in this approver's task (its window; `request.task_id` is that task),
+    /// recording where the call got to in the task `caller` whose call it is (a sub-agent's own
+    /// task, when it asks through its parent).
+    pub(crate) async fn decide_for(&self, request: ApprovalRequest, caller: TaskId) -> Decision {
         let (tx, rx) = oneshot::channel();
         let (task_id, id) = (request.task_id, request.id);
         self.pending
@@ -119,7 +134,7 @@ impl Approver for EventApprover {
             .lock()
             .expect("approvals lock")
             .insert(id, (request.clone(), tx));
-        self.record(task_id, &request.call_id, CallState::Asking);
+        self.record(caller, &request.call_id, CallState::Asking);
         let call_id = request.call_id.clone();
         self.tracker.approval_asked();
         let _ = self.events.send(AgentEvent::ApprovalRequested { request });
@@ -129,7 +144,7 @@ impl Approver for EventApprover {
         let decision = rx.await.unwrap_or(Decision::Reject { feedback: None });
         drop(guard);
         if !matches!(decision, Decision::Reject { .. }) {
-            self.record(task_id, &call_id, CallState::Running);
+            self.record(caller, &call_id, CallState::Running);
         }
         let _ = self.events.send(AgentEvent::ApprovalResolved {
             task_id,
@@ -141,7 +156,9 @@ impl Approver for EventApprover {
         decision
     }
 
-    async fn answer(&self, question: Question) -> Option<String> {
+    /// Asks `question` in this approver's task, recording it in the task `caller` whose call
+    /// it is (see [`EventApprover::decide_for`]).
+    pub(crate) async fn answer_for(&self, question: Question, caller: TaskId) -> Option<String> {
         let (tx, rx) = oneshot::channel();
         let (task_id, id) = (question.task_id, question.id);
         self.pending
@@ -150,7 +167,7 @@ impl Approver for EventApprover {
             .expect("questions lock")
             .insert(id, (question.clone(), tx));
         // A question waits for the user like an approval does.
-        self.record(task_id, &question.call_id, CallState::Asking);
+        self.record(caller, &question.call_id, CallState::Asking);
         self.tracker.approval_asked();
         let _ = self.events.send(AgentEvent::QuestionAsked { question });
         let _answered = Defer(|| {

@@ -562,8 +562,9 @@ impl Run {
             None => (*all).clone(),
         };
         if let Some(tool) = &self.subagents {
-            // (A project's MCP tool named `agent` keeps its name; this one is then left out.)
-            let _ = registry.register(tool.clone());
+            registry
+                .register(tool.clone())
+                .expect("no other tool is named agent (MCP tools are server__tool)");
         }
         Arc::new(registry)
     }
@@ -691,15 +692,21 @@ impl Run {
             }
             self.notice(notice);
         }
-        let approver: Arc<dyn codewright_tools::Approver> = match &self.parent_approver {
-            Some(parent) => parent.clone(),
-            None => Arc::new(EventApprover {
+        // A task's own run asks through its events; a sub-agent's through its parent's.
+        let own_approver = self.parent_approver.is_none().then(|| {
+            Arc::new(EventApprover {
                 events: self.events.clone(),
                 pending: self.pending.clone(),
                 tracker: self.tracker.clone(),
                 store: self.inner.store.clone(),
-            }),
-        };
+            })
+        });
+        let approver: Arc<dyn codewright_tools::Approver> =
+            match (&self.parent_approver, &own_approver) {
+                (Some(parent), _) => parent.clone(),
+                (None, Some(own)) => own.clone(),
+                (None, None) => unreachable!("made above when there is no parent"),
+            };
         let settings = self
             .store()
             .project_settings(project.id)
@@ -740,7 +747,7 @@ impl Run {
             project: session.root.clone(),
             home: self.inner.config.user_home.clone(),
         };
-        let agent = self.agent(&places, request.this_run.agent.as_deref());
+        let (agent, agents) = self.agent(&places, request.this_run.agent.as_deref())?;
         self.allowed = match (agent.tools.clone(), request.this_run.tools) {
             (Some(theirs), Some(only)) => {
                 Some(theirs.into_iter().filter(|t| only.contains(t)).collect())
@@ -751,8 +758,7 @@ impl Run {
             .allowed
             .as_ref()
             .is_none_or(|a| a.iter().any(|t| t == crate::subagent::NAME));
-        if self.parent_approver.is_none() && may_hand_on {
-            let others = codewright_extensions::agents::discover(&places).agents;
+        if let Some(own_approver) = own_approver.filter(|_| may_hand_on) {
             self.subagents = Some(Arc::new(crate::subagent::SubAgents::new(
                 Agent {
                     inner: self.inner.clone(),
@@ -760,8 +766,9 @@ impl Run {
                 task,
                 subagent_request.clone(),
                 self.events.clone(),
-                approver.clone(),
-                others,
+                own_approver,
+                self.allowed.clone(),
+                agents,
             )));
         }
         let installed = Arc::new(codewright_extensions::Installed {
@@ -788,13 +795,21 @@ impl Run {
         Ok(outcome)
     }
 
-    /// The run's agent: `for_run` (a slash command's), else the task's (its setting [`AGENT`]),
-    /// else the coder; one whose file is gone or broken is said, and the coder works instead.
+    /// The run's agent — `for_run` (a slash command's), else the task's (its setting
+    /// [`AGENT`]), else the coder — and every agent of the project. One whose file is gone or
+    /// broken is an error saying what to do: the run never falls back to an agent with more
+    /// tools than the one chosen.
     fn agent(
         &self,
         places: &codewright_extensions::Places,
         for_run: Option<&str>,
-    ) -> codewright_extensions::agents::AgentDef {
+    ) -> Result<
+        (
+            codewright_extensions::agents::AgentDef,
+            Vec<codewright_extensions::agents::AgentDef>,
+        ),
+        String,
+    > {
         use codewright_extensions::agents;
         let chosen: Option<String> = for_run.map(String::from).or_else(|| {
             self.store().task(self.task).ok().and_then(|t| {
@@ -807,7 +822,7 @@ impl Run {
         let found = agents::discover(places);
         let name = chosen.as_deref().unwrap_or(agents::DEFAULT);
         match found.find(name) {
-            Ok(agent) => agent.clone(),
+            Ok(agent) => Ok((agent.clone(), found.agents.clone())),
             Err(why) => {
                 let broken = found
                     .broken
@@ -815,13 +830,14 @@ impl Run {
                     .find(|b| b.path.file_stem().is_some_and(|s| s == name))
                     .map(|b| format!(" ({}: {})", b.path.display(), b.reason))
                     .unwrap_or_default();
-                self.notice(format!(
-                    "This task's agent cannot be used: {why}{broken}. The coder works on it instead; choose another with /agent."
-                ));
-                found
-                    .get(agents::DEFAULT)
-                    .cloned()
-                    .unwrap_or_else(|| agents::builtin().swap_remove(0))
+                Err(match for_run {
+                    Some(_) => format!(
+                        "The command's agent cannot be used: {why}{broken}. Fix the command's `agent:` (or the agent's file), then run it again."
+                    ),
+                    None => format!(
+                        "This task's agent cannot be used: {why}{broken}. Choose another with /agent (or fix its file), then send a message to go on."
+                    ),
+                })
             }
         }
     }

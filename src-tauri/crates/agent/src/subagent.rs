@@ -1,18 +1,22 @@
 //! The `agent` tool: a task's agent hands a self-contained job to another agent (an explorer to
 //! search, a reviewer to review…). The sub-agent works in a task of its own — its own
 //! conversation, stored like any (`Store::add_child_task`, listed under no project), its own
-//! agent's instructions and tools (never `agent`: a sub-agent hands nothing on), the parent
-//! run's model and mode — and only its final report comes back as the call's result. What it
-//! needs approved is asked in the parent's window, named as the sub-agent's; a stop of the
-//! parent stops it; what it cost is added to the parent's totals. Several calls in one answer
-//! run at once, at most [`AgentConfig::max_subagents`](crate::AgentConfig) at a time.
+//! agent's instructions and tools (never `agent`: a sub-agent hands nothing on; and never a tool
+//! its parent's run may not use), the parent run's model and mode — and only its final report
+//! comes back as the call's result. What it needs approved is asked in the parent's window,
+//! named as the sub-agent's (recorded on its own task); its notices are said in the parent's
+//! conversation; a stop of the parent stops it; what it spends counts in the parent's totals as
+//! it is spent; its background processes end with it. Several calls in one answer run at once,
+//! at most [`AgentConfig::max_subagents`](crate::AgentConfig) at a time.
 
+use crate::approvals::EventApprover;
 use crate::run::{hold_task, Agent, RunRequest};
 use crate::Events;
 use async_trait::async_trait;
 use codewright_extensions::agents::AgentDef;
 use codewright_protocol::{
-    ApprovalRequest, Decision, Message, Question, Role, RunOutcome, TaskId, ToolCategory,
+    AgentEvent, ApprovalRequest, Decision, Message, Question, Role, RunOutcome, TaskId,
+    ToolCategory,
 };
 use codewright_tools::{Approver, CallContext, Tool, ToolOutput};
 use serde_json::{json, Value};
@@ -31,7 +35,9 @@ pub(crate) struct SubAgents {
     pub request: RunRequest,
     pub events: Events,
     /// The parent run's approver: the sub-agents ask in its window.
-    pub approver: Arc<dyn Approver>,
+    pub approver: Arc<EventApprover>,
+    /// The tools the parent's run may use (`None`: all): a sub-agent gets no others.
+    pub allowed: Option<Vec<String>>,
     /// The agents a job can be handed to.
     pub agents: Vec<AgentDef>,
     pub description: String,
@@ -43,7 +49,8 @@ impl SubAgents {
         parent: TaskId,
         request: RunRequest,
         events: Events,
-        approver: Arc<dyn Approver>,
+        approver: Arc<EventApprover>,
+        allowed: Option<Vec<String>>,
         agents: Vec<AgentDef>,
     ) -> SubAgents {
         let listed: Vec<String> = agents
@@ -64,6 +71,7 @@ impl SubAgents {
             request,
             events,
             approver,
+            allowed,
             agents,
             description,
         }
@@ -104,50 +112,68 @@ impl Tool for SubAgents {
         if prompt.is_empty() {
             return ToolOutput::error("`prompt` is empty: write the whole job for the agent");
         }
-        let first_line = prompt.lines().next().unwrap_or_default();
-        let mut title: String = first_line.chars().take(TITLE_CHARS).collect();
-        if first_line.chars().count() > TITLE_CHARS {
-            title.push('…');
-        }
         let inner = &self.agent.inner;
-        let child = {
-            let store = inner.store.lock().expect("store lock");
-            let child = store
-                .add_child_task(
-                    self.parent,
-                    &cx.call_id,
-                    &format!("{name}: {title}"),
-                    &Message::user(prompt),
-                )
-                .and_then(|child| {
-                    store.set_task_setting(child.id, crate::AGENT, json!(name))?;
-                    Ok(child)
-                });
-            match child {
-                Ok(child) => child.id,
-                Err(e) => return ToolOutput::error(format!("the job could not be stored: {e}")),
-            }
-        };
-        // Bounded: more wait here (the parent's stop ends the wait).
+        // Bounded: more wait here (the parent's stop ends the wait), before anything is stored.
         let _slot = tokio::select! {
             slot = inner.children.clone().acquire_owned() => slot.ok(),
             _ = cx.cancel.cancelled() => return ToolOutput::error(codewright_llm::request::INTERRUPTED),
+        };
+        let child = {
+            let store = inner.store.lock().expect("store lock");
+            let mut settings = codewright_protocol::TaskSettings::new();
+            settings.insert(crate::AGENT.into(), json!(name));
+            store.add_child_task(
+                self.parent,
+                &cx.call_id,
+                &format!("{name}: {}", title_of(prompt)),
+                &Message::user(prompt),
+                &settings,
+            )
+        };
+        let child = match child {
+            Ok(child) => child.id,
+            Err(e) => return ToolOutput::error(format!("the job could not be stored: {e}")),
         };
         let lock = match hold_task(&inner.home, child) {
             Ok(lock) => lock,
             Err((_, e)) => return ToolOutput::error(e),
         };
+        // The sub-agent's events: its notices are said in the parent's conversation, its last
+        // error is kept for the result; all of them reach the parent's listeners as its own.
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (parent, events, agent_name) = (self.parent, self.events.clone(), name.to_string());
+        let relay = tokio::spawn(async move {
+            let mut last_error = None;
+            while let Some(event) = rx.recv().await {
+                match &event {
+                    AgentEvent::Notice { message, .. } => {
+                        let _ = events.send(AgentEvent::Notice {
+                            task_id: parent,
+                            message: format!("The {agent_name} agent: {message}"),
+                        });
+                    }
+                    AgentEvent::Error { message, .. } => last_error = Some(message.clone()),
+                    _ => {}
+                }
+                let _ = events.send(event);
+            }
+            last_error
+        });
         let handle = self.agent.start_child(
             lock,
             RunRequest {
                 task: child,
                 prompt: None,
-                this_run: crate::ThisRun::default(),
+                this_run: crate::ThisRun {
+                    agent: None,
+                    tools: self.allowed.clone(),
+                },
                 ..self.request.clone()
             },
-            self.events.clone(),
+            tx,
             Arc::new(OnBehalf {
                 parent: self.parent,
+                child,
                 agent: name.to_string(),
                 approver: self.approver.clone(),
             }),
@@ -162,8 +188,10 @@ impl Tool for SubAgents {
                 wait.await
             }
         };
+        // Its background processes end with it: its report is final.
+        self.agent.close_task(child);
+        let last_error = relay.await.ok().flatten();
         let store = inner.store.lock().expect("store lock");
-        let _ = store.roll_up_usage(child);
         let last = store.history(child).ok().and_then(|h| {
             h.into_iter()
                 .rev()
@@ -191,8 +219,8 @@ impl Tool for SubAgents {
                 }
             )),
             RunOutcome::Failed => {
-                let why = last
-                    .and_then(|m| m.message.error)
+                let why = last_error
+                    .or_else(|| last.and_then(|m| m.message.error))
                     .unwrap_or_else(|| "its run failed".into());
                 ToolOutput::error(format!("The {name} agent failed: {why}"))
             }
@@ -200,12 +228,31 @@ impl Tool for SubAgents {
     }
 }
 
-/// A sub-agent's approvals and questions, asked in its parent's window (they are the parent
-/// task's while they wait), saying which agent asks.
+/// A sub-agent task's title: its job's first line, without control characters, cut short.
+fn title_of(prompt: &str) -> String {
+    let line: String = prompt
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let line = line.trim();
+    let mut title: String = line.chars().take(TITLE_CHARS).collect();
+    if line.chars().count() > TITLE_CHARS {
+        title.push('…');
+    }
+    title
+}
+
+/// A sub-agent's approvals and questions, asked in its parent's window (the parent task's
+/// while they wait, answered through its handle), saying which agent asks; where its call got
+/// to is recorded on the sub-agent's own task.
 struct OnBehalf {
     parent: TaskId,
+    child: TaskId,
     agent: String,
-    approver: Arc<dyn Approver>,
+    approver: Arc<EventApprover>,
 }
 
 #[async_trait]
@@ -213,12 +260,12 @@ impl Approver for OnBehalf {
     async fn decide(&self, mut request: ApprovalRequest) -> Decision {
         request.task_id = self.parent;
         request.summary = format!("{} agent: {}", self.agent, request.summary);
-        self.approver.decide(request).await
+        self.approver.decide_for(request, self.child).await
     }
 
     async fn answer(&self, mut question: Question) -> Option<String> {
         question.task_id = self.parent;
         question.question = format!("{} agent asks: {}", self.agent, question.question);
-        self.approver.answer(question).await
+        self.approver.answer_for(question, self.child).await
     }
 }

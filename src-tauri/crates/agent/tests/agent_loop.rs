@@ -1681,7 +1681,7 @@ async fn memory_is_in_the_prompt_and_written_only_with_approval() {
 /// A task's agent: its role goes into the system prompt and only its tools are offered; a call
 /// to another tool is answered as one to a tool that does not exist, and nothing changes. A
 /// user's agent from `.claude/agents` (Claude Code's format) works unchanged; an agent whose
-/// file broke is said, with why, and the coder works instead.
+/// file broke fails the run saying why, rather than run with more tools.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tasks_agent_gets_its_role_and_only_its_tools() {
     let world = World::new(Arc::new(|i, _body: &Value| match i {
@@ -1740,28 +1740,29 @@ async fn a_tasks_agent_gets_its_role_and_only_its_tools() {
     assert!(system_of(&last).contains("# Your role: the test-runner agent\n\nRun the tests;"));
     assert!(offers(&last, "bash") && offers(&last, "grep") && !offers(&last, "edit_file"));
 
-    // Its file broken (emptied): said with the reason, and the coder (every tool, no role)
-    // works instead.
+    // Its file broken (emptied): the run fails saying why and what to do, before any request;
+    // it never falls back to an agent with more tools.
     world.user_file(".claude/agents/test-runner.md", "");
+    let sent = world.server.requests().len();
     let (handle, rx) = world.start(world.task, Some("Again"), PermissionMode::Normal);
-    let (_, events) = drive(handle, rx, |_, _| {}).await;
-    let notices: Vec<&str> = events
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Failed);
+    let errors: Vec<&str> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::Notice { message, .. } => Some(message.as_str()),
+            AgentEvent::Error { message, .. } => Some(message.as_str()),
             _ => None,
         })
         .collect();
     assert!(
-        notices
+        errors
             .iter()
             .any(|n| n.contains("there is no agent named test-runner")
                 && n.contains("test-runner.md: it does not start with front matter")
-                && n.contains("The coder works on it instead")),
-        "{notices:?}"
+                && n.contains("Choose another with /agent")),
+        "{errors:?}"
     );
-    let last = world.server.requests().last().unwrap().clone();
-    assert!(!system_of(&last).contains("# Your role") && offers(&last, "edit_file"));
+    assert_eq!(world.server.requests().len(), sent, "nothing was sent");
 }
 
 /// Who a request of the sub-agent test is from: its agent's role, if any.
@@ -1801,7 +1802,34 @@ async fn jobs_handed_to_sub_agents_run_in_tasks_of_their_own_and_come_back_as_re
     }))
     .await;
     let (handle, rx) = world.start(world.task, Some("Add a login page"), PermissionMode::Normal);
-    let (outcome, events) = drive(handle, rx, approve_all).await;
+    let (outcome, events) = drive(handle, rx, |event, handle| {
+        if let AgentEvent::ApprovalRequested { request } = event {
+            // Where the reviewer's call got to is its own task's (a crash asks it there, and
+            // the parent's calls are the parent's alone).
+            let store = world.store.lock().unwrap();
+            let reviewer = store
+                .child_tasks(world.task)
+                .unwrap()
+                .into_iter()
+                .find(|c| c.title.starts_with("reviewer: "))
+                .unwrap();
+            let theirs = store.call_states(reviewer.id).unwrap();
+            assert!(
+                matches!(
+                    theirs.get(&request.call_id),
+                    Some(codewright_store::CallState::Asking)
+                ),
+                "{theirs:?}"
+            );
+            assert!(!store
+                .call_states(world.task)
+                .unwrap()
+                .contains_key(&request.call_id));
+            drop(store);
+            handle.decide(request.id, Decision::Approve).unwrap();
+        }
+    })
+    .await;
     assert_eq!(outcome, RunOutcome::Done);
     world.server.assert_clean();
     let requests = world.server.requests();
@@ -1951,4 +1979,62 @@ async fn a_commands_agent_and_tools_hold_for_its_run_only() {
     drive(handle, rx, |_, _| {}).await;
     let last = world.server.requests().last().unwrap().clone();
     assert!(offers(&last, "edit_file") && offers(&last, "agent"));
+}
+
+/// A sub-agent never gets a tool its parent's run may not use: a command that allows only
+/// reading, running and handing on gives its explorer reading alone; and a sub-agent that fails
+/// says why in the call's result (its error event reaches no window of its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agent_gets_no_tool_its_parent_may_not_use() {
+    let world = World::new(Arc::new(|_i, body: &Value| {
+        let answered = !tool_results(body).is_empty();
+        match (role_of(body), answered) {
+            ("explorer", _) => Reply::Status(503, "busy".into()),
+            (_, false) => calls(&[(
+                "agent",
+                json!({"agent": "explorer", "prompt": "Look around."}),
+            )]),
+            (_, true) => text("Done."),
+        }
+    }))
+    .await;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = world.agent.start(
+        codewright_agent::RunRequest {
+            task: world.task,
+            prompt: Some("Go".into()),
+            model: world.model(),
+            mode: PermissionMode::Normal,
+            sandbox: false,
+            compaction: None,
+            this_run: codewright_agent::ThisRun {
+                agent: None,
+                tools: Some(vec!["agent".into(), "read_file".into(), "bash".into()]),
+            },
+        },
+        tx,
+    );
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    let requests = world.server.requests();
+    let explorer = requests.iter().rfind(|b| role_of(b) == "explorer").unwrap();
+    let offered: Vec<&str> = explorer["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert_eq!(
+        offered,
+        ["read_file"],
+        "the explorer's tools within the parent's"
+    );
+    let failed = events.iter().any(|e| {
+        matches!(e, AgentEvent::ToolFinished { task_id, preview, .. }
+            if *task_id == world.task
+                && preview.starts_with("The explorer agent failed: scripted is overloaded"))
+    });
+    assert!(failed, "{events:?}");
+    let result = tool_results(requests.last().unwrap()).pop().unwrap().1;
+    assert!(result.contains("(HTTP 503): busy"), "{result}");
 }

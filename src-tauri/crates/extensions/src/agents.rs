@@ -55,15 +55,6 @@ pub struct AgentDef {
     pub path: Option<PathBuf>,
 }
 
-impl AgentDef {
-    /// Whether it may use the tool named `tool`.
-    pub fn allows(&self, tool: &str) -> bool {
-        self.tools
-            .as_ref()
-            .is_none_or(|tools| tools.iter().any(|t| t == tool))
-    }
-}
-
 /// The agents found for a project: the built-in ones and the files, one per name (the place of
 /// highest precedence wins), sorted by name, and the files that could not be used.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -431,10 +422,13 @@ mod tests {
         let docs = found.get("docs").unwrap();
         assert_eq!(docs.source, Some(Source::Project));
         assert_eq!(docs.model.as_deref(), Some("small@local"));
-        assert!(docs.allows("write_file") && !docs.allows("bash"));
+        assert_eq!(docs.tools.as_deref().unwrap(), ["read_file", "write_file"]);
         assert_eq!(found.get("planner").unwrap().instructions, "Plan my way.");
-        assert!(found.get("coder").unwrap().allows("anything"));
-        assert!(!found.get("explorer").unwrap().allows("edit_file"));
+        assert_eq!(found.get("coder").unwrap().tools, None, "every tool");
+        let explorer = found.get("explorer").unwrap().tools.clone().unwrap();
+        assert!(
+            explorer.contains(&"grep".to_string()) && !explorer.contains(&"edit_file".to_string())
+        );
 
         let reasons: Vec<String> = found
             .broken

@@ -54,9 +54,14 @@ pub fn check_agent(store: &Store, project: ProjectId, name: &str) -> Result<(), 
         .map_err(|why| HostError::new(ErrorKind::NotFound, capitalized(&why)))
 }
 
-/// The model the task's agent asks for, if it names one (MODEL@PROVIDER).
-pub(crate) fn agent_model(store: &Store, task: &codewright_protocol::Task) -> Option<String> {
-    let name = chosen(task)?;
+/// The model the run's agent asks for, if it names one (MODEL@PROVIDER): `for_run`'s (a slash
+/// command's agent), else the task's.
+pub(crate) fn agent_model(
+    store: &Store,
+    task: &codewright_protocol::Task,
+    for_run: Option<&str>,
+) -> Option<String> {
+    let name = for_run.map(String::from).or_else(|| chosen(task))?;
     let places = crate::places(store, task.project_id).ok()?;
     agents::discover(&places).get(&name)?.model.clone()
 }

@@ -338,10 +338,9 @@ impl Host {
             // Named for this run, else the task's own, else its agent's, else the main role's.
             let agent_model = match options.model.as_ref().or(remembered.model.as_ref()) {
                 Some(_) => None,
-                None => store
-                    .task(task)
-                    .ok()
-                    .and_then(|t| agents::agent_model(&store, &t)),
+                None => store.task(task).ok().and_then(|t| {
+                    agents::agent_model(&store, &t, options.this_run.agent.as_deref())
+                }),
             };
             let model = models::resolve(
                 &store,

@@ -74,10 +74,12 @@ impl Store {
         Ok(())
     }
 
-    /// Tasks with a call that was waiting for the user when its run ended, oldest first.
+    /// Tasks with a call that was waiting for the user when its run ended, oldest first. Not
+    /// sub-agents' tasks: they are never continued on their own (their parent's call is).
     pub fn tasks_asking(&self) -> Result<Vec<TaskId>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT DISTINCT task_id FROM calls WHERE state = 'asking' ORDER BY task_id",
+            "SELECT DISTINCT c.task_id FROM calls c JOIN tasks t ON t.id = c.task_id
+             WHERE c.state = 'asking' AND t.parent_id IS NULL ORDER BY c.task_id",
         )?;
         let rows = stmt.query_map([], |r| Ok(TaskId(r.get(0)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

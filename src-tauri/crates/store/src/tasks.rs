@@ -95,41 +95,35 @@ impl Store {
     }
 
     /// Starts a sub-agent's task: the job the call `call` of task `parent` handed to another
-    /// agent, with that job as its first message, in the parent's project (one transaction).
-    /// It is deleted with its parent and listed nowhere but [`Store::child_tasks`].
+    /// agent, with that job as its first message and these `settings`, in the parent's project
+    /// (one transaction). It is deleted with its parent, listed nowhere but
+    /// [`Store::child_tasks`], and what it spends counts in its parent's totals too.
     pub fn add_child_task(
         &self,
         parent: TaskId,
         call: &str,
         title: &str,
         first: &Message,
+        settings: &TaskSettings,
     ) -> Result<Task> {
         let project = self.task(parent)?.project_id;
         let tx = self.conn.unchecked_transaction()?;
         let task = self.add_task(project, title)?;
         self.conn.execute(
-            "UPDATE tasks SET parent_id = ?1, parent_call = ?2 WHERE id = ?3",
-            params![parent.0, call, task.id.0],
+            "UPDATE tasks SET parent_id = ?1, parent_call = ?2, settings = ?3 WHERE id = ?4",
+            params![
+                parent.0,
+                call,
+                serde_json::to_string(settings).expect("settings serialize"),
+                task.id.0
+            ],
         )?;
         self.append_message(task.id, first)?;
         tx.commit()?;
         self.task(task.id)
     }
 
-    /// Adds what a sub-agent's task cost (tokens and dollars) to its parent's totals, once its
-    /// run has ended: the parent shows what its work cost in all.
-    pub fn roll_up_usage(&self, child: TaskId) -> Result<()> {
-        self.conn.execute(
-            "UPDATE tasks SET input_tokens = tasks.input_tokens + c.input_tokens,
-                 output_tokens = tasks.output_tokens + c.output_tokens, cost = tasks.cost + c.cost
-             FROM (SELECT parent_id, input_tokens, output_tokens, cost FROM tasks WHERE id = ?1) AS c
-             WHERE tasks.id = c.parent_id",
-            [child.0],
-        )?;
-        Ok(())
-    }
-
-    /// The sub-agents' tasks of a task, oldest first.
+    /// The sub-agents' tasks of a task, oldest first (the last of one call is its newest).
     pub fn child_tasks(&self, parent: TaskId) -> Result<Vec<Task>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {COLUMNS} FROM tasks WHERE parent_id = ?1 ORDER BY id"

@@ -405,7 +405,8 @@ fn a_queued_message_survives_until_delivered_once() {
 }
 
 /// A sub-agent's task belongs to its parent: it is in no list, no search and nothing that needs
-/// the user; its cost is added to the parent's when it ends; it is deleted with the parent.
+/// the user; its cost counts in the parent's totals as it is spent; it is deleted with the
+/// parent.
 #[test]
 fn a_sub_agents_task_is_its_parents_alone() {
     let home = tempfile::tempdir().unwrap();
@@ -418,8 +419,10 @@ fn a_sub_agents_task_is_its_parents_alone() {
             "call_1",
             "explorer: find the zebra",
             &text(Role::User, "find the zebra"),
+            &serde_json::from_str(r#"{"agent": "explorer"}"#).unwrap(),
         )
         .unwrap();
+    assert_eq!(child.settings["agent"], "explorer");
     let linked = child.parent.clone().unwrap();
     assert_eq!((linked.task, linked.call.as_str()), (parent, "call_1"));
     assert_eq!(
@@ -453,9 +456,10 @@ fn a_sub_agents_task_is_its_parents_alone() {
         },
         cost: 0.25,
     };
+    // Counted in the parent's totals as it is spent.
     store.record_usage(child.id, &usage).unwrap();
     store.record_usage(parent, &usage).unwrap();
-    store.roll_up_usage(child.id).unwrap();
+    assert_eq!(store.task(child.id).unwrap().input_tokens, 1000);
     let totals = store.task(parent).unwrap();
     assert_eq!((totals.input_tokens, totals.output_tokens), (2000, 100));
     assert!((totals.cost - 0.5).abs() < 1e-9);
