@@ -2857,7 +2857,8 @@ fn a_sub_agents_approval_is_answered_in_the_tasks_window() {
     let work = app.wait_until(
         "the sub-agent's work",
         WAIT,
-        "const s = document.querySelector('.subagent-steps'); return s && !s.textContent.startsWith('Loading') ? s.textContent : null",
+        // (Empty until the disclosure's toggle event, which comes after the click.)
+        "const s = document.querySelector('.subagent-steps'); return s && s.textContent && !s.textContent.startsWith('Loading') ? s.textContent : null",
         |v| v.is_string(),
     );
     let work = work.as_str().unwrap();

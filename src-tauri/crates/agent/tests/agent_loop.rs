@@ -1935,22 +1935,7 @@ async fn stopping_the_parent_stops_its_sub_agents() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commands_agent_and_tools_hold_for_its_run_only() {
     let world = World::new(Arc::new(|_i, _body: &Value| text("Done."))).await;
-    let run = |this_run: codewright_agent::ThisRun| {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let handle = world.agent.start(
-            codewright_agent::RunRequest {
-                task: world.task,
-                prompt: Some("Go".into()),
-                model: world.model(),
-                mode: PermissionMode::Normal,
-                sandbox: false,
-                compaction: None,
-                this_run,
-            },
-            tx,
-        );
-        (handle, rx)
-    };
+    let run = |this_run| world.start_this_run("Go", this_run);
     let (handle, rx) = run(codewright_agent::ThisRun {
         agent: Some("reviewer".into()),
         tools: None,
@@ -1998,21 +1983,12 @@ async fn a_sub_agent_gets_no_tool_its_parent_may_not_use() {
         }
     }))
     .await;
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = world.agent.start(
-        codewright_agent::RunRequest {
-            task: world.task,
-            prompt: Some("Go".into()),
-            model: world.model(),
-            mode: PermissionMode::Normal,
-            sandbox: false,
-            compaction: None,
-            this_run: codewright_agent::ThisRun {
-                agent: None,
-                tools: Some(vec!["agent".into(), "read_file".into(), "bash".into()]),
-            },
+    let (handle, rx) = world.start_this_run(
+        "Go",
+        codewright_agent::ThisRun {
+            agent: None,
+            tools: Some(vec!["agent".into(), "read_file".into(), "bash".into()]),
         },
-        tx,
     );
     let (outcome, events) = drive(handle, rx, |_, _| {}).await;
     assert_eq!(outcome, RunOutcome::Done);

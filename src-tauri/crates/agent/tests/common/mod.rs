@@ -524,6 +524,29 @@ impl World {
         (handle, rx)
     }
 
+    /// [`World::start`] of the world's task, in normal mode, with what this run does
+    /// differently (a command's agent or tools).
+    pub fn start_this_run(
+        &self,
+        prompt: &str,
+        this_run: codewright_agent::ThisRun,
+    ) -> (TaskHandle, mpsc::UnboundedReceiver<AgentEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let handle = self.agent.start(
+            RunRequest {
+                task: self.task,
+                prompt: Some(prompt.into()),
+                model: self.model(),
+                mode: PermissionMode::Normal,
+                sandbox: false,
+                compaction: None,
+                this_run,
+            },
+            tx,
+        );
+        (handle, rx)
+    }
+
     pub fn path(&self, rel: &str) -> std::path::PathBuf {
         self.project.path().join(rel)
     }
