@@ -320,6 +320,7 @@ impl Host {
             None => false,
         };
         let if_saved = |e: HostError| if saved { e.saved() } else { e };
+        let mut options = options;
         let (project, root, remembered) = {
             let store = self.inner.store();
             let t = store.task(task).map_err(store_error).map_err(if_saved)?;
@@ -327,6 +328,16 @@ impl Host {
                 .project(t.project_id)
                 .map_err(store_error)
                 .map_err(if_saved)?;
+            // A command's agent and tools hold until the task's next message: continuing the
+            // task (after a pause or a crash) runs as the message it continues did.
+            if saved {
+                store
+                    .set_task_setting(task, THIS_RUN, this_run_value(&options.this_run))
+                    .map_err(store_error)
+                    .map_err(if_saved)?;
+            } else if options.this_run == codewright_agent::ThisRun::default() {
+                options.this_run = this_run_of(&t);
+            }
             (
                 project.id,
                 PathBuf::from(project.root_path),
@@ -847,6 +858,32 @@ fn check_message(message: &Message) -> Result<(), HostError> {
         ));
     }
     Ok(())
+}
+
+/// The task setting that keeps a command's agent and tools (`RunOptions::this_run`) until the
+/// task's next message.
+const THIS_RUN: &str = "thisRun";
+
+fn this_run_value(this_run: &codewright_agent::ThisRun) -> serde_json::Value {
+    if *this_run == codewright_agent::ThisRun::default() {
+        return serde_json::Value::Null;
+    }
+    serde_json::json!({"agent": this_run.agent, "tools": this_run.tools})
+}
+
+fn this_run_of(task: &codewright_protocol::Task) -> codewright_agent::ThisRun {
+    let Some(kept) = task.settings.get(THIS_RUN).filter(|v| v.is_object()) else {
+        return codewright_agent::ThisRun::default();
+    };
+    codewright_agent::ThisRun {
+        agent: kept["agent"].as_str().map(String::from),
+        tools: kept["tools"].as_array().map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t.as_str().map(String::from))
+                .collect()
+        }),
+    }
 }
 
 /// The task's remembered model and mode; a task with no mode of its own has its project's

@@ -305,3 +305,50 @@ async fn a_tasks_agent_is_chosen_by_name_and_brings_its_model() {
         .unwrap_err();
     assert!(err.message.contains("nowhere"), "{err:?}");
 }
+
+/// A command's agent and tools are kept with the message that brought them, so continuing the
+/// task (after a pause or a crash) runs the same way; the next message of the user's own
+/// forgets them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commands_agent_and_tools_are_kept_until_the_next_message() {
+    let (_dir, host, task) = world();
+    let kept = || host.store().lock().unwrap().task(task).unwrap().settings["thisRun"].clone();
+    // (Each run fails: its provider's port refuses, after the usual retries, ~3 s.)
+    let ended = || async {
+        for _ in 0..1200 {
+            if host.running(task).is_none() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("the run did not end");
+    };
+    let review = codewright_agent::ThisRun {
+        agent: Some("reviewer".into()),
+        tools: Some(vec!["read_file".into()]),
+    };
+    host.send(
+        task,
+        Some(Message::user("review it")),
+        RunOptions {
+            this_run: review,
+            ..RunOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    ended().await;
+    assert_eq!(
+        kept(),
+        serde_json::json!({"agent": "reviewer", "tools": ["read_file"]})
+    );
+    // Continuing without a message keeps them; a message of the user's own forgets them.
+    host.send(task, None, RunOptions::default()).await.unwrap();
+    ended().await;
+    assert_eq!(kept()["agent"], "reviewer");
+    host.send(task, Some(Message::user("thanks")), RunOptions::default())
+        .await
+        .unwrap();
+    ended().await;
+    assert!(kept().is_null(), "{}", kept());
+}
