@@ -2829,6 +2829,13 @@ fn a_sub_agents_approval_is_answered_in_the_tasks_window() {
             && asked.as_str().unwrap().contains("echo all 12 tests pass"),
         "{asked}"
     );
+    // The panel shows what the sub-agent does while it works.
+    app.wait_until(
+        "the sub-agent's call in its panel",
+        WAIT,
+        "const p = [...document.querySelectorAll('.tool-panel')].find(p => p.dataset.tool === 'agent'); return p ? p.textContent : ''",
+        |v| v.as_str().is_some_and(|t| t.contains("bash …")),
+    );
     save_screenshot("sub-agent-approval", &app.screenshot());
     app.find("#approval-approve").click();
     app.wait_until(

@@ -26,6 +26,8 @@ use std::sync::Arc;
 pub const NAME: &str = "agent";
 /// Characters of the job kept in the sub-agent task's title.
 const TITLE_CHARS: usize = 60;
+/// Characters of a sub-agent's tool result shown in its parent's panel while it works.
+const PROGRESS_CHARS: usize = 160;
 
 /// The `agent` tool of one run.
 pub(crate) struct SubAgents {
@@ -138,14 +140,33 @@ impl Tool for SubAgents {
             Ok(lock) => lock,
             Err((_, e)) => return ToolOutput::error(e),
         };
-        // The sub-agent's events: its notices are said in the parent's conversation, its last
-        // error is kept for the result; all of them reach the parent's listeners as its own.
+        // The sub-agent's events: each call it makes and how it ended are the progress of this
+        // call's panel, its notices are said in the parent's conversation, its last error is
+        // kept for the result; all of them reach the parent's listeners as its own.
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let (parent, events, agent_name) = (self.parent, self.events.clone(), name.to_string());
+        let progress = cx.progress.clone();
         let relay = tokio::spawn(async move {
             let mut last_error = None;
+            let say = |line: String| {
+                if let Some(progress) = &progress {
+                    progress(&line);
+                }
+            };
             while let Some(event) = rx.recv().await {
                 match &event {
+                    AgentEvent::ToolCallStarted { name, .. } => say(format!("{name} …\n")),
+                    AgentEvent::ToolFinished {
+                        name,
+                        is_error,
+                        preview,
+                        ..
+                    } => {
+                        let first = preview.lines().next().unwrap_or_default();
+                        let first: String = first.chars().take(PROGRESS_CHARS).collect();
+                        let mark = if *is_error { "failed" } else { "→" };
+                        say(format!("{name} {mark} {first}\n"));
+                    }
                     AgentEvent::Notice { message, .. } => {
                         let _ = events.send(AgentEvent::Notice {
                             task_id: parent,

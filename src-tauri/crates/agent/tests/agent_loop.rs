@@ -1867,6 +1867,20 @@ async fn jobs_handed_to_sub_agents_run_in_tasks_of_their_own_and_come_back_as_re
     assert_eq!(asked[0].0, world.task);
     assert!(asked[0].1.starts_with("reviewer agent: "), "{asked:?}");
 
+    // While it worked, the reviewer's calls were its panel's progress.
+    let progress: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolProgress { task_id, text, .. } if *task_id == world.task => {
+                Some(text.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        progress.contains("bash …\n") && progress.contains("bash → tests pass\n"),
+        "{progress:?}"
+    );
     let store = world.store.lock().unwrap();
     let children = store.child_tasks(world.task).unwrap();
     assert_eq!(children.len(), 2);
