@@ -2039,6 +2039,40 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         |v| v == 0,
     );
     assert!(cli(&data, &["rules", "list", "--project", "1"]).contains("No saved rules"));
+
+    // The app's limits: a count out of range is refused next to its own field, which gets the
+    // focus; a good one is saved.
+    let field = app.find("#app-max-subagents");
+    field.clear();
+    field.type_text("9");
+    app.find("#app-save").click();
+    let error = app.wait_until(
+        "the sub-agents' error",
+        WAIT,
+        "const e = document.querySelector('#app-form [data-error-in=maxSubagents]'); return e.hidden ? null : e.textContent",
+        |v| v.is_string(),
+    );
+    assert!(
+        error
+            .as_str()
+            .unwrap()
+            .contains("Choose from 1 to 8 sub-agents at once."),
+        "{error}"
+    );
+    assert_eq!(
+        app.js("return document.activeElement.id", json!([])),
+        "app-max-subagents"
+    );
+    let field = app.find("#app-max-subagents");
+    field.clear();
+    field.type_text("2");
+    app.find("#app-save").click();
+    app.wait_until(
+        "the app's settings saved",
+        WAIT,
+        "return !document.getElementById('app-saved').hidden && document.querySelector('#app-form [data-error-in=maxSubagents]').hidden",
+        |v| v == true,
+    );
 }
 
 /// A run that finishes while its window is in the background is announced by a desktop

@@ -35,8 +35,10 @@ impl AppState {
     pub fn open(home: &Path) -> AppState {
         let host = Store::open_in(home)
             .map(|store| {
+                let app = codewright_host::settings::app_settings(&store);
                 let config = AgentConfig {
-                    max_running: codewright_host::settings::app_settings(&store).max_running,
+                    max_running: app.max_running,
+                    max_subagents: app.max_subagents,
                     ..AgentConfig::default()
                 };
                 Host::new(Arc::new(Mutex::new(store)), home.to_path_buf(), config)

@@ -1,6 +1,6 @@
 // The settings page's app part: the colour theme (system, light or dark: this computer's choice,
-// kept where js/theme.js reads it, so every window follows at once), how many tasks may run at
-// once, and which desktop notifications to show.
+// kept where js/theme.js reads it, so every window follows at once), how many tasks and
+// sub-agents may run at once, and which desktop notifications to show.
 
 import { call, messageOf } from './api.js';
 import { $, toast } from './dom.js';
@@ -12,11 +12,12 @@ export async function refreshApp() {
   const settings = await call('app_settings');
   $('#app-theme').value = localStorage.getItem(THEME) ?? 'system';
   $('#app-max-running').value = String(settings.maxRunning);
+  $('#app-max-subagents').value = String(settings.maxSubagents);
   $('#app-notify-approval').checked = settings.notifyApproval;
   $('#app-notify-finished').checked = settings.notifyFinished;
   $('#app-notify-failed').checked = settings.notifyFailed;
   $('#app-saved').hidden = true;
-  $('#app-form [data-error-in]').hidden = true;
+  for (const error of document.querySelectorAll('#app-form [data-error-in]')) error.hidden = true;
 }
 
 function setTheme(theme) {
@@ -30,13 +31,13 @@ async function save(event) {
   event.preventDefault();
   const button = $('#app-save');
   if (button.disabled) return;
-  const error = $('#app-form [data-error-in]');
-  error.hidden = true;
+  for (const shown of document.querySelectorAll('#app-form [data-error-in]')) shown.hidden = true;
   button.disabled = true;
   try {
     await call('save_app_settings', {
       settings: {
         maxRunning: Number($('#app-max-running').value),
+        maxSubagents: Number($('#app-max-subagents').value),
         notifyApproval: $('#app-notify-approval').checked,
         notifyFinished: $('#app-notify-finished').checked,
         notifyFailed: $('#app-notify-failed').checked,
@@ -44,10 +45,11 @@ async function save(event) {
     });
     $('#app-saved').hidden = false;
   } catch (e) {
-    if (e?.field !== 'maxRunning') return toast(messageOf(e), { error: true });
+    const error = e?.field && $(`#app-form [data-error-in="${e.field}"]`);
+    if (!error) return toast(messageOf(e), { error: true });
     error.textContent = messageOf(e);
     error.hidden = false;
-    $('#app-max-running').focus();
+    $(`#app-form [name="${e.field}"]`).focus();
   } finally {
     button.disabled = false;
   }

@@ -185,6 +185,8 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
     if let Some(agent) = &args.agent {
         codewright_host::agents::choose_agent(&store, task.id, agent).map_err(|e| e.message)?;
     }
+    // The app's setting, which this command shares.
+    let max_subagents = codewright_host::settings::app_settings(&store).max_subagents;
     let interactive = std::io::stdin().is_terminal();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -198,6 +200,7 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
         home.to_path_buf(),
         AgentConfig {
             max_iterations: args.max_iterations,
+            max_subagents,
             ..AgentConfig::default()
         },
     );

@@ -367,12 +367,15 @@ fn store_error(e: codewright_store::StoreError) -> HostError {
     HostError::new(ErrorKind::Store, e.to_string())
 }
 
-/// The desktop app's own settings (the CLI has no use for them).
+/// The app's settings (the CLI reads only `max_subagents`, which `exec` shares).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AppSettings {
     /// How many tasks may run at once; the others wait, queued. Read when the app starts.
     pub max_running: usize,
+    /// How many sub-agents (the `agent` tool) may work at once, across tasks; the others wait.
+    /// Read when the app (or `exec`) starts.
+    pub max_subagents: usize,
     /// Desktop notifications, each only while the task's window is not in front: an approval
     /// or a question waits, a run finished, a run failed.
     pub notify_approval: bool,
@@ -384,6 +387,7 @@ impl Default for AppSettings {
     fn default() -> AppSettings {
         AppSettings {
             max_running: codewright_agent::AgentConfig::default().max_running,
+            max_subagents: codewright_agent::AgentConfig::default().max_subagents,
             notify_approval: true,
             notify_finished: true,
             notify_failed: true,
@@ -393,6 +397,8 @@ impl Default for AppSettings {
 
 /// The most tasks that may run at once.
 pub const MAX_RUNNING_LIMIT: usize = 16;
+/// The most sub-agents that may work at once.
+pub const MAX_SUBAGENTS_LIMIT: usize = 8;
 const APP_SETTINGS: &str = "app";
 
 /// The app's settings (the defaults where none are saved, or what is saved cannot be read).
@@ -411,6 +417,12 @@ pub fn save_app_settings(store: &Store, settings: &AppSettings) -> Result<(), Fi
         return Err(field(
             "maxRunning",
             format!("Choose from 1 to {MAX_RUNNING_LIMIT} tasks at once."),
+        ));
+    }
+    if !(1..=MAX_SUBAGENTS_LIMIT).contains(&settings.max_subagents) {
+        return Err(field(
+            "maxSubagents",
+            format!("Choose from 1 to {MAX_SUBAGENTS_LIMIT} sub-agents at once."),
         ));
     }
     let value = serde_json::to_value(settings).expect("settings serialize");

@@ -316,8 +316,22 @@ fn app_settings_default_round_trip_and_refuse_a_bad_count() {
         settings::save_app_settings(&store, &bad).unwrap_err().field,
         "maxRunning"
     );
+    let bad = AppSettings {
+        max_subagents: 9,
+        ..AppSettings::default()
+    };
+    assert_eq!(
+        settings::save_app_settings(&store, &bad).unwrap_err().field,
+        "maxSubagents"
+    );
+    // Saved before sub-agents existed: the default is filled in.
+    store
+        .set_setting("app", Some(&serde_json::json!({"maxRunning": 4})))
+        .unwrap();
+    assert_eq!(settings::app_settings(&store).max_subagents, 3);
     let chosen = AppSettings {
         max_running: 5,
+        max_subagents: 2,
         notify_finished: false,
         ..AppSettings::default()
     };
