@@ -9,8 +9,9 @@
 //! project's, then the user's), Claude Code's format: front matter `name` (else the file's name),
 //! `description`, optional `tools` (the allow-list: `Read, Grep, Glob` or a YAML list, Claude
 //! Code's names or Codewright's; `mcp__server__tool` names an MCP tool) and `model`
-//! (`MODEL@PROVIDER`; Claude Code's `sonnet`, `opus`, `haiku` and `inherit` mean the task's own
-//! model), then the agent's instructions. A file named like a built-in agent replaces it.
+//! (`MODEL@PROVIDER`, or a role: `main`, `small`, `compaction`; Claude Code's `sonnet`, `opus`,
+//! `haiku` and `inherit` mean the task's own model), then the agent's instructions. A file named
+//! like a built-in agent replaces it.
 
 use crate::{front_matter, Broken, Places, Source};
 use serde_yaml_ng::Value;
@@ -23,6 +24,9 @@ pub const DEFAULT: &str = "coder";
 const MAX_FILE: u64 = 256 * 1024;
 /// Agent files read per place; more are reported, not read.
 const MAX_AGENTS: usize = 200;
+
+/// The model roles an agent's `model` may name (`codewright_llm::ModelRole`).
+const ROLES: &[&str] = &["main", "small", "compaction"];
 
 /// The tools that read and never change anything.
 const READING: &[&str] = &[
@@ -45,7 +49,7 @@ pub struct AgentDef {
     pub description: String,
     /// The tools it may use (Codewright's names); `None`: every tool of the project.
     pub tools: Option<Vec<String>>,
-    /// MODEL@PROVIDER it runs with; `None`: the task's own model.
+    /// MODEL@PROVIDER, or a model role (`small`), it runs with; `None`: the task's own model.
     pub model: Option<String>,
     /// Added to the system prompt (empty for the coder).
     #[serde(skip)]
@@ -241,9 +245,9 @@ pub fn parse(text: &str, path: &Path, source: Source) -> Result<AgentDef, String
         .text("model")?
         .filter(|m| !matches!(m.as_str(), "" | "inherit" | "sonnet" | "opus" | "haiku"));
     if let Some(model) = &model {
-        if !model.contains('@') {
+        if !model.contains('@') && !ROLES.contains(&model.as_str()) {
             return Err(format!(
-                "its model {model:?} is not MODEL@PROVIDER (e.g. gpt-5@openai), nor inherit"
+                "its model {model:?} is not MODEL@PROVIDER (e.g. gpt-5@openai), a role (main, small, compaction), nor inherit"
             ));
         }
     }
@@ -367,6 +371,10 @@ mod tests {
             "---\ndescription: Writes docs\ntools: [read_file, write_file]\nmodel: small@local\n---\nWrite docs.",
         );
         write(
+            &project.path().join(".codewright/agents/quick.md"),
+            "---\ndescription: Quick answers\nmodel: small\n---\nBe brief.",
+        );
+        write(
             &home.path().join(".claude/agents/docs.md"),
             "---\ndescription: The user's docs agent\n---\nx",
         );
@@ -396,9 +404,11 @@ mod tests {
                 "docs",
                 "explorer",
                 "planner",
+                "quick",
                 "reviewer"
             ]
         );
+        assert_eq!(found.get("quick").unwrap().model.as_deref(), Some("small"));
         let reviewer = found.get("code-reviewer").unwrap();
         assert_eq!(
             reviewer.tools.as_deref().unwrap(),

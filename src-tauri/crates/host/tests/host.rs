@@ -306,6 +306,35 @@ async fn a_tasks_agent_is_chosen_by_name_and_brings_its_model() {
     assert!(err.message.contains("nowhere"), "{err:?}");
 }
 
+/// An agent may name a model role; its run uses the model the user chose for that role.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_model_role_is_the_model_chosen_for_it() {
+    let (dir, host, task) = world();
+    let agents = dir.path().join("project/.codewright/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("quick.md"),
+        "---\ndescription: Quick answers\nmodel: small\n---\nBe brief.\n",
+    )
+    .unwrap();
+    {
+        let store = host.store().lock().unwrap();
+        store
+            .set_setting("model.small", Some(&serde_json::json!("tiny@faraway")))
+            .unwrap();
+        codewright_host::agents::choose_agent(&store, task, "quick").unwrap();
+    }
+    let err = host
+        .send(
+            task,
+            Some(Message::user("quick one")),
+            RunOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.saved && err.message.contains("faraway"), "{err:?}");
+}
+
 /// A command's agent and tools are kept with the message that brought them, so continuing the
 /// task (after a pause or a crash) runs the same way; the next message of the user's own
 /// forgets them.
