@@ -21,8 +21,8 @@ pub mod text_calls;
 pub use approvals::Refusal;
 pub use prompt::system_prompt;
 pub use run::{
-    mark_interrupted, Agent, AgentConfig, Model, RunRequest, TaskHandle, TaskLock, ThisRun, AGENT,
-    SKILLS_OFF, SKILL_PRIORITY,
+    mark_interrupted, Agent, AgentConfig, Model, ModelResolver, RunRequest, TaskHandle, TaskLock,
+    ThisRun, AGENT, SKILLS_OFF, SKILL_PRIORITY,
 };
 
 use codewright_protocol::AgentEvent;

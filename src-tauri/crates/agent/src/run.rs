@@ -63,6 +63,10 @@ pub const SKILL_PRIORITY: &str = "skillPriority";
 /// The task setting that names the task's agent (see [`codewright_extensions::agents`]).
 pub const AGENT: &str = "agent";
 
+/// Finds the model an agent file names (MODEL@PROVIDER, or a role), with its key: the front
+/// end knows the user's providers and roles ([`Agent::set_model_resolver`]).
+pub type ModelResolver = Arc<dyn Fn(&str) -> Result<Model, String> + Send + Sync>;
+
 /// The model a run uses.
 #[derive(Debug, Clone)]
 pub struct Model {
@@ -117,6 +121,8 @@ pub(crate) struct Inner {
     slots: Arc<Semaphore>,
     /// Sub-agents running at once (they take no slot: their parent holds one).
     pub(crate) children: Arc<Semaphore>,
+    /// Finds a sub-agent's own model; without it, sub-agents run with their parent's.
+    pub(crate) models: RwLock<Option<ModelResolver>>,
     /// Each task's background processes: they outlive a run (a dev server keeps serving after
     /// the answer) and end with [`Agent::close_task`] or the agent.
     processes: Mutex<HashMap<TaskId, Arc<ProcessTable>>>,
@@ -336,10 +342,16 @@ impl Agent {
                 registries: RwLock::new(HashMap::new()),
                 slots: Arc::new(Semaphore::new(config.max_running.max(1))),
                 children: Arc::new(Semaphore::new(config.max_subagents.max(1))),
+                models: RwLock::new(None),
                 processes: Mutex::new(HashMap::new()),
                 config,
             }),
         }
+    }
+
+    /// Lets sub-agents whose agent names a model run with it (see [`ModelResolver`]).
+    pub fn set_model_resolver(&self, resolve: ModelResolver) {
+        *self.inner.models.write().expect("models lock") = Some(resolve);
     }
 
     /// Sets a project's extra tools (its MCP servers' tools, or a new set after they changed).

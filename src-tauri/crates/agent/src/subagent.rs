@@ -115,6 +115,28 @@ impl Tool for SubAgents {
             return ToolOutput::error("`prompt` is empty: write the whole job for the agent");
         }
         let inner = &self.agent.inner;
+        // Its agent's own model, when it names one and the front end can find it; else the
+        // parent's.
+        let mut request = self.request.clone();
+        let named = self
+            .agents
+            .iter()
+            .find(|a| a.name == name)
+            .and_then(|a| a.model.clone());
+        let resolver = inner.models.read().expect("models lock").clone();
+        if let (Some(named), Some(resolve)) = (named, resolver) {
+            match resolve(&named) {
+                Ok(model) => {
+                    request.model = model;
+                    request.compaction = None;
+                }
+                Err(e) => {
+                    return ToolOutput::error(format!(
+                        "the {name} agent's model {named} cannot be used: {e}"
+                    ))
+                }
+            }
+        }
         // Bounded: more wait here (the parent's stop ends the wait), before anything is stored.
         let _slot = tokio::select! {
             slot = inner.children.clone().acquire_owned() => slot.ok(),
@@ -189,7 +211,7 @@ impl Tool for SubAgents {
                     agent: None,
                     tools: self.allowed.clone(),
                 },
-                ..self.request.clone()
+                ..request
             },
             tx,
             Arc::new(OnBehalf {

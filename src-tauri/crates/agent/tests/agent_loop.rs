@@ -2028,3 +2028,83 @@ async fn a_sub_agent_gets_no_tool_its_parent_may_not_use() {
     let result = tool_results(requests.last().unwrap()).pop().unwrap().1;
     assert!(result.contains("(HTTP 503): busy"), "{result}");
 }
+
+/// A sub-agent whose agent names a model runs with it (as the front end finds it); one the
+/// front end cannot find is the call's error, and nothing is started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agent_runs_with_its_agents_own_model() {
+    let world = World::new(Arc::new(|_i, body: &Value| {
+        let answered = !tool_results(body).is_empty();
+        let system = system_of(body);
+        match (system.contains("# Your role: the"), answered) {
+            (true, _) => text("Found it."),
+            (false, false) => calls(&[
+                (
+                    "agent",
+                    json!({"agent": "fast-finder", "prompt": "Find it."}),
+                ),
+                ("agent", json!({"agent": "lost", "prompt": "Find it too."})),
+            ]),
+            (false, true) => text("Done."),
+        }
+    }))
+    .await;
+    world.user_file(
+        ".codewright/agents/fast-finder.md",
+        "---\ndescription: Finds fast\nmodel: tiny@scripted\n---\nFind.\n",
+    );
+    world.user_file(
+        ".codewright/agents/lost.md",
+        "---\ndescription: Its model is gone\nmodel: gone@nowhere\n---\nFind.\n",
+    );
+    let base = world.model();
+    world.agent.set_model_resolver(Arc::new(move |named: &str| {
+        if named != "tiny@scripted" {
+            return Err(format!("there is no provider for {named}"));
+        }
+        let mut model = base.clone();
+        model.info.id = named.into();
+        Ok(model)
+    }));
+    let (handle, rx) = world.start(world.task, Some("Go"), PermissionMode::Normal);
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    let models: Vec<(TaskId, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Request { task_id, model, .. } => Some((*task_id, model.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        models
+            .iter()
+            .any(|(t, m)| *t != world.task && *m == "tiny@scripted"),
+        "{models:?}"
+    );
+    assert!(models
+        .iter()
+        .filter(|(t, _)| *t == world.task)
+        .all(|(_, m)| *m == "test-model@scripted"));
+    let results: Vec<String> = tool_results(world.server.requests().last().unwrap())
+        .into_iter()
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(results[0], "Found it.");
+    assert!(
+        results[1]
+            .contains("the lost agent's model gone@nowhere cannot be used: there is no provider"),
+        "{results:?}"
+    );
+    assert_eq!(
+        world
+            .store
+            .lock()
+            .unwrap()
+            .child_tasks(world.task)
+            .unwrap()
+            .len(),
+        1,
+        "the lost one started nothing"
+    );
+}

@@ -63,15 +63,8 @@ pub(crate) fn agent_model(
 ) -> Option<String> {
     let name = for_run.map(String::from).or_else(|| chosen(task))?;
     let places = crate::places(store, task.project_id).ok()?;
-    let model = agents::discover(&places).get(&name)?.model.clone()?;
-    if model.contains('@') {
-        return Some(model);
-    }
-    // A role: the model the user chose for it.
-    let role = codewright_llm::ModelRole::parse(&model).ok()?;
-    crate::models::model_for(store, role)
-        .ok()?
-        .map(|(id, _)| id)
+    let named = agents::discover(&places).get(&name)?.model.clone()?;
+    crate::models::named_model_id(store, &named).ok()
 }
 
 fn chosen(task: &codewright_protocol::Task) -> Option<String> {

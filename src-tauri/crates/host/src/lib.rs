@@ -207,6 +207,13 @@ impl Host {
     /// process holds (Codewright quit or crashed meanwhile) are marked interrupted.
     pub fn new(store: Arc<Mutex<Store>>, home: PathBuf, config: AgentConfig) -> Host {
         let agent = Agent::new(store.clone(), home.clone(), config);
+        // A sub-agent whose agent names a model runs with it (found as a run's model is).
+        let models = store.clone();
+        agent.set_model_resolver(Arc::new(move |named: &str| {
+            let store = models.lock().expect("store lock");
+            let id = models::named_model_id(&store, named).map_err(|e| e.message)?;
+            models::resolve(&store, Some(&id)).map_err(|e| e.message)
+        }));
         let (events, forwarder) = unbounded_channel();
         let host = Host {
             inner: Arc::new(Inner {

@@ -31,6 +31,21 @@ pub fn model_for(store: &Store, role: ModelRole) -> Result<Option<(String, Model
     }))
 }
 
+/// The model id an agent file's `model` names: MODEL@PROVIDER as it is, a role (`small`) as the
+/// model the user chose for it.
+pub fn named_model_id(store: &Store, named: &str) -> Result<String, HostError> {
+    if named.contains('@') {
+        return Ok(named.to_string());
+    }
+    let role = ModelRole::parse(named).map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
+    model_for(store, role)?.map(|(id, _)| id).ok_or_else(|| {
+        HostError::new(
+            ErrorKind::NoModel,
+            format!("no model is chosen for the {named} role (Settings → Models for each role)"),
+        )
+    })
+}
+
 /// The main role's model, if one is set: what a task uses until it chooses its own.
 pub fn main_model(store: &Store) -> Result<Option<String>, HostError> {
     Ok(model_for(store, ModelRole::Main)?.map(|(id, _)| id))
