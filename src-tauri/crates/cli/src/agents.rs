@@ -45,12 +45,6 @@ pub fn agents(store: &Store, args: AgentsArgs, json: bool) -> Result<String, Str
             ]
         }),
     );
-    for broken in &listed.broken {
-        out.push_str(&format!(
-            "Not loaded: {} — {}\n",
-            broken.path.display(),
-            broken.reason
-        ));
-    }
+    out.push_str(&crate::output::not_loaded(&listed.broken));
     Ok(out)
 }

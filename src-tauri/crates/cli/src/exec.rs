@@ -522,13 +522,7 @@ fn help(list: &commands::CommandList) -> String {
         };
         out.push_str(&format!("{usage:<28} {}{origin}\n", c.description));
     }
-    for broken in &list.broken {
-        out.push_str(&format!(
-            "Not loaded: {} — {}\n",
-            broken.path.display(),
-            broken.reason
-        ));
-    }
+    out.push_str(&crate::output::not_loaded(&list.broken));
     out
 }
 

@@ -9,6 +9,14 @@ pub fn to_json(value: &impl Serialize) -> String {
     s
 }
 
+/// One line per extension file that could not be used, with why.
+pub fn not_loaded(broken: &[codewright_extensions::Broken]) -> String {
+    broken
+        .iter()
+        .map(|b| format!("Not loaded: {} — {}\n", b.path.display(), b.reason))
+        .collect()
+}
+
 /// Left-aligned columns; the last column is not padded.
 pub fn table(headers: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
     let rows: Vec<Vec<String>> = rows.collect();

@@ -199,13 +199,7 @@ pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String,
                         }),
                     )
                 };
-                for b in &broken {
-                    out.push_str(&format!(
-                        "Not loaded: {} — {}\n",
-                        b.path.display(),
-                        b.reason
-                    ));
-                }
+                out.push_str(&crate::output::not_loaded(&broken));
                 out
             }
         }

@@ -141,12 +141,6 @@ pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<Strin
             }),
         )
     };
-    for broken in &listed.broken {
-        out.push_str(&format!(
-            "Not loaded: {} — {}\n",
-            broken.path.display(),
-            broken.reason
-        ));
-    }
+    out.push_str(&crate::output::not_loaded(&listed.broken));
     Ok(out)
 }
