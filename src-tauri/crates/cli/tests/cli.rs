@@ -355,6 +355,41 @@ fn skills_from_a_claude_folder_are_listed_shown_and_switched_per_task() {
         err.contains("No skill named \"nosuch\" is installed for this project."),
         "{err}"
     );
+    // Agents: the built-in ones and the project's (Claude Code's file, unchanged), a broken one
+    // with why; the task's is marked.
+    write(
+        &Path::new(&project).join(".claude/agents/test-runner.md"),
+        "---\nname: test-runner\ndescription: Runs the tests\ntools: Read, Bash\n---\nRun them.\n",
+    );
+    write(
+        &Path::new(&project).join(".codewright/agents/broken.md"),
+        "no front matter",
+    );
+    let listed = cli.ok(&["agents", "--project", &p]);
+    for name in ["coder", "explorer", "planner", "reviewer"] {
+        assert!(
+            listed
+                .lines()
+                .any(|l| l.starts_with(name) && l.contains("built-in")),
+            "{listed}"
+        );
+    }
+    assert!(
+        listed.lines().any(|l| l.starts_with("test-runner")
+            && l.contains("project (.claude)")
+            && l.contains(" 5 ")),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("Not loaded: ")
+            && listed.contains("broken.md — it does not start with front matter"),
+        "{listed}"
+    );
+    let err = cli.fails(&["exec", "--project", &project, "--agent", "test-runer", "hi"]);
+    assert!(err.contains("did you mean test-runner?"), "{err}");
+    let agents = cli.json(&["agents", "--task", &t]);
+    assert_eq!(agents["current"], "coder");
+
     // Ranked higher, listed first; a negative rank is a rank, not an option.
     let ranked = cli.json(&["skills", "rank", "review", "2", "--task", &t]);
     assert_eq!(ranked["skills"][0]["name"], "review");
