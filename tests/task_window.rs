@@ -2063,6 +2063,7 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         app.js("return document.activeElement.id", json!([])),
         "app-max-subagents"
     );
+    save_screenshot("settings-app-error-dark-small", &app.screenshot());
     let field = app.find("#app-max-subagents");
     field.clear();
     field.type_text("2");
@@ -2346,6 +2347,9 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
     );
     assert_eq!(input.value(), "", "the command left the composer");
     save_screenshot("skills-dialog", &app.screenshot());
+    app.set_size(480, 360);
+    save_screenshot("skills-dialog-dark-small", &app.screenshot());
+    app.set_size(880, 720);
     app.find("#skill-pdf").click();
     app.wait_until(
         "pdf switched off for the task",
@@ -2506,6 +2510,9 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
         true
     );
     save_screenshot("agents-dialog", &app.screenshot());
+    app.set_size(480, 360);
+    save_screenshot("agents-dialog-dark-small", &app.screenshot());
+    app.set_size(880, 720);
     app.find("#agent-planner").click();
     app.wait_until(
         "the planner chosen",
@@ -2910,6 +2917,8 @@ fn a_sub_agents_approval_is_answered_in_the_tasks_window() {
         "{work}"
     );
     save_screenshot("sub-agent-report", &app.screenshot());
+    app.set_size(480, 360);
+    save_screenshot("sub-agent-report-small", &app.screenshot());
     app.switch_to(&main);
     let listed = app.js(
         "return document.querySelectorAll('.task-open').length",
