@@ -758,6 +758,11 @@ impl Run {
         let places = codewright_extensions::Places {
             project: session.root.clone(),
             home: self.inner.config.user_home.clone(),
+            cache: Some(
+                self.inner
+                    .home
+                    .join(codewright_extensions::skills::CACHE_FILE),
+            ),
         };
         let (agent, agents) = self.agent(&places, request.this_run.agent.as_deref())?;
         self.allowed = match (agent.tools.clone(), request.this_run.tools) {

@@ -394,6 +394,7 @@ mod tests {
         let found = discover(&Places {
             project: project.path().to_path_buf(),
             home: Some(home.path().to_path_buf()),
+            cache: None,
         });
         let names: Vec<&str> = found.agents.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(

@@ -323,6 +323,7 @@ mod tests {
         let found = discover(&Places {
             project: p.to_path_buf(),
             home: Some(home.path().to_path_buf()),
+            cache: None,
         });
         let names: Vec<(&str, &str, Source)> = found
             .commands

@@ -30,6 +30,9 @@ pub struct Places {
     pub project: PathBuf,
     /// `None` when the home folder is unknown (only the project's extensions are found).
     pub home: Option<PathBuf>,
+    /// A file where what was read from skills is kept between runs, so a run reads only the
+    /// ones that changed (`None`: every skill is read each time).
+    pub cache: Option<PathBuf>,
 }
 
 /// What a run found: where extensions are looked for, the skills it offers, and the agent it

@@ -95,6 +95,7 @@ mod tests {
         let places = Places {
             project: project.path().to_path_buf(),
             home: Some(home.path().to_path_buf()),
+            cache: None,
         };
         assert_eq!(prompt_section(&places), None);
         assert_eq!(read(&places, Scope::User).unwrap(), "");

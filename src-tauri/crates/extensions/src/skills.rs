@@ -10,6 +10,8 @@ use crate::{front_matter, Broken, Places, Source};
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
+mod cache;
+
 /// The instructions file of a skill folder.
 pub const SKILL_FILE: &str = "SKILL.md";
 /// A `SKILL.md` or a reference file larger than this is not read.
@@ -18,6 +20,8 @@ pub const MAX_FILE: u64 = 256 * 1024;
 const MAX_DESCRIPTION: usize = 1024;
 /// Skill folders read per place; more are reported, not read.
 const MAX_SKILLS: usize = 1000;
+/// Where [`Places::cache`] is kept, in Codewright's data folder.
+pub const CACHE_FILE: &str = "cache/skills.json";
 /// Files listed per skill.
 const MAX_LISTED: usize = 200;
 
@@ -43,13 +47,17 @@ pub struct Catalog {
 
 /// Finds the skills of `places`: `<project>/.codewright/skills`, `<project>/.claude/skills`,
 /// `~/.codewright/skills`, `~/.claude/skills`, in that order of precedence for the same name.
+/// Only the `SKILL.md` files that changed since [`Places::cache`] recorded them are read.
 pub fn discover(places: &Places) -> Catalog {
     let mut by_name: BTreeMap<String, Skill> = BTreeMap::new();
     let mut broken = Vec::new();
+    let mut cache = places.cache.as_deref().map(cache::Cache::open);
+    let mut listed = Vec::new();
     for (source, folder) in Source::folders(places, "skills") {
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue; // absent (the usual case) or unreadable: nothing to list
         };
+        listed.push(folder.clone());
         // (A link to a folder is followed: skills are often linked in from a shared checkout.)
         let mut dirs: Vec<PathBuf> = entries
             .flatten()
@@ -73,7 +81,7 @@ pub fn discover(places: &Places) -> Catalog {
             dirs.truncate(MAX_SKILLS);
         }
         for dir in dirs {
-            match read_skill(&dir, source) {
+            match read_skill(&dir, source, cache.as_mut()) {
                 Ok(skill) => match by_name.get(&skill.name) {
                     // Two in one place: the first folder (by name) is used, the other said so.
                     Some(first) if first.source == source => broken.push(Broken {
@@ -99,35 +107,70 @@ pub fn discover(places: &Places) -> Catalog {
             }
         }
     }
+    if let Some(cache) = cache {
+        cache.save(&listed);
+    }
     Catalog {
         skills: by_name.into_values().collect(),
         broken,
     }
 }
 
-fn read_skill(dir: &Path, source: Source) -> Result<Skill, String> {
-    use std::io::Read;
+/// The skill in `dir`, from `cache` when its `SKILL.md` has not changed since it was recorded.
+fn read_skill(
+    dir: &Path,
+    source: Source,
+    cache: Option<&mut cache::Cache>,
+) -> Result<Skill, String> {
     let path = dir.join(SKILL_FILE);
     // (A named pipe would block the open: only a regular file is read.)
-    let Some(file) = path
-        .is_file()
-        .then(|| std::fs::File::open(&path).ok())
-        .flatten()
-    else {
-        return Err(format!("it has no {SKILL_FILE}"));
+    let meta = std::fs::metadata(&path)
+        .ok()
+        .filter(|m| m.is_file())
+        .ok_or_else(|| format!("it has no {SKILL_FILE}"))?;
+    let stamp = cache::Stamp::of(&meta);
+    let parsed = match (cache, stamp) {
+        (Some(cache), Some(stamp)) => match cache.get(&path, stamp) {
+            Some(parsed) => parsed,
+            None => {
+                let parsed = parse_skill(dir, &read_skill_file(&path)?);
+                cache.put(&path, stamp, &parsed);
+                parsed
+            }
+        },
+        _ => parse_skill(dir, &read_skill_file(&path)?),
     };
+    let (name, description) = parsed?;
+    Ok(Skill {
+        name,
+        description,
+        dir: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// The bytes of a `SKILL.md` (up to one byte over [`MAX_FILE`]).
+fn read_skill_file(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)
+        .map_err(|e| format!("its {SKILL_FILE} could not be read: {e}"))?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("its {SKILL_FILE} could not be read: {e}"))?;
+    Ok(bytes)
+}
+
+/// The name and description a `SKILL.md` of the folder `dir` gives, or why it cannot be used.
+fn parse_skill(dir: &Path, bytes: &[u8]) -> cache::Parsed {
     if bytes.len() as u64 > MAX_FILE {
         return Err(format!(
             "its {SKILL_FILE} is over {} KB; a skill's instructions must stay under that (move details into reference files)",
             MAX_FILE / 1024
         ));
     }
-    let text = String::from_utf8(bytes).map_err(|_| format!("its {SKILL_FILE} is not text"))?;
-    let doc = front_matter::parse(&text, false).map_err(|e| format!("{SKILL_FILE}: {e}"))?;
+    let text = std::str::from_utf8(bytes).map_err(|_| format!("its {SKILL_FILE} is not text"))?;
+    let doc = front_matter::parse(text, false).map_err(|e| format!("{SKILL_FILE}: {e}"))?;
     let folder = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -152,12 +195,7 @@ fn read_skill(dir: &Path, source: Source) -> Result<Skill, String> {
         Some((at, _)) => format!("{}…", &description[..at]),
         None => description,
     };
-    Ok(Skill {
-        name,
-        description,
-        dir: dir.to_path_buf(),
-        source,
-    })
+    Ok((name, description))
 }
 
 /// The format's rule for names: 1–64 lowercase letters, digits and hyphens, no hyphen at either
@@ -406,6 +444,7 @@ mod tests {
         Places {
             project: project.to_path_buf(),
             home: Some(home.to_path_buf()),
+            cache: None,
         }
     }
 
@@ -534,6 +573,7 @@ mod tests {
         let catalog = discover(&Places {
             project: project.path().to_path_buf(),
             home: None,
+            cache: None,
         });
         let forms = catalog.get("forms").unwrap();
         let loaded = forms.load().unwrap();
@@ -580,5 +620,94 @@ mod tests {
             .read("big.md")
             .unwrap_err()
             .contains("over the 256 KB"));
+    }
+
+    #[test]
+    fn the_cache_is_used_while_a_skill_file_is_unchanged_and_never_for_a_fresh_one() {
+        use std::time::{Duration, SystemTime};
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let places = Places {
+            cache: Some(data.path().join(CACHE_FILE)),
+            ..places(project.path(), home.path())
+        };
+        let skills = home.path().join(".claude/skills");
+        let text = |d: &str| format!("---\nname: forms\ndescription: {d}\n---\nBody.\n");
+        let description =
+            |places: &Places| discover(places).get("forms").map(|s| s.description.clone());
+        // Written in place, keeping the file (its inode), its size and its time: as if unchanged.
+        let rewrite = |file: &Path, body: &str, modified: SystemTime| {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(file)
+                .unwrap();
+            std::io::Write::write_all(&mut &f, body.as_bytes()).unwrap();
+            f.set_modified(modified).unwrap();
+        };
+        let file = skill(&skills, "forms", &text("Fill in forms AAA")).join(SKILL_FILE);
+        let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        rewrite(&file, &text("Fill in forms AAA"), an_hour_ago);
+        assert_eq!(description(&places).as_deref(), Some("Fill in forms AAA"));
+        assert!(
+            data.path().join(CACHE_FILE).is_file(),
+            "the cache is written"
+        );
+
+        // Unchanged by its size, time and inode: the recorded description is used (the file is
+        // not read again), which is how this test can tell.
+        rewrite(&file, &text("Fill in forms BBB"), an_hour_ago);
+        assert_eq!(description(&places).as_deref(), Some("Fill in forms AAA"));
+        // Without the cache, the file as it is.
+        let uncached = Places {
+            cache: None,
+            ..places.clone()
+        };
+        assert_eq!(description(&uncached).as_deref(), Some("Fill in forms BBB"));
+        // Any change of its time (or size) is read.
+        rewrite(
+            &file,
+            &text("Fill in forms BBB"),
+            an_hour_ago + Duration::from_secs(1),
+        );
+        assert_eq!(description(&places).as_deref(), Some("Fill in forms BBB"));
+
+        // A file modified just now is read every time, never recorded: a second write in the
+        // same tick of the clock, of the same size, would look unchanged.
+        let now = SystemTime::now();
+        rewrite(&file, &text("Fill in forms CCC"), now);
+        assert_eq!(description(&places).as_deref(), Some("Fill in forms CCC"));
+        rewrite(&file, &text("Fill in forms DDD"), now);
+        assert_eq!(description(&places).as_deref(), Some("Fill in forms DDD"));
+
+        // A broken skill is recorded as broken, and a fix is seen.
+        rewrite(&file, "---\nname: Not A Name\n---\n", an_hour_ago);
+        assert!(discover(&places).broken[0]
+            .reason
+            .contains("is not a skill name"));
+        assert!(discover(&places).broken[0]
+            .reason
+            .contains("is not a skill name"));
+        rewrite(
+            &file,
+            &text("Fill in forms EEE"),
+            an_hour_ago + Duration::from_secs(2),
+        );
+        assert_eq!(description(&places).as_deref(), Some("Fill in forms EEE"));
+
+        // A removed skill is gone, from the catalog and from the cache.
+        std::fs::remove_dir_all(skills.join("forms")).unwrap();
+        assert_eq!(description(&places), None);
+        let cached = std::fs::read_to_string(data.path().join(CACHE_FILE)).unwrap();
+        assert!(!cached.contains("forms"), "{cached}");
+
+        // A cache that is not one is read around, then replaced.
+        let pdf = skill(&skills, "pdf", &text("Read PDFs")).join(SKILL_FILE);
+        rewrite(&pdf, &text("Read PDFs"), an_hour_ago);
+        std::fs::write(data.path().join(CACHE_FILE), "{ not json").unwrap();
+        assert_eq!(discover(&places).skills.len(), 1);
+        let cached = std::fs::read_to_string(data.path().join(CACHE_FILE)).unwrap();
+        assert!(cached.contains("Read PDFs"), "{cached}");
     }
 }

@@ -87,6 +87,7 @@ fn places(store: &Store, project: ProjectId) -> Result<codewright_extensions::Pl
     Ok(codewright_extensions::Places {
         project: project.root_path.into(),
         home: codewright_extensions::user_home(),
+        cache: None,
     })
 }
 
