@@ -19,7 +19,8 @@ in this script stands in for the model):
     cargo build --release -p codewright-cli
     python3 scripts/bench-task-window.py [TARGET_DIR]    # needs Xvfb and tauri-driver (scripts/setup --test)
 
-BENCH_PROMPTS and BENCH_STREAM_S (default 40 and 60) shorten parts 1 and 2 while iterating.
+BENCH_PROMPTS and BENCH_STREAM_S (default 40 and 60) shorten parts 1 and 2 while iterating;
+BENCH_FIRST_DELAY_MS (default 0) makes the scripted model think before its first delta.
 """
 import contextlib, http.client, http.server, json, os, socket, sqlite3, statistics, subprocess, sys, tempfile, threading, time
 
