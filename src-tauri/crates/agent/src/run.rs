@@ -761,7 +761,7 @@ impl Run {
             cache: Some(
                 self.inner
                     .home
-                    .join(codewright_extensions::skills::CACHE_FILE),
+                    .join(codewright_extensions::skills::CACHE_FOLDER),
             ),
         };
         let (agent, agents) = self.agent(&places, request.this_run.agent.as_deref())?;

@@ -24,14 +24,15 @@ pub mod task_files;
 
 use std::path::PathBuf;
 
-/// Where extensions are looked for: the project folder and the user's home folder.
+/// Where extensions are looked for — the project folder and the user's home folder — and where
+/// what was read of them may be kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Places {
     pub project: PathBuf,
     /// `None` when the home folder is unknown (only the project's extensions are found).
     pub home: Option<PathBuf>,
-    /// A file where what was read from skills is kept between runs, so a run reads only the
-    /// ones that changed (`None`: every skill is read each time).
+    /// A folder where what was read from skills is kept between runs (a file per program), so a
+    /// run reads only the ones that changed (`None`: every skill is read each time).
     pub cache: Option<PathBuf>,
 }
 

@@ -20,8 +20,8 @@ pub const MAX_FILE: u64 = 256 * 1024;
 const MAX_DESCRIPTION: usize = 1024;
 /// Skill folders read per place; more are reported, not read.
 const MAX_SKILLS: usize = 1000;
-/// Where [`Places::cache`] is kept, in Codewright's data folder.
-pub const CACHE_FILE: &str = "cache/skills.json";
+/// The folder of Codewright's data folder that [`Places::cache`] names.
+pub const CACHE_FOLDER: &str = "cache";
 /// Files listed per skill.
 const MAX_LISTED: usize = 200;
 
@@ -623,20 +623,22 @@ mod tests {
     }
 
     #[test]
-    fn the_cache_is_used_while_a_skill_file_is_unchanged_and_never_for_a_fresh_one() {
+    fn what_was_read_is_used_while_a_skill_file_is_unchanged_and_never_for_a_fresh_one() {
         use std::time::{Duration, SystemTime};
         let project = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
         let data = tempfile::tempdir().unwrap();
         let places = Places {
-            cache: Some(data.path().join(CACHE_FILE)),
+            cache: Some(data.path().to_path_buf()),
             ..places(project.path(), home.path())
         };
         let skills = home.path().join(".claude/skills");
         let text = |d: &str| format!("---\nname: forms\ndescription: {d}\n---\nBody.\n");
         let description =
             |places: &Places| discover(places).get("forms").map(|s| s.description.clone());
-        // Written in place, keeping the file (its inode), its size and its time: as if unchanged.
+        let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        // Written in place (the same inode), its modification time set.
         let rewrite = |file: &Path, body: &str, modified: SystemTime| {
             let f = std::fs::OpenOptions::new()
                 .write(true)
@@ -646,68 +648,95 @@ mod tests {
             std::io::Write::write_all(&mut &f, body.as_bytes()).unwrap();
             f.set_modified(modified).unwrap();
         };
-        let file = skill(&skills, "forms", &text("Fill in forms AAA")).join(SKILL_FILE);
-        let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
-        rewrite(&file, &text("Fill in forms AAA"), an_hour_ago);
-        assert_eq!(description(&places).as_deref(), Some("Fill in forms AAA"));
-        assert!(
-            data.path().join(CACHE_FILE).is_file(),
-            "the cache is written"
+        let stamp = |file: &Path| cache::Stamp::of(&std::fs::metadata(file).unwrap()).unwrap();
+        // What the cache holds for `file` as it is now.
+        let recorded = |file: &Path| cache::Cache::open(data.path()).get(file, stamp(file));
+        // Plants a record for `file` as it is now, as if it had said `what`.
+        let plant = |file: &Path, what: &str| {
+            let mut cache = cache::Cache::open(data.path());
+            cache.put(file, stamp(file), &Ok(("forms".into(), what.into())));
+            cache.save(&[]);
+        };
+
+        let file = skill(&skills, "forms", &text("Fill in forms")).join(SKILL_FILE);
+        rewrite(&file, &text("Fill in forms"), an_hour_ago);
+        assert_eq!(description(&places).as_deref(), Some("Fill in forms"));
+        assert_eq!(
+            recorded(&file),
+            Some(Ok(("forms".into(), "Fill in forms".into())))
+        );
+        // The record is what a run uses while the file is unchanged: one planted is believed.
+        plant(&file, "PLANTED");
+        assert_eq!(description(&places).as_deref(), Some("PLANTED"));
+        // Any change is read: new content of the same size with its time set back (its change
+        // time moved), ...
+        rewrite(&file, &text("Fill in formz"), an_hour_ago);
+        assert_eq!(description(&places).as_deref(), Some("Fill in formz"));
+        // ... a new file renamed over it, with the same content and time (another inode), ...
+        plant(&file, "PLANTED");
+        assert_eq!(description(&places).as_deref(), Some("PLANTED"));
+        let new = skills.join("forms/SKILL.md.new");
+        std::fs::write(&new, text("Fill in formz")).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&new)
+            .unwrap()
+            .set_modified(an_hour_ago)
+            .unwrap();
+        std::fs::rename(&new, &file).unwrap();
+        assert_eq!(description(&places).as_deref(), Some("Fill in formz"));
+        // ... and another size.
+        rewrite(&file, &text("Fill in forms, longer"), an_hour_ago);
+        assert_eq!(
+            description(&places).as_deref(),
+            Some("Fill in forms, longer")
         );
 
-        // Unchanged by its size, time and inode: the recorded description is used (the file is
-        // not read again), which is how this test can tell.
-        rewrite(&file, &text("Fill in forms BBB"), an_hour_ago);
-        assert_eq!(description(&places).as_deref(), Some("Fill in forms AAA"));
-        // Without the cache, the file as it is.
-        let uncached = Places {
-            cache: None,
+        // A file modified just now (here: in the future, so however slow the machine) is read
+        // every time and never recorded: a second write of the same size in the same tick of
+        // the clock would look unchanged.
+        rewrite(
+            &file,
+            &text("Fill in forms CCC"),
+            SystemTime::now() + Duration::from_secs(3600),
+        );
+        assert_eq!(description(&places).as_deref(), Some("Fill in forms CCC"));
+        assert_eq!(recorded(&file), None);
+
+        // A broken skill is recorded as broken.
+        rewrite(&file, "---\nname: Not A Name\n---\n", an_hour_ago);
+        let reason = &discover(&places).broken[0].reason;
+        assert!(reason.contains("is not a skill name"), "{reason}");
+        assert_eq!(recorded(&file), Some(Err(reason.clone())));
+
+        // Another project's skills are kept when this one's are read; a removed skill is gone
+        // from the catalog and from the cache.
+        let pdf = skill(
+            &other.path().join(".codewright/skills"),
+            "pdf",
+            "---\ndescription: Read PDFs\n---\n",
+        )
+        .join(SKILL_FILE);
+        rewrite(&pdf, "---\ndescription: Read PDFs\n---\n", an_hour_ago);
+        let in_other = Places {
+            project: other.path().to_path_buf(),
             ..places.clone()
         };
-        assert_eq!(description(&uncached).as_deref(), Some("Fill in forms BBB"));
-        // Any change of its time (or size) is read.
-        rewrite(
-            &file,
-            &text("Fill in forms BBB"),
-            an_hour_ago + Duration::from_secs(1),
-        );
-        assert_eq!(description(&places).as_deref(), Some("Fill in forms BBB"));
-
-        // A file modified just now is read every time, never recorded: a second write in the
-        // same tick of the clock, of the same size, would look unchanged.
-        let now = SystemTime::now();
-        rewrite(&file, &text("Fill in forms CCC"), now);
-        assert_eq!(description(&places).as_deref(), Some("Fill in forms CCC"));
-        rewrite(&file, &text("Fill in forms DDD"), now);
-        assert_eq!(description(&places).as_deref(), Some("Fill in forms DDD"));
-
-        // A broken skill is recorded as broken, and a fix is seen.
-        rewrite(&file, "---\nname: Not A Name\n---\n", an_hour_ago);
-        assert!(discover(&places).broken[0]
-            .reason
-            .contains("is not a skill name"));
-        assert!(discover(&places).broken[0]
-            .reason
-            .contains("is not a skill name"));
-        rewrite(
-            &file,
-            &text("Fill in forms EEE"),
-            an_hour_ago + Duration::from_secs(2),
-        );
-        assert_eq!(description(&places).as_deref(), Some("Fill in forms EEE"));
-
-        // A removed skill is gone, from the catalog and from the cache.
+        assert!(discover(&in_other).get("pdf").is_some());
+        let gone = stamp(&file);
         std::fs::remove_dir_all(skills.join("forms")).unwrap();
         assert_eq!(description(&places), None);
-        let cached = std::fs::read_to_string(data.path().join(CACHE_FILE)).unwrap();
-        assert!(!cached.contains("forms"), "{cached}");
+        assert_eq!(cache::Cache::open(data.path()).get(&file, gone), None);
+        assert!(
+            recorded(&pdf).is_some(),
+            "the other project's skill is still recorded"
+        );
 
         // A cache that is not one is read around, then replaced.
-        let pdf = skill(&skills, "pdf", &text("Read PDFs")).join(SKILL_FILE);
-        rewrite(&pdf, &text("Read PDFs"), an_hour_ago);
-        std::fs::write(data.path().join(CACHE_FILE), "{ not json").unwrap();
-        assert_eq!(discover(&places).skills.len(), 1);
-        let cached = std::fs::read_to_string(data.path().join(CACHE_FILE)).unwrap();
-        assert!(cached.contains("Read PDFs"), "{cached}");
+        let written: Vec<_> = std::fs::read_dir(data.path()).unwrap().flatten().collect();
+        assert_eq!(written.len(), 1, "one file, the test program's");
+        std::fs::write(written[0].path(), "{ not json").unwrap();
+        assert!(discover(&in_other).get("pdf").is_some());
+        assert!(recorded(&pdf).is_some());
     }
 }

@@ -1,12 +1,16 @@
-//! What was read from `SKILL.md` files, kept between runs in one file ([`Places::cache`]), so a
-//! run reads and parses only the skills that changed: with hundreds of skills installed, reading
-//! them all was most of `exec`'s start (BENCHMARKS.md).
+//! What was read from `SKILL.md` files, kept between runs ([`Places::cache`]), so a run reads and
+//! parses only the skills that changed: with hundreds of skills installed, reading them all was
+//! most of `exec`'s start (BENCHMARKS.md).
 //!
-//! An entry is used while its file's size, modification time and inode are what they were. As
-//! git does for its index, a file modified less than [`SETTLED`] before it was read is not kept:
-//! two writes within one tick of the file system's clock, the same size, would otherwise look
-//! unchanged. The cache is only ever a shortcut: a file that cannot be read or written, or an
-//! entry that does not match, means reading the skill itself.
+//! An entry is used while its file's [`Stamp`] — size, modification and change times, inode and
+//! device — is what it was, and while the same build of the same program reads it (one file per
+//! program, dropped whole when the program's own file changes: a new version may read skills
+//! differently). As git does for its index, a file modified less than [`SETTLED`] before the
+//! discovery began (or in the future) is never kept: two writes within one tick of the file
+//! system's clock, of the same size, would otherwise look unchanged. A file system that caches
+//! attributes (NFS) may show a change late, as it does to git. The cache is only ever a shortcut:
+//! a cache that cannot be read or written, or an entry that does not match, means reading the
+//! skill itself.
 //!
 //! [`Places::cache`]: crate::Places::cache
 
@@ -14,12 +18,15 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-/// A file modified more recently than this before it is read is read again next time.
+/// A file modified less than this before a discovery began is read again by the next one.
 const SETTLED: Duration = Duration::from_secs(2);
-/// Entries kept at most (the skills of every project the user ran, and their home's).
+/// Entries kept at most. Past it, only the ones the last discovery saw are kept (the other
+/// projects' are read again when they next run).
 const MAX_ENTRIES: usize = 5000;
+/// A cache file larger than this is not read (one of `MAX_ENTRIES` entries is under 2 KB).
+const MAX_BYTES: u64 = 32 << 20;
 /// Bumped when what an entry holds changes: an older file is ignored.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// What identifies one version of a file without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -27,23 +34,42 @@ pub(super) struct Stamp {
     len: u64,
     /// Nanoseconds since the Unix epoch.
     modified: u64,
+    /// When its content or metadata last changed (Unix: ctime, which no program can set back as
+    /// it can the modification time), nanoseconds since the epoch; 0 elsewhere.
+    changed: u64,
+    /// Unix only (0 elsewhere): a file written by renaming a new one over it is another inode.
     inode: u64,
+    device: u64,
 }
 
 impl Stamp {
-    /// `None` when the file system gives no modification time.
+    /// `None` when the file system gives no modification time (or one before 1970).
     pub(super) fn of(meta: &std::fs::Metadata) -> Option<Stamp> {
         let modified = meta.modified().ok()?;
         let since = modified.duration_since(SystemTime::UNIX_EPOCH).ok()?;
         #[cfg(unix)]
-        let inode = std::os::unix::fs::MetadataExt::ino(meta);
+        let (changed, inode, device) = {
+            use std::os::unix::fs::MetadataExt;
+            let changed = (meta.ctime() as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.ctime_nsec() as u64);
+            (changed, meta.ino(), meta.dev())
+        };
         #[cfg(not(unix))]
-        let inode = 0;
+        let (changed, inode, device) = (0, 0, 0);
         Some(Stamp {
             len: meta.len(),
             modified: since.as_nanos() as u64,
+            changed,
             inode,
+            device,
         })
+    }
+
+    /// The stamp of the running program's own file, if it can be found.
+    fn of_this_program() -> Option<Stamp> {
+        let exe = std::env::current_exe().ok()?;
+        Stamp::of(&std::fs::metadata(exe).ok()?)
     }
 
     fn settled(&self, now: SystemTime) -> bool {
@@ -64,6 +90,8 @@ struct Entry {
 #[derive(Default, serde::Serialize, serde::Deserialize)]
 struct Stored {
     version: u32,
+    /// The program that read the entries (its own file's stamp).
+    program: Option<Stamp>,
     /// By the `SKILL.md`'s path (only paths that are UTF-8 are kept).
     files: HashMap<String, Entry>,
 }
@@ -78,18 +106,27 @@ pub(super) struct Cache {
 }
 
 impl Cache {
-    /// Reads the cache at `path` (empty when it is missing, unreadable or of another version).
-    pub(super) fn open(path: &Path) -> Cache {
-        let stored = std::fs::read(path)
+    /// Reads the running program's cache in the folder `folder` (empty when it is missing,
+    /// unreadable, of another version or another build of the program).
+    pub(super) fn open(folder: &Path) -> Cache {
+        let program = Stamp::of_this_program();
+        let name = std::env::current_exe()
             .ok()
-            .and_then(|bytes| serde_json::from_slice::<Stored>(&bytes).ok())
-            .filter(|s| s.version == VERSION)
+            .and_then(|exe| exe.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "codewright".into());
+        let path = folder.join(format!("skills-{name}.json"));
+        let stored = std::fs::File::open(&path)
+            .ok()
+            .filter(|f| f.metadata().is_ok_and(|m| m.len() <= MAX_BYTES))
+            .and_then(|f| serde_json::from_reader::<_, Stored>(std::io::BufReader::new(f)).ok())
+            .filter(|s| s.version == VERSION && program.is_some() && s.program == program)
             .unwrap_or(Stored {
                 version: VERSION,
+                program,
                 files: HashMap::new(),
             });
         Cache {
-            path: path.to_path_buf(),
+            path,
             stored,
             seen: Vec::new(),
             changed: false,
@@ -97,7 +134,8 @@ impl Cache {
         }
     }
 
-    /// What `file` said when it had `stamp`, if that was recorded.
+    /// What `file` said when it had `stamp`, if that was recorded; `file` counts as seen by
+    /// this discovery either way.
     pub(super) fn get(&mut self, file: &Path, stamp: Stamp) -> Option<Parsed> {
         let key = file.to_str()?;
         self.seen.push(key.to_string());
@@ -135,7 +173,7 @@ impl Cache {
             seen.contains(file.as_str()) || !folders.iter().any(|f| Path::new(file).starts_with(f))
         });
         if self.stored.files.len() > MAX_ENTRIES {
-            // The others' (projects run long ago) go first.
+            // Only what this discovery saw is kept: the other projects' are read again.
             self.stored
                 .files
                 .retain(|file, _| seen.contains(file.as_str()));
@@ -159,4 +197,37 @@ fn write(path: &Path, stored: &Stored) -> std::io::Result<()> {
     drop(out);
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_read_by_another_build_of_the_program_are_not_used() {
+        let folder = tempfile::tempdir().unwrap();
+        let file = folder.path().join("SKILL.md");
+        std::fs::write(&file, "x").unwrap();
+        let old = SystemTime::now() - Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let stamp = Stamp::of(&std::fs::metadata(&file).unwrap()).unwrap();
+        let said: Parsed = Ok(("x".into(), "y".into()));
+        let mut cache = Cache::open(folder.path());
+        cache.put(&file, stamp, &said);
+        cache.save(&[]);
+        assert_eq!(Cache::open(folder.path()).get(&file, stamp), Some(said));
+
+        // The same cache file, written by another build (its program's stamp differs).
+        let path = Cache::open(folder.path()).path;
+        let mut stored: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        stored["program"]["modified"] = serde_json::json!(1);
+        std::fs::write(&path, stored.to_string()).unwrap();
+        assert_eq!(Cache::open(folder.path()).get(&file, stamp), None);
+    }
 }
