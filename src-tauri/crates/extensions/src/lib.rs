@@ -47,6 +47,18 @@ pub struct Installed {
     pub agent: Option<agents::AgentDef>,
 }
 
+/// Replaces the file at `path` with `bytes` whole, through a temporary file in its folder (made
+/// if missing) renamed over it: a reader, or a crash, sees the old file or the new one, never
+/// half of one.
+pub fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let folder = path.parent().unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(folder)?;
+    let mut file = tempfile::NamedTempFile::new_in(folder)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// The user's home folder, where their own extensions are (`~/.codewright`, `~/.claude`).
 pub fn user_home() -> Option<PathBuf> {
     dirs::home_dir()

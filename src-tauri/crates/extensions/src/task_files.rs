@@ -133,12 +133,8 @@ pub fn set_status(file: &TaskFile, status: &str) -> Result<(), String> {
         .map_err(|e| format!("{} cannot be read: {e}", file.path.display()))?;
     let text = with_status(&text, &file.path, status)
         .map_err(|e| format!("{}: {e}", file.path.display()))?;
-    let folder = file.path.parent().unwrap_or(Path::new("."));
-    let failed = |e: std::io::Error| format!("{} could not be written: {e}", file.path.display());
-    let mut tmp = tempfile::NamedTempFile::new_in(folder).map_err(failed)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(failed)?;
-    tmp.persist(&file.path).map_err(|e| failed(e.error))?;
-    Ok(())
+    crate::write_whole(&file.path, text.as_bytes())
+        .map_err(|e| format!("{} could not be written: {e}", file.path.display()))
 }
 
 /// `text` (a task file living at `path`) with its status set to `status`, as [`set_status`]

@@ -55,17 +55,12 @@ pub fn save_memory(
             "your home folder is unknown, so your memory has no place; use the project's",
         )
     })?;
-    let failed = |e: std::io::Error| {
+    codewright_extensions::write_whole(&path, text.as_bytes()).map_err(|e| {
         HostError::new(
             ErrorKind::BadInput,
             format!("{} could not be saved: {e}", path.display()),
         )
-    };
-    let folder = path.parent().expect("a memory file is inside a folder");
-    std::fs::create_dir_all(folder).map_err(failed)?;
-    let mut file = tempfile::NamedTempFile::new_in(folder).map_err(failed)?;
-    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(failed)?;
-    file.persist(&path).map_err(|e| failed(e.error))?;
+    })?;
     Ok(MemoryFile {
         scope,
         path,

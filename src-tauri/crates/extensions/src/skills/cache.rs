@@ -181,22 +181,10 @@ impl Cache {
         if !self.changed && self.stored.files.len() == before {
             return;
         }
-        let _ = write(&self.path, &self.stored);
+        if let Ok(bytes) = serde_json::to_vec(&self.stored) {
+            let _ = crate::write_whole(&self.path, &bytes);
+        }
     }
-}
-
-/// Writes `stored` whole, through a temporary file renamed over the old one: another run
-/// reading it meanwhile sees the old cache or the new, never half of one.
-fn write(path: &Path, stored: &Stored) -> std::io::Result<()> {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(folder)?;
-    let mut file = tempfile::NamedTempFile::new_in(folder)?;
-    let mut out = std::io::BufWriter::new(file.as_file_mut());
-    serde_json::to_writer(&mut out, stored)?;
-    std::io::Write::flush(&mut out)?;
-    drop(out);
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]
