@@ -328,7 +328,7 @@ def main():
         s.js("""window.__painted = {};
                 window.__observer = new MutationObserver(() => {
                   const all = document.querySelectorAll('.message.assistant');
-                  for (const m of [...all].slice(-1)) {  // only the newest answer: O(1) per change
+                  for (const m of [...all].slice(-1)) {  // only the newest answer's text is read
                     const k = (m.textContent.match(/Answer (k\\d+)/) || [])[1];
                     if (k && !(k in window.__painted)) {
                       window.__painted[k] = null;
