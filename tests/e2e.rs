@@ -132,7 +132,7 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
 
     // Opening the task again focuses its window instead of opening a second one.
     app.switch_to(&main_window);
-    app.find(".task-open").click();
+    app.click(".task-open");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(app.window_handles().len(), 2);
 

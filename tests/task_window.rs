@@ -82,7 +82,7 @@ fn open_task_window(app: &Session) -> String {
 /// task's new window once it has rendered.
 fn open_from_main(app: &Session, selector: &str) -> String {
     let before = app.window_handles();
-    app.find(selector).click();
+    app.click(selector);
     app.switch_to_new_window(&before, WAIT)
 }
 

@@ -156,6 +156,28 @@ impl Session {
     }
 
     /// Finds an element by CSS selector, waiting up to 10 s for it to exist.
+    /// Clicks what `css` finds. A page that re-renders (the main window's task list, when
+    /// another process changes a task) may replace the element between the finding and the
+    /// click — WebDriver's "stale element reference" —; it is then found again and clicked, as a
+    /// person clicks what is there now.
+    pub fn click(&self, css: &str) {
+        let start = Instant::now();
+        loop {
+            let element = self.find(css);
+            match self.cmd(
+                "POST",
+                &format!("/element/{}/click", element.id),
+                Some(json!({})),
+            ) {
+                Ok(_) => return,
+                Err(e)
+                    if e.contains("stale element") && start.elapsed() < Duration::from_secs(10) => {
+                }
+                Err(e) => panic!("click {css}: {e}"),
+            }
+        }
+    }
+
     pub fn find(&self, css: &str) -> Element<'_> {
         let start = Instant::now();
         loop {
