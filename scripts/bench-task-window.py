@@ -13,7 +13,9 @@ in this script stands in for the model):
      right after another, before the next spare is ready (a new web process: built and started);
   4. idle CPU of the app and its WebKit processes with 3 task windows open, over 30 s, with the
      front window's composer focused (as a person leaves it) and with no field focused;
-  5. memory (PSS) of each extra open task window, and of the spare one.
+  5. memory (PSS) of each extra open task window, and of the spare one;
+  6. another process's write to the store (a task renamed, as `codewright-cli` would) → its
+     event in that task's open window.
 
     cargo build --release --features custom-protocol --bin codewright
     cargo build --release -p codewright-cli
@@ -30,6 +32,7 @@ CLI = os.path.join(target, "release", "codewright-cli")
 PROMPTS = int(os.environ.get("BENCH_PROMPTS", 40))
 STREAM_S = int(os.environ.get("BENCH_STREAM_S", 60))
 IDLE_CPU_S = 30
+RENAMES = 20
 # How long the scripted model thinks before its first delta (a real one takes 0.3–2 s): 0 by
 # default, the hardest case, where the delta arrives while the window is still showing the message
 # just sent.
@@ -403,7 +406,7 @@ def main():
                 s.switch(s.main)
                 opened[name] = painted - s.js(f"return window.__clicked['{task}']")
                 if spare:
-                    previous = handle
+                    previous, front = handle, task
                 else:
                     s.switch(handle)
                     s.type("#composer-input", "\ue009w\ue000")  # Ctrl+W
@@ -428,6 +431,25 @@ def main():
         cpu_unfocused, unfocused_by = idle_cpu()
         webkit = len([p for p in procs if open(f"/proc/{p}/comm").read().startswith("WebKitWebProces")])
 
+        # 6. Another process's write → its event in the front window: the window's task renamed
+        # by this script straight in the store (as the CLI would write), 0.6–1.2 s apart so that
+        # each write finds the app idle and falls anywhere between its reads.
+        s.js("""window.__renamed = {};
+                window.__TAURI__.event.listen('store', (e) => {
+                  const t = e.payload.type === 'taskUpserted' && e.payload.task.title;
+                  if (t && t.startsWith('Renamed ') && !(t in window.__renamed)) window.__renamed[t] = performance.timeOrigin + performance.now();
+                });""")
+        db = sqlite3.connect(os.path.join(home, "codewright.db"))
+        feed = []
+        for i in range(RENAMES):
+            time.sleep(0.6 + (i % 7) / 10)
+            title = f"Renamed {i}"
+            db.execute("UPDATE tasks SET title = ? WHERE id = ?", (title, front))
+            db.commit()
+            written = time.time() * 1000
+            feed.append(s.wait_in_page(f"window.__renamed['{title}']") - written)
+        db.close()
+
         print(f"first delta → painted, {PROMPTS} prompts: p50 {pct(delays, 50):.1f} ms, p99 {pct(delays, 99):.1f} ms (max {max(delays):.1f})")
         print(f"  of which: → its event in the page p50 {pct(arrivals, 50):.1f} ms; → in the DOM p50 {pct(in_dom, 50):.1f} ms")
         print(f"frame gaps, idle 10 s: longest {max(idle_gaps[1:]):.1f} ms, p99 {pct(idle_gaps[1:], 99):.1f} ms ({len(idle_gaps)} frames)")
@@ -447,6 +469,8 @@ def main():
               f"  by process: {cpu_by}; unfocused: {unfocused_by}")
         print(f"PSS: main window and the spare {main_only:.0f} MiB (the spare {spare_mib:.0f} MiB); with 3 task windows "
               f"{with_three:.0f} MiB; {(with_three - main_only) / 3:.0f} MiB per task window ({webkit} WebKit web processes)")
+        print(f"another process's write → its event in the window, {RENAMES} writes: p50 {pct(feed, 50):.1f} ms, "
+              f"p99 {pct(feed, 99):.1f} ms (max {max(feed):.1f})")
         wd(port, "DELETE", f"/session/{s.id}")
 
 if __name__ == "__main__":

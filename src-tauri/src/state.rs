@@ -129,6 +129,11 @@ impl AppState {
         let _ = self.wake.send(());
     }
 
+    /// Another way to wake the sync thread (for a watch on the store's files).
+    pub(crate) fn waker(&self) -> Sender<()> {
+        self.wake.clone()
+    }
+
     /// Hands the wake-up receiver to the sync thread (once).
     pub(crate) fn take_wake_receiver(&self) -> Option<Receiver<()>> {
         self.wake_rx

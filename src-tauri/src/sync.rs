@@ -5,13 +5,24 @@
 
 use crate::{windows, AppState, AGENT_EVENT, STORE_EVENT};
 use codewright_protocol::{AgentEvent, RunOutcome, StoreEvent, TaskId};
-use codewright_store::Store;
-use std::sync::mpsc::RecvTimeoutError;
-use std::time::Duration;
+use codewright_store::{Store, DB_FILE_NAME};
+use std::path::Path;
+use std::sync::mpsc::{RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
 use tauri::{AppHandle, Emitter, EventTarget, Manager, Runtime};
 
-/// How often the feed is checked for writes by other processes (one indexed query, ~µs).
-const POLL: Duration = Duration::from_millis(250);
+/// How often the feed is read while nothing is written (one indexed query, ~µs): any process's
+/// write wakes the thread through a watch on the database's files, so this only catches what a
+/// watch cannot see (a network file system) — or, without a watch, every write.
+const POLL: Duration = Duration::from_secs(2);
+const POLL_UNWATCHED: Duration = Duration::from_millis(250);
+/// After a wake, the feed is read again and again for [`HOT_FOR`]: the watch sees a write a
+/// moment before SQLite makes it visible (after syncing it, then updating the log's index), and
+/// a process that writes once usually writes again. The reads come sooner first — 2, 4, 8 …
+/// ms after the wake — then every [`HOT`].
+const HOT: Duration = Duration::from_millis(50);
+const HOT_FIRST: Duration = Duration::from_millis(2);
+const HOT_FOR: Duration = Duration::from_millis(500);
 /// How often runs left behind by a process that quit are looked for.
 const SETTLE: Duration = Duration::from_secs(2);
 
@@ -27,40 +38,94 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
     let Ok(store) = Store::open_in(state.home()) else {
         return;
     };
+    // Watching before the cursor is taken: a write in between wakes the thread.
+    let watch = watch_writes(state.home(), state.waker());
     let Ok(mut cursor) = store.change_cursor() else {
         return;
+    };
+    let idle = if watch.is_some() {
+        POLL
+    } else {
+        POLL_UNWATCHED
     };
     let app = app.clone();
     std::thread::Builder::new()
         .name("codewright-sync".into())
         .spawn(move || {
-            let mut settled = std::time::Instant::now();
+            let _watch = watch; // watches as long as the thread reads
+            let mut settled = Instant::now();
+            let mut woke = Instant::now();
             loop {
-                match wake.recv_timeout(POLL) {
-                    Ok(()) | Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => return,
-                }
+                let since = woke.elapsed();
+                let wait = if since < HOT_FOR {
+                    since.clamp(HOT_FIRST, HOT)
+                } else {
+                    idle
+                };
+                let woken =
+                    match wake.recv_timeout(wait.min(SETTLE.saturating_sub(settled.elapsed()))) {
+                        Ok(()) => true,
+                        Err(RecvTimeoutError::Timeout) => false,
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    };
                 // Every 2 s: runs another process left behind when it quit show as interrupted,
                 // and those that were waiting for the user ask again (a process still quitting
                 // when this one started held its tasks a moment longer).
                 if settled.elapsed() >= SETTLE {
-                    settled = std::time::Instant::now();
+                    settled = Instant::now();
                     if let Ok(host) = app.state::<AppState>().host() {
                         host.mark_interrupted();
                         let host = host.clone();
                         tauri::async_runtime::spawn(async move { host.resume_asking().await });
                     }
                 }
-                while wake.try_recv().is_ok() {}
+                let mut woken = woken;
+                while wake.try_recv().is_ok() {
+                    woken = true;
+                }
                 match store.events_since(&mut cursor) {
-                    Ok(events) => events
-                        .into_iter()
-                        .for_each(|event| deliver(&app, &store, event)),
+                    Ok(events) => {
+                        // More may follow (a backlog is read a batch at a time).
+                        woken |= !events.is_empty();
+                        events
+                            .into_iter()
+                            .for_each(|event| deliver(&app, &store, event))
+                    }
                     Err(e) => eprintln!("codewright: cannot read the change feed: {e}"),
+                }
+                if woken {
+                    woke = Instant::now();
                 }
             }
         })
         .expect("cannot start the sync thread");
+}
+
+/// Wakes the sync thread whenever a process writes the store in `home`: SQLite appends each
+/// commit to the database's write-ahead log, and a checkpoint writes the database itself. `None`
+/// if the folder cannot be watched; the thread then polls.
+fn watch_writes(home: &Path, wake: Sender<()>) -> Option<notify::RecommendedWatcher> {
+    use notify::{EventKind, RecursiveMode, Watcher};
+    let log = format!("{DB_FILE_NAME}-wal");
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        // An error or lost events (the queue overflowed): something may have been written.
+        let Ok(event) = event else {
+            let _ = wake.send(());
+            return;
+        };
+        let written = event.need_rescan()
+            || !matches!(event.kind, EventKind::Access(_))
+                && event.paths.iter().any(|path| {
+                    path.file_name()
+                        .is_some_and(|name| name == DB_FILE_NAME || name == log.as_str())
+                });
+        if written {
+            let _ = wake.send(());
+        }
+    })
+    .ok()?;
+    watcher.watch(home, RecursiveMode::NonRecursive).ok()?;
+    Some(watcher)
 }
 
 /// The main window gets every change; a task window only the changes to its own task. A task
@@ -224,4 +289,31 @@ fn task_title(state: &AppState, task: TaskId) -> String {
         .ok()
         .and_then(|store| store.task(task).ok())
         .map_or_else(|| "a task".to_string(), |t| t.title)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Another process's write wakes the sync thread at once, with no poll: the app's own
+    /// connection is open (as it is while the app runs), another one writes.
+    #[test]
+    fn a_write_by_another_connection_wakes_the_watch() {
+        let home = tempfile::tempdir().unwrap();
+        let app = Store::open_in(home.path()).unwrap();
+        let mut cursor = app.change_cursor().unwrap();
+        let (wake, woken) = std::sync::mpsc::channel();
+        let _watch = watch_writes(home.path(), wake).expect("the data folder is watched");
+
+        let other = Store::open_in(home.path()).unwrap();
+        other.add_project(home.path(), Some("written")).unwrap();
+        woken
+            .recv_timeout(Duration::from_secs(30))
+            .expect("no wake after another connection wrote");
+        let events = app.events_since(&mut cursor).unwrap();
+        assert!(
+            matches!(&events[..], [StoreEvent::ProjectUpserted { project }] if project.name == "written"),
+            "{events:?}"
+        );
+    }
 }
