@@ -1994,12 +1994,14 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     assert!(cli(&data, &["projects", "settings", "1"]).contains("sandbox          on"));
 
     // Approval rules of the project: one that could never match is refused, naming the tool.
+    app.record_input();
     app.find("#rule-tool").type_text("bsh");
     app.find("#rule-pattern").type_text("cargo test");
     app.find("#rule-add").click();
     let error = app.wait_until("the rule's error", WAIT,
-        "const e = document.querySelector('#rule-form [data-error-in=tool]'); return e.hidden ? null : e.textContent",
-        |v| v.is_string());
+        "const e = document.querySelector('#rule-form [data-error-in=tool]'); const b = document.getElementById('rule-add').getBoundingClientRect(); \
+         return e.hidden ? `form: ${JSON.stringify(Object.fromEntries(new FormData(document.getElementById('rule-form'))))}, button at ${[b.x, b.y, b.width, b.height].map(Math.round)}` : e.textContent",
+        |v| v.as_str().is_some_and(|t| !t.starts_with("form: ")));
     assert!(
         error
             .as_str()

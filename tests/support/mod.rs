@@ -111,33 +111,70 @@ impl Desktop {
         let turn = ONE_AT_A_TIME
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let (xvfb, display) = start_xvfb();
-        let port = free_port();
+        let (mut xvfb, display) = start_xvfb();
         let xdg = tempfile::tempdir().unwrap();
         // What the app (and the driver) print goes to a file with the rest of this desktop's
         // folders, so that the secrets drill reads it too; it is shown when the test fails.
         let log = std::fs::File::create(xdg.path().join(LOG)).unwrap();
-        let driver = Command::new(tauri_driver())
-            .args([
-                "--port",
-                &port.to_string(),
-                "--native-port",
-                &free_port().to_string(),
-            ])
-            .env("DISPLAY", &display)
-            .env("CODEWRIGHT_HOME", home)
-            .env("XDG_DATA_HOME", xdg.path().join("data"))
-            .env("XDG_CACHE_HOME", xdg.path().join("cache"))
-            // The key of the scripted provider (tests/support/provider.rs).
-            .env("CODEWRIGHT_E2E_KEY", KEY)
-            .envs(env.iter().copied())
-            .env_remove("WAYLAND_DISPLAY")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .process_group(0)
-            .spawn()
-            .expect("cannot start tauri-driver");
-        webdriver::wait_for_driver(port, Duration::from_secs(20));
+        let start = |port: u16| {
+            Command::new(tauri_driver())
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--native-port",
+                    &free_port().to_string(),
+                ])
+                .env("DISPLAY", &display)
+                .env("CODEWRIGHT_HOME", home)
+                .env("XDG_DATA_HOME", xdg.path().join("data"))
+                .env("XDG_CACHE_HOME", xdg.path().join("cache"))
+                // The key of the scripted provider (tests/support/provider.rs).
+                .env("CODEWRIGHT_E2E_KEY", KEY)
+                .envs(env.iter().copied())
+                .env_remove("WAYLAND_DISPLAY")
+                .stdout(log.try_clone().unwrap())
+                .stderr(log.try_clone().unwrap())
+                .process_group(0)
+                .spawn()
+                .expect("cannot start tauri-driver")
+        };
+        // A port is chosen free, then given to the drivers, so another process can take it in
+        // between (any connection's own port comes from the same range). A driver that finds
+        // its port taken quits (tauri-driver) or leaves it unserved (WebKitWebDriver): it is
+        // then started again on other ports, and said so.
+        let mut port = free_port();
+        let mut driver = start(port);
+        let mut tries = 1;
+        let mut started = std::time::Instant::now();
+        loop {
+            let failed = match webdriver::driver_state(port, &mut driver) {
+                webdriver::DriverState::Answering => break,
+                webdriver::DriverState::Starting if started.elapsed() < Duration::from_secs(20) => {
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                }
+                webdriver::DriverState::Starting => format!("it did not answer on port {port}"),
+                webdriver::DriverState::Gone(why) if tries < 5 => {
+                    eprintln!("tauri-driver on port {port}: {why}; starting it on other ports");
+                    kill_group(driver.id());
+                    let _ = driver.wait();
+                    port = free_port();
+                    driver = start(port);
+                    tries += 1;
+                    started = std::time::Instant::now();
+                    continue;
+                }
+                webdriver::DriverState::Gone(why) => why,
+            };
+            kill_group(driver.id());
+            let _ = driver.wait();
+            let _ = xvfb.kill();
+            let _ = xvfb.wait();
+            panic!(
+                "the WebDriver server did not start: {failed}; it printed:\n{}",
+                std::fs::read_to_string(xdg.path().join(LOG)).unwrap_or_default()
+            );
+        }
         Desktop {
             _turn: turn,
             xvfb,

@@ -103,15 +103,40 @@ fn request(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<
     Ok(reply["value"].clone())
 }
 
-/// Waits until the driver answers on `port`.
-pub fn wait_for_driver(port: u16, timeout: Duration) {
-    let start = Instant::now();
-    while request(port, "GET", "/status", None).is_err() {
-        assert!(
-            start.elapsed() < timeout,
-            "the WebDriver server did not start on port {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
+/// Where a freshly started tauri-driver is.
+pub enum DriverState {
+    /// It answers, and so does the WebKitWebDriver behind it.
+    Answering,
+    /// Not answering yet.
+    Starting,
+    /// It, or the WebKitWebDriver it started, has quit (why): it will never answer.
+    Gone(String),
+}
+
+/// Asks the tauri-driver `driver`, started to serve `port`, whether it answers.
+pub fn driver_state(port: u16, driver: &mut std::process::Child) -> DriverState {
+    // First whether both still run: once its WebKitWebDriver quit, tauri-driver would forward
+    // to whatever took that one's port.
+    if let Ok(Some(status)) = driver.try_wait() {
+        return DriverState::Gone(format!("it quit ({status})"));
+    }
+    // tauri-driver never waits for its WebKitWebDriver: one that quit stays a zombie.
+    let quit_child = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .find_map(|entry| {
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let (name, rest) = stat.rsplit_once(')')?;
+            let mut fields = rest.split_whitespace();
+            let state = fields.next()?;
+            let parent: u32 = fields.next()?.parse().ok()?;
+            (parent == driver.id() && state == "Z")
+                .then(|| name.rsplit_once('(').map_or(name, |n| n.1).to_string())
+        });
+    match quit_child {
+        Some(name) => DriverState::Gone(format!("its {name} quit")),
+        None if request(port, "GET", "/status", None).is_ok() => DriverState::Answering,
+        None => DriverState::Starting,
     }
 }
 
@@ -217,12 +242,61 @@ impl Session {
             if accept(&value) {
                 return value;
             }
-            assert!(
-                start.elapsed() < timeout,
-                "timed out waiting for {what}; last value: {value}"
-            );
+            if start.elapsed() >= timeout {
+                let witness = self.witness(what);
+                panic!("timed out waiting for {what}; last value: {value}\n{witness}");
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// Starts keeping what a person's input did in the current page — each pointer press,
+    /// click, key, focus change and form submission, with its target and where — so that a
+    /// wait that fails afterwards can say what happened (see `witness`).
+    pub fn record_input(&self) {
+        self.js(
+            "if (window.__input) return; const log = window.__input = []; \
+             const name = (t) => t instanceof Element \
+               ? t.tagName.toLowerCase() + (t.id ? '#' + t.id : '') + (t.className && typeof t.className === 'string' ? '.' + t.className.trim().split(/\\s+/).join('.') : '') \
+               : String(t); \
+             for (const type of ['pointerdown', 'mousedown', 'click', 'keydown', 'focusin', 'submit', 'invalid']) \
+               document.addEventListener(type, (e) => { \
+                 log.push([Math.round(performance.now()), type, name(e.target), e.clientX ?? null, e.clientY ?? null, e.key ?? null]); \
+                 if (log.length > 200) log.shift(); }, true);",
+            json!([]),
+        );
+    }
+
+    /// What the page looks like when a wait fails: a screenshot saved as
+    /// `failed-<what>.png` next to the others, the focused element, the scroll position and the
+    /// input recorded since `record_input`. Best effort: the page may be gone.
+    fn witness(&self, what: &str) -> String {
+        let name: String = what
+            .chars()
+            .map(|c| if c.is_alphanumeric() { c } else { '-' })
+            .collect();
+        let shot = self.try_screenshot().and_then(|png| {
+            let dir = super::target_dir().join("e2e-screenshots");
+            let path = dir.join(format!("failed-{name}.png"));
+            std::fs::create_dir_all(&dir)
+                .and_then(|()| std::fs::write(&path, png))
+                .map_err(|e| e.to_string())?;
+            Ok(path.display().to_string())
+        });
+        let state = self
+            .cmd(
+                "POST",
+                "/execute/sync",
+                Some(json!({"script": "const a = document.activeElement; return JSON.stringify({ \
+                    active: a ? a.tagName.toLowerCase() + (a.id ? '#' + a.id : '') : null, \
+                    scrolled: [...document.querySelectorAll('*')].filter((e) => e.scrollTop > 0) \
+                      .map((e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + ' ' + e.scrollTop), \
+                    size: [innerWidth, innerHeight], input: window.__input ?? null })", "args": []})),
+            )
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .unwrap_or_else(|e| format!("(no page state: {e})"));
+        let shot = shot.unwrap_or_else(|e| format!("(none: {e})"));
+        format!("screenshot: {shot}\npage: {state}")
     }
 
     /// The windows a person can see: every window but the spare task window the app keeps
@@ -336,25 +410,32 @@ impl Session {
     /// something changes: a still page would never be taken. So a pixel nobody can see changes
     /// every frame until the screenshot is back.
     pub fn screenshot(&self) -> Vec<u8> {
+        self.try_screenshot().expect("screenshot")
+    }
+
+    /// [`Session::screenshot`], or why not.
+    fn try_screenshot(&self) -> Result<Vec<u8>, String> {
         use base64::Engine;
-        self.js(
+        let script = |script: &str| {
+            self.cmd(
+                "POST",
+                "/execute/sync",
+                Some(json!({"script": script, "args": []})),
+            )
+        };
+        script(
             "const d = document.createElement('div'); d.id = 'screenshot-tick'; \
              d.style.cssText = 'position:fixed;left:0;top:0;width:1px;height:1px;pointer-events:none'; \
              document.documentElement.append(d); let n = 0; \
              const tick = () => { if (!d.isConnected) return; \
                d.style.background = n++ % 2 ? 'rgba(0,0,0,0.01)' : 'rgba(0,0,0,0.02)'; requestAnimationFrame(tick); }; \
              requestAnimationFrame(tick);",
-            json!([]),
-        );
+        )?;
         let b64 = self.cmd("GET", "/screenshot", None);
-        self.js(
-            "document.getElementById('screenshot-tick')?.remove()",
-            json!([]),
-        );
-        let b64 = b64.expect("screenshot");
+        script("document.getElementById('screenshot-tick')?.remove()")?;
         base64::engine::general_purpose::STANDARD
-            .decode(b64.as_str().unwrap())
-            .unwrap()
+            .decode(b64?.as_str().unwrap_or_default())
+            .map_err(|e| e.to_string())
     }
 
     /// Ends the session, which quits the app.
