@@ -49,12 +49,14 @@ pub struct Desktop {
     home: PathBuf,
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// Two free ports for tauri-driver and its WebKitWebDriver, distinct: both are held while the
+/// second is chosen (a port let go is free again, and was once handed out twice in a row — the
+/// driver then forwarded every request to itself).
+fn free_ports() -> (u16, u16) {
+    let bind = || TcpListener::bind("127.0.0.1:0").unwrap();
+    let (one, two) = (bind(), bind());
+    let port = |l: &TcpListener| l.local_addr().unwrap().port();
+    (port(&one), port(&two))
 }
 
 /// Starts Xvfb on a display it picks itself (`-displayfd`): it prints the number once it is
@@ -116,13 +118,13 @@ impl Desktop {
         // What the app (and the driver) print goes to a file with the rest of this desktop's
         // folders, so that the secrets drill reads it too; it is shown when the test fails.
         let log = std::fs::File::create(xdg.path().join(LOG)).unwrap();
-        let start = |port: u16| {
+        let start = |(port, native): (u16, u16)| {
             Command::new(tauri_driver())
                 .args([
                     "--port",
                     &port.to_string(),
                     "--native-port",
-                    &free_port().to_string(),
+                    &native.to_string(),
                 ])
                 .env("DISPLAY", &display)
                 .env("CODEWRIGHT_HOME", home)
@@ -142,8 +144,9 @@ impl Desktop {
         // between (any connection's own port comes from the same range). A driver that finds
         // its port taken quits (tauri-driver) or leaves it unserved (WebKitWebDriver): it is
         // then started again on other ports, and said so.
-        let mut port = free_port();
-        let mut driver = start(port);
+        let mut ports = free_ports();
+        let mut port = ports.0;
+        let mut driver = start(ports);
         let mut tries = 1;
         let mut started = std::time::Instant::now();
         loop {
@@ -156,17 +159,18 @@ impl Desktop {
                 webdriver::DriverState::Starting => format!("it did not answer on port {port}"),
                 webdriver::DriverState::Gone(why) if tries < 5 => {
                     eprintln!("tauri-driver on port {port}: {why}; starting it on other ports");
-                    kill_group(driver.id());
+                    kill_group(driver.id(), "-KILL");
                     let _ = driver.wait();
-                    port = free_port();
-                    driver = start(port);
+                    ports = free_ports();
+                    port = ports.0;
+                    driver = start(ports);
                     tries += 1;
                     started = std::time::Instant::now();
                     continue;
                 }
                 webdriver::DriverState::Gone(why) => why,
             };
-            kill_group(driver.id());
+            kill_group(driver.id(), "-KILL");
             let _ = driver.wait();
             let _ = xvfb.kill();
             let _ = xvfb.wait();
@@ -292,7 +296,7 @@ fn descendants(root: u32) -> Vec<u32> {
 impl Drop for Desktop {
     fn drop(&mut self) {
         // TERM the group: tauri-driver stops WebKitWebDriver only on SIGTERM/SIGINT.
-        kill_group(self.driver.id());
+        kill_group(self.driver.id(), "-TERM");
         let _ = self.driver.wait();
         // TERM, not KILL: Xvfb then removes its lock file and socket.
         let _ = Command::new("kill")
@@ -370,9 +374,11 @@ fn file_containing(folder: &Path, needle: &[u8]) -> Option<PathBuf> {
     })
 }
 
-fn kill_group(pid: u32) {
+/// Sends `signal` (`-TERM`, `-KILL`) to the process group `pid` leads. (A tauri-driver that
+/// forwards to itself never handles TERM.)
+fn kill_group(pid: u32, signal: &str) {
     let _ = Command::new("kill")
-        .args(["-TERM", "--", &format!("-{pid}")])
+        .args([signal, "--", &format!("-{pid}")])
         .status();
 }
 
