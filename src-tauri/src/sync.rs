@@ -62,7 +62,7 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
                 } else {
                     idle
                 };
-                let woken =
+                let mut woken =
                     match wake.recv_timeout(wait.min(SETTLE.saturating_sub(settled.elapsed()))) {
                         Ok(()) => true,
                         Err(RecvTimeoutError::Timeout) => false,
@@ -79,7 +79,6 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
                         tauri::async_runtime::spawn(async move { host.resume_asking().await });
                     }
                 }
-                let mut woken = woken;
                 while wake.try_recv().is_ok() {
                     woken = true;
                 }

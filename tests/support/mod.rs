@@ -409,15 +409,21 @@ pub fn cli_binary() -> PathBuf {
 
 /// Saves a screenshot under `<target>/e2e-screenshots/`.
 pub fn save_screenshot(name: &str, png: &[u8]) -> PathBuf {
-    let dir = target_dir().join("e2e-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.png"));
-    std::fs::write(&path, png).unwrap();
+    let path = write_screenshot(name, png).unwrap();
     assert!(
         png.starts_with(b"\x89PNG"),
         "screenshot {name} is not a PNG"
     );
     path
+}
+
+/// Writes `<target>/e2e-screenshots/<name>.png`, or says why not.
+fn write_screenshot(name: &str, png: &[u8]) -> std::io::Result<PathBuf> {
+    let dir = target_dir().join("e2e-screenshots");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("{name}.png"));
+    std::fs::write(&path, png)?;
+    Ok(path)
 }
 
 /// Runs `codewright-cli --home <home> args…` and returns stdout; panics on failure.

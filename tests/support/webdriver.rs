@@ -276,12 +276,9 @@ impl Session {
             .map(|c| if c.is_alphanumeric() { c } else { '-' })
             .collect();
         let shot = self.try_screenshot().and_then(|png| {
-            let dir = super::target_dir().join("e2e-screenshots");
-            let path = dir.join(format!("failed-{name}.png"));
-            std::fs::create_dir_all(&dir)
-                .and_then(|()| std::fs::write(&path, png))
-                .map_err(|e| e.to_string())?;
-            Ok(path.display().to_string())
+            super::write_screenshot(&format!("failed-{name}"), &png)
+                .map(|path| path.display().to_string())
+                .map_err(|e| e.to_string())
         });
         let state = self
             .cmd(
