@@ -2849,9 +2849,10 @@ fn a_sub_agents_approval_is_answered_in_the_tasks_window() {
             .as_array()
             .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
         match (system.contains("# Your role: the reviewer agent"), answered) {
-            (true, false) => {
-                Reply::Calls(vec![("bash", json!({"command": "echo all 12 tests pass"}))])
-            }
+            (true, false) => Reply::TextThenCalls(
+                "I will run the tests first — 先跑测试。".into(),
+                vec![("bash", json!({"command": "echo all 12 tests pass"}))],
+            ),
             (true, true) => Reply::Text("Reviewed — 审查完毕: all 12 tests pass.".into()),
             (false, false) => Reply::Calls(vec![(
                 "agent",
@@ -2872,12 +2873,14 @@ fn a_sub_agents_approval_is_answered_in_the_tasks_window() {
             && asked.as_str().unwrap().contains("echo all 12 tests pass"),
         "{asked}"
     );
-    // The panel shows what the sub-agent does while it works.
+    // The panel shows what the sub-agent writes and does while it works.
     app.wait_until(
-        "the sub-agent's call in its panel",
+        "the sub-agent's words and call in its panel",
         WAIT,
-        "const p = [...document.querySelectorAll('.tool-panel')].find(p => p.dataset.tool === 'agent'); return p ? p.textContent : ''",
-        |v| v.as_str().is_some_and(|t| t.contains("bash …")),
+        "const p = [...document.querySelectorAll('.tool-panel')].find(p => p.dataset.tool === 'agent'); return p ? p.querySelector('.subagent-live')?.textContent ?? '' : ''",
+        |v| {
+            v.as_str() == Some("I will run the tests first — 先跑测试。\n\nbash …\n")
+        },
     );
     save_screenshot("sub-agent-approval", &app.screenshot());
     app.find("#approval-approve").click();

@@ -14,6 +14,8 @@ pub enum Reply {
     Text(String),
     /// Tool calls: (tool name, arguments).
     Calls(Vec<(&'static str, Value)>),
+    /// Text, then tool calls.
+    TextThenCalls(String, Vec<(&'static str, Value)>),
     /// Text streamed slowly (one word every `ms`).
     Paced(String, u64),
     /// Some text, then nothing more until the client goes away (for stop mid-stream).
@@ -197,17 +199,12 @@ fn serve(
             return out.flush();
         }
         Reply::Raw(_) => unreachable!("answered above"),
-        Reply::Calls(calls) => {
-            for (n, (name, args)) in calls.iter().enumerate() {
-                let id = format!("call_{index}_{n}");
-                send(
-                    &mut out,
-                    json!({"tool_calls": [{"index": n, "id": id, "type": "function",
-                                           "function": {"name": name, "arguments": args.to_string()}}]}),
-                    None,
-                )?;
+        Reply::Calls(calls) => send_calls(&mut out, index, &calls, send)?,
+        Reply::TextThenCalls(text, calls) => {
+            for piece in text.split_inclusive(' ') {
+                send(&mut out, json!({"content": piece}), None)?;
             }
-            "tool_calls"
+            send_calls(&mut out, index, &calls, send)?
         }
     };
     send(&mut out, json!({}), Some(finish))?;
@@ -215,4 +212,23 @@ fn serve(
                        "usage": {"prompt_tokens": 1200, "completion_tokens": 30}});
     out.write_all(format!("data: {usage}\n\ndata: [DONE]\n\n").as_bytes())?;
     out.flush()
+}
+
+/// Streams `calls` as the answer to request `index`; the finish reason to end it with.
+fn send_calls(
+    out: &mut TcpStream,
+    index: usize,
+    calls: &[(&'static str, Value)],
+    send: impl Fn(&mut TcpStream, Value, Option<&str>) -> std::io::Result<()>,
+) -> std::io::Result<&'static str> {
+    for (n, (name, args)) in calls.iter().enumerate() {
+        let id = format!("call_{index}_{n}");
+        send(
+            out,
+            json!({"tool_calls": [{"index": n, "id": id, "type": "function",
+                                   "function": {"name": name, "arguments": args.to_string()}}]}),
+            None,
+        )?;
+    }
+    Ok("tool_calls")
 }

@@ -154,7 +154,9 @@ class ToolPanel {
     if (this.finishedBy || !this.incoming) return;
     let pre = this.body.querySelector('.tool-output');
     if (!pre) {
-      pre = h('pre', { class: 'tool-output terminal' });
+      // A sub-agent's progress is what it writes and a line per call; any other, a terminal's.
+      const live = this.el.dataset.tool === 'agent' ? 'subagent-live' : 'terminal';
+      pre = h('pre', { class: `tool-output ${live}` });
       this.body.replaceChildren(pre);
     }
     const follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;

@@ -162,22 +162,26 @@ impl Tool for SubAgents {
             Ok(lock) => lock,
             Err((_, e)) => return ToolOutput::error(e),
         };
-        // The sub-agent's events: each call it makes and how it ended are the progress of this
-        // call's panel, its notices are said in the parent's conversation, its last error is
-        // kept for the result; all of them reach the parent's listeners as its own.
+        // The sub-agent's events: what it writes, each call it makes and how that ended are the
+        // progress of this call's panel, its notices are said in the parent's conversation, its
+        // last error is kept for the result; all of them reach the parent's listeners as its own.
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let (parent, events, agent_name) = (self.parent, self.events.clone(), name.to_string());
         let progress = cx.progress.clone();
         let relay = tokio::spawn(async move {
             let mut last_error = None;
-            let say = |line: String| {
+            let mut said = Said::default();
+            let mut say = |kind: Saying, text: &str| {
                 if let Some(progress) = &progress {
-                    progress(&line);
+                    progress(&said.next(kind, text));
                 }
             };
             while let Some(event) = rx.recv().await {
                 match &event {
-                    AgentEvent::ToolCallStarted { name, .. } => say(format!("{name} …\n")),
+                    AgentEvent::TextDelta { text, .. } => say(Saying::Text, text),
+                    AgentEvent::ToolCallStarted { name, .. } => {
+                        say(Saying::Call, &format!("{name} …\n"))
+                    }
                     AgentEvent::ToolFinished {
                         name,
                         is_error,
@@ -187,7 +191,7 @@ impl Tool for SubAgents {
                         let first = preview.lines().next().unwrap_or_default();
                         let first: String = first.chars().take(PROGRESS_CHARS).collect();
                         let mark = if *is_error { "failed" } else { "→" };
-                        say(format!("{name} {mark} {first}\n"));
+                        say(Saying::Call, &format!("{name} {mark} {first}\n"));
                     }
                     AgentEvent::Notice { message, .. } => {
                         let _ = events.send(AgentEvent::Notice {
@@ -268,6 +272,38 @@ impl Tool for SubAgents {
                 ToolOutput::error(format!("The {name} agent failed: {why}"))
             }
         }
+    }
+}
+
+/// What a line of a sub-agent's progress is: what it writes, or one of its calls.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Saying {
+    Text,
+    Call,
+}
+
+/// A sub-agent's progress as it is said: its text as it streams and its calls a line each, with
+/// a blank line where one gives way to the other.
+#[derive(Default)]
+struct Said {
+    last: Option<Saying>,
+    /// Whether what was said so far ends a line.
+    at_line_start: bool,
+}
+
+impl Said {
+    /// `text` of `kind`, with what must come before it.
+    fn next(&mut self, kind: Saying, text: &str) -> String {
+        let mut out = String::new();
+        if self.last.is_some_and(|last| last != kind) {
+            out.push_str(if self.at_line_start { "\n" } else { "\n\n" });
+        }
+        out.push_str(text);
+        self.last = Some(kind);
+        if !text.is_empty() {
+            self.at_line_start = text.ends_with('\n');
+        }
+        out
     }
 }
 

@@ -1785,7 +1785,10 @@ async fn jobs_handed_to_sub_agents_run_in_tasks_of_their_own_and_come_back_as_re
         let answered = !tool_results(body).is_empty();
         match (role_of(body), answered) {
             ("explorer", _) => text("Found: the login form is in src/login.rs:12."),
-            ("reviewer", false) => calls(&[("bash", json!({"command": "echo tests pass"}))]),
+            ("reviewer", false) => Reply::Calls(
+                "I will run the tests.".into(),
+                vec![("bash".into(), json!({"command": "echo tests pass"}))],
+            ),
             ("reviewer", true) => text("Reviewed: the tests pass."),
             (_, false) => calls(&[
                 (
@@ -1867,19 +1870,29 @@ async fn jobs_handed_to_sub_agents_run_in_tasks_of_their_own_and_come_back_as_re
     assert_eq!(asked[0].0, world.task);
     assert!(asked[0].1.starts_with("reviewer agent: "), "{asked:?}");
 
-    // While it worked, the reviewer's calls were its panel's progress.
-    let progress: String = events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolProgress { task_id, text, .. } if *task_id == world.task => {
-                Some(text.as_str())
+    // While it worked, what the reviewer wrote and its calls were its panel's progress, as
+    // they came (the explorer's panel had only what it wrote).
+    let mut progress = std::collections::BTreeMap::<&str, String>::new();
+    for e in &events {
+        if let AgentEvent::ToolProgress {
+            task_id,
+            call_id,
+            text,
+        } = e
+        {
+            if *task_id == world.task {
+                progress.entry(call_id).or_default().push_str(text);
             }
-            _ => None,
-        })
-        .collect();
-    assert!(
-        progress.contains("bash …\n") && progress.contains("bash → tests pass\n"),
-        "{progress:?}"
+        }
+    }
+    let mut progress: Vec<String> = progress.into_values().collect();
+    progress.sort();
+    assert_eq!(
+        progress,
+        [
+            "Found: the login form is in src/login.rs:12.",
+            "I will run the tests.\n\nbash …\nbash → tests pass\n\nReviewed: the tests pass."
+        ]
     );
     let store = world.store.lock().unwrap();
     let children = store.child_tasks(world.task).unwrap();
