@@ -359,8 +359,11 @@ def main():
         # 2. Frame gaps: idle, then while streaming. The observer of part 1 reads every answer's
         # text at each change: it would cost the page more with every character streamed.
         s.js("window.__observer.disconnect()")
-        gaps_js = """window.__gaps = []; let last = performance.now(); window.__frames = true;
-                     const tick = (t) => { window.__gaps.push(t - last); last = t; if (window.__frames) requestAnimationFrame(tick); };
+        # Each measure's own loop of frames: the loop of the one before may still have a frame
+        # due when the next starts, and two loops would count every frame twice.
+        gaps_js = """const gen = (window.__gen || 0) + 1; window.__gen = gen;
+                     window.__gaps = []; let last = performance.now(); window.__frames = true;
+                     const tick = (t) => { if (window.__gen !== gen) return; window.__gaps.push(t - last); last = t; if (window.__frames) requestAnimationFrame(tick); };
                      requestAnimationFrame(tick);"""
         s.js(gaps_js)
         time.sleep(10)
