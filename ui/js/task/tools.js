@@ -162,7 +162,10 @@ class ToolPanel {
     const follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
     this.output += this.incoming;
     if (this.output.length > MAX_LIVE_OUTPUT) {
-      this.output = this.output.slice(-MAX_LIVE_OUTPUT);
+      // Cut to half, from a line's start: the whole text is laid out again only once in a while.
+      const kept = this.output.slice(-MAX_LIVE_OUTPUT / 2);
+      const line = kept.indexOf('\n');
+      this.output = line >= 0 && line < kept.length - 1 ? kept.slice(line + 1) : kept;
       pre.textContent = this.output;
     } else {
       pre.append(this.incoming);

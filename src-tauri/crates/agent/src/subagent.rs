@@ -172,8 +172,9 @@ impl Tool for SubAgents {
             let mut last_error = None;
             let mut said = Said::default();
             let mut say = |kind: Saying, text: &str| {
-                if let Some(progress) = &progress {
-                    progress(&said.next(kind, text));
+                let text = said.next(kind, text);
+                if let (Some(progress), false) = (&progress, text.is_empty()) {
+                    progress(&text);
                 }
             };
             while let Some(event) = rx.recv().await {
@@ -295,14 +296,15 @@ impl Said {
     /// `text` of `kind`, with what must come before it.
     fn next(&mut self, kind: Saying, text: &str) -> String {
         let mut out = String::new();
+        if text.is_empty() {
+            return out;
+        }
         if self.last.is_some_and(|last| last != kind) {
             out.push_str(if self.at_line_start { "\n" } else { "\n\n" });
         }
         out.push_str(text);
         self.last = Some(kind);
-        if !text.is_empty() {
-            self.at_line_start = text.ends_with('\n');
-        }
+        self.at_line_start = text.ends_with('\n');
         out
     }
 }
