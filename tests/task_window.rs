@@ -2932,3 +2932,163 @@ fn a_sub_agents_approval_is_answered_in_the_tasks_window() {
     assert_eq!(listed, 1, "the sub-agent's task is not listed");
     app.quit();
 }
+
+/// A very long reply keeps in the page only the chunks of blocks near the view: those far from
+/// it are let go with their height kept, so nothing moves; scrolling up makes them again with
+/// every word, without moving what the reader sees; a selection of the whole reply brings every
+/// chunk back, so all of it is copied.
+#[test]
+fn a_very_long_reply_keeps_only_what_is_near_the_view() {
+    use codewright_protocol::{Message, Part, Role, TaskId};
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, _| Reply::Text("unused".into())));
+    let task: i64 = setup(&data, &folder, &provider).parse().unwrap();
+    // 600 paragraphs of 1–4 lines: 19 chunks of 32 blocks.
+    let reply: Vec<String> = (1..=600)
+        .map(|i| {
+            let words = "words that wrap across the line, 跨行的文字 ".repeat(i % 4 * 3 + 1);
+            format!("Paragraph {i} — 第{i}段: {words}")
+        })
+        .collect();
+    {
+        let store = codewright_store::Store::open_in(&data).unwrap();
+        let text = |role, text: String| Message::new(role, vec![Part::Text { text }]);
+        for (role, words) in [
+            (Role::User, "Write it all out".to_string()),
+            (Role::Assistant, reply.join("\n\n")),
+        ] {
+            store
+                .append_message(TaskId(task), &text(role, words))
+                .unwrap();
+        }
+    }
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    open_task_window(&app);
+    // Each chunk: whether it is parked, its blocks, and where it is in the view; the column's height.
+    let state = "const view = document.getElementById('conversation'); const top = view.getBoundingClientRect().top;
+        const chunks = [...document.querySelectorAll('.md-chunk')];
+        return { chunks: chunks.map(c => ({ parked: c.classList.contains('md-parked'), blocks: c.childElementCount,
+                                             top: c.getBoundingClientRect().top - top })),
+                 height: document.getElementById('conversation-column').getBoundingClientRect().height,
+                 scrollTop: view.scrollTop };";
+    let parked_of = |v: &Value| -> Vec<bool> {
+        v["chunks"]
+            .as_array()
+            .map(|c| c.iter().map(|c| c["parked"] == true).collect())
+            .unwrap_or_default()
+    };
+    // Opened at the end of the reply: the chunks far above it are parked, empty; the last ones
+    // are whole (the last, which no other follows, is never parked).
+    let opened = app.wait_until("the chunks far from the view parked", WAIT, state, |v| {
+        parked_of(v).iter().filter(|p| **p).count() >= 5
+    });
+    let parked = parked_of(&opened);
+    assert_eq!(parked.len(), 19, "600 blocks in chunks of 32");
+    assert!(parked[0] && !parked[17] && !parked[18], "{parked:?}");
+    for chunk in opened["chunks"].as_array().unwrap() {
+        assert_eq!(
+            chunk["blocks"].as_u64().unwrap() == 0,
+            chunk["parked"] == true,
+            "a parked chunk holds no blocks, any other its blocks: {chunk}"
+        );
+    }
+    save_screenshot("task-long-reply-end", &app.screenshot());
+
+    // The reader scrolls up to chunk 9: the chunks near it are made again and those far below
+    // are parked, and what the reader sees does not move.
+    let at = app.js(
+        "const view = document.getElementById('conversation'); const chunk = document.querySelectorAll('.md-chunk')[9];
+         chunk.scrollIntoView({ block: 'start' });
+         return chunk.getBoundingClientRect().top - view.getBoundingClientRect().top",
+        json!([]),
+    );
+    let at = at.as_f64().unwrap();
+    app.wait_until("the chunks near chunk 9 made again", WAIT, state, |v| {
+        let parked = parked_of(v);
+        parked.len() == 19 && !parked[8] && !parked[9] && !parked[10] && parked[17]
+    });
+    let text = app.js(
+        "return document.querySelectorAll('.md-chunk')[9].textContent",
+        json!([]),
+    );
+    let text = text.as_str().unwrap();
+    assert!(
+        text.starts_with("Paragraph 289 — 第289段") && text.contains("Paragraph 320 — 第320段"),
+        "{}",
+        &text[..80]
+    );
+    // Once parking is done (a frame or two), chunk 9 is where the scroll put it.
+    std::thread::sleep(Duration::from_millis(300));
+    let settled = app.js(state, json!([]));
+    assert!(
+        (settled["chunks"][9]["top"].as_f64().unwrap() - at).abs() < 1.0,
+        "the view moved: {at} → {}",
+        settled["chunks"][9]["top"]
+    );
+    assert!(
+        (settled["height"].as_f64().unwrap() - opened["height"].as_f64().unwrap()).abs() < 1.0,
+        "parked chunks keep the height of their blocks: {} → {}",
+        opened["height"],
+        settled["height"]
+    );
+    save_screenshot("task-long-reply-middle", &app.screenshot());
+
+    // The whole reply selected (as Ctrl+A in the conversation does): every chunk is back, so a
+    // copy has every paragraph, and the height is what it was.
+    app.js(
+        "document.getSelection().selectAllChildren(document.querySelector('.message.assistant'))",
+        json!([]),
+    );
+    let selected = app.wait_until("every chunk back for the selection", WAIT, state, |v| {
+        parked_of(v).iter().all(|p| !p)
+    });
+    let copied = app.js("return document.getSelection().toString()", json!([]));
+    let copied = copied.as_str().unwrap();
+    for i in [1, 100, 289, 500, 600] {
+        assert!(
+            copied.contains(&format!("Paragraph {i} — 第{i}段")),
+            "paragraph {i} is not in the selection"
+        );
+    }
+    assert!(
+        (selected["height"].as_f64().unwrap() - opened["height"].as_f64().unwrap()).abs() < 1.0,
+        "made again, the chunks take the room they kept: {} → {}",
+        opened["height"],
+        selected["height"]
+    );
+    // The selection gone, the chunks far from the view are parked again.
+    app.js("document.getSelection().removeAllRanges()", json!([]));
+    app.wait_until("the far chunks parked again", WAIT, state, |v| {
+        let parked = parked_of(v);
+        parked.len() == 19 && parked[0] && parked[17] && !parked[9]
+    });
+    // Narrower, the window's parked chunks keep the heights they had: made again above the view
+    // as the reader scrolls up, they grow, and what the reader sees must not move for that.
+    app.set_size(480, 360);
+    let before = app.js(
+        "const view = document.getElementById('conversation'); const top = () => view.getBoundingClientRect().top;
+         const chunks = [...document.querySelectorAll('.md-chunk')];
+         if (!chunks[4].classList.contains('md-parked')) return null;
+         view.scrollTop += chunks[4].getBoundingClientRect().bottom - top() + 1500;
+         const at = chunks.findIndex(c => c.getBoundingClientRect().bottom > top());
+         return [at, chunks[at].getBoundingClientRect().top - top()]",
+        json!([]),
+    );
+    let (at, offset) = (before[0].as_u64().unwrap(), before[1].as_f64().unwrap());
+    app.wait_until("chunk 4 made again above the view", WAIT, state, |v| {
+        !parked_of(v)[4]
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let after = app.js(state, json!([]))["chunks"][at as usize]["top"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (after - offset).abs() < 1.0,
+        "the view moved as chunks above it were made again: chunk {at} at {offset} → {after}"
+    );
+    save_screenshot("task-long-reply-small", &app.screenshot());
+    app.quit();
+}

@@ -5,7 +5,7 @@
 import { call, messageOf } from '../api.js';
 import { $, h } from '../dom.js';
 import { tokens } from '../format.js';
-import { MarkdownView } from './markdown.js';
+import { forgetDetached, initParking, MarkdownView } from './markdown.js';
 import { messageView, textOf } from './messages.js';
 import { Scroller } from './scroll.js';
 
@@ -33,6 +33,7 @@ export class Conversation {
       jump: $('#jump-latest'),
       onNearTop: () => this.loadOlder(),
     });
+    initParking($('#conversation'));
   }
 
   /** Shows a fresh page of messages (the newest) and the task's summaries, replacing everything. */
@@ -40,6 +41,7 @@ export class Conversation {
     this.generation += 1;
     $('#older-status').hidden = true;
     this.list.replaceChildren();
+    forgetDetached();
     this.queued.replaceChildren();
     this.views.clear();
     this.live = null;

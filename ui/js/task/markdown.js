@@ -14,6 +14,8 @@ import { decorateCode } from './code.js';
 import { nextFrame } from './frame.js';
 
 const CHUNK = 32; // finished blocks per chunk
+/** How far from the view a full chunk keeps its blocks (see `initParking`). */
+const PARK_MARGIN = '3000px 0px';
 const unsettled = new Set(); // parts whose screen lags their text
 let waiters = [];
 const due = new Set(); // parts to render in the next frame
@@ -62,6 +64,101 @@ function markSettled(part) {
   for (const resolve of done) resolve();
 }
 
+// ---- parking ------------------------------------------------------------------------------
+// A chunk far from the view is parked: its blocks are let go — the sanitized HTML they were made
+// from is kept — and the chunk keeps its height; they are made again as it nears the view. So a
+// window holding a very long reply holds in its page only what is near the view (its elements
+// and their layout were ~2 KB each, ~55 MiB for a reply of 220,000 characters). Only full chunks
+// that another follows are parked, never one holding the selection or the focus; a selection
+// that reaches a parked chunk brings its blocks back first, so what is selected is copied whole.
+
+const htmlOf = new WeakMap(); // chunk → the HTML of its blocks, in order
+const parked = new Set(); // chunks without their blocks
+const held = new Set(); // chunks brought back for the selection while far from the view
+let parker = null;
+let scroller = null;
+
+/** Parks full chunks far from the view of `root` (the element the conversation scrolls in). */
+export function initParking(root) {
+  scroller = root;
+  parker = new IntersectionObserver(onParking, { root, rootMargin: PARK_MARGIN });
+  document.addEventListener('selectionchange', onSelection);
+}
+
+/** Lets go of the chunks no longer in the page (their text was set anew, their message removed). */
+export function forgetDetached() {
+  for (const chunk of [...parked, ...held]) if (!chunk.isConnected) forget(chunk);
+}
+
+function forget(chunk) {
+  parker.unobserve(chunk);
+  parked.delete(chunk);
+  held.delete(chunk);
+}
+
+function onParking(entries) {
+  for (const { target: chunk, isIntersecting } of entries) {
+    if (!chunk.isConnected) {
+      forget(chunk);
+    } else if (isIntersecting) {
+      held.delete(chunk);
+      unpark(chunk);
+    } else {
+      park(chunk);
+    }
+  }
+}
+
+function park(chunk) {
+  if (parked.has(chunk) || holdsSelection(chunk) || chunk.contains(document.activeElement)) return;
+  if (chunk.getClientRects().length === 0) return; // not shown: it has no height to keep
+  chunk.style.height = `${chunk.getBoundingClientRect().height}px`;
+  chunk.replaceChildren();
+  chunk.classList.add('md-parked');
+  parked.add(chunk);
+}
+
+function unpark(chunk) {
+  if (!parked.delete(chunk)) return;
+  const before = chunk.getBoundingClientRect();
+  chunk.replaceChildren(...htmlOf.get(chunk).map(blockOf));
+  chunk.style.height = '';
+  chunk.classList.remove('md-parked');
+  // Made above the view (the reader scrolls up to it), a chunk whose height is not what it was
+  // (the window's width changed meanwhile) must not move what the reader sees.
+  const grew = chunk.getBoundingClientRect().height - before.height;
+  if (grew !== 0 && before.bottom <= scroller.getBoundingClientRect().top) scroller.scrollTop += grew;
+}
+
+function holdsSelection(chunk) {
+  const selection = document.getSelection();
+  return selection.rangeCount > 0 && !selection.isCollapsed && selection.getRangeAt(0).intersectsNode(chunk);
+}
+
+// A selection reaching parked chunks brings them back (a select-all, a drag past the view); once
+// it is gone, those far from the view are parked again (observing anew reports where they are).
+function onSelection() {
+  for (const chunk of parked) {
+    if (holdsSelection(chunk)) {
+      unpark(chunk);
+      held.add(chunk);
+    }
+  }
+  for (const chunk of held) {
+    if (holdsSelection(chunk)) continue;
+    held.delete(chunk);
+    parker.unobserve(chunk);
+    parker.observe(chunk);
+  }
+}
+
+function blockOf(html) {
+  const block = h('div', { class: 'md-block' });
+  block.innerHTML = html; // sanitized by the backend (ammonia)
+  decorateCode(block);
+  return block;
+}
+
 export class MarkdownView {
   constructor() {
     this.tail = h('div', { class: 'md-tail' });
@@ -102,6 +199,7 @@ export class MarkdownView {
     this.tail.replaceChildren();
     this.rawText.data = text;
     this.el.replaceChildren(this.tail, this.raw);
+    forgetDetached();
     this.ending = null;
     this.chunk = null;
     this.markEnd();
@@ -149,14 +247,15 @@ export class MarkdownView {
 
   show({ blocks, consumed, tail }) {
     for (const html of blocks) {
-      const block = h('div', { class: 'md-block' });
-      block.innerHTML = html; // sanitized by the backend (ammonia)
-      decorateCode(block);
-      if (this.chunk === null || this.chunk.childElementCount === CHUNK) {
+      if (this.chunk === null || htmlOf.get(this.chunk).length === CHUNK) {
+        // The full chunk may be parked from now on: another follows it.
+        if (this.chunk) parker?.observe(this.chunk);
         this.chunk = h('div', { class: 'md-chunk' });
+        htmlOf.set(this.chunk, []);
         this.tail.before(this.chunk);
       }
-      this.chunk.append(block);
+      htmlOf.get(this.chunk).push(html);
+      this.chunk.append(blockOf(html));
     }
     this.consumed += consumed;
     this.tail.classList.remove('md-plain');
