@@ -73,7 +73,7 @@ function markSettled(part) {
 // that reaches a parked chunk brings its blocks back first, so what is selected is copied whole.
 
 const htmlOf = new WeakMap(); // chunk → the HTML of its blocks, in order
-const parked = new Set(); // chunks without their blocks
+const parked = new Map(); // chunk without its blocks → the height it keeps
 const held = new Set(); // chunks brought back for the selection while far from the view
 let parker = null;
 let scroller = null;
@@ -87,7 +87,7 @@ export function initParking(root) {
 
 /** Lets go of the chunks no longer in the page (their text was set anew, their message removed). */
 export function forgetDetached() {
-  for (const chunk of [...parked, ...held]) if (!chunk.isConnected) forget(chunk);
+  for (const chunk of [...parked.keys(), ...held]) if (!chunk.isConnected) forget(chunk);
 }
 
 function forget(chunk) {
@@ -96,56 +96,75 @@ function forget(chunk) {
   held.delete(chunk);
 }
 
+// Every chunk of a batch is changed before any is measured again: the page is laid out once per
+// batch, not once per chunk (a window catching up parks dozens at once).
 function onParking(entries) {
-  for (const { target: chunk, isIntersecting } of entries) {
+  const selected = selectedRange();
+  const made = [];
+  for (const { target: chunk, isIntersecting, boundingClientRect } of entries) {
     if (!chunk.isConnected) {
       forget(chunk);
     } else if (isIntersecting) {
       held.delete(chunk);
-      unpark(chunk);
-    } else {
-      park(chunk);
+      if (parked.has(chunk)) made.push(unpark(chunk));
+    } else if (!parked.has(chunk) && !selected?.intersectsNode(chunk) && !chunk.contains(document.activeElement)
+               && boundingClientRect.height > 0) { // (no height: not shown, nothing to keep)
+      park(chunk, boundingClientRect.height);
     }
   }
+  keepView(made);
 }
 
-function park(chunk) {
-  if (parked.has(chunk) || holdsSelection(chunk) || chunk.contains(document.activeElement)) return;
-  if (chunk.getClientRects().length === 0) return; // not shown: it has no height to keep
-  chunk.style.height = `${chunk.getBoundingClientRect().height}px`;
+function park(chunk, height) {
+  chunk.style.height = `${height}px`;
   chunk.replaceChildren();
   chunk.classList.add('md-parked');
-  parked.add(chunk);
+  parked.set(chunk, height);
 }
 
+/** Makes a parked chunk's blocks again; returns the chunk and the height it kept. */
 function unpark(chunk) {
-  if (!parked.delete(chunk)) return;
-  const before = chunk.getBoundingClientRect();
+  const kept = parked.get(chunk);
+  parked.delete(chunk);
   chunk.replaceChildren(...htmlOf.get(chunk).map(blockOf));
   chunk.style.height = '';
   chunk.classList.remove('md-parked');
-  // Made above the view (the reader scrolls up to it), a chunk whose height is not what it was
-  // (the window's width changed meanwhile) must not move what the reader sees.
-  const grew = chunk.getBoundingClientRect().height - before.height;
-  if (grew !== 0 && before.bottom <= scroller.getBoundingClientRect().top) scroller.scrollTop += grew;
+  return { chunk, kept };
 }
 
-function holdsSelection(chunk) {
+/**
+ * Chunks made again above the view (the reader scrolls up to them) whose height is not what they
+ * kept (the window's width changed meanwhile) must not move what the reader sees: the view moves
+ * by what they grew.
+ */
+function keepView(made) {
+  if (made.length === 0) return;
+  const top = scroller.getBoundingClientRect().top;
+  let grew = 0;
+  for (const { chunk, kept } of made) {
+    const rect = chunk.getBoundingClientRect();
+    if (rect.top + kept <= top) grew += rect.height - kept;
+  }
+  if (grew !== 0) scroller.scrollTop += grew;
+}
+
+/** The selection's range, unless nothing is selected. */
+function selectedRange() {
   const selection = document.getSelection();
-  return selection.rangeCount > 0 && !selection.isCollapsed && selection.getRangeAt(0).intersectsNode(chunk);
+  return selection.rangeCount > 0 && !selection.isCollapsed ? selection.getRangeAt(0) : null;
 }
 
 // A selection reaching parked chunks brings them back (a select-all, a drag past the view); once
 // it is gone, those far from the view are parked again (observing anew reports where they are).
 function onSelection() {
-  for (const chunk of parked) {
-    if (holdsSelection(chunk)) {
-      unpark(chunk);
-      held.add(chunk);
-    }
+  const selected = selectedRange();
+  if (selected) {
+    const reached = [...parked.keys()].filter((chunk) => selected.intersectsNode(chunk));
+    keepView(reached.map(unpark));
+    for (const chunk of reached) held.add(chunk);
   }
   for (const chunk of held) {
-    if (holdsSelection(chunk)) continue;
+    if (selected?.intersectsNode(chunk)) continue;
     held.delete(chunk);
     parker.unobserve(chunk);
     parker.observe(chunk);
