@@ -71,10 +71,12 @@ function markSettled(part) {
 // and their layout were ~2 KB each, ~55 MiB for a reply of 220,000 characters). Only full chunks
 // that another follows are parked, never one holding the selection or the focus; a selection
 // that reaches a parked chunk brings its blocks back first, so what is selected is copied whole.
+// What is parked is out of reach of Tab and of a screen reader until the view nears it: only
+// replies longer than a chunk are parked, and only 3,000 px and more away.
 
 const htmlOf = new WeakMap(); // chunk → the HTML of its blocks, in order
 const parked = new Map(); // chunk without its blocks → the height it keeps
-const held = new Set(); // chunks brought back for the selection while far from the view
+const held = new Set(); // chunks kept whole for the selection or the focus while far from the view
 let parker = null;
 let scroller = null;
 
@@ -83,6 +85,8 @@ export function initParking(root) {
   scroller = root;
   parker = new IntersectionObserver(onParking, { root, rootMargin: PARK_MARGIN });
   document.addEventListener('selectionchange', onSelection);
+  // A chunk kept for the focus (a Copy button, a link) may be parked once the focus leaves it.
+  root.addEventListener('focusout', () => setTimeout(recheckHeld));
 }
 
 /** Lets go of the chunks no longer in the page (their text was set anew, their message removed). */
@@ -96,23 +100,24 @@ function forget(chunk) {
   held.delete(chunk);
 }
 
-// Every chunk of a batch is changed before any is measured again: the page is laid out once per
-// batch, not once per chunk (a window catching up parks dozens at once).
+// Every chunk of a batch is changed before any is measured again (the observer's own measure is
+// the height kept): the page is laid out once or twice per batch, not once per chunk (a window
+// catching up parks dozens at once).
 function onParking(entries) {
   const selected = selectedRange();
-  const made = [];
+  const back = [];
   for (const { target: chunk, isIntersecting, boundingClientRect } of entries) {
     if (!chunk.isConnected) {
       forget(chunk);
     } else if (isIntersecting) {
       held.delete(chunk);
-      if (parked.has(chunk)) made.push(unpark(chunk));
-    } else if (!parked.has(chunk) && !selected?.intersectsNode(chunk) && !chunk.contains(document.activeElement)
-               && boundingClientRect.height > 0) { // (no height: not shown, nothing to keep)
-      park(chunk, boundingClientRect.height);
+      if (parked.has(chunk)) back.push(chunk);
+    } else if (!parked.has(chunk)) {
+      if (selected?.intersectsNode(chunk) || chunk.contains(document.activeElement)) held.add(chunk);
+      else if (boundingClientRect.height > 0) park(chunk, boundingClientRect.height); // (0: not shown)
     }
   }
-  keepView(made);
+  unpark(back);
 }
 
 function park(chunk, height) {
@@ -122,29 +127,25 @@ function park(chunk, height) {
   parked.set(chunk, height);
 }
 
-/** Makes a parked chunk's blocks again; returns the chunk and the height it kept. */
-function unpark(chunk) {
-  const kept = parked.get(chunk);
-  parked.delete(chunk);
-  chunk.replaceChildren(...htmlOf.get(chunk).map(blockOf));
-  chunk.style.height = '';
-  chunk.classList.remove('md-parked');
-  return { chunk, kept };
-}
-
 /**
- * Chunks made again above the view (the reader scrolls up to them) whose height is not what they
- * kept (the window's width changed meanwhile) must not move what the reader sees: the view moves
- * by what they grew.
+ * Makes parked chunks' blocks again. Those wholly above the view (the reader scrolls up to them)
+ * whose height is not what they kept (the window's width changed meanwhile) must not move what
+ * the reader sees: the view moves by what they grew, at once (scroll.js keeps the chunk at the top
+ * of the view in place too, but only when the page is next drawn). Which are above the view is
+ * read before anything changes.
  */
-function keepView(made) {
-  if (made.length === 0) return;
+function unpark(chunks) {
+  if (chunks.length === 0) return;
   const top = scroller.getBoundingClientRect().top;
-  let grew = 0;
-  for (const { chunk, kept } of made) {
-    const rect = chunk.getBoundingClientRect();
-    if (rect.top + kept <= top) grew += rect.height - kept;
+  const above = chunks.filter((chunk) => chunk.getBoundingClientRect().bottom <= top);
+  for (const chunk of chunks) {
+    chunk.replaceChildren(...htmlOf.get(chunk).map(blockOf));
+    chunk.style.height = '';
+    chunk.classList.remove('md-parked');
   }
+  let grew = 0;
+  for (const chunk of above) grew += chunk.getBoundingClientRect().height - parked.get(chunk);
+  for (const chunk of chunks) parked.delete(chunk);
   if (grew !== 0) scroller.scrollTop += grew;
 }
 
@@ -155,16 +156,23 @@ function selectedRange() {
 }
 
 // A selection reaching parked chunks brings them back (a select-all, a drag past the view); once
-// it is gone, those far from the view are parked again (observing anew reports where they are).
+// it is gone, those far from the view are parked again.
 function onSelection() {
   const selected = selectedRange();
   if (selected) {
     const reached = [...parked.keys()].filter((chunk) => selected.intersectsNode(chunk));
-    keepView(reached.map(unpark));
+    unpark(reached);
     for (const chunk of reached) held.add(chunk);
   }
+  recheckHeld();
+}
+
+/** Chunks kept whole for the selection or the focus are observed anew once neither holds them
+ * (observing reports where they are, so those far from the view are parked). */
+function recheckHeld() {
+  const selected = selectedRange();
   for (const chunk of held) {
-    if (selected?.intersectsNode(chunk)) continue;
+    if (selected?.intersectsNode(chunk) || chunk.contains(document.activeElement)) continue;
     held.delete(chunk);
     parker.unobserve(chunk);
     parker.observe(chunk);

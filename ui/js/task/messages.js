@@ -4,7 +4,7 @@
 
 import { h } from '../dom.js';
 import { nextFrame } from './frame.js';
-import { MarkdownView } from './markdown.js';
+import { forgetDetached, MarkdownView } from './markdown.js';
 import { applyToolResult, panelFor } from './tools.js';
 
 /** The view of a message record: `.el` is its element, `update(record)` applies a newer version. */
@@ -187,7 +187,9 @@ class AssistantMessage extends MessageView {
   }
 
   truncate(length) {
-    for (const view of this.parts.splice(length)) view.el.remove();
+    const removed = this.parts.splice(length);
+    for (const view of removed) view.el.remove();
+    if (removed.length) forgetDetached();
   }
 }
 

@@ -1,6 +1,6 @@
 // Keeps the conversation where the reader wants it: on the newest line while they follow the
 // stream, and on the line they are reading once they scroll up — also when older messages are
-// added above it or something above it grows. The browser's own scroll anchoring is off
+// added above it or something above it grows (a long answer's chunks made again, markdown.js). The browser's own scroll anchoring is off
 // (`overflow-anchor: none`), so this is the only thing that moves the view.
 
 const NEAR_BOTTOM = 40;
@@ -91,14 +91,22 @@ export class Scroller {
     this.jump.hidden = this.following || this.distanceFromBottom() <= NEAR_BOTTOM;
   }
 
+  /**
+   * The element at the top of the view: a message, or within a long answer the chunk of blocks
+   * there (chunks above it may change height when they are made again, see markdown.js).
+   */
   findAnchor() {
     const top = this.scroller.getBoundingClientRect().top;
-    for (const el of this.items.children) {
-      if (el.hidden) continue;
-      const rect = el.getBoundingClientRect();
-      if (rect.bottom > top) return { el, offset: rect.top - top };
-    }
-    return null;
+    const first = (els) => {
+      for (const el of els) {
+        if (el.hidden) continue;
+        const rect = el.getBoundingClientRect();
+        if (rect.bottom > top) return { el, offset: rect.top - top };
+      }
+      return null;
+    };
+    const message = first(this.items.children);
+    return (message && first(message.el.querySelectorAll('.md-chunk'))) ?? message;
   }
 
   restoreAnchor() {
