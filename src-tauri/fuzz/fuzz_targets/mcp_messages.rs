@@ -61,9 +61,13 @@ fn stdio(data: &[u8], step: usize) -> Vec<Message> {
 }
 
 fn legacy_sse(data: &[u8], step: usize) -> Vec<Message> {
-    let body = stream::iter(data.chunks(step).map(Ok::<_, std::convert::Infallible>));
+    let body = stream::iter(
+        data.chunks(step)
+            .map(|c| Ok::<_, std::convert::Infallible>(bytes::Bytes::copy_from_slice(c))),
+    );
     block_on(async {
-        let mut events = std::pin::pin!(body.eventsource());
+        // As `codewright-mcp` reads it: without a leading byte-order mark (a crash found here).
+        let mut events = std::pin::pin!(codewright_llm::without_bom(body).eventsource());
         let mut out: Vec<Message> = Vec::new();
         while let Some(Ok(event)) = events.next().await {
             if event.event != "message" && !event.event.is_empty() {

@@ -12,6 +12,30 @@ use futures_util::{Stream, StreamExt};
 /// How long to wait, after the terminal event, for a server to end the body.
 const AFTER_COMPLETE: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// The body without the UTF-8 byte-order mark an event stream may begin with (SSE ignores it):
+/// `eventsource-stream` 0.2.3 cuts only its first byte and panics (found by fuzzing). Bytes at the
+/// start that begin like the mark but are not it are dropped too: no SSE line starts with them.
+pub fn without_bom<S, E>(body: S) -> impl Stream<Item = Result<Bytes, E>>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+{
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    let mut seen = 0; // bytes of the stream's start looked at, up to the mark's length
+    body.map(move |chunk| {
+        chunk.map(|mut bytes| {
+            while seen < BOM.len() && !bytes.is_empty() {
+                if bytes[0] != BOM[seen] {
+                    seen = BOM.len();
+                    break;
+                }
+                bytes = bytes.slice(1..);
+                seen += 1;
+            }
+            bytes
+        })
+    })
+}
+
 /// Feeds a body stream through SSE framing and `decoder` into `out`, calling `on_delta` with every
 /// increment. Returns when the body ends, the body fails (its error is returned as is: a lost
 /// connection, a timeout), or the decoder fails (an error event, a malformed event); what was
@@ -27,7 +51,7 @@ pub(crate) async fn pump<S>(
 where
     S: Stream<Item = Result<Bytes, LlmError>>,
 {
-    let terminated = body.chain(futures_util::stream::iter([Ok(Bytes::from_static(
+    let terminated = without_bom(body).chain(futures_util::stream::iter([Ok(Bytes::from_static(
         b"\n\n",
     ))]));
     let mut events = std::pin::pin!(terminated.eventsource());

@@ -144,3 +144,16 @@ fn an_empty_assistant_message_left_by_a_failed_turn_is_not_sent() {
         );
     }
 }
+
+/// A stream that begins with a UTF-8 byte-order mark (which SSE ignores) is read as if it had
+/// none: `eventsource-stream` panicked on it (found by fuzzing `mcp_messages`).
+#[tokio::test]
+async fn a_stream_that_begins_with_a_byte_order_mark_is_read_whole() {
+    let mut body = b"\xEF\xBB\xBF".to_vec();
+    body.extend(sse(&[
+        json!({"choices": [{"index": 0, "delta": {"content": "Hello"}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ]));
+    let m = decode_recording(Protocol::OpenAiChat, &body).await.unwrap();
+    assert_eq!(m.text(), "Hello");
+}

@@ -57,7 +57,8 @@ impl LegacySse {
                 "{url} answered {status} to the event-stream request; check the URL (legacy SSE servers usually serve it at /sse)"
             ));
         }
-        let mut events = response.bytes_stream().eventsource();
+        // (Without a leading byte-order mark: `eventsource-stream` panics on one.)
+        let mut events = codewright_llm::without_bom(response.bytes_stream()).eventsource();
         let endpoint = loop {
             match events.next().await {
                 Some(Ok(event)) if event.event == "endpoint" => {
