@@ -1,7 +1,9 @@
 // Keeps the conversation where the reader wants it: on the newest line while they follow the
 // stream, and on the line they are reading once they scroll up — also when older messages are
-// added above it or something above it grows (a long answer's chunks made again, markdown.js). The browser's own scroll anchoring is off
-// (`overflow-anchor: none`), so this is the only thing that moves the view.
+// added above it or something above it grows. The browser's own scroll anchoring is off
+// (`overflow-anchor: none`), so this moves the view, and only one other thing does: a long
+// answer's chunks made again above the view move it at once by what they grew (markdown.js),
+// which the chunk this class keeps at the top of the view agrees with.
 
 const NEAR_BOTTOM = 40;
 const NEAR_TOP = 300;
