@@ -112,6 +112,18 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
     });
     let task_window = app.switch_to_new_window(std::slice::from_ref(&main_window), WAIT);
     assert_eq!(app.find("#task-title").text(), title);
+    // A real-time thread of WebKit's is demoted after 50 ms, in the app and in the web process
+    // of each window (src-tauri/src/webkit.rs).
+    let limits = desktop.real_time_limits();
+    let web = limits
+        .iter()
+        .filter(|(name, _)| name == "WebKitWebProces")
+        .count();
+    assert!(web >= 2, "a web process for each window: {limits:?}");
+    assert!(
+        limits.iter().all(|(_, soft)| *soft == Some(50_000)),
+        "{limits:?}"
+    );
     // The composer is ready for a message.
     assert!(
         app.js(

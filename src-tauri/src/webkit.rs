@@ -15,6 +15,20 @@
 //! poll serves WebKit's memory limits and its reaction to a system short of memory, which free
 //! caches that a page of text barely has; the JavaScript heap is collected as before. So the
 //! monitor is switched off (`WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR`).
+//!
+//! **Real-time threads held to 50 ms.** WebKitGTK 2.50 makes its message threads real-time
+//! (`SCHED_RR`) wherever it may: directly where the process is allowed to (root, or a `rtprio`
+//! limit, as many audio setups grant), else through RealtimeKit. On the direct path nothing bounds
+//! them. Under ten streaming windows on two cores such threads kept both cores for 0.95 s at a
+//! time (the kernel's real-time throttle), 1–4 times in 30 s: every window, the app and every
+//! other program on the machine stood still at once (RELIABILITY.md). WebKit demotes a process's
+//! real-time threads when it receives SIGXCPU, which the kernel sends once a real-time thread has
+//! run this long without blocking (`RLIMIT_RTTIME`). So the app sets that soft limit to 50 ms
+//! before WebKit starts, and the web processes inherit it; the hard limit (a thread past it is
+//! killed) is left as it was, and a lower limit the user set is kept. On the RealtimeKit path
+//! WebKit sets its own limits, as before. WebKit has since dropped real-time threads upstream.
+//! Commands the agent runs inherit the soft limit too; it only touches a program that makes
+//! itself real-time, and such a program can raise it again.
 
 use std::path::Path;
 
@@ -27,6 +41,34 @@ pub(crate) fn configure() {
     for name in variables(var, || usable_render_node(Path::new("/dev/dri"))) {
         std::env::set_var(name, "1");
     }
+    limit_real_time_runs();
+}
+
+/// How long a real-time thread may run without blocking before SIGXCPU (microseconds).
+const REAL_TIME_RUN_US: libc::rlim_t = 50_000;
+
+/// Lowers this process's soft `RLIMIT_RTTIME` to [`REAL_TIME_RUN_US`] (module docs).
+fn limit_real_time_runs() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct they are given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_RTTIME, &mut limit) != 0 {
+            return;
+        }
+        let soft = real_time_soft_limit(limit.rlim_cur, limit.rlim_max);
+        if soft != limit.rlim_cur {
+            limit.rlim_cur = soft;
+            libc::setrlimit(libc::RLIMIT_RTTIME, &limit);
+        }
+    }
+}
+
+/// The soft limit to set, given the current soft and hard ones (`RLIM_INFINITY` is the largest).
+fn real_time_soft_limit(soft: libc::rlim_t, hard: libc::rlim_t) -> libc::rlim_t {
+    soft.min(hard).min(REAL_TIME_RUN_US)
 }
 
 /// The variables to set to `1`, given the environment's (`var`).
@@ -70,6 +112,23 @@ fn usable_render_node(dri: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn real_time_runs_are_held_to_50_ms_unless_held_shorter() {
+        let unlimited = libc::RLIM_INFINITY;
+        assert_eq!(real_time_soft_limit(unlimited, unlimited), 50_000);
+        assert_eq!(real_time_soft_limit(200_000, 200_000), 50_000);
+        assert_eq!(
+            real_time_soft_limit(20_000, unlimited),
+            20_000,
+            "the user's own"
+        );
+        assert_eq!(
+            real_time_soft_limit(unlimited, 10_000),
+            10_000,
+            "never above the hard one"
+        );
+    }
 
     #[test]
     fn compositing_is_left_on_only_with_a_usable_gpu_and_no_choice_made() {

@@ -251,6 +251,29 @@ impl Desktop {
         }
     }
 
+    /// The running app and each process it started (WebKit's), by name, with its soft
+    /// `RLIMIT_RTTIME` in microseconds (`None`: unlimited), as `/proc/PID/limits` says.
+    #[allow(dead_code)] // one test binary looks
+    pub fn real_time_limits(&self) -> Vec<(String, Option<u64>)> {
+        self.app_pids()
+            .into_iter()
+            .flat_map(|app| std::iter::once(app).chain(descendants(app)))
+            .filter_map(|pid| {
+                let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+                let name = name.trim();
+                let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
+                let soft = limits
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Max realtime timeout"))?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok();
+                Some((name.to_string(), soft))
+            })
+            .collect()
+    }
+
     /// The processes of the app this desktop's driver launched.
     fn app_pids(&self) -> Vec<u32> {
         let app = std::fs::canonicalize(env!("CARGO_BIN_EXE_codewright")).unwrap();

@@ -845,6 +845,17 @@ mod tests {
             "ls | xargs -i rm -Rf {}",
             "find X -exec rm -R --force {} +",
             "find . -exec rm + {} -rf \\;",
+            // Inside compound commands, as an injected instruction would put it.
+            "echo cleaning up && rm -rf ~",
+            "(cd / && rm -rf ~/)",
+            "ls >/dev/null || true; rm -fr \"$HOME\"/*",
+            "{ sleep 1; rm -rf ~; }",
+            "echo ok | rm -rf ~ 2>&1",
+            "x=$(rm -rf ~)",
+            "echo \"$(rm -rf ~)\"",
+            "rm -rf ~ &",
+            "! rm -rf ~",
+            "true\nrm -rf ~",
         ] {
             let verdict = bash(&yolo, command);
             assert!(is_deny(&verdict), "{command:?} gave {verdict:?}");
