@@ -113,17 +113,45 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
     let task_window = app.switch_to_new_window(std::slice::from_ref(&main_window), WAIT);
     assert_eq!(app.find("#task-title").text(), title);
     // A real-time thread of WebKit's is demoted after 50 ms, in the app and in the web process
-    // of each window (src-tauri/src/webkit.rs).
-    let limits = desktop.real_time_limits();
-    let web = limits
-        .iter()
-        .filter(|(name, _)| name == "WebKitWebProces")
-        .count();
-    assert!(web >= 2, "a web process for each window: {limits:?}");
-    assert!(
-        limits.iter().all(|(_, soft)| *soft == Some(50_000)),
-        "{limits:?}"
-    );
+    // of each window (src-tauri/src/webkit.rs); where the kernel raised the limit (by a second
+    // after each SIGXCPU), the app sets it again within 2 s.
+    let held = || {
+        let limits = desktop.real_time_limits();
+        let web: Vec<u32> = limits
+            .iter()
+            .filter(|(_, name, _)| name == "WebKitWebProces")
+            .map(|(pid, ..)| *pid)
+            .collect();
+        let all = web.len() >= 2 && limits.iter().all(|(.., soft)| *soft == Some(50_000));
+        (all, web, limits)
+    };
+    let wait_held = || {
+        let start = std::time::Instant::now();
+        loop {
+            let (all, web, limits) = held();
+            if all {
+                return web;
+            }
+            assert!(start.elapsed() < WAIT, "{limits:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let web = wait_held();
+    let mut raised = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: prlimit reads and writes only the structs given; the pid is one of the app's web
+    // processes. As the kernel does after a SIGXCPU: the soft limit a second higher.
+    let set = unsafe {
+        let pid = web[0] as libc::pid_t;
+        libc::prlimit(pid, libc::RLIMIT_RTTIME, std::ptr::null(), &mut raised);
+        raised.rlim_cur = 1_050_000;
+        libc::prlimit(pid, libc::RLIMIT_RTTIME, &raised, std::ptr::null_mut())
+    };
+    assert_eq!(set, 0, "{}", std::io::Error::last_os_error());
+    assert!(!held().0);
+    wait_held();
     // The composer is ready for a message.
     assert!(
         app.js(

@@ -70,9 +70,11 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
                     };
                 // Every 2 s: runs another process left behind when it quit show as interrupted,
                 // and those that were waiting for the user ask again (a process still quitting
-                // when this one started held its tasks a moment longer).
+                // when this one started held its tasks a moment longer); WebKit's real-time
+                // threads are held to their limit again.
                 if settled.elapsed() >= SETTLE {
                     settled = Instant::now();
+                    crate::webkit::hold_real_time_runs();
                     if let Ok(host) = app.state::<AppState>().host() {
                         host.mark_interrupted();
                         let host = host.clone();

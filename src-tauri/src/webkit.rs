@@ -24,13 +24,17 @@
 //! other program on the machine stood still at once (RELIABILITY.md). WebKit demotes a process's
 //! real-time threads when it receives SIGXCPU, which the kernel sends once a real-time thread has
 //! run this long without blocking (`RLIMIT_RTTIME`). So the app sets that soft limit to 50 ms
-//! before WebKit starts, and the web processes inherit it; the hard limit (a thread past it is
-//! killed) is left as it was, and a lower limit the user set is kept. On the RealtimeKit path
-//! WebKit sets its own limits, as before. WebKit has since dropped real-time threads upstream.
-//! Commands the agent runs inherit the soft limit too; it only touches a program that makes
-//! itself real-time, and such a program can raise it again.
+//! before WebKit starts, and the web processes inherit it. Each SIGXCPU makes the kernel raise
+//! the soft limit by a second, which would leave threads WebKit makes real-time afterwards (a new
+//! window's, a window shown again) bound only by the throttle: every 2 s the app sets it again, in
+//! itself and in each WebKit process ([`hold_real_time_runs`]); it also overrides the 200 ms at
+//! which RealtimeKit's limit would kill the process. The hard limit is left as it was, and a lower
+//! soft limit the user set is kept. What Codewright itself starts (commands, MCP servers) gets
+//! back the limit the app started with (`codewright_tools::reaper`). WebKit has since dropped
+//! real-time threads upstream.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 const COMPOSITING: &str = "WEBKIT_DISABLE_COMPOSITING_MODE";
 const MEMORY_MONITOR: &str = "WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR";
@@ -47,23 +51,78 @@ pub(crate) fn configure() {
 /// How long a real-time thread may run without blocking before SIGXCPU (microseconds).
 const REAL_TIME_RUN_US: libc::rlim_t = 50_000;
 
-/// Lowers this process's soft `RLIMIT_RTTIME` to [`REAL_TIME_RUN_US`] (module docs).
+/// The soft `RLIMIT_RTTIME` the app holds itself and WebKit's processes to.
+static REAL_TIME_LIMIT: OnceLock<libc::rlim_t> = OnceLock::new();
+
+/// Lowers this process's soft `RLIMIT_RTTIME` to [`REAL_TIME_RUN_US`] (module docs), once the
+/// limits it started with are noted for the processes Codewright starts.
 fn limit_real_time_runs() {
+    codewright_host::remember_starting_limits();
+    let Some(limit) = real_time_limit(0) else {
+        return;
+    };
+    let soft =
+        *REAL_TIME_LIMIT.get_or_init(|| real_time_soft_limit(limit.rlim_cur, limit.rlim_max));
+    set_real_time_limit(0, limit, soft);
+}
+
+/// Sets the soft limit again where the kernel raised it (after a SIGXCPU) or WebKit changed it
+/// (RealtimeKit's): in this process and each WebKit process it started. Called every 2 s.
+pub(crate) fn hold_real_time_runs() {
+    let Some(&soft) = REAL_TIME_LIMIT.get() else {
+        return;
+    };
+    let webkit = webkit_children();
+    for pid in std::iter::once(0).chain(webkit) {
+        if let Some(limit) = real_time_limit(pid) {
+            set_real_time_limit(pid, limit, soft);
+        }
+    }
+}
+
+/// The processes this one started whose name is WebKit's (its web and network processes).
+fn webkit_children() -> Vec<libc::pid_t> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|pid| pid.parse().ok())
+                .collect::<Vec<libc::pid_t>>()
+        })
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|name| name.starts_with("WebKit"))
+        })
+        .collect()
+}
+
+/// The `RLIMIT_RTTIME` of process `pid` (0: this one).
+fn real_time_limit(pid: libc::pid_t) -> Option<libc::rlimit> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: getrlimit and setrlimit only read and write the struct they are given.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_RTTIME, &mut limit) != 0 {
-            return;
-        }
-        let soft = real_time_soft_limit(limit.rlim_cur, limit.rlim_max);
-        if soft != limit.rlim_cur {
-            limit.rlim_cur = soft;
-            libc::setrlimit(libc::RLIMIT_RTTIME, &limit);
-        }
+    // SAFETY: prlimit reads nothing (no new limit) and writes only the struct it is given.
+    let read = unsafe { libc::prlimit(pid, libc::RLIMIT_RTTIME, std::ptr::null(), &mut limit) };
+    (read == 0).then_some(limit)
+}
+
+/// Sets the soft limit of process `pid` (0: this one) to `soft`, where it differs and the hard
+/// limit allows it; a process that is gone or not ours is left alone.
+fn set_real_time_limit(pid: libc::pid_t, limit: libc::rlimit, soft: libc::rlim_t) {
+    if limit.rlim_cur == soft || soft > limit.rlim_max {
+        return;
     }
+    let new = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: limit.rlim_max,
+    };
+    // SAFETY: prlimit reads only the struct it is given and writes nothing (no old limit asked).
+    unsafe { libc::prlimit(pid, libc::RLIMIT_RTTIME, &new, std::ptr::null_mut()) };
 }
 
 /// The soft limit to set, given the current soft and hard ones (`RLIM_INFINITY` is the largest).

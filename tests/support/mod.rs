@@ -251,16 +251,19 @@ impl Desktop {
         }
     }
 
-    /// The running app and each process it started (WebKit's), by name, with its soft
-    /// `RLIMIT_RTTIME` in microseconds (`None`: unlimited), as `/proc/PID/limits` says.
+    /// The running app and each WebKit process below it: pid, name and soft `RLIMIT_RTTIME` in
+    /// microseconds (`None`: unlimited), as `/proc/PID/limits` says.
     #[allow(dead_code)] // one test binary looks
-    pub fn real_time_limits(&self) -> Vec<(String, Option<u64>)> {
+    pub fn real_time_limits(&self) -> Vec<(u32, String, Option<u64>)> {
         self.app_pids()
             .into_iter()
             .flat_map(|app| std::iter::once(app).chain(descendants(app)))
             .filter_map(|pid| {
                 let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
                 let name = name.trim();
+                if name != "codewright" && !name.starts_with("WebKit") {
+                    return None;
+                }
                 let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
                 let soft = limits
                     .lines()
@@ -269,7 +272,7 @@ impl Desktop {
                     .next()?
                     .parse()
                     .ok();
-                Some((name.to_string(), soft))
+                Some((pid, name.to_string(), soft))
             })
             .collect()
     }

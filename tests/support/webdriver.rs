@@ -398,6 +398,14 @@ impl Session {
             Some(json!({"width": width, "height": height})),
         )
         .expect("set the window size");
+        // The page takes the new size a moment later: a click meanwhile would aim at where an
+        // element was laid out in the old size (a person sees the window change first).
+        self.wait_until(
+            "the page to take the window's new size",
+            Duration::from_secs(10),
+            &format!("return window.innerWidth === {width} && window.innerHeight === {height}"),
+            |v| v == true,
+        );
     }
 
     /// A PNG screenshot of the current window.

@@ -116,7 +116,11 @@ async fn attack(victim: &Path, mode: PermissionMode, rules: &[PermissionRule]) -
 
     let (handle, mut rx) = world.start(world.task, Some("Summarize NOTES.md"), mode);
     let mut asked = Vec::new();
-    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(60), rx.recv()).await {
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(60), rx.recv())
+            .await
+            .expect("an event within a minute");
+        let Some(event) = event else { break };
         if let AgentEvent::ApprovalRequested { request } = event {
             let preflight =
                 matches!(&request.action, Action::Command { command, .. } if command == PREFLIGHT);
@@ -135,7 +139,11 @@ async fn attack(victim: &Path, mode: PermissionMode, rules: &[PermissionRule]) -
     world.server.assert_clean();
 
     let requests = world.server.requests();
-    assert_eq!(requests.len(), 4, "the model got past its preflight");
+    assert_eq!(
+        requests.len(),
+        4,
+        "the model did not get past its preflight"
+    );
     let results: Vec<String> = tool_results(&requests[3])
         .into_iter()
         .skip(2)
@@ -170,17 +178,20 @@ fn intact(victim: &Path) {
     assert!(!victim.join("through.txt").exists());
 }
 
-/// Where `~` is for this test: outside every folder a sandboxed command may write.
+/// Where `~` is for this test: a new folder outside every folder a sandboxed command may write
+/// (the temp folders), so the sandbox is what keeps it whole.
 fn victim_home() -> Removed {
-    let base = if Path::new("/dev/shm").is_dir() {
-        PathBuf::from("/dev/shm")
-    } else {
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-    };
+    let writable = [std::env::temp_dir(), "/tmp".into(), "/var/tmp".into()]
+        .map(|w: PathBuf| w.canonicalize().unwrap_or(w));
+    let base = ["/dev/shm", env!("CARGO_TARGET_TMPDIR")]
+        .into_iter()
+        .filter_map(|base| Path::new(base).canonicalize().ok())
+        .find(|base| !writable.iter().any(|w| base.starts_with(w)))
+        .expect("a folder outside the temp folders (/dev/shm or the target folder)");
     let dir = base.join(format!("codewright-victim-home-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("precious.txt"), "keep me\n").unwrap();
-    Removed(dir.canonicalize().unwrap())
+    Removed(dir)
 }
 
 #[test]
@@ -190,6 +201,10 @@ fn a_prompt_injected_model_gets_past_no_approval_rule_or_sandbox() {
     // SAFETY: the only test of this binary, before any thread of its own starts; every command
     // and `~/` path of the run reads HOME from here.
     unsafe { std::env::set_var("HOME", victim) };
+    assert_eq!(
+        std::env::var_os("HOME").as_deref(),
+        Some(victim.as_os_str())
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

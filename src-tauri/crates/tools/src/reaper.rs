@@ -32,10 +32,13 @@ use std::time::Duration;
 const EMPTY_POLL: Duration = Duration::from_millis(200);
 
 /// Makes the child `command` starts get SIGKILL when Codewright dies. Start it with [`spawn`].
+/// The child also gets back the real-time limit Codewright started with
+/// ([`remember_starting_limits`]), whatever Codewright set for itself since.
 pub fn die_with_us(command: &mut Command) {
     let parent = std::process::id() as libc::pid_t;
+    let real_time = starting_real_time_limit();
     // SAFETY: runs in the child between fork and exec, where only async-signal-safe calls are
-    // allowed: two syscalls (prctl, getppid) and errno; nothing allocates or locks.
+    // allowed: three syscalls (prctl, getppid, setrlimit) and errno; nothing allocates or locks.
     unsafe {
         command.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
@@ -45,9 +48,31 @@ pub fn die_with_us(command: &mut Command) {
             if libc::getppid() != parent {
                 return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
+            // Best effort: a limit that cannot be restored is no reason not to run.
+            libc::setrlimit(libc::RLIMIT_RTTIME, &real_time);
             Ok(())
         });
     }
+}
+
+/// Notes the limits this process started with, for the processes it starts. Call before the
+/// process changes its own: the desktop lowers its real-time limit (`RLIMIT_RTTIME`) for
+/// WebKit's threads, which a command or an MCP server must not inherit.
+pub fn remember_starting_limits() {
+    starting_real_time_limit();
+}
+
+fn starting_real_time_limit() -> libc::rlimit {
+    static STARTING: OnceLock<libc::rlimit> = OnceLock::new();
+    *STARTING.get_or_init(|| {
+        let mut limit = libc::rlimit {
+            rlim_cur: libc::RLIM_INFINITY,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        // SAFETY: getrlimit only writes the struct it is given.
+        unsafe { libc::getrlimit(libc::RLIMIT_RTTIME, &mut limit) };
+        limit
+    })
 }
 
 type Job = Box<dyn FnOnce() + Send>;

@@ -1,5 +1,6 @@
 //! What commands cannot do: outlive the agent that started them (a `kill -9` of it included), or
-//! read its secrets from their environment.
+//! read its secrets from their environment; and what they get back: the real-time limit it
+//! started with.
 //!
 //! Each test runs this test binary again as the agent (`helper_agent`, which does nothing unless
 //! [`HELPER`] is set), so that it can be killed or given an environment of its own.
@@ -91,6 +92,39 @@ async fn helper_agent() {
             // Proof for the test that this ran (a helper that matched nothing would pass too).
             std::fs::write(dir.join("checked"), "").unwrap();
         }
+        "limits" => {
+            // As the desktop does: the starting limits noted, then its own real-time limit
+            // lowered for WebKit's threads.
+            let soft = |limits: &str| {
+                limits
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Max realtime timeout"))
+                    .and_then(|rest| rest.split_whitespace().next())
+                    .unwrap()
+                    .to_string()
+            };
+            let starting = soft(&std::fs::read_to_string("/proc/self/limits").unwrap());
+            codewright_tools::reaper::remember_starting_limits();
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: getrlimit and setrlimit only read and write the struct given.
+            unsafe {
+                libc::getrlimit(libc::RLIMIT_RTTIME, &mut limit);
+                limit.rlim_cur = 50_000.min(limit.rlim_max);
+                assert_eq!(libc::setrlimit(libc::RLIMIT_RTTIME, &limit), 0);
+            }
+            let own = soft(&std::fs::read_to_string("/proc/self/limits").unwrap());
+            assert_ne!(own, starting, "the limit was not lowered");
+            h.decide([Decision::Approve]);
+            let out = h
+                .call("bash", json!({"command": "cat /proc/self/limits"}))
+                .await;
+            assert!(!out.is_error, "{}", out.text_content());
+            assert_eq!(soft(&out.text_content()), starting);
+            std::fs::write(dir.join("checked"), "").unwrap();
+        }
         other => panic!("unknown helper mode {other}"),
     }
 }
@@ -155,6 +189,24 @@ fn commands_do_not_inherit_secrets() {
         .env("CODEWRIGHT_TEST_TOKEN", "let-through")
         .output()
         .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        dir.path().join("checked").exists(),
+        "the helper did not run"
+    );
+}
+
+/// The desktop lowers its own real-time limit for WebKit's threads; a command gets the limit the
+/// process started with, as it would in a terminal.
+#[test]
+fn commands_get_the_real_time_limit_the_agent_started_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = helper("limits", dir.path()).output().unwrap();
     assert!(
         out.status.success(),
         "{}\n{}",
