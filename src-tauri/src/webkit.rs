@@ -27,9 +27,10 @@
 //! before WebKit starts, and the web processes inherit it. Each SIGXCPU makes the kernel raise
 //! the soft limit by a second, which would leave threads WebKit makes real-time afterwards (a new
 //! window's, a window shown again) bound only by the throttle: every 2 s the app sets it again, in
-//! itself and in each WebKit process ([`hold_real_time_runs`]); it also overrides the 200 ms at
-//! which RealtimeKit's limit would kill the process. The hard limit is left as it was, and a lower
-//! soft limit the user set is kept. What Codewright itself starts (commands, MCP servers) gets
+//! itself and in each WebKit process ([`hold_real_time_runs`]). Where WebKit went through
+//! RealtimeKit it set soft and hard limits of 200 ms, at which the kernel kills the process; within
+//! 2 s the app puts the 50 ms soft limit under that hard one. A hard limit is never changed, and a
+//! lower soft limit the user set is kept. What Codewright itself starts (commands, MCP servers) gets
 //! back the limit the app started with (`codewright_tools::reaper`). WebKit has since dropped
 //! real-time threads upstream.
 

@@ -183,22 +183,24 @@ fn commands_die_with_a_killed_agent() {
 #[test]
 fn commands_do_not_inherit_secrets() {
     let dir = tempfile::tempdir().unwrap();
-    let out = helper("env", dir.path())
+    let mut helper = helper("env", dir.path());
+    helper
         .env("CODEWRIGHT_TEST_API_KEY", "sk-must-not-leak")
         .env("CODEWRIGHT_TEST_PASSWORD", "hunter2")
-        .env("CODEWRIGHT_TEST_TOKEN", "let-through")
-        .output()
-        .unwrap();
+        .env("CODEWRIGHT_TEST_TOKEN", "let-through");
+    passes(helper, dir.path());
+}
+
+/// Runs `helper` to its end and checks that it passed and did its check (in `dir`).
+fn passes(mut helper: Command, dir: &Path) {
+    let out = helper.output().unwrap();
     assert!(
         out.status.success(),
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(
-        dir.path().join("checked").exists(),
-        "the helper did not run"
-    );
+    assert!(dir.join("checked").exists(), "the helper did not run");
 }
 
 /// The desktop lowers its own real-time limit for WebKit's threads; a command gets the limit the
@@ -206,15 +208,5 @@ fn commands_do_not_inherit_secrets() {
 #[test]
 fn commands_get_the_real_time_limit_the_agent_started_with() {
     let dir = tempfile::tempdir().unwrap();
-    let out = helper("limits", dir.path()).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        dir.path().join("checked").exists(),
-        "the helper did not run"
-    );
+    passes(helper("limits", dir.path()), dir.path());
 }
