@@ -152,6 +152,19 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
     assert_eq!(set, 0, "{}", std::io::Error::last_os_error());
     assert!(!held().0);
     wait_held();
+    // The provider's key, in the app's environment, is not in that of its WebKit processes,
+    // where a command could read it (they are not made non-dumpable as the app is).
+    for (pid, name, _) in desktop.real_time_limits() {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        if name.starts_with("WebKit") {
+            assert!(
+                !environ
+                    .windows(support::KEY.len())
+                    .any(|w| w == support::KEY.as_bytes()),
+                "{name} ({pid}) has the key in its environment"
+            );
+        }
+    }
     // The composer is ready for a message.
     assert!(
         app.js(

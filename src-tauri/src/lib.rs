@@ -206,6 +206,7 @@ pub fn run() {
             let exe = std::env::current_exe().expect("the app's own path");
             let error = std::process::Command::new(exe)
                 .args(std::env::args_os().skip(1))
+                .envs(codewright_host::taken_secrets())
                 .env(ON_ITS_OWN, "1")
                 .exec();
             panic!("Codewright could not start again: {error}");

@@ -63,7 +63,7 @@ pub fn chat(store: Store, args: ChatArgs, json: bool) -> Result<ExitCode, String
     let (model_name, provider_name) = parse_model_id(&model_id)?;
     let provider = provider(&store, provider_name)?;
     let info = resolve_model(&model_id, &custom_models(&store)?);
-    let (key, _) = find_key(&OsKeyring, &provider, |var| std::env::var(var).ok()).map_err(|e| {
+    let (key, _) = find_key(&OsKeyring, &provider, codewright_tools::env_var).map_err(|e| {
         format!(
             "{e} (keep one with `codewright-cli auth set {}`)",
             provider.name

@@ -599,10 +599,16 @@ async fn secrets_never_reach_the_model_the_events_or_the_database() {
         ("stdout".into(), out.stdout.clone()),
         ("stderr".into(), out.stderr.clone()),
     ];
-    for entry in std::fs::read_dir(cli.home.path()).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_file() {
-            places.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+    // Every file of the data folder, those in its subfolders (checkpoints, attachments) too.
+    let mut folders = vec![cli.home.path().to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.is_file() {
+                places.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+            }
         }
     }
     for (place, bytes) in &places {

@@ -16,7 +16,9 @@ pub mod skills;
 pub mod task_files;
 pub mod tree;
 
-pub use codewright_tools::{files, protect_own_environment, reaper::remember_starting_limits};
+pub use codewright_tools::{
+    env_var, files, protect_own_environment, reaper::remember_starting_limits, taken_secrets,
+};
 
 use codewright_agent::{Agent, AgentConfig, Refusal, RunRequest, TaskHandle};
 use codewright_mcp::{McpServers, ServerState};

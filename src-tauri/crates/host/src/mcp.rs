@@ -25,7 +25,7 @@ pub fn read_secret(server: &str, key: &str) -> Option<String> {
         .get(&secret_account(server, key))
         .ok()
         .flatten()
-        .or_else(|| std::env::var(key).ok())
+        .or_else(|| codewright_tools::env_var(key))
 }
 
 /// The environment stdio servers start with (each server's own `env` and secrets are added to

@@ -56,7 +56,7 @@ pub struct ProviderStatus {
 
 /// Where `provider`'s key comes from, asking the keyring and the environment.
 pub fn key_status(keys: &dyn SecretStore, provider: &Provider) -> KeyStatus {
-    match find_key(keys, provider, |v| std::env::var(v).ok()) {
+    match find_key(keys, provider, codewright_tools::env_var) {
         Ok((_, KeySource::Keyring)) => KeyStatus::Keyring,
         Ok((_, KeySource::Env(var))) => KeyStatus::Env { var },
         Ok((_, KeySource::NotNeeded)) => KeyStatus::NotNeeded,
@@ -276,7 +276,7 @@ pub async fn test_model(
 ) -> Result<TestOutcome, HostError> {
     let (model, _) =
         parse_model_id(model_id).map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
-    let key = find_key(keys, provider, |v| std::env::var(v).ok())
+    let key = find_key(keys, provider, codewright_tools::env_var)
         .map_err(|e| HostError::new(ErrorKind::MissingKey, e))?
         .0;
     Ok(test_connection(provider, key.as_deref(), model).await)

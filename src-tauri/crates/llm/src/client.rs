@@ -10,7 +10,7 @@ use crate::assemble::{ended_early, Assembly, Delta};
 use crate::decode::decoder;
 use crate::error::{ErrorKind, LlmError};
 use crate::provider::Provider;
-use crate::stream::pump;
+use crate::stream::{pump, Quiet};
 use bytes::Bytes;
 use codewright_protocol::{Message, Part, StopReason};
 use futures_util::{Stream, StreamExt};
@@ -55,12 +55,20 @@ pub struct StreamFailure {
 /// finishing is stopped here rather than filling memory.
 pub const MAX_ANSWER_BYTES: u64 = 256 * 1024 * 1024;
 
+/// The longest an answer may go on without adding anything to itself: only keep-alive comments or
+/// events that carry nothing (pings). Proxies send those while the model behind them thinks, for
+/// minutes at most; one that sends them for longer is stuck, and without this limit (the bytes
+/// keep the idle timeout from running out) the run would wait forever. Never shorter than the
+/// provider's own timeouts.
+pub const MAX_KEEP_ALIVE_ONLY: Duration = Duration::from_secs(10 * 60);
+
 /// An HTTP client for providers. Cheap to clone; reuse it for connection pooling.
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
     retry: RetryPolicy,
     max_answer_bytes: u64,
+    max_keep_alive_only: Duration,
 }
 
 impl Client {
@@ -75,12 +83,19 @@ impl Client {
             http,
             retry,
             max_answer_bytes: MAX_ANSWER_BYTES,
+            max_keep_alive_only: MAX_KEEP_ALIVE_ONLY,
         }
     }
 
     /// The client with a different limit on one answer's size (see [`MAX_ANSWER_BYTES`]).
     pub fn with_max_answer_bytes(mut self, bytes: u64) -> Client {
         self.max_answer_bytes = bytes;
+        self
+    }
+
+    /// The client with a different limit on keep-alives alone (see [`MAX_KEEP_ALIVE_ONLY`]).
+    pub fn with_max_keep_alive_only(mut self, limit: Duration) -> Client {
+        self.max_keep_alive_only = limit;
         self
     }
 
@@ -280,6 +295,14 @@ impl Client {
             _ => {}
         }
         let provider_name = provider.name.clone();
+        let after = self
+            .max_keep_alive_only
+            .max(limits.first_byte)
+            .max(limits.idle);
+        let quiet = Quiet {
+            after,
+            error: LlmError::keep_alive_only(&provider.name, &shown, after),
+        };
         let rest = idle_guard(chunks, limits.idle, move |e| match e {
             Some(e) => lost_mid_stream(&provider_name, &shown, &e),
             None => LlmError::timeout(&provider_name, &shown, false, limits.idle),
@@ -287,7 +310,7 @@ impl Client {
         let body = futures_util::stream::iter([Ok::<_, LlmError>(Bytes::from(head))]).chain(rest);
         let body = size_guard(body, self.max_answer_bytes, &provider.name);
         let mut decoder = decoder(provider.protocol, &provider.name);
-        pump(body, decoder.as_mut(), out, on_delta).await
+        pump(body, decoder.as_mut(), out, on_delta, Some(quiet)).await
     }
 
     fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {

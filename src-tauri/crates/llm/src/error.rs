@@ -21,7 +21,8 @@ pub enum ErrorKind {
     /// Could not connect, or the connection dropped.
     Network,
     /// The provider sent nothing for longer than the provider's timeout: before the first byte of
-    /// the response, or between two chunks of it (see [`Timeouts`](crate::Timeouts)).
+    /// the response, or between two chunks of it (see [`Timeouts`](crate::Timeouts)); or nothing
+    /// but keep-alives for longer than [`MAX_KEEP_ALIVE_ONLY`](crate::MAX_KEEP_ALIVE_ONLY).
     Timeout,
     /// The answer is not what the protocol says: a web page instead of an event stream (a wrong
     /// base URL, a Wi-Fi login page, a proxy), a JSON document where events were expected, or an
@@ -97,6 +98,19 @@ impl LlmError {
             )
         };
         LlmError::new(ErrorKind::Timeout, message)
+    }
+
+    /// A stream that sent only keep-alives (comments, pings) for `waited`: bytes, but none of the
+    /// answer. A timeout: what the server sent kept the idle timeout from running out.
+    pub fn keep_alive_only(provider: &str, url: &str, waited: Duration) -> LlmError {
+        LlmError::new(
+            ErrorKind::Timeout,
+            format!(
+                "{provider} kept the connection open for {} without sending any more of the answer, \
+                 only keep-alive messages ({url}). The server, or the model behind it, is stuck: try again.",
+                seconds(waited)
+            ),
+        )
     }
 
     /// A response that is a web page, not an event stream; `title` is the page's, if seen.

@@ -40,7 +40,7 @@ mod stream;
 
 pub use assemble::{Assembly, Delta, IDLE_TICK};
 pub use catalog::{builtin_models, parse_model_id, resolve_model, ModelInfo, ModelRole, Pricing};
-pub use client::{Client, RetryPolicy, StreamFailure, MAX_ANSWER_BYTES};
+pub use client::{Client, RetryPolicy, StreamFailure, MAX_ANSWER_BYTES, MAX_KEEP_ALIVE_ONLY};
 pub use codewright_protocol::ToolSpec;
 pub use error::{ErrorKind, LlmError};
 pub use provider::{

@@ -36,17 +36,26 @@ where
     })
 }
 
+/// How long a stream may go on without adding to the answer (see
+/// [`MAX_KEEP_ALIVE_ONLY`](crate::MAX_KEEP_ALIVE_ONLY)), and the error it then ends with.
+pub(crate) struct Quiet {
+    pub after: std::time::Duration,
+    pub error: LlmError,
+}
+
 /// Feeds a body stream through SSE framing and `decoder` into `out`, calling `on_delta` with every
 /// increment. Returns when the body ends, the body fails (its error is returned as is: a lost
 /// connection, a timeout), or the decoder fails (an error event, a malformed event); what was
 /// assembled before stays in `out`. A last event without the blank line that should end it is
 /// still delivered (some servers omit it). After the terminal event nothing more is decoded, and a
-/// server that keeps the body open after it is not waited for.
+/// server that keeps the body open after it is not waited for. With `quiet`, a stream that adds
+/// nothing to the answer for that long (keep-alives, pings) ends with its error.
 pub(crate) async fn pump<S>(
     body: S,
     decoder: &mut dyn Decoder,
     out: &mut Assembly,
     on_delta: &mut (dyn FnMut(&Delta, &[Part]) + Send),
+    quiet: Option<Quiet>,
 ) -> Result<(), LlmError>
 where
     S: Stream<Item = Result<Bytes, LlmError>>,
@@ -56,6 +65,7 @@ where
     ))]));
     let mut events = std::pin::pin!(terminated.eventsource());
     let mut drain_until = None;
+    let mut added_at = tokio::time::Instant::now();
     loop {
         if out.is_complete() {
             // The answer is whole. Read on only so the connection ends cleanly (and is reused),
@@ -65,6 +75,11 @@ where
             match tokio::time::timeout_at(until, events.next()).await {
                 Ok(Some(Ok(_))) => continue,
                 _ => break,
+            }
+        }
+        if let Some(quiet) = &quiet {
+            if added_at.elapsed() >= quiet.after {
+                return Err(quiet.error.clone());
             }
         }
         let event = match tokio::time::timeout(IDLE_TICK, events.next()).await {
@@ -89,7 +104,11 @@ where
             event.event.as_str()
         };
         let result = decoder.event(name, &event.data, out);
-        for delta in out.take_deltas() {
+        let deltas = out.take_deltas();
+        if !deltas.is_empty() {
+            added_at = tokio::time::Instant::now();
+        }
+        for delta in deltas {
             on_delta(&delta, out.parts());
         }
         result?;
@@ -106,6 +125,6 @@ pub async fn decode_recording(
     let mut decoder = crate::decode::decoder(protocol, "recording");
     let mut out = Assembly::default();
     let chunks = futures_util::stream::iter([Ok::<_, LlmError>(Bytes::copy_from_slice(body))]);
-    pump(chunks, decoder.as_mut(), &mut out, &mut |_, _| {}).await?;
+    pump(chunks, decoder.as_mut(), &mut out, &mut |_, _| {}, None).await?;
     out.finish("recording")
 }

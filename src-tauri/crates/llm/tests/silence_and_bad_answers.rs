@@ -211,6 +211,50 @@ async fn keep_alive_comments_keep_a_slow_stream_alive() {
 }
 
 #[tokio::test]
+async fn keep_alives_that_never_end_are_a_timeout_keeping_what_arrived() {
+    // Part of the answer, then a keep-alive comment and a ping event every 100 ms for 6 s (each
+    // in time for the 500 ms idle timeout), against a 1 s limit on keep-alives alone.
+    let mut steps = vec![now(&format!("{HEAD}{PARTIAL}"))];
+    for _ in 0..60 {
+        steps.push((
+            Duration::from_millis(100),
+            ": OPENROUTER PROCESSING\n\nevent: ping\ndata: {}\n\n".to_string(),
+        ));
+    }
+    let (base, requests) = scripted(steps).await;
+    let client = client(3).with_max_keep_alive_only(Duration::from_secs(1));
+    let outcome = call(&client, &provider(&base, 500, 500)).await;
+    let took = outcome.took;
+    let failure = outcome.result.unwrap_err();
+    assert_eq!(failure.error.kind, ErrorKind::Timeout);
+    assert!(
+        failure.error.message.contains(
+            "slowpoke kept the connection open for 1 s without sending any more of the answer, only keep-alive messages"
+        ),
+        "{}",
+        failure.error.message
+    );
+    assert!(
+        took < Duration::from_secs(6),
+        "cut off while the keep-alives went on: {took:?}"
+    );
+    assert_eq!(failure.partial.expect("kept").text(), "partial answer");
+    assert_eq!(requests.load(Ordering::SeqCst), 1, "not re-sent");
+
+    // Never shorter than the provider's own timeouts: with a first-byte timeout of 3 s, the same
+    // stream is cut off after 3 s.
+    let (base, _) = scripted(
+        std::iter::once(now(&format!("{HEAD}{PARTIAL}")))
+            .chain((0..60).map(|_| (Duration::from_millis(100), ": keep-alive\n\n".to_string())))
+            .collect(),
+    )
+    .await;
+    let outcome = call(&client, &provider(&base, 3_000, 500)).await;
+    let message = outcome.result.unwrap_err().error.message;
+    assert!(message.contains("for 3 s without sending"), "{message}");
+}
+
+#[tokio::test]
 async fn an_answer_that_never_ends_is_cut_off_at_the_size_limit_keeping_what_arrived() {
     // Content, then comments trickling on (each in time for the idle timeout), past the limit
     // (and short of the 1,000,000 bytes HEAD announces).

@@ -35,7 +35,7 @@ pub use policy::{check_rule, Policy, Subject, Verdict};
 pub use registry::Registry;
 pub use sandbox::{sandbox_support, SandboxSupport};
 pub use session::{Approver, CallContext, Grant, NonInteractive, Progress, Session, SessionConfig};
-pub use shell::{protect_own_environment, EnvFilter};
+pub use shell::{env_var, protect_own_environment, taken_secrets, EnvFilter};
 
 use async_trait::async_trait;
 use codewright_protocol::{ToolCategory, ToolContent, ToolDetail};

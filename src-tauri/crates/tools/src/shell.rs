@@ -16,7 +16,9 @@
 //! This is a filter on names and values, not a wall: a command can still reach what the user's
 //! session can (the OS keyring over D-Bus, files in the home folder). Codewright's own
 //! environment is not readable through `/proc/<pid>/environ`: both binaries make themselves
-//! non-dumpable at start ([`protect_own_environment`]).
+//! non-dumpable at start, and take the variables that look like secrets out of their environment
+//! ([`protect_own_environment`]), so that nothing they start without this filter (WebKit's
+//! processes, `git`, `xdg-open`) inherits them, to be read from its `/proc/<pid>/environ`.
 //!
 //! A project lets variables through by name with its `pass_env` setting
 //! (`codewright-cli projects settings ID --pass-env NPM_TOKEN,GITHUB_TOKEN`). An MCP server's own
@@ -110,24 +112,64 @@ fn has_url_password(value: &str) -> bool {
 }
 
 /// Makes this process non-dumpable, so the commands it starts (same user) cannot read its
-/// environment, with the keys in it, from `/proc/<pid>/environ`. Call first thing in `main`.
+/// environment, with the keys in it, from `/proc/<pid>/environ`; and takes the variables that look
+/// like secrets (module doc) out of its environment, so the processes it starts do not inherit
+/// them. [`env_var`] still reads them; commands and MCP servers get them only as
+/// [`EnvFilter::environment`] lets them through. Call first thing in `main`, before any thread
+/// starts (changing the environment races with threads reading it).
 pub fn protect_own_environment() {
     // SAFETY: prctl with PR_SET_DUMPABLE and a constant argument touches no memory.
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong);
     }
+    let taken = TAKEN.get_or_init(|| {
+        own_environment()
+            .filter(|(name, value)| looks_secret(name) || has_url_password(value))
+            .collect()
+    });
+    for name in taken.keys() {
+        std::env::remove_var(name);
+    }
+}
+
+/// This process's environment variables, those that are not UTF-8 left out.
+fn own_environment() -> impl Iterator<Item = (String, String)> {
+    std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+}
+
+/// The variables [`protect_own_environment`] took out of this process's environment.
+static TAKEN: OnceLock<HashMap<String, String>> = OnceLock::new();
+
+/// The secrets [`protect_own_environment`] took out of this process's environment (empty if it
+/// was not called): to hand on where a process must start as this one did.
+pub fn taken_secrets() -> &'static HashMap<String, String> {
+    TAKEN.get_or_init(HashMap::new)
+}
+
+/// The variable `name` of this process's environment as it started: the secrets
+/// [`protect_own_environment`] took out included (provider keys set as variables).
+pub fn env_var(name: &str) -> Option<String> {
+    taken_secrets()
+        .get(name)
+        .cloned()
+        .or_else(|| std::env::var(name).ok())
 }
 
 /// The environment of `$SHELL -l` (captured once per process); this process's own environment
-/// when that fails. Unfiltered: what commands get is [`EnvFilter::environment`].
+/// when that fails. Either with the secrets taken out at start, as a terminal would have them.
+/// Unfiltered: what commands get is [`EnvFilter::environment`].
 fn login_environment() -> &'static HashMap<String, String> {
     static ENV: OnceLock<HashMap<String, String>> = OnceLock::new();
-    ENV.get_or_init(|| capture().unwrap_or_else(|| std::env::vars().collect()))
+    ENV.get_or_init(|| {
+        capture().unwrap_or_else(|| own_environment().chain(taken_secrets().clone()).collect())
+    })
 }
 
 fn capture() -> Option<HashMap<String, String>> {
     let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
     let mut child = Command::new(&shell)
+        .envs(taken_secrets())
         .args(["-l", "-c", &format!("printf '%s' {MARKER}; env -0")])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -163,13 +205,6 @@ fn capture() -> Option<HashMap<String, String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn this_process_becomes_non_dumpable() {
-        protect_own_environment();
-        // SAFETY: a query with no pointers.
-        assert_eq!(unsafe { libc::prctl(libc::PR_GET_DUMPABLE) }, 0);
-    }
 
     #[test]
     fn secrets_are_left_out_unless_the_project_lets_them_through() {

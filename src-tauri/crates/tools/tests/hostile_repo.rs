@@ -27,6 +27,10 @@ async fn reading_tools_survive_a_hostile_repository() {
         .unwrap()
         .set_len(2 << 30)
         .unwrap();
+    // 1 GB of one line: text at its start (so it is not taken for binary), the rest a hole.
+    let long = std::fs::File::create(root.join("one-line.txt")).unwrap();
+    std::io::Write::write_all(&mut &long, "long line ".repeat(1000).as_bytes()).unwrap();
+    long.set_len(1 << 30).unwrap();
     let weird = "we\nird $(touch pwned) `touch pwned`; |&.txt";
     h.write(weird, "needle in a weird file\n");
     let not_utf8 = std::ffi::OsStr::from_bytes(b"bad\xff name.txt");
@@ -46,6 +50,10 @@ async fn reading_tools_survive_a_hostile_repository() {
             json!({"path": "big.bin", "offset": 1, "limit": 5}),
         ),
         ("read_file", json!({"path": "a"})),
+        (
+            "read_file",
+            json!({"path": "one-line.txt", "offset": 1, "limit": 5}),
+        ),
         ("read_file", json!({"path": weird})),
     ];
     let mut outputs = Vec::new();
@@ -71,14 +79,34 @@ async fn reading_tools_survive_a_hostile_repository() {
     let grep = text(3);
     assert!(grep.contains("src/main.rs"), "{grep}");
     assert!(grep.contains("needle in a weird file"), "{grep}");
+    assert!(grep.contains("needle in a bad name"), "{grep}");
     assert!(!grep.contains("needle that is ignored"), "{grep}");
     // A 2 GB file of zeros (one "line") is refused as binary, not read; a symlink loop is an
     // error.
     assert!(outputs[4].2.is_error, "{}", text(4));
     assert!(text(4).contains("binary"), "{}", text(4));
     assert!(outputs[5].2.is_error, "{}", text(5));
+    // A range of a file of one 1 GB line shows that line's start, cut, and holds no more of it in
+    // memory than that (it used to hold the whole line).
+    assert!(!outputs[6].2.is_error, "{}", text(6));
+    assert!(
+        text(6).starts_with("     1\tlong line long line")
+            && text(6).contains("… [line cut at 2000 characters]"),
+        "{}",
+        &text(6)[..text(6).len().min(300)]
+    );
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert!(
+        peak_kb < 256 * 1024,
+        "the test's memory peaked at {peak_kb} kB"
+    );
     // A name with a new line and shell syntax is a name, never a command.
-    assert!(text(6).contains("needle in a weird file"), "{}", text(6));
+    assert!(text(7).contains("needle in a weird file"), "{}", text(7));
     assert!(!root.join("pwned").exists());
 
     // The composer's file list: bounded time, no loop, the odd names listed.

@@ -38,6 +38,8 @@ async fn helper_agent() {
         return;
     };
     let dir = PathBuf::from(std::env::var(HELPER_DIR).unwrap());
+    // As both binaries start.
+    codewright_tools::protect_own_environment();
     let h = Harness::new(PermissionMode::Normal);
     match mode.as_str() {
         "kill" => {
@@ -89,6 +91,21 @@ async fn helper_agent() {
                 text.contains("CODEWRIGHT_TEST_TOKEN=let-through") && text.contains("PATH="),
                 "{text}"
             );
+            // Nothing started without the filter (WebKit's processes, git) inherits them, and this
+            // process's own environment cannot be read by its commands; Codewright still reads
+            // the key.
+            let plain = Command::new("env").output().unwrap();
+            let plain = String::from_utf8_lossy(&plain.stdout);
+            assert!(plain.contains("PATH="), "{plain}");
+            for secret in ["sk-must-not-leak", "hunter2", "let-through"] {
+                assert!(!plain.contains(secret), "{plain}");
+            }
+            assert_eq!(
+                codewright_tools::env_var("CODEWRIGHT_TEST_API_KEY").as_deref(),
+                Some("sk-must-not-leak")
+            );
+            // SAFETY: a query with no pointers.
+            assert_eq!(unsafe { libc::prctl(libc::PR_GET_DUMPABLE) }, 0);
             // Proof for the test that this ran (a helper that matched nothing would pass too).
             std::fs::write(dir.join("checked"), "").unwrap();
         }

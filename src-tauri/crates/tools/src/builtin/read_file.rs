@@ -1,6 +1,6 @@
 //! `read_file`: a file's lines, numbered, or an image.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 use super::{blocking, human_bytes, io_error, looks_binary, resolve_path, MAX_FILE_BYTES};
 use crate::{parse_input, schema_of, CallContext, Tool, ToolOutput};
@@ -115,9 +115,9 @@ fn read(
             human_bytes(meta.len())
         ));
     }
-    // Read line by line, so a range of a huge file takes the memory of the range (and of its
-    // longest line), not of the file; the whole content is hashed on the way (what the agent
-    // saw, for later edits).
+    // Read line by line, keeping only the start of each line, so a range of a huge file takes
+    // the memory of the range, not of the file or of its longest line; the whole content is
+    // hashed on the way (what the agent saw, for later edits).
     let mut reader = match std::fs::File::open(&path.real) {
         Ok(f) => std::io::BufReader::with_capacity(64 * 1024, f),
         Err(e) => return io_error(shown, &e),
@@ -133,37 +133,36 @@ fn read(
         Err(e) => return io_error(shown, &e),
     }
     let mut hasher = blake3::Hasher::new();
-    let (mut utf8, mut crlf) = (true, false);
+    let mut utf8 = Utf8Check::default();
+    let mut crlf = false;
     let first = offset.unwrap_or(1).max(1) as usize;
     let limit = limit.map(|l| l as usize).unwrap_or(DEFAULT_LIMIT);
     let mut out = String::new();
     let mut total = 0usize;
     let mut last = 0usize;
-    let mut buf = Vec::new();
+    let (mut buf, mut piece) = (Vec::new(), Vec::new());
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => break,
-            Ok(_) => {}
+        let seen = |bytes: &[u8]| {
+            hasher.update(bytes);
+            utf8.feed(bytes);
+        };
+        let end = match next_line(&mut reader, &mut buf, &mut piece, seen) {
+            Ok(Some(end)) => end,
+            Ok(None) => break,
             Err(e) => return io_error(shown, &e),
-        }
-        hasher.update(&buf);
+        };
         total += 1;
-        let mut line = buf.as_slice();
-        if let Some(l) = line.strip_suffix(b"\n") {
-            line = l;
-            if let Some(l) = line.strip_suffix(b"\r") {
-                crlf = true;
-                line = l;
-            }
-        }
-        utf8 &= std::str::from_utf8(line).is_ok();
+        crlf |= end.crlf;
         if total < first || total >= first + limit {
             continue;
         }
         last = total;
+        let mut line = buf.as_slice();
+        if let Some(l) = line.strip_suffix(b"\n") {
+            line = l.strip_suffix(b"\r").unwrap_or(l);
+        }
         let line = String::from_utf8_lossy(line);
-        if line.chars().count() > MAX_LINE_CHARS {
+        if end.cut || line.chars().count() > MAX_LINE_CHARS {
             let cut: String = line.chars().take(MAX_LINE_CHARS).collect();
             out.push_str(&format!(
                 "{total:>6}\t{cut}… [line cut at {MAX_LINE_CHARS} characters]\n"
@@ -172,6 +171,7 @@ fn read(
             out.push_str(&format!("{total:>6}\t{line}\n"));
         }
     }
+    let utf8 = utf8.valid();
     session.remember_hash(&path.real, hasher.finalize());
     if total == 0 {
         out.push_str(&format!("({shown} is empty)\n"));
@@ -197,6 +197,85 @@ fn read(
         last_line: last as u64,
         total_lines: total as u64,
     })
+}
+
+/// How a line read by [`next_line`] ended.
+struct LineEnd {
+    /// Only its first [`KEPT_LINE_BYTES`] were kept.
+    cut: bool,
+    /// It ended with `\r\n`.
+    crlf: bool,
+}
+
+/// Bytes of a line kept: enough for [`MAX_LINE_CHARS`] characters of up to 4 bytes and a `\r\n`.
+const KEPT_LINE_BYTES: usize = MAX_LINE_CHARS * 4 + 2;
+
+/// The next line of `reader` (with its `\n`) in `line`, of which only the first
+/// [`KEPT_LINE_BYTES`] are kept, so a file of one huge line (minified, generated) takes no more
+/// memory than a short one. Every byte of the line is passed to `seen`, in pieces read through
+/// `piece`. `None` at the end of the file.
+fn next_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    piece: &mut Vec<u8>,
+    mut seen: impl FnMut(&[u8]),
+) -> std::io::Result<Option<LineEnd>> {
+    line.clear();
+    let (mut length, mut before) = (0usize, 0u8);
+    loop {
+        piece.clear();
+        let n = (&mut *reader).take(64 * 1024).read_until(b'\n', piece)?;
+        if n == 0 {
+            let cut = line.len() < length;
+            return Ok((length > 0).then_some(LineEnd { cut, crlf: false }));
+        }
+        seen(piece);
+        let room = KEPT_LINE_BYTES.saturating_sub(line.len());
+        line.extend_from_slice(&piece[..n.min(room)]);
+        length += n;
+        if piece[n - 1] == b'\n' {
+            let crlf = if n >= 2 {
+                piece[n - 2] == b'\r'
+            } else {
+                before == b'\r'
+            };
+            let cut = line.len() < length;
+            return Ok(Some(LineEnd { cut, crlf }));
+        }
+        before = piece[n - 1];
+    }
+}
+
+/// Whether bytes given in pieces are UTF-8, a character split between two pieces included.
+#[derive(Default)]
+struct Utf8Check {
+    invalid: bool,
+    /// The start of a character the last piece ended in.
+    pending: Vec<u8>,
+}
+
+impl Utf8Check {
+    fn feed(&mut self, bytes: &[u8]) {
+        if self.invalid {
+            return;
+        }
+        let joined;
+        let bytes = if self.pending.is_empty() {
+            bytes
+        } else {
+            joined = [std::mem::take(&mut self.pending).as_slice(), bytes].concat();
+            joined.as_slice()
+        };
+        match std::str::from_utf8(bytes) {
+            Ok(_) => {}
+            Err(e) if e.error_len().is_none() => self.pending = bytes[e.valid_up_to()..].to_vec(),
+            Err(_) => self.invalid = true,
+        }
+    }
+
+    fn valid(&self) -> bool {
+        !self.invalid && self.pending.is_empty()
+    }
 }
 
 fn image_mime(path: &std::path::Path) -> Option<&'static str> {
