@@ -67,12 +67,22 @@ pub const AGENT: &str = "agent";
 /// end knows the user's providers and roles ([`Agent::set_model_resolver`]).
 pub type ModelResolver = Arc<dyn Fn(&str) -> Result<Model, String> + Send + Sync>;
 
-/// The model a run uses.
-#[derive(Debug, Clone)]
+/// The model a run uses. Its `Debug` never shows the key (it may end up in a log or a panic).
+#[derive(Clone)]
 pub struct Model {
     pub info: ModelInfo,
     pub provider: Provider,
     pub key: Option<String>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("info", &self.info)
+            .field("provider", &self.provider)
+            .field("key", &self.key.as_ref().map(|_| "[hidden]"))
+            .finish()
+    }
 }
 
 /// What to run.
@@ -1902,4 +1912,22 @@ fn today() -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codewright_llm::Protocol;
+
+    #[test]
+    fn a_models_debug_never_shows_its_key() {
+        let model = Model {
+            info: codewright_llm::resolve_model("m@p", &[]),
+            provider: Provider::new("p", Protocol::OpenAiChat, "http://127.0.0.1:9/v1", None),
+            key: Some("sk-never-shown".into()),
+        };
+        let request = format!("{model:?}");
+        assert!(!request.contains("sk-never-shown"), "{request}");
+        assert!(request.contains("[hidden]"), "{request}");
+    }
 }

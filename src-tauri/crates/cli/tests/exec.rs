@@ -255,6 +255,55 @@ fn drill_file_version(path: &std::path::Path) -> Result<String, String> {
 /// written, and the database is intact. `CODEWRIGHT_DRILL_POINTS=N` sets the number of kills
 /// (30 by default; the drill command in RELIABILITY.md runs 120), `CODEWRIGHT_DRILL_SEED=N`
 /// replays a run.
+/// Kill -9 of `exec` starting a new task, in its first half second (before the model is looked
+/// up, while the task is made): a task it leaves always holds the prompt it is titled with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_task_killed_in_its_first_half_second_keeps_its_prompt() {
+    let server = common::serve(Arc::new(|_, _: &Value| text("An answer."))).await;
+    let cli = Cli::new(&server);
+    let project: Value = serde_json::from_slice(
+        &cli.run(&[
+            "projects",
+            "add",
+            cli.project.path().to_str().unwrap(),
+            "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    for k in 0..10u64 {
+        let prompt = format!("early {k}");
+        let mut child = cli
+            .command(&["exec", "--model", "test-model@scripted", &prompt])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(k * 50)).await;
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+    }
+    let tasks: Value = serde_json::from_slice(
+        &cli.run(&[
+            "tasks",
+            "list",
+            "--project",
+            &project["id"].to_string(),
+            "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let tasks = tasks.as_array().unwrap();
+    eprintln!("{} of 10 killed runs had made their task", tasks.len());
+    for task in tasks {
+        let shown = stdout(&cli.run(&["tasks", "show", &task["id"].to_string()]));
+        let title = task["title"].as_str().unwrap();
+        assert!(shown.contains(&format!("── you\n{title}")), "{shown}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_anywhere_then_resume_loses_nothing() {
     let server = common::serve(Arc::new(|_, body: &Value| {

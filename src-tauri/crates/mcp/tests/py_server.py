@@ -6,6 +6,7 @@ Usage: python py_server.py stdio | streamable-http | sse   (HTTP port from $PORT
 import asyncio
 import os
 import sys
+import time
 
 from mcp.server.fastmcp import Context, FastMCP
 
@@ -79,4 +80,6 @@ def garbage() -> str:
 
 
 if __name__ == "__main__":
+    # A server slow to start (a package being fetched, a large index loaded) answers initialize late.
+    time.sleep(float(os.environ.get("SLOW_START", "0")))
     server.run(transport=sys.argv[1] if len(sys.argv) > 1 else "stdio")

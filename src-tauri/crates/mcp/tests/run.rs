@@ -196,15 +196,24 @@ async fn a_faulty_server_is_contained_and_the_run_goes_on() {
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let env = std::env::vars().collect();
+    // One of them slow to start (3 s): the start waits for it (within the connect timeout), and
+    // it answers like the others.
+    let slow = McpServerRow {
+        env: [("SLOW_START".to_string(), "3".to_string())].into(),
+        ..py_row("slow")
+    };
+    let starting = std::time::Instant::now();
     let servers = Arc::new(
         McpServers::start(
-            &[py_row("bad"), py_row("ok")],
+            &[py_row("bad"), py_row("ok"), slow],
             &|_, _| None,
             &env,
             project.path().to_path_buf(),
         )
         .await,
     );
+    let started_in = starting.elapsed();
+    assert!(started_in >= Duration::from_secs(3), "{started_in:?}");
     let session = session(project.path(), home.path());
     let registry = Arc::new(registry(servers.tools()));
     let cx = |tool: &str| CallContext::new(session.clone(), tool);
@@ -259,6 +268,7 @@ async fn a_faulty_server_is_contained_and_the_run_goes_on() {
     );
     eprintln!("after the 6 MB answer: RSS {} MiB", rss_mib());
     answers("ok").await;
+    answers("slow").await;
 
     // A flood of notifications: the call answers, progress reaches the panel coalesced, the other
     // server answers in the middle of it.
