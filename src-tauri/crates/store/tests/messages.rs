@@ -157,6 +157,57 @@ fn streaming_writes_at_a_bounded_interval_and_on_size() {
     assert_eq!(store.message(stream.id()).unwrap().message.parts, stalled);
 }
 
+/// A long answer is not indexed again on every write while it streams (that cost grew with the
+/// answer): it is found by its start meanwhile, and by all of it once finished or, after a crash,
+/// closed.
+#[test]
+fn a_long_streamed_answer_is_indexed_whole_once_complete() {
+    let home = tempfile::tempdir().unwrap();
+    let store = Store::open_in(home.path()).unwrap();
+    let task = task_in(home.path(), &store, "long");
+    let long = |end: &str| {
+        vec![Part::Text {
+            text: format!("wombat {} {end}", "filler ".repeat(20_000)),
+        }]
+    };
+    let found = |word: &str| store.search_messages(word, 10).unwrap().len();
+
+    // Finished.
+    let mut stream = store.start_streaming(task, "m@p").unwrap();
+    stream
+        .update(
+            &store,
+            &[Part::Text {
+                text: "wombat filler".into(),
+            }],
+            FLUSH_BYTES,
+        )
+        .unwrap();
+    assert_eq!(found("wombat"), 1, "a short answer is found as it streams");
+    assert!(stream.update(&store, &long("numbat"), FLUSH_BYTES).unwrap());
+    assert_eq!(found("wombat"), 1);
+    assert_eq!(
+        found("numbat"),
+        0,
+        "not indexed again while long and streaming"
+    );
+    let mut message = Message::new(Role::Assistant, long("quokka"));
+    message.stop_reason = Some(StopReason::EndTurn);
+    stream.finish(&store, &message, None).unwrap();
+    assert_eq!(
+        (found("quokka"), found("numbat")),
+        (1, 0),
+        "indexed whole when finished"
+    );
+
+    // Left streaming by a crash, then closed.
+    let mut stream = store.start_streaming(task, "m@p").unwrap();
+    assert!(stream.update(&store, &long("bilby"), FLUSH_BYTES).unwrap());
+    assert_eq!(found("bilby"), 0);
+    assert_eq!(store.close_interrupted(task).unwrap(), 1);
+    assert_eq!(found("bilby"), 1, "indexed whole when closed");
+}
+
 #[test]
 fn search_finds_text_across_tasks_best_first_with_names() {
     let home = tempfile::tempdir().unwrap();
