@@ -580,6 +580,58 @@ async fn sigkill_anywhere_then_resume_loses_nothing() {
     server.assert_clean();
 }
 
+/// A command that prints 300 MB, run through `exec --json` (issue 12 found 2.1 GB of progress
+/// events on stdout, and a result without the command's end): the events stay small, and the
+/// model gets the true end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_output_through_exec_json_stays_small_and_keeps_its_end() {
+    let server = common::serve(Arc::new(|_, body: &Value| {
+        if body["messages"].as_array().unwrap().last().unwrap()["role"] == "tool" {
+            text("Printed it.")
+        } else {
+            calls(&[(
+                "bash",
+                json!({"command": "yes abcdefghij | head -c 300000000; echo END_MARKER_XYZ"}),
+            )])
+        }
+    }))
+    .await;
+    let cli = Cli::new(&server);
+    let started = std::time::Instant::now();
+    let out = cli.exec(&["--mode", "yolo", "--json", "Print a lot"]);
+    let took = started.elapsed();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = out.stdout.len();
+    // At most one progress event every 100 ms, each at most 24 KB (32 KB as JSON), however long
+    // a busy machine takes.
+    let bound = (took.as_millis() as usize / 100 + 2) * (32 << 10) + (64 << 10);
+    assert!(
+        printed <= bound,
+        "{printed} bytes of events for 300 MB of output in {took:?}"
+    );
+    let results: Vec<String> = server
+        .requests()
+        .iter()
+        .flat_map(|r| tool_results(r).into_iter().map(|(_, t)| t))
+        .collect();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].ends_with("END_MARKER_XYZ\n[exit code 0]") && results[0].len() < 64 << 10,
+        "{} bytes, ending {:?}",
+        results[0].len(),
+        &results[0][results[0].len().saturating_sub(300)..]
+    );
+    eprintln!(
+        "300 MB of output: {printed} bytes of events, a result of {} bytes",
+        results[0].len()
+    );
+}
+
 /// The secrets drill: with a provider key, a token and a database URL with a password in the
 /// environment, a model that prints the environment gets none of them, and none reaches the
 /// events, the output or the database.
