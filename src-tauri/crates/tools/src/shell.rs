@@ -17,8 +17,9 @@
 //! session can (the OS keyring over D-Bus, files in the home folder). Codewright's own
 //! environment is not readable through `/proc/<pid>/environ`: both binaries make themselves
 //! non-dumpable at start, and take the variables that look like secrets out of their environment
-//! ([`protect_own_environment`]), so that nothing they start without this filter (WebKit's
-//! processes, `git`, `xdg-open`) inherits them, to be read from its `/proc/<pid>/environ`.
+//! ([`protect_own_environment`]; proxies and the launcher's activation token stay), so that
+//! nothing they start without this filter (WebKit's processes, `git`, `xdg-open`) inherits them,
+//! to be read from its `/proc/<pid>/environ`.
 //!
 //! A project lets variables through by name with its `pass_env` setting
 //! (`codewright-cli projects settings ID --pass-env NPM_TOKEN,GITHUB_TOKEN`). An MCP server's own
@@ -114,7 +115,8 @@ fn has_url_password(value: &str) -> bool {
 /// Makes this process non-dumpable, so the commands it starts (same user) cannot read its
 /// environment, with the keys in it, from `/proc/<pid>/environ`; and takes the variables that look
 /// like secrets (module doc) out of its environment, so the processes it starts do not inherit
-/// them. [`env_var`] still reads them; commands and MCP servers get them only as
+/// them (but for proxies and the launcher's activation token, which it needs itself). A custom
+/// provider's key variable whose name does not look like a secret stays. [`env_var`] still reads them; commands and MCP servers get them only as
 /// [`EnvFilter::environment`] lets them through. Call first thing in `main`, before any thread
 /// starts (changing the environment races with threads reading it).
 pub fn protect_own_environment() {
@@ -122,14 +124,24 @@ pub fn protect_own_environment() {
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong);
     }
-    let taken = TAKEN.get_or_init(|| {
-        own_environment()
-            .filter(|(name, value)| looks_secret(name) || has_url_password(value))
-            .collect()
-    });
+    let taken: HashMap<String, String> = own_environment()
+        .filter(|(name, value)| {
+            (looks_secret(name) || has_url_password(value)) && !needed_here(name)
+        })
+        .collect();
     for name in taken.keys() {
         std::env::remove_var(name);
     }
+    // Were they read (`env_var`) before this, the map would already be set, empty.
+    let first = TAKEN.set(taken).is_ok();
+    debug_assert!(first, "protect_own_environment runs once, first in main");
+}
+
+/// Variables that look like secrets but that this process itself must keep in its environment:
+/// proxies (Codewright's HTTP clients read them from there; one may carry a password) and the
+/// launcher's activation token (GTK reads it to give the first window the focus).
+fn needed_here(name: &str) -> bool {
+    name.to_ascii_lowercase().ends_with("_proxy") || name == "XDG_ACTIVATION_TOKEN"
 }
 
 /// This process's environment variables, those that are not UTF-8 left out.

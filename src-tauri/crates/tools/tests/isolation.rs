@@ -84,7 +84,9 @@ async fn helper_agent() {
             let text = out.text_content();
             assert!(!out.is_error, "{text}");
             assert!(
-                !text.contains("sk-must-not-leak") && !text.contains("hunter2"),
+                !text.contains("sk-must-not-leak")
+                    && !text.contains("hunter2")
+                    && !text.contains("proxy-pw"),
                 "{text}"
             );
             assert!(
@@ -104,6 +106,8 @@ async fn helper_agent() {
                 codewright_tools::env_var("CODEWRIGHT_TEST_API_KEY").as_deref(),
                 Some("sk-must-not-leak")
             );
+            // A proxy stays where Codewright's own HTTP clients read it.
+            assert!(std::env::var("HTTPS_PROXY").is_ok_and(|p| p.contains("proxy-pw")));
             // SAFETY: a query with no pointers.
             assert_eq!(unsafe { libc::prctl(libc::PR_GET_DUMPABLE) }, 0);
             // Proof for the test that this ran (a helper that matched nothing would pass too).
@@ -204,7 +208,8 @@ fn commands_do_not_inherit_secrets() {
     helper
         .env("CODEWRIGHT_TEST_API_KEY", "sk-must-not-leak")
         .env("CODEWRIGHT_TEST_PASSWORD", "hunter2")
-        .env("CODEWRIGHT_TEST_TOKEN", "let-through");
+        .env("CODEWRIGHT_TEST_TOKEN", "let-through")
+        .env("HTTPS_PROXY", "http://me:proxy-pw@127.0.0.1:9");
     passes(helper, dir.path());
 }
 
