@@ -156,8 +156,12 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
     // where a command might read it (Codewright does not make them non-dumpable).
     let processes = desktop.real_time_limits();
     for (pid, name, _) in &processes {
-        let environ = std::fs::read(format!("/proc/{pid}/environ"))
-            .unwrap_or_else(|e| panic!("the environment of {name} ({pid}): {e}"));
+        let environ = match std::fs::read(format!("/proc/{pid}/environ")) {
+            Ok(environ) => environ,
+            // It ended since it was listed (WebKit lets a spare web process go).
+            Err(_) if !std::path::Path::new(&format!("/proc/{pid}/exe")).exists() => continue,
+            Err(e) => panic!("the environment of {name} ({pid}): {e}"),
+        };
         let has_key = environ
             .windows(support::KEY.len())
             .any(|w| w == support::KEY.as_bytes());
