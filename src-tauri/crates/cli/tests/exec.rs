@@ -51,6 +51,12 @@ impl Cli {
     fn run(&self, args: &[&str]) -> Output {
         self.command(args).stdin(Stdio::null()).output().unwrap()
     }
+    /// Adds the project folder as a project: its id.
+    fn add_project(&self) -> String {
+        let path = self.project.path().to_str().unwrap();
+        let added = self.run(&["projects", "add", path, "--json"]).stdout;
+        serde_json::from_slice::<Value>(&added).unwrap()["id"].to_string()
+    }
     fn exec(&self, extra: &[&str]) -> Output {
         let mut args = vec!["exec", "--model", "test-model@scripted"];
         args.extend_from_slice(extra);
@@ -256,16 +262,7 @@ fn drill_file_version(path: &std::path::Path) -> Result<String, String> {
 async fn a_new_task_killed_as_it_starts_keeps_its_prompt() {
     let server = common::serve(Arc::new(|_, _: &Value| text("An answer."))).await;
     let cli = Cli::new(&server);
-    let project: Value = serde_json::from_slice(
-        &cli.run(&[
-            "projects",
-            "add",
-            cli.project.path().to_str().unwrap(),
-            "--json",
-        ])
-        .stdout,
-    )
-    .unwrap();
+    let project = cli.add_project();
     let db = rusqlite::Connection::open(cli.home.path().join("codewright.db")).unwrap();
     for k in 0..10u64 {
         let prompt = format!("early {k}");
@@ -302,14 +299,8 @@ async fn a_new_task_killed_as_it_starts_keeps_its_prompt() {
         child.wait().unwrap();
     }
     let tasks: Value = serde_json::from_slice(
-        &cli.run(&[
-            "tasks",
-            "list",
-            "--project",
-            &project["id"].to_string(),
-            "--json",
-        ])
-        .stdout,
+        &cli.run(&["tasks", "list", "--project", &project, "--json"])
+            .stdout,
     )
     .unwrap();
     let tasks = tasks.as_array().unwrap();
@@ -386,26 +377,10 @@ async fn sigkill_anywhere_then_resume_loses_nothing() {
     }))
     .await;
     let cli = Cli::new(&server);
-    let project: Value = serde_json::from_slice(
-        &cli.run(&[
-            "projects",
-            "add",
-            cli.project.path().to_str().unwrap(),
-            "--json",
-        ])
-        .stdout,
-    )
-    .unwrap();
+    let project = cli.add_project();
     let task: Value = serde_json::from_slice(
-        &cli.run(&[
-            "tasks",
-            "add",
-            "--project",
-            &project["id"].to_string(),
-            "drill",
-            "--json",
-        ])
-        .stdout,
+        &cli.run(&["tasks", "add", "--project", &project, "drill", "--json"])
+            .stdout,
     )
     .unwrap();
     let task = task["id"].to_string();
