@@ -116,9 +116,10 @@ fn has_url_password(value: &str) -> bool {
 /// environment, with the keys in it, from `/proc/<pid>/environ`; and takes the variables that look
 /// like secrets (module doc) out of its environment, so the processes it starts do not inherit
 /// them (but for proxies and the launcher's activation token, which it needs itself). A custom
-/// provider's key variable whose name does not look like a secret stays. [`env_var`] still reads them; commands and MCP servers get them only as
-/// [`EnvFilter::environment`] lets them through. Call first thing in `main`, before any thread
-/// starts (changing the environment races with threads reading it).
+/// provider's key variable whose name does not look like a secret stays. [`env_var`] still reads
+/// them; commands and MCP servers get them only as [`EnvFilter::environment`] lets them through.
+/// Call first thing in `main`, before any thread starts (changing the environment races with
+/// threads reading it).
 pub fn protect_own_environment() {
     // SAFETY: prctl with PR_SET_DUMPABLE and a constant argument touches no memory.
     unsafe {
