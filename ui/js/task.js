@@ -95,13 +95,16 @@ const AGENT = {
   thinkingDelta: (e) => conversation.thinkingDelta(e.text),
   toolCallStarted: (e) => conversation.toolCallStarted(e.callId, e.name),
   toolCallArguments: (e) => findPanel(e.callId)?.appendArgs(e.delta),
+  // Said for every call, even one whose streaming this window did not see (its stored copy came
+  // first).
+  toolRunning: (e) => findPanel(e.callId)?.start(),
   toolProgress: (e) => findPanel(e.callId)?.appendOutput(e.text),
   toolFinished: (e) => findPanel(e.callId)?.finishFromEvent(e),
   approvalRequested: (e) => addApproval(e.request),
   approvalResolved: (e) => {
     resolvePrompt('approval', e.id);
-    // An approved call runs now. Its panel says so even when this run did not stream the call
-    // (a run continued after a relaunch shows it from the store, waiting).
+    // An approved call runs now. Its panel says so even when this window opened after the call
+    // was handed to its tool (the approval was asked again after a relaunch).
     const panel = e.decision.decision === 'reject' ? null : findPanel(e.callId);
     if (panel && panel.state !== 'running') panel.start();
   },

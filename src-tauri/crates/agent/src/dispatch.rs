@@ -95,6 +95,10 @@ async fn run_one(
             })),
         };
         record(&CallState::Running);
+        let _ = events.send(AgentEvent::ToolRunning {
+            task_id: task,
+            call_id: call.id.clone(),
+        });
         registry.call(&call.name, &call.arguments, &cx).await
     };
     finished(events, task, call, &output);

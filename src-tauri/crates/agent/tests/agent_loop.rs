@@ -80,6 +80,28 @@ async fn read_edit_approved_bash_answer() {
         .filter(|e| matches!(e, AgentEvent::ApprovalRequested { .. }))
         .count();
     assert_eq!(approvals, 2);
+    // Every call is said to run (a window whose panel came from the store shows it runs), before
+    // it asks and before its result.
+    let ran: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolRunning { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ran.len(), 3, "{ran:?}");
+    for id in ran {
+        let at = |f: &dyn Fn(&AgentEvent) -> bool| events.iter().position(f);
+        let running =
+            at(&|e| matches!(e, AgentEvent::ToolRunning { call_id, .. } if call_id == id));
+        let asked = at(
+            &|e| matches!(e, AgentEvent::ApprovalRequested { request } if request.call_id == id),
+        );
+        let finished =
+            at(&|e| matches!(e, AgentEvent::ToolFinished { call_id, .. } if call_id == id));
+        assert!(running < finished && finished.is_some(), "{id}");
+        assert!(asked.is_none_or(|asked| running < Some(asked)), "{id}");
+    }
     assert!(events.iter().any(|e| matches!(
         e,
         AgentEvent::State {

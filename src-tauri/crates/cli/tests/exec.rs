@@ -504,7 +504,7 @@ async fn sigkill_anywhere_then_resume_loses_nothing() {
         }
         for (what, event) in [
             ("streaming", "\"textDelta\""),
-            ("tool running", "\"toolCallStarted\""),
+            ("tool running", "\"toolRunning\""),
             ("tool finished", "\"toolFinished\""),
             ("compacting", "\"compacting\""),
         ] {

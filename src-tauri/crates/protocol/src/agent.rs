@@ -122,6 +122,10 @@ pub enum AgentEvent {
         call_id: String,
         delta: String,
     },
+    /// A call was handed to its tool: it runs now, or first asks the user (an
+    /// `ApprovalRequested` follows). Sent whether or not the call's streaming was seen.
+    #[serde(rename_all = "camelCase")]
+    ToolRunning { task_id: TaskId, call_id: String },
     #[serde(rename_all = "camelCase")]
     ApprovalRequested { request: ApprovalRequest },
     #[serde(rename_all = "camelCase")]
@@ -207,6 +211,7 @@ impl AgentEvent {
             | ThinkingDelta { task_id, .. }
             | ToolCallStarted { task_id, .. }
             | ToolCallArguments { task_id, .. }
+            | ToolRunning { task_id, .. }
             | ApprovalResolved { task_id, .. }
             | QuestionAnswered { task_id, .. }
             | ToolProgress { task_id, .. }
