@@ -4,7 +4,7 @@
 //!   stdout with, over a reader handing out `size` bytes at a time; `Transport::receive` until
 //!   the end.
 //! - legacy SSE (bit 0 set): what `codewright_mcp`'s own legacy SSE transport (`sse.rs`) does
-//!   with the event stream: `eventsource-stream` over `size`-byte chunks, and the data of each
+//!   with the event stream: `codewright_llm::sse_events` over `size`-byte chunks, and the data of each
 //!   `message` event as an `RxJsonRpcMessage<RoleClient>`, up to the first framing error.
 //!
 //! The tools of every `tools/list` result are then named as `McpServers` names them
@@ -13,7 +13,6 @@
 #![no_main]
 
 use codewright_mcp::names::tool_name;
-use eventsource_stream::Eventsource;
 use futures::executor::block_on;
 use futures::stream::{self, StreamExt};
 use rmcp::model::{JsonRpcMessage, ServerResult};
@@ -66,8 +65,8 @@ fn legacy_sse(data: &[u8], step: usize) -> Vec<Message> {
             .map(|c| Ok::<_, std::convert::Infallible>(bytes::Bytes::copy_from_slice(c))),
     );
     block_on(async {
-        // As `codewright-mcp` reads it: without a leading byte-order mark (a crash found here).
-        let mut events = std::pin::pin!(codewright_llm::without_bom(body).eventsource());
+        // As `codewright-mcp` reads it (a crash on a leading byte-order mark was found here).
+        let mut events = std::pin::pin!(codewright_llm::sse_events(body));
         let mut out: Vec<Message> = Vec::new();
         while let Some(Ok(event)) = events.next().await {
             if event.event != "message" && !event.event.is_empty() {

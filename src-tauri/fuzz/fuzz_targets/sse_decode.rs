@@ -1,17 +1,16 @@
 //! SSE framing and each provider's stream decoder and assembler, through
-//! `codewright_llm::decode_recording` (eventsource-stream framing, the protocol's decoder, then
+//! `codewright_llm::decode_recording` (`sse_events`' framing, the protocol's decoder, then
 //! `Assembly::finish`). First byte: bits 0-1 pick the protocol (OpenAI chat, OpenAI Responses,
 //! Anthropic, Gemini), bits 2-7 a chunk size of 1-64 bytes; the rest is the response body.
 //!
 //! Checks that nothing panics; that a finished message keeps `Assembly::finish`'s promises (no
 //! empty text part, the arguments of every call not marked truncated are JSON); and that the SSE
-//! framing, fed as `pump` feeds it (the body, then "\n\n"), gives the same events whether the body
-//! comes whole or cut into chunks.
+//! framing (`sse_events`: whole lines handed to `eventsource-stream`), fed as `pump` feeds it (the
+//! body, then "\n\n"), gives the same events whether the body comes whole or cut into chunks.
 #![no_main]
 
-use codewright_llm::{decode_recording, Protocol};
+use codewright_llm::{decode_recording, sse_events, Protocol};
 use codewright_protocol::Part;
-use eventsource_stream::Eventsource;
 use futures::stream::{self, StreamExt};
 use std::convert::Infallible;
 use std::sync::OnceLock;
@@ -37,8 +36,12 @@ fn runtime() -> &'static Runtime {
 
 /// The events (name, data) framed from `chunks` up to the first error, and whether there was one.
 async fn frame<'a>(chunks: impl Iterator<Item = &'a [u8]>) -> (Vec<(String, String)>, bool) {
-    let body = stream::iter(chunks.chain([&b"\n\n"[..]]).map(Ok::<_, Infallible>));
-    let mut events = std::pin::pin!(body.eventsource());
+    let body = stream::iter(
+        chunks
+            .chain([&b"\n\n"[..]])
+            .map(|c| Ok::<_, Infallible>(bytes::Bytes::copy_from_slice(c))),
+    );
+    let mut events = std::pin::pin!(sse_events(body));
     let mut out = Vec::new();
     while let Some(event) = events.next().await {
         match event {

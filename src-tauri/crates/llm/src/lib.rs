@@ -47,4 +47,4 @@ pub use provider::{
     builtin_providers, normalize_base_url, parse_timeout, Protocol, Provider, Timeouts,
 };
 pub use request::{ChatRequest, Sampling};
-pub use stream::{decode_recording, without_bom};
+pub use stream::{decode_recording, sse_events};

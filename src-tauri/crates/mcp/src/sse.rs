@@ -2,7 +2,6 @@
 //! opens `GET <url>` as an event stream; the server's first `endpoint` event names the URL to
 //! `POST` messages to; its answers and notifications come back as `message` events.
 
-use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::Url;
@@ -57,8 +56,7 @@ impl LegacySse {
                 "{url} answered {status} to the event-stream request; check the URL (legacy SSE servers usually serve it at /sse)"
             ));
         }
-        // (Without a leading byte-order mark: `eventsource-stream` panics on one.)
-        let mut events = codewright_llm::without_bom(response.bytes_stream()).eventsource();
+        let mut events = codewright_llm::sse_events(response.bytes_stream());
         let endpoint = loop {
             match events.next().await {
                 Some(Ok(event)) if event.event == "endpoint" => {
