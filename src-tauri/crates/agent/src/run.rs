@@ -153,11 +153,13 @@ pub struct TaskLock {
 }
 
 /// Marks interrupted the tasks whose stored status says a run is going but whose lock nobody
-/// holds: Codewright quit or crashed while they ran. `home` is the data folder.
+/// holds: Codewright quit or crashed while they ran. What their answers got to is indexed for
+/// search. `home` is the data folder.
 pub fn mark_interrupted(store: &Store, home: &std::path::Path) {
     for task in store.unfinished_tasks().unwrap_or_default() {
         if let Ok(_lock) = hold_task(home, task) {
             let _ = store.set_task_status(task, TaskStatus::Interrupted);
+            let _ = store.index_interrupted(task);
         }
     }
 }

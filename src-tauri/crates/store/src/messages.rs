@@ -270,6 +270,28 @@ impl Store {
         )?)
     }
 
+    /// Indexes for search, whole, the messages a crash left streaming, which stay as they are
+    /// until the task is continued ([`Store::close_interrupted`]): a long answer is not indexed
+    /// again as it streams (migration 0018), so it would be found only by its start meanwhile.
+    pub fn index_interrupted(&self, task: TaskId) -> Result<()> {
+        let tx = self.conn.unchecked_transaction()?;
+        tx.execute(
+            "DELETE FROM messages_fts
+             WHERE rowid IN (SELECT id FROM messages WHERE task_id = ?1 AND complete = 0)",
+            [task.0],
+        )?;
+        tx.execute(
+            "INSERT INTO messages_fts (rowid, text)
+             SELECT m.id, (SELECT coalesce(group_concat(json_extract(p.value, '$.text'), char(10)), '')
+                           FROM json_each(m.parts) AS p
+                           WHERE json_extract(p.value, '$.type') IN ('text', 'thinking'))
+             FROM messages AS m WHERE m.task_id = ?1 AND m.complete = 0",
+            [task.0],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Starts an assistant message that will be streamed into. Its row exists right away.
     pub fn start_streaming(&self, task: TaskId, model: &str) -> Result<StreamingMessage> {
         let mut message = Message::new(Role::Assistant, Vec::new());

@@ -159,7 +159,7 @@ fn streaming_writes_at_a_bounded_interval_and_on_size() {
 
 /// A long answer is not indexed again on every write while it streams (that cost grew with the
 /// answer): it is found by its start meanwhile, and by all of it once finished or, after a crash,
-/// closed.
+/// marked interrupted or closed.
 #[test]
 fn a_long_streamed_answer_is_indexed_whole_once_complete() {
     let home = tempfile::tempdir().unwrap();
@@ -200,12 +200,27 @@ fn a_long_streamed_answer_is_indexed_whole_once_complete() {
         "indexed whole when finished"
     );
 
-    // Left streaming by a crash, then closed.
+    // Left streaming by a crash: indexed whole when the task is marked interrupted, and again
+    // when it is closed.
     let mut stream = store.start_streaming(task, "m@p").unwrap();
     assert!(stream.update(&store, &long("bilby"), FLUSH_BYTES).unwrap());
     assert_eq!(found("bilby"), 0);
+    store.index_interrupted(task).unwrap();
+    assert_eq!(found("bilby"), 1, "indexed whole when interrupted");
+    assert_eq!(
+        store.message(stream.id()).unwrap().complete,
+        false,
+        "still incomplete: the window says so"
+    );
+    assert!(stream
+        .update(&store, &long("dunnart"), FLUSH_BYTES)
+        .unwrap());
     assert_eq!(store.close_interrupted(task).unwrap(), 1);
-    assert_eq!(found("bilby"), 1, "indexed whole when closed");
+    assert_eq!(
+        (found("dunnart"), found("bilby"), found("wombat")),
+        (1, 0, 2),
+        "indexed whole when closed, once"
+    );
 }
 
 #[test]
