@@ -3094,3 +3094,54 @@ fn a_very_long_reply_keeps_only_what_is_near_the_view() {
     save_screenshot("task-long-reply-small", &app.screenshot());
     app.quit();
 }
+
+/// A project's MCP server that never answers holds up the run where the user sees it: the
+/// message is sent at once (the composer is free again), the header says the servers are
+/// starting, and Stop ends the wait and the server — instead of a window that seems stuck for
+/// the 30 s the server is given to start.
+#[test]
+fn a_server_that_never_starts_is_shown_and_stop_ends_the_wait() {
+    const MUTE: &str = "96.8125"; // a unique `sleep`, to find its process
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, _| Reply::Text("Answered.".into())));
+    setup(&data, &folder, &provider);
+    cli(&data, &["mcp", "add", "mute", "--", "sleep", MUTE]);
+    let desktop = Desktop::start_with(&data, &[("GTK_THEME", "Adwaita:dark")]);
+    let app = desktop.launch();
+    open_task_window(&app);
+    app.set_size(480, 360); // the window's smallest size: the longer state still fits
+    send(&app, "Hello there");
+    app.wait_until(
+        "the run waiting for its servers, the composer free",
+        WAIT,
+        "return [document.getElementById('task-state').textContent, document.getElementById('composer-input').value, !document.getElementById('composer-stop').hidden]",
+        |v| *v == json!(["Starting MCP servers", "", true]),
+    );
+    save_screenshot("task-starting-servers-dark-small", &app.screenshot());
+    let mute = || {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", &format!("sleep {MUTE}")])
+            .output()
+            .unwrap();
+        !out.stdout.is_empty()
+    };
+    assert!(mute(), "the server is starting");
+    app.find("#composer-stop").click();
+    wait_idle(&app);
+    let shown = app.js(
+        "return [...document.querySelectorAll('.message.user')].map(m => m.textContent).join('|')",
+        json!([]),
+    );
+    assert!(
+        shown.as_str().unwrap().contains("Hello there"),
+        "the message stays: {shown}"
+    );
+    assert!(provider.requests().is_empty(), "the model was not asked");
+    let start = std::time::Instant::now();
+    while mute() {
+        assert!(start.elapsed() < WAIT, "the server was left running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

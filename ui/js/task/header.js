@@ -8,6 +8,7 @@ import { todoItems } from './todos.js';
 
 const AGENT_WORDS = {
   queued: 'Queued',
+  startingServers: 'Starting MCP servers',
   streaming: 'Streaming',
   awaitingApproval: 'Awaiting approval',
   runningTools: 'Running tools',

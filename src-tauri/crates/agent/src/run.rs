@@ -18,6 +18,7 @@ use codewright_protocol::{
 };
 use codewright_store::{CallState, Checkpointer, Store, UsageEvent};
 use codewright_tools::{ProcessTable, Registry, Session, SessionConfig};
+use futures_util::future::{BoxFuture, FutureExt};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
@@ -417,6 +418,7 @@ impl Agent {
             allowed: None,
             parent_approver: None,
             subagents: None,
+            servers: Mutex::new(None),
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
@@ -489,18 +491,22 @@ impl Agent {
     /// Starts a run on the current tokio runtime. The run takes the task's lock itself; a run
     /// that cannot (the task runs elsewhere) fails with an error event.
     pub fn start(&self, request: RunRequest, events: Events) -> TaskHandle {
-        self.start_held(None, request, events)
+        self.start_held(None, request, events, None)
     }
 
     /// Starts a run with the task's lock already taken ([`Agent::hold`]), so a front end knows
-    /// before it starts that the run can go.
+    /// before it starts that the run can go. `servers`, if given, is the project's MCP servers
+    /// starting: the run waits for it before its first request, as
+    /// [`AgentState::StartingServers`] (a stop ends the wait), so that a slow server holds up
+    /// the run where the user sees it, not the front end that sent the message.
     pub fn start_held(
         &self,
         lock: Option<TaskLock>,
         request: RunRequest,
         events: Events,
+        servers: Option<BoxFuture<'static, ()>>,
     ) -> TaskHandle {
-        self.start_run(lock, request, events, None)
+        self.start_run(lock, request, events, None, servers)
     }
 
     /// Starts a sub-agent's run (see [`crate::subagent`]): it takes no running slot (its
@@ -512,7 +518,7 @@ impl Agent {
         events: Events,
         approver: Arc<dyn codewright_tools::Approver>,
     ) -> TaskHandle {
-        self.start_run(Some(lock), request, events, Some(approver))
+        self.start_run(Some(lock), request, events, Some(approver), None)
     }
 
     fn start_run(
@@ -521,6 +527,7 @@ impl Agent {
         request: RunRequest,
         events: Events,
         parent_approver: Option<Arc<dyn codewright_tools::Approver>>,
+        servers: Option<BoxFuture<'static, ()>>,
     ) -> TaskHandle {
         let cancel = CancellationToken::new();
         let steer = Arc::new(Mutex::new(Steer::default()));
@@ -543,6 +550,7 @@ impl Agent {
             allowed: None,
             parent_approver,
             subagents: None,
+            servers: Mutex::new(servers),
         };
         TaskHandle {
             task: request.task,
@@ -572,6 +580,9 @@ struct Run {
     parent_approver: Option<Arc<dyn codewright_tools::Approver>>,
     /// The `agent` tool, when this run may hand work to sub-agents.
     subagents: Option<Arc<crate::subagent::SubAgents>>,
+    /// The project's MCP servers starting, waited for before the first request (in a mutex only
+    /// so that the run can be shared between threads).
+    servers: Mutex<Option<BoxFuture<'static, ()>>>,
 }
 
 impl Run {
@@ -703,6 +714,16 @@ impl Run {
             }
         };
         let _permit = permit;
+        let servers = self.servers.get_mut().expect("servers lock").take();
+        if let Some(mut servers) = servers {
+            if (&mut servers).now_or_never().is_none() {
+                self.step(Step::AwaitServers);
+                tokio::select! {
+                    () = servers => {}
+                    _ = self.cancel.cancelled() => return Ok(RunOutcome::Stopped),
+                }
+            }
+        }
         if interrupted {
             let mut notice = "The previous run of this task was interrupted (Codewright stopped while it ran). What was saved is kept.".to_string();
             if !may_have_run.is_empty() {

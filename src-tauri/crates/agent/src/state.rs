@@ -6,7 +6,9 @@ use codewright_protocol::AgentState;
 /// What happened, as the state machine sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
-    /// A slot is free: send the first request.
+    /// A slot is free, but the project's MCP servers are still starting: wait for them.
+    AwaitServers,
+    /// A slot is free (and the servers are up): send the first request.
     Start,
     /// The answer called tools.
     ToolCalls,
@@ -29,12 +31,13 @@ pub fn next(from: AgentState, step: Step) -> Option<AgentState> {
     use AgentState::*;
     Some(match (from, step) {
         (_, Step::End) => Idle,
-        (Queued | Idle, Step::Start) => Streaming,
+        (Queued | Idle, Step::AwaitServers) => StartingServers,
+        (Queued | Idle | StartingServers, Step::Start) => Streaming,
         (Streaming, Step::ToolCalls) => RunningTools,
         (RunningTools | AwaitingApproval, Step::ApprovalAsked) => AwaitingApproval,
         (AwaitingApproval, Step::ApprovalAnswered) => RunningTools,
         (RunningTools, Step::ToolsDone) => Streaming,
-        (Streaming | RunningTools | Idle | Queued, Step::Compact) => Compacting,
+        (Streaming | RunningTools | Idle | Queued | StartingServers, Step::Compact) => Compacting,
         (Compacting, Step::Compacted) => Streaming,
         _ => return None,
     })
@@ -48,6 +51,8 @@ mod tests {
     #[test]
     fn transitions() {
         let path = [
+            (Queued, Step::AwaitServers, StartingServers),
+            (StartingServers, Step::Start, Streaming),
             (Queued, Step::Start, Streaming),
             (Streaming, Step::ToolCalls, RunningTools),
             (RunningTools, Step::ApprovalAsked, AwaitingApproval),
@@ -67,6 +72,8 @@ mod tests {
             (Streaming, Step::ToolsDone),
             (Compacting, Step::ToolCalls),
             (AwaitingApproval, Step::ToolsDone),
+            (Streaming, Step::AwaitServers),
+            (StartingServers, Step::ToolCalls),
         ] {
             assert_eq!(
                 next(from, step),

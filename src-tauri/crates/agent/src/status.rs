@@ -78,9 +78,10 @@ impl Tracker {
         let status = match to {
             AgentState::Queued => TaskStatus::Queued,
             AgentState::AwaitingApproval => TaskStatus::AwaitingApproval,
-            AgentState::Streaming | AgentState::RunningTools | AgentState::Compacting => {
-                TaskStatus::Running
-            }
+            AgentState::StartingServers
+            | AgentState::Streaming
+            | AgentState::RunningTools
+            | AgentState::Compacting => TaskStatus::Running,
             // The run's end stores how it ended.
             AgentState::Idle => return,
         };

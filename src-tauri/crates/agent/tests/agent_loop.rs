@@ -1275,6 +1275,7 @@ async fn a_new_message_after_a_crash_answers_what_had_not_run_and_says_what_may_
             this_run: Default::default(),
         },
         tx,
+        None,
     );
     let (outcome, events) = drive(handle, rx, |_, _| {}).await;
     assert_eq!(outcome, RunOutcome::Done);
@@ -2142,4 +2143,92 @@ async fn a_sub_agent_runs_with_its_agents_own_model() {
         1,
         "the lost one started nothing"
     );
+}
+
+/// The project's MCP servers starting hold the run's first request, shown as starting servers
+/// (the run has started: the front end that sent the message is free); a stop ends the wait and
+/// the message stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waits_for_its_servers_visibly_and_a_stop_ends_the_wait() {
+    use codewright_agent::RunRequest;
+    let world = World::new(script(|_, _| text("Hello."))).await;
+    let start = |prompt: &str, servers: futures_util::future::BoxFuture<'static, ()>| {
+        let lock = world.agent.hold(world.task).unwrap();
+        world
+            .agent
+            .take_message(&lock, &Message::user(prompt))
+            .unwrap();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let request = RunRequest {
+            task: world.task,
+            prompt: None,
+            model: world.model(),
+            mode: PermissionMode::Normal,
+            sandbox: false,
+            compaction: None,
+            this_run: Default::default(),
+        };
+        let handle = world
+            .agent
+            .start_held(Some(lock), request, tx, Some(servers));
+        (handle, rx)
+    };
+    let starting = |e: &AgentEvent| {
+        matches!(
+            e,
+            AgentEvent::State {
+                state: AgentState::StartingServers,
+                ..
+            }
+        )
+    };
+
+    // Servers that come up: the request follows.
+    let (up, is_up) = tokio::sync::oneshot::channel::<()>();
+    let (handle, rx) = start("Hi", Box::pin(async move { is_up.await.unwrap() }));
+    let mut up = Some(up);
+    let mut asked_before = None;
+    let (outcome, events) = drive(handle, rx, |e, _| {
+        if starting(e) {
+            asked_before = Some(world.server.requests().len());
+            up.take().unwrap().send(()).unwrap();
+        }
+    })
+    .await;
+    assert_eq!(outcome, RunOutcome::Done);
+    assert_eq!(
+        asked_before,
+        Some(0),
+        "no request before the servers were up"
+    );
+    assert_eq!(world.server.requests().len(), 1);
+    assert!(events.iter().any(starting));
+    assert_eq!(
+        world.store.lock().unwrap().task(world.task).unwrap().status,
+        TaskStatus::Completed
+    );
+
+    // Servers that never come up: a stop ends the wait; nothing is asked, the message stays.
+    let (handle, rx) = start("Again", Box::pin(std::future::pending()));
+    let (outcome, events) = drive(handle, rx, |e, handle| {
+        if starting(e) {
+            handle.stop();
+        }
+    })
+    .await;
+    assert_eq!(outcome, RunOutcome::Stopped);
+    assert!(events.iter().any(starting));
+    assert_eq!(world.server.requests().len(), 1);
+    let stored = world.messages(world.task);
+    assert_eq!(stored.last().unwrap().message.text(), "Again");
+    assert_eq!(
+        world.store.lock().unwrap().task(world.task).unwrap().status,
+        TaskStatus::Idle
+    );
+
+    // Servers already up: no wait is shown.
+    let (handle, rx) = start("Once more", Box::pin(async {}));
+    let (outcome, events) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    assert!(!events.iter().any(starting));
 }

@@ -281,8 +281,9 @@ impl Host {
     /// Sends the user's message (text: `Message::user`; with images: `Message::user_with`):
     /// steers the task's running run (delivered at its next turn boundary), or starts a run with
     /// it. `None` continues the task as it is (after a pause, a stop or a crash). A message that
-    /// starts a run is stored before anything else can fail (the model is looked up, MCP servers
-    /// start); an error after that has `saved` set. Must be called on a tokio runtime.
+    /// starts a run is stored before anything else can fail (the model is looked up); an error
+    /// after that has `saved` set. Returns once the run has started: the project's MCP servers
+    /// start within the run. Must be called on a tokio runtime.
     pub async fn send(
         &self,
         task: TaskId,
@@ -386,7 +387,12 @@ impl Host {
         if let Some(compaction) = compaction.as_mut() {
             models::fit_local_model(compaction).await;
         }
-        self.ensure_servers(task, project, &root).await;
+        // Waited for by the run, where the user sees it and can stop it (a server that never
+        // answers holds it for the connect timeout).
+        let servers = {
+            let host = self.clone();
+            Box::pin(async move { host.ensure_servers(task, project, &root).await })
+        };
         self.forward();
         let handle = Arc::new(self.inner.agent.start_held(
             Some(lock),
@@ -400,6 +406,7 @@ impl Host {
                 this_run: options.this_run,
             },
             self.inner.events.clone(),
+            Some(servers),
         ));
         self.inner
             .runs
@@ -413,7 +420,7 @@ impl Host {
     /// the user, so the approval or question is asked again. A front end that stays open calls
     /// it at start and after each [`Host::mark_interrupted`]. Returns the tasks continued.
     pub async fn resume_asking(&self) -> Vec<TaskId> {
-        // One pass at a time (the last may still be starting MCP servers).
+        // One pass at a time (the last may still be looking up models).
         let Ok(_pass) = self.inner.resuming.try_lock() else {
             return Vec::new();
         };

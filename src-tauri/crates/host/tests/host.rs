@@ -381,3 +381,84 @@ async fn a_commands_agent_and_tools_are_kept_until_the_next_message() {
     ended().await;
     assert!(kept().is_null(), "{}", kept());
 }
+
+/// A project's MCP server that never answers `initialize` holds up the run, not the sending of
+/// the message: `send` returns, the run says it is starting its servers, and a stop ends the
+/// wait (and the server) at once instead of after the connect timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_starts_holds_the_run_where_a_stop_ends_it() {
+    use codewright_protocol::{AgentEvent, AgentState, RunOutcome};
+    use codewright_store::{McpServerRow, McpTransport};
+    const MUTE: &str = "97.3125"; // a unique `sleep`, to find its process
+    let (_dir, host, task) = world();
+    {
+        let store = host.store().lock().unwrap();
+        let project = store.task(task).unwrap().project_id;
+        store
+            .save_mcp_server(&McpServerRow {
+                id: 0,
+                name: "mute".into(),
+                transport: McpTransport::Stdio {
+                    command: "sleep".into(),
+                    args: vec![MUTE.into()],
+                },
+                env: Default::default(),
+                headers: Default::default(),
+                secrets: vec![],
+                enabled: true,
+                project: Some(project),
+                call_timeout_secs: None,
+            })
+            .unwrap();
+    }
+    let mut events = host.subscribe(Some(task));
+    host.send(task, Some(Message::user("Use it")), RunOptions::default())
+        .await
+        .unwrap();
+    async fn next(events: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>) -> AgentEvent {
+        tokio::time::timeout(std::time::Duration::from_secs(120), events.recv())
+            .await
+            .expect("an event")
+            .expect("the host is alive")
+    }
+    loop {
+        match next(&mut events).await {
+            AgentEvent::State {
+                state: AgentState::StartingServers,
+                ..
+            } => break,
+            AgentEvent::RunFinished { outcome, .. } => {
+                panic!("the run ended ({outcome:?}) without saying it waits for its servers")
+            }
+            _ => {}
+        }
+    }
+    let mute = || {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", &format!("sleep {MUTE}")])
+            .output()
+            .unwrap();
+        !out.stdout.is_empty()
+    };
+    assert!(mute(), "the server is starting");
+    host.stop(task).unwrap();
+    loop {
+        if let AgentEvent::RunFinished { outcome, .. } = next(&mut events).await {
+            assert_eq!(outcome, RunOutcome::Stopped);
+            break;
+        }
+    }
+    let store = host.store().lock().unwrap();
+    assert_eq!(store.history(task).unwrap()[0].message.text(), "Use it");
+    assert_eq!(store.task(task).unwrap().status, TaskStatus::Idle);
+    drop(store);
+    // Its process is stopped with the wait (not left running until the connect timeout).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while mute() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server was left running"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

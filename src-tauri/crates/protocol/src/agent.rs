@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 pub enum AgentState {
     /// Waiting for a free slot (too many tasks are running).
     Queued,
+    /// Waiting for the project's MCP servers to start (the first run in a project), so the
+    /// first request offers their tools; a stop ends the wait.
+    StartingServers,
     /// A request is out; the answer is streaming.
     Streaming,
     /// A tool call waits for the user.
