@@ -15,7 +15,7 @@ import { textOf } from './task/messages.js';
 import { insertMention } from './task/mentions.js';
 import { renderNow } from './task/markdown.js';
 import { loadHighlighter } from './task/code.js';
-import { applyCallStates, findPanel, initTools, interruptUnfinished, resetTools, settleRunning } from './task/tools.js';
+import { applyCallStates, findPanel, initTools, interruptUnfinished, resetTools, settleRunning, startCall } from './task/tools.js';
 
 const params = new URLSearchParams(location.search);
 /** The task shown; none yet in a spare window. */
@@ -96,8 +96,8 @@ const AGENT = {
   toolCallStarted: (e) => conversation.toolCallStarted(e.callId, e.name),
   toolCallArguments: (e) => findPanel(e.callId)?.appendArgs(e.delta),
   // Said for every call, even one whose streaming this window did not see (its stored copy came
-  // first).
-  toolRunning: (e) => findPanel(e.callId)?.start(),
+  // first), and kept for a call not on screen yet (the stored copy comes later).
+  toolRunning: (e) => startCall(e.callId),
   toolProgress: (e) => findPanel(e.callId)?.appendOutput(e.text),
   toolFinished: (e) => findPanel(e.callId)?.finishFromEvent(e),
   approvalRequested: (e) => addApproval(e.request),

@@ -12,6 +12,7 @@ const MAX_LIVE_OUTPUT = 64 * 1024;
 let taskId = 0;
 const panels = new Map(); // call id → ToolPanel
 const waiting = new Map(); // call id → stored tool_result part whose call is not on screen yet
+const running = new Set(); // ids of calls said to run whose call is not on screen yet
 
 /** The task whose panels these are (a sub-agent's work is asked for by its call). */
 export function initTools(id) {
@@ -29,10 +30,21 @@ export function panelFor(callId, name) {
     waiting.delete(callId);
     panel.setStored(result);
   }
+  if (running.delete(callId)) panel.start();
   return panel;
 }
 
 export const findPanel = (callId) => panels.get(callId);
+
+/**
+ * A call was handed to its tool (`toolRunning`): its panel says it runs, now or when the call
+ * comes on screen — the stored answer and the run's events reach the window by different routes.
+ */
+export function startCall(callId) {
+  const panel = panels.get(callId);
+  if (panel) panel.start();
+  else running.add(callId);
+}
 
 /** Applies a stored tool_result part to its panel, now or when the panel appears. */
 export function applyToolResult(part) {
@@ -43,6 +55,7 @@ export function applyToolResult(part) {
 
 /** The run ended: calls still marked running wait for their stored results. */
 export function settleRunning() {
+  running.clear();
   for (const panel of panels.values()) if (panel.state === 'running') panel.setState('pending');
 }
 
@@ -74,6 +87,7 @@ export function resetTools() {
   for (const panel of panels.values()) panel.stopTimer();
   panels.clear();
   waiting.clear();
+  running.clear();
 }
 
 class ToolPanel {

@@ -56,7 +56,17 @@ pub fn servers_for(store: &Store, project: ProjectId) -> Result<Vec<McpServerRow
 /// environment `filter` gives. A server that fails is in the result with its error, not an error
 /// of the whole.
 pub async fn start(rows: &[McpServerRow], root: &Path, filter: &EnvFilter) -> McpServers {
-    let env = environment_for(rows.iter().filter(|r| r.enabled), filter);
+    // The login shell may take seconds, the first time: not on the caller's thread (a run waits
+    // for the servers where the user sees it, and a stop must be heard meanwhile).
+    let enabled: Vec<McpServerRow> = rows.iter().filter(|r| r.enabled).cloned().collect();
+    let env = if enabled.is_empty() {
+        HashMap::new()
+    } else {
+        let filter = filter.clone();
+        tokio::task::spawn_blocking(move || environment_for(enabled.iter(), &filter))
+            .await
+            .expect("reading the environment does not panic")
+    };
     McpServers::start(rows, &read_secret, &env, root.to_path_buf()).await
 }
 

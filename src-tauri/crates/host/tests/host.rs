@@ -96,9 +96,26 @@ fn runs_left_behind_are_marked_interrupted_unless_someone_holds_them() {
         AgentConfig::default(),
     );
     let _held = agent.hold(second).unwrap();
+    // The first was streaming a long answer (not indexed again as it grew).
+    {
+        let store = store.lock().unwrap();
+        let mut stream = store.start_streaming(task, "m@local").unwrap();
+        let long = vec![codewright_protocol::Part::Text {
+            text: format!("{} bandicoot", "filler ".repeat(20_000)),
+        }];
+        stream
+            .update(&store, &long, codewright_store::FLUSH_BYTES)
+            .unwrap();
+        assert!(store.search_messages("bandicoot", 5).unwrap().is_empty());
+    }
     host.mark_interrupted();
     let store = store.lock().unwrap();
     assert_eq!(store.task(task).unwrap().status, TaskStatus::Interrupted);
+    assert_eq!(
+        store.search_messages("bandicoot", 5).unwrap().len(),
+        1,
+        "what the interrupted answer got to is found"
+    );
     assert_eq!(
         store.task(second).unwrap().status,
         TaskStatus::AwaitingApproval
@@ -440,7 +457,15 @@ async fn a_server_that_never_starts_holds_the_run_where_a_stop_ends_it() {
             .unwrap();
         !out.stdout.is_empty()
     };
-    assert!(mute(), "the server is starting");
+    // Started a moment after the run says it waits (the environment is read first).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !mute() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not start"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     host.stop(task).unwrap();
     loop {
         if let AgentEvent::RunFinished { outcome, .. } = next(&mut events).await {
@@ -459,6 +484,6 @@ async fn a_server_that_never_starts_holds_the_run_where_a_stop_ends_it() {
             std::time::Instant::now() < deadline,
             "the server was left running"
         );
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
