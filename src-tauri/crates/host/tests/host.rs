@@ -473,10 +473,11 @@ async fn a_server_that_never_starts_holds_the_run_where_a_stop_ends_it() {
             break;
         }
     }
-    let store = host.store().lock().unwrap();
-    assert_eq!(store.history(task).unwrap()[0].message.text(), "Use it");
-    assert_eq!(store.task(task).unwrap().status, TaskStatus::Idle);
-    drop(store);
+    {
+        let store = host.store().lock().unwrap();
+        assert_eq!(store.history(task).unwrap()[0].message.text(), "Use it");
+        assert_eq!(store.task(task).unwrap().status, TaskStatus::Idle);
+    }
     // Its process is stopped with the wait (not left running until the connect timeout).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while mute() {
