@@ -2679,6 +2679,9 @@ fn provider_faults_end_in_a_shown_retry_or_one_clear_error_in_the_window() {
             Reply::Malformed("The first half of a garbled answer ".into())
         } else if last.contains("Silent?") {
             Reply::Stall("The start of a silent answer ".into())
+        } else if last.contains("Cut?") {
+            let chunk = json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "The part before the cut "}, "finish_reason": null}]});
+            Reply::Raw(format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: {chunk}\n\n"))
         } else {
             Reply::Text("All good again.".into())
         }
@@ -2764,6 +2767,15 @@ fn provider_faults_end_in_a_shown_retry_or_one_clear_error_in_the_window() {
         "{error}"
     );
     wait_idle(&app);
+
+    // The connection closed mid-answer: said so, with what had arrived.
+    send(&app, "Cut?");
+    let error = error_count(4);
+    assert!(
+        error.contains("scripted's response stream ended early") && error.contains("try again"),
+        "{error}"
+    );
+    wait_idle(&app);
     save_screenshot("task-provider-faults", &app.screenshot());
     let answers = app.js(
         "return [...document.querySelectorAll('.message.assistant')].map(m => m.textContent).join('|')",
@@ -2772,7 +2784,8 @@ fn provider_faults_end_in_a_shown_retry_or_one_clear_error_in_the_window() {
     let answers = answers.as_str().unwrap();
     assert!(
         answers.contains("The first half of a garbled answer")
-            && answers.contains("The start of a silent answer"),
+            && answers.contains("The start of a silent answer")
+            && answers.contains("The part before the cut"),
         "the parts that arrived are shown: {answers}"
     );
     assert!(
@@ -2805,13 +2818,20 @@ fn provider_faults_end_in_a_shown_retry_or_one_clear_error_in_the_window() {
         .collect();
     assert_eq!(
         users,
-        ["Busy?", "Proxy?", "Garbled?", "Silent?", "Still there?"]
+        [
+            "Busy?",
+            "Proxy?",
+            "Garbled?",
+            "Silent?",
+            "Cut?",
+            "Still there?"
+        ]
     );
 
     // A key the provider refuses: the error names the provider and where to set the key.
     provider.require_key("sk-not-the-one-the-app-has");
     send(&app, "Key?");
-    let error = error_count(4);
+    let error = error_count(5);
     assert!(
         error.contains("Incorrect API key")
             && error.contains("Paste the key of scripted in Settings → Model"),
@@ -2828,7 +2848,8 @@ fn provider_faults_end_in_a_shown_retry_or_one_clear_error_in_the_window() {
         .collect();
     assert!(
         kept.contains(&("The first half of a garbled answer ", "error"))
-            && kept.contains(&("The start of a silent answer ", "error")),
+            && kept.contains(&("The start of a silent answer ", "error"))
+            && kept.contains(&("The part before the cut ", "error")),
         "stored, marked cut off: {kept:?}"
     );
     app.quit();

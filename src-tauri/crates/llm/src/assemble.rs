@@ -5,11 +5,12 @@ use crate::error::{ErrorKind, LlmError};
 use codewright_protocol::{Message, Part, Role, StopReason, Usage};
 use std::collections::HashMap;
 
-/// The error for a stream that stopped before the response was whole.
-pub(crate) fn ended_early() -> LlmError {
+/// The error for a stream from `source` (a provider's name) that stopped before the response
+/// was whole.
+pub(crate) fn ended_early(source: &str) -> LlmError {
     LlmError::new(
         ErrorKind::StreamEndedEarly,
-        "the response stream ended early, before the model finished; try again.",
+        format!("{source}'s response stream ended early, before the model finished (the connection closed before the stream's last event); try again."),
     )
 }
 
@@ -286,7 +287,7 @@ impl Assembly {
     /// stop are marked truncated, never to be executed; missing arguments become `{}`.
     pub fn finish(mut self, model: &str) -> Result<Message, LlmError> {
         if !self.is_whole() {
-            return Err(ended_early());
+            return Err(ended_early(model));
         }
         let has_calls = self
             .parts

@@ -133,7 +133,7 @@ impl Client {
                 });
             }
             let error = match result {
-                Ok(()) => ended_early(),
+                Ok(()) => ended_early(&provider.name),
                 Err(e) => e,
             };
             let received = out.has_content();
