@@ -29,7 +29,7 @@ pub const KEY: &str = "sk-e2e-3f9Qd7LmX2vB8nW4";
 /// A secret value an MCP server is given in a test; like [`KEY`], written nowhere.
 pub const MCP_SECRET: &str = "tok-never-shown-3c81e5a0";
 
-/// The file, among a desktop's own folders, that holds what its app and driver printed.
+/// The file, among a desktop's own folders, that holds what its app, driver and X server printed.
 const LOG: &str = "printed.log";
 
 /// An X server, tauri-driver (with WebKitWebDriver) and a data folder for one test. Everything is
@@ -61,7 +61,7 @@ fn free_ports() -> (u16, u16) {
 
 /// Starts Xvfb on a display it picks itself (`-displayfd`): it prints the number once it is
 /// listening, so there is no race for a display and no polling for its socket.
-fn start_xvfb() -> (Child, String) {
+fn start_xvfb(log: &std::fs::File) -> (Child, String) {
     let mut child = Command::new("Xvfb")
         .args([
             "-displayfd",
@@ -73,7 +73,8 @@ fn start_xvfb() -> (Child, String) {
             "tcp",
         ])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        // With what the app prints: an app that cannot open the display is explained there.
+        .stderr(log.try_clone().unwrap())
         .spawn()
         .unwrap_or_else(|e| {
             panic!("cannot start Xvfb ({e}); run scripts/setup --test to install it")
@@ -113,11 +114,12 @@ impl Desktop {
         let turn = ONE_AT_A_TIME
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let (mut xvfb, display) = start_xvfb();
         let xdg = tempfile::tempdir().unwrap();
-        // What the app (and the driver) print goes to a file with the rest of this desktop's
-        // folders, so that the secrets drill reads it too; it is shown when the test fails.
+        // What the app (and the driver, and the X server) print goes to a file with the rest of
+        // this desktop's folders, so that the secrets drill reads it too; it is shown when the
+        // test fails.
         let log = std::fs::File::create(xdg.path().join(LOG)).unwrap();
+        let (mut xvfb, display) = start_xvfb(&log);
         let start = |(port, native): (u16, u16)| {
             Command::new(tauri_driver())
                 .args([
@@ -210,7 +212,26 @@ impl Desktop {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        let session = webdriver::Session::start(self.port, env!("CARGO_BIN_EXE_codewright"));
+        let session = webdriver::Session::start(self.port, env!("CARGO_BIN_EXE_codewright"))
+            .unwrap_or_else(|e| {
+                // The app's own words (and the X server's) are in the log printed after this.
+                let xvfb = std::fs::read_to_string(format!("/proc/{}/stat", self.xvfb.id()))
+                    .ok()
+                    .and_then(|stat| {
+                        Some(
+                            stat.rsplit_once(')')?
+                                .1
+                                .split_whitespace()
+                                .next()?
+                                .to_string(),
+                        )
+                    })
+                    .map_or("gone".to_string(), |state| format!("in state {state}"));
+                panic!(
+                    "cannot start a session: {e} (the X server {} is {xvfb})",
+                    self.display
+                )
+            });
         session.wait_until("the main window to render", Duration::from_secs(20),
             "return document.body.dataset.ready === 'true' || !document.getElementById('fatal').hidden",
             |v| v == true);

@@ -142,13 +142,13 @@ pub fn driver_state(port: u16, driver: &mut std::process::Child) -> DriverState 
 
 impl Session {
     /// Launches `application` (a Tauri app binary) in a new session.
-    pub fn start(port: u16, application: &str) -> Session {
+    pub fn start(port: u16, application: &str) -> Result<Session, String> {
         let caps = json!({"capabilities": {"alwaysMatch": {"tauri:options": {"application": application}}}});
-        let value = request(port, "POST", "/session", Some(&caps)).expect("cannot start a session");
-        Session {
+        let value = request(port, "POST", "/session", Some(&caps))?;
+        Ok(Session {
             port,
             id: value["sessionId"].as_str().expect("session id").to_string(),
-        }
+        })
     }
 
     fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
