@@ -249,7 +249,7 @@ def main():
     for data in (home, big):
         subprocess.run([CLI, "--home", data, "models", "role", "main", "llama3.2@ollama"], check=True, capture_output=True)
     display = ":77"
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], stderr=subprocess.DEVNULL)
+    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"], stderr=subprocess.DEVNULL)
     time.sleep(1)
     small_port, small_driver = start_driver(home, display)
     big_port, big_driver = start_driver(big, display)

@@ -246,7 +246,7 @@ def cpu_ticks(pids):
 @contextlib.contextmanager
 def app(home, display):
     """Xvfb on `display` and tauri-driver for the app on `home`; yields the driver's port."""
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], stderr=subprocess.DEVNULL)
+    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"], stderr=subprocess.DEVNULL)
     time.sleep(1)
     port = free_port()
     env = dict(os.environ, DISPLAY=display, CODEWRIGHT_HOME=home, CODEWRIGHT_BENCH_KEY="bench")

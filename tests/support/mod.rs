@@ -71,6 +71,9 @@ fn start_xvfb(log: &std::fs::File) -> (Child, String) {
             "1280x800x24",
             "-nolisten",
             "tcp",
+            // By default the server resets when its last client leaves — as a killed app's do
+            // all at once —, and an app started meanwhile cannot open the display.
+            "-noreset",
         ])
         .stdout(Stdio::piped())
         // With what the app prints: an app that cannot open the display is explained there.
