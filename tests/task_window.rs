@@ -3140,6 +3140,16 @@ fn a_server_that_never_starts_is_shown_and_stop_ends_the_wait() {
         "return [document.getElementById('task-state').textContent, document.getElementById('composer-input').value, !document.getElementById('composer-stop').hidden]",
         |v| *v == json!(["Starting MCP servers", "", true]),
     );
+    // Named once it is slow: which server, how long, what ends the wait.
+    app.wait_until(
+        "the slow server named",
+        WAIT,
+        "return [...document.querySelectorAll('.notice')].map(n => n.textContent).join('|')",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.contains("(mute)") && t.contains("Stop ends the wait"))
+        },
+    );
     save_screenshot("task-starting-servers-dark-small", &app.screenshot());
     let mute = || {
         let out = std::process::Command::new("pgrep")

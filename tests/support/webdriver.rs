@@ -189,6 +189,7 @@ impl Session {
         let start = Instant::now();
         loop {
             let element = self.find(css);
+            element.wait_still();
             match self.cmd(
                 "POST",
                 &format!("/element/{}/click", element.id),
@@ -450,7 +451,30 @@ impl Session {
 }
 
 impl Element<'_> {
+    /// Waits until the element has stopped moving (the same place over three looks, a frame or
+    /// 50 ms apart, at most 2 s): WebKit may scroll a page a moment after a key or a focus (to
+    /// show the caret), and a click aimed before that lands where the element was — a person
+    /// clicks what they see once it is still.
+    fn wait_still(&self) {
+        self.session.js_async(
+            "const [el, done] = arguments; let last = null, same = 0; const start = Date.now();
+             const next = (f) => { let fired = false; const go = () => { if (!fired) { fired = true; f(); } };
+                                   requestAnimationFrame(go); setTimeout(go, 50); };
+             const look = () => {
+               if (!el.isConnected) return done(false);
+               const r = el.getBoundingClientRect();
+               const now = [r.x, r.y, r.width, r.height].join();
+               same = now === last ? same + 1 : 0;
+               last = now;
+               if (same >= 2 || Date.now() - start > 2000) done(same >= 2); else next(look);
+             };
+             look();",
+            json!([{ELEMENT_KEY: self.id}]),
+        );
+    }
+
     pub fn click(&self) {
+        self.wait_still();
         self.session
             .cmd(
                 "POST",

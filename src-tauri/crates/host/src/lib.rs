@@ -135,6 +135,9 @@ pub struct Running {
     pub questions: Vec<Question>,
 }
 
+/// How long a project's MCP servers may take to start before the run names them.
+const SLOW_START: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Runs tasks for one front end. Cheap to clone.
 #[derive(Clone)]
 pub struct Host {
@@ -563,7 +566,29 @@ impl Host {
             }
         };
         let filter = codewright_tools::EnvFilter::read(&self.inner.store(), Some(project));
-        let started = Arc::new(mcp::start(&rows, root, &filter).await);
+        let starting = mcp::start(&rows, root, &filter);
+        tokio::pin!(starting);
+        // Servers slow to start are named, with how long the run may wait and what ends it.
+        let started = match tokio::time::timeout(SLOW_START, &mut starting).await {
+            Ok(started) => started,
+            Err(_) => {
+                let names: Vec<&str> = rows
+                    .iter()
+                    .filter(|r| r.enabled)
+                    .map(|r| r.name.as_str())
+                    .collect();
+                self.inner.notice(
+                    task,
+                    format!(
+                        "Starting the MCP servers of this project ({}): the first request waits until they answer, each for up to {} s. Stop ends the wait.",
+                        names.join(", "),
+                        codewright_mcp::client::CONNECT_TIMEOUT.as_secs()
+                    ),
+                );
+                starting.await
+            }
+        };
+        let started = Arc::new(started);
         for (name, state) in started.states() {
             if let ServerState::Failed { error } = state {
                 self.inner

@@ -438,18 +438,29 @@ async fn a_server_that_never_starts_holds_the_run_where_a_stop_ends_it() {
             .expect("an event")
             .expect("the host is alive")
     }
-    loop {
+    // Said at once; the servers are named once they are slow.
+    let (mut waits, mut named) = (false, None);
+    while !(waits && named.is_some()) {
         match next(&mut events).await {
             AgentEvent::State {
                 state: AgentState::StartingServers,
                 ..
-            } => break,
+            } => waits = true,
+            AgentEvent::Notice { message, .. } if message.contains("MCP servers") => {
+                assert!(waits, "named before the run says it waits: {message}");
+                named = Some(message);
+            }
             AgentEvent::RunFinished { outcome, .. } => {
                 panic!("the run ended ({outcome:?}) without saying it waits for its servers")
             }
             _ => {}
         }
     }
+    let named = named.unwrap();
+    assert!(
+        named.contains("(mute)") && named.contains("30 s") && named.contains("Stop"),
+        "{named}"
+    );
     let mute = || {
         let out = std::process::Command::new("pgrep")
             .args(["-f", &format!("sleep {MUTE}")])
