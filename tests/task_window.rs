@@ -3146,8 +3146,9 @@ fn a_server_that_never_starts_is_shown_and_stop_ends_the_wait() {
         WAIT,
         "return [...document.querySelectorAll('.notice')].map(n => n.textContent).join('|')",
         |v| {
-            v.as_str()
-                .is_some_and(|t| t.contains("(mute)") && t.contains("Stop ends the wait"))
+            v.as_str().is_some_and(|t| {
+                t.contains("(mute)") && t.contains("Stopping the task ends the wait")
+            })
         },
     );
     save_screenshot("task-starting-servers-dark-small", &app.screenshot());

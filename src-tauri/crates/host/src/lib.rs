@@ -580,7 +580,7 @@ impl Host {
                 self.inner.notice(
                     task,
                     format!(
-                        "Starting the MCP servers of this project ({}): the first request waits until they answer, each for up to {} s. Stop ends the wait.",
+                        "Starting the MCP servers of this project ({}): the first request waits until they answer, each for up to {} s. Stopping the task ends the wait.",
                         names.join(", "),
                         codewright_mcp::client::CONNECT_TIMEOUT.as_secs()
                     ),

@@ -458,7 +458,9 @@ async fn a_server_that_never_starts_holds_the_run_where_a_stop_ends_it() {
     }
     let named = named.unwrap();
     assert!(
-        named.contains("(mute)") && named.contains("30 s") && named.contains("Stop"),
+        named.contains("(mute)")
+            && named.contains("30 s")
+            && named.contains("Stopping the task ends the wait"),
         "{named}"
     );
     let mute = || {
