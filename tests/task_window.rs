@@ -111,6 +111,23 @@ fn wait_dialog(app: &Session, what: &str) -> Value {
         |v| v.is_string())
 }
 
+/// Waits (up to [`WAIT`]) until a process whose command line holds `command` runs, or until none
+/// does; else fails saying `what`.
+fn wait_process(command: &str, running: bool, what: &str) {
+    let start = std::time::Instant::now();
+    loop {
+        let found = std::process::Command::new("pgrep")
+            .args(["-f", command])
+            .output()
+            .unwrap();
+        if found.stdout.is_empty() != running {
+            return;
+        }
+        assert!(start.elapsed() < WAIT, "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn wait_idle(app: &Session) {
     app.wait_until(
         "the run to end",
@@ -1062,18 +1079,7 @@ fn a_crash_of_the_app_while_it_asks_or_runs_a_command_loses_nothing() {
         "return [...document.querySelectorAll('.tool-panel')].map(p => p.dataset.state).join('|')",
         |v| v.as_str() == Some("running"),
     );
-    let running = || {
-        let out = std::process::Command::new("pgrep")
-            .args(["-f", "sleep 29.75"])
-            .output()
-            .unwrap();
-        !out.stdout.is_empty()
-    };
-    let start = std::time::Instant::now();
-    while !running() {
-        assert!(start.elapsed() < WAIT, "the approved command did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_process("sleep 29.75", true, "the approved command did not start");
     // A message sent while the command runs waits for the next step, shown as queued; once the
     // composer lets go of it, it is kept, crash or not.
     send(&app, "Also note how long it took");
@@ -1085,11 +1091,7 @@ fn a_crash_of_the_app_while_it_asks_or_runs_a_command_loses_nothing() {
     );
     desktop.kill_app();
     app.quit();
-    let start = std::time::Instant::now();
-    while running() {
-        assert!(start.elapsed() < WAIT, "the command outlived the app");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_process("sleep 29.75", false, "the command outlived the app");
 
     let app = desktop.launch();
     app.wait_until(
@@ -3152,18 +3154,8 @@ fn a_server_that_never_starts_is_shown_and_stop_ends_the_wait() {
         },
     );
     save_screenshot("task-starting-servers-dark-small", &app.screenshot());
-    let mute = || {
-        let out = std::process::Command::new("pgrep")
-            .args(["-f", &format!("sleep {MUTE}")])
-            .output()
-            .unwrap();
-        !out.stdout.is_empty()
-    };
-    let start = std::time::Instant::now();
-    while !mute() {
-        assert!(start.elapsed() < WAIT, "the server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mute = format!("sleep {MUTE}");
+    wait_process(&mute, true, "the server did not start");
     app.find("#composer-stop").click();
     wait_idle(&app);
     let shown = app.js(
@@ -3175,9 +3167,5 @@ fn a_server_that_never_starts_is_shown_and_stop_ends_the_wait() {
         "the message stays: {shown}"
     );
     assert!(provider.requests().is_empty(), "the model was not asked");
-    let start = std::time::Instant::now();
-    while mute() {
-        assert!(start.elapsed() < WAIT, "the server was left running");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_process(&mute, false, "the server was left running");
 }
