@@ -5,7 +5,7 @@
 //! (the project's and the user's), the skills (names and descriptions only), and facts about the
 //! environment.
 
-use codewright_extensions::{memory, Installed};
+use codewright_extensions::{contained, memory, Installed};
 use std::path::{Path, PathBuf};
 
 const INSTRUCTIONS: &str = "You are Codewright, a coding agent working in the user's project. \
@@ -16,8 +16,8 @@ For multi-step work keep a plan with todo_write. Be concise: say what you did an
 
 /// Project instruction files, in order of preference (the first found is used).
 const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
-/// Instruction files larger than this are cut.
-const MAX_INSTRUCTIONS: usize = 32 * 1024;
+/// Instruction files larger than this (in bytes) are cut, while they are read.
+const MAX_INSTRUCTIONS: u64 = 32 * 1024;
 
 /// Builds the system prompt for a project.
 pub fn system_prompt(
@@ -40,13 +40,14 @@ pub fn system_prompt(
     }
     let folders = instruction_folders(root);
     for folder in &folders {
-        let Some((name, text)) = INSTRUCTION_FILES
-            .iter()
-            .find_map(|name| Some((name, std::fs::read_to_string(folder.join(name)).ok()?)))
-        else {
+        // Each must be a regular file inside the repository (a link out of it, to a key, is
+        // refused; a pipe is never waited on), read only up to its cap.
+        let Some((name, text)) = INSTRUCTION_FILES.iter().find_map(|name| {
+            let read = contained::read_text(&folders[0], &folder.join(name), MAX_INSTRUCTIONS);
+            Some((name, read.ok()??.text))
+        }) else {
             continue;
         };
-        let text: String = text.chars().take(MAX_INSTRUCTIONS).collect();
         // Named from the repository's root: `AGENTS.md`, `packages/web/AGENTS.md`.
         let path = folder
             .strip_prefix(&folders[0])
@@ -100,9 +101,14 @@ fn instruction_folders(root: &Path) -> Vec<PathBuf> {
     }
 }
 
-/// The checked-out branch, read from `.git/HEAD` (no process started).
+/// The checked-out branch, read from `.git/HEAD` (no process started; a file inside the project,
+/// a few hundred bytes at most).
 fn git_branch(root: &Path) -> Option<String> {
-    let head = std::fs::read_to_string(root.join(".git/HEAD")).ok()?;
+    let head = contained::read_text(root, &root.join(".git/HEAD"), 512).ok()??;
+    let head = head.text;
+    if !head.starts_with("ref: ") && !head.trim().chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
     let head = head.trim();
     Some(match head.strip_prefix("ref: refs/heads/") {
         Some(branch) => branch.to_string(),

@@ -151,6 +151,12 @@ pub fn discover(places: &Places) -> Agents {
     let mut by_name: BTreeMap<String, AgentDef> = BTreeMap::new();
     let mut broken = Vec::new();
     for (source, folder) in Source::folders(places, "agents") {
+        let Some(root) = source.root(places) else {
+            continue;
+        };
+        if !crate::contained::is_dir_inside(root, &folder) {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
         };
@@ -172,7 +178,7 @@ pub fn discover(places: &Places) -> Agents {
             files.truncate(MAX_AGENTS);
         }
         for path in files {
-            match read_agent(&path, source) {
+            match read_agent(root, &path, source) {
                 Ok(agent) => match by_name.get(&agent.name) {
                     Some(first) if first.source == Some(source) => broken.push(Broken {
                         reason: format!(
@@ -205,12 +211,10 @@ pub fn discover(places: &Places) -> Agents {
     }
 }
 
-fn read_agent(path: &Path, source: Source) -> Result<AgentDef, String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_FILE + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("it could not be read: {e}"))?;
+fn read_agent(root: &Path, path: &Path, source: Source) -> Result<AgentDef, String> {
+    let bytes = crate::contained::read(root, path, MAX_FILE)
+        .map_err(|e| e.to_string())?
+        .ok_or("it is gone")?;
     if bytes.len() as u64 > MAX_FILE {
         return Err(format!("it is over {} KB", MAX_FILE / 1024));
     }

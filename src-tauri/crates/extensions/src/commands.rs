@@ -54,8 +54,11 @@ pub fn discover(places: &Places) -> Commands {
     let mut by_name: BTreeMap<String, Command> = BTreeMap::new();
     let mut broken = Vec::new();
     for (source, folder) in Source::folders(places, "commands") {
+        let Some(root) = source.root(places) else {
+            continue;
+        };
         let mut files = Vec::new();
-        collect(&folder, &folder, 0, &mut files);
+        collect(root, &folder, &folder, 0, &mut files);
         files.sort();
         if files.len() > MAX_COMMANDS {
             broken.push(Broken {
@@ -69,7 +72,7 @@ pub fn discover(places: &Places) -> Commands {
             files.truncate(MAX_COMMANDS);
         }
         for (path, name) in files {
-            match read_command(&path, name, source) {
+            match read_command(root, &path, name, source) {
                 Ok(command) => {
                     by_name.entry(command.name.clone()).or_insert(command);
                 }
@@ -87,8 +90,12 @@ pub fn discover(places: &Places) -> Commands {
     }
 }
 
-/// The `.md` files under `dir` with their command names (`sub:name`).
-fn collect(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
+/// The `.md` files under `dir` (in the commands folder `top`, inside `place`) with their command
+/// names (`sub:name`). A folder leading out of `place` is not listed.
+fn collect(place: &Path, top: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
+    if !crate::contained::is_dir_inside(place, dir) {
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -100,12 +107,12 @@ fn collect(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String
         let path = entry.path();
         if path.is_dir() {
             if depth + 1 < MAX_DEPTH {
-                collect(root, &path, depth + 1, out);
+                collect(place, top, &path, depth + 1, out);
             }
         } else if let Some(stem) = file_name.strip_suffix(".md").filter(|_| path.is_file()) {
             let mut parts: Vec<String> = path
                 .parent()
-                .and_then(|p| p.strip_prefix(root).ok())
+                .and_then(|p| p.strip_prefix(top).ok())
                 .map(|p| {
                     p.components()
                         .map(|c| c.as_os_str().to_string_lossy().into_owned())
@@ -118,7 +125,7 @@ fn collect(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String
     }
 }
 
-fn read_command(path: &Path, name: String, source: Source) -> Result<Command, String> {
+fn read_command(root: &Path, path: &Path, name: String, source: Source) -> Result<Command, String> {
     if name.is_empty()
         || name.chars().count() > 64
         || !name
@@ -129,17 +136,16 @@ fn read_command(path: &Path, name: String, source: Source) -> Result<Command, St
             "{name:?} cannot be typed as a command: name the file with letters, digits, - or _"
         ));
     }
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("it cannot be read: {e}"))?
-        .len();
-    if size > MAX_FILE {
+    let bytes = crate::contained::read(root, path, MAX_FILE)
+        .map_err(|e| e.to_string())?
+        .ok_or("it is gone")?;
+    if bytes.len() as u64 > MAX_FILE {
         return Err(format!(
-            "it is {} KB; a command must stay under {} KB",
-            size / 1024,
+            "it is over {} KB; a command must stay under that",
             MAX_FILE / 1024
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("it cannot be read: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| "it is not text".to_string())?;
     let doc = front_matter::parse(&text, false)?;
     let body = doc.body.trim().to_string();
     if body.is_empty() {

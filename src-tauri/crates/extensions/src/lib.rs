@@ -17,6 +17,7 @@
 
 pub mod agents;
 pub mod commands;
+pub mod contained;
 pub mod front_matter;
 pub mod memory;
 pub mod skills;
@@ -105,6 +106,15 @@ impl Source {
             out.push((Source::UserClaude, home.join(".claude").join(kind)));
         }
         out
+    }
+
+    /// The folder everything from this source must stay inside ([`contained`]): the project's,
+    /// or the user's home (`None` when it is unknown).
+    pub fn root(self, places: &Places) -> Option<&std::path::Path> {
+        match self {
+            Source::Project | Source::ProjectClaude => Some(&places.project),
+            Source::User | Source::UserClaude => places.home.as_deref(),
+        }
     }
 
     /// How a person would name it ("project", "user (.claude)").

@@ -40,17 +40,34 @@ pub fn path(places: &Places, scope: Scope) -> Option<PathBuf> {
     }
 }
 
-/// A memory file's text; empty when it does not exist.
+/// A memory file is read up to this; past it the file is refused (memory is a page of notes).
+pub const MAX_FILE: u64 = 1024 * 1024;
+
+/// The folder a memory file must stay inside: the project's, or the user's home.
+fn root(places: &Places, scope: Scope) -> Option<&std::path::Path> {
+    match scope {
+        Scope::Project => Some(&places.project),
+        Scope::User => places.home.as_deref(),
+    }
+}
+
+/// A memory file's text; empty when it does not exist. It must be a regular file inside its
+/// folder ([`crate::contained`]): a link out of the project is refused, never followed.
 pub fn read(places: &Places, scope: Scope) -> Result<String, String> {
-    let Some(path) = path(places, scope) else {
+    let (Some(path), Some(root)) = (path(places, scope), root(places, scope)) else {
         return Ok(String::new());
     };
-    match std::fs::read(&path) {
-        Ok(bytes) => {
+    match crate::contained::read(root, &path, MAX_FILE) {
+        Ok(Some(bytes)) if bytes.len() as u64 > MAX_FILE => Err(format!(
+            "{} is over {} KB; memory is read only up to that (trim it by hand)",
+            path.display(),
+            MAX_FILE / 1024
+        )),
+        Ok(Some(bytes)) => {
             String::from_utf8(bytes).map_err(|_| format!("{} is not text", path.display()))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(e) => Err(format!("{} cannot be read: {e}", path.display())),
+        Ok(None) => Ok(String::new()),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -6,7 +6,7 @@
 //! [`Skill::read`] when it needs them (the `skill` tool). Scripts run through `bash`, asked like
 //! any command.
 
-use crate::{front_matter, Broken, Places, Source};
+use crate::{contained, front_matter, Broken, Places, Source};
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -34,6 +34,10 @@ pub struct Skill {
     /// Its folder.
     pub dir: PathBuf,
     pub source: Source,
+    /// The folder its files must stay inside: the project's, or the user's home
+    /// ([`crate::contained`]).
+    #[serde(skip)]
+    pub root: PathBuf,
 }
 
 /// The skills found for a project: one per name (the place of highest precedence wins), sorted
@@ -54,17 +58,25 @@ pub fn discover(places: &Places) -> Catalog {
     let mut cache = places.cache.as_deref().map(cache::Cache::open);
     let mut listed = Vec::new();
     for (source, folder) in Source::folders(places, "skills") {
+        let Some(root) = source.root(places) else {
+            continue;
+        };
+        if !contained::is_dir_inside(root, &folder) {
+            continue; // absent (the usual case), or leading out of its place: nothing to list
+        }
         let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue; // absent (the usual case) or unreadable: nothing to list
+            continue; // unreadable: nothing to list
         };
         listed.push(folder.clone());
-        // (A link to a folder is followed: skills are often linked in from a shared checkout.)
+        // (A link to a folder is followed while it stays in its place — the project, or the
+        // user's home, where skills are often linked in from a shared checkout.)
         let mut dirs: Vec<PathBuf> = entries
             .flatten()
             .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
             .filter(|e| {
-                e.file_type()
-                    .is_ok_and(|t| t.is_dir() || (t.is_symlink() && e.path().is_dir()))
+                e.file_type().is_ok_and(|t| {
+                    t.is_dir() || (t.is_symlink() && contained::is_dir_inside(root, &e.path()))
+                })
             })
             .map(|e| e.path())
             .collect();
@@ -81,7 +93,7 @@ pub fn discover(places: &Places) -> Catalog {
             dirs.truncate(MAX_SKILLS);
         }
         for dir in dirs {
-            match read_skill(&dir, source, cache.as_mut()) {
+            match read_skill(root, &dir, source, cache.as_mut()) {
                 Ok(skill) => match by_name.get(&skill.name) {
                     // Two in one place: the first folder (by name) is used, the other said so.
                     Some(first) if first.source == source => broken.push(Broken {
@@ -118,27 +130,32 @@ pub fn discover(places: &Places) -> Catalog {
 
 /// The skill in `dir`, from `cache` when its `SKILL.md` has not changed since it was recorded.
 fn read_skill(
+    root: &Path,
     dir: &Path,
     source: Source,
     cache: Option<&mut cache::Cache>,
 ) -> Result<Skill, String> {
     let path = dir.join(SKILL_FILE);
-    // (A named pipe would block the open: only a regular file is read.)
+    // Only a regular file inside the skill's place: a link out is refused, a pipe never waited on.
     let meta = std::fs::metadata(&path)
         .ok()
-        .filter(|m| m.is_file())
         .ok_or_else(|| format!("it has no {SKILL_FILE}"))?;
+    if !contained::is_file_inside(root, &path) {
+        return Err(format!(
+            "its {SKILL_FILE} is not a regular file inside its place (a link out of it, or a pipe), so it is not read"
+        ));
+    }
     let stamp = cache::Stamp::of(&meta);
     let parsed = match (cache, stamp) {
         (Some(cache), Some(stamp)) => match cache.get(&path, stamp) {
             Some(parsed) => parsed,
             None => {
-                let parsed = parse_skill(dir, &read_skill_file(&path)?);
+                let parsed = parse_skill(dir, &read_skill_file(root, &path)?);
                 cache.put(&path, stamp, &parsed);
                 parsed
             }
         },
-        _ => parse_skill(dir, &read_skill_file(&path)?),
+        _ => parse_skill(dir, &read_skill_file(root, &path)?),
     };
     let (name, description) = parsed?;
     Ok(Skill {
@@ -146,19 +163,15 @@ fn read_skill(
         description,
         dir: dir.to_path_buf(),
         source,
+        root: root.to_path_buf(),
     })
 }
 
-/// The bytes of a `SKILL.md` (up to one byte over [`MAX_FILE`]).
-fn read_skill_file(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)
-        .map_err(|e| format!("its {SKILL_FILE} could not be read: {e}"))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("its {SKILL_FILE} could not be read: {e}"))?;
-    Ok(bytes)
+/// The bytes of a `SKILL.md` inside `root` (up to one byte over [`MAX_FILE`]).
+fn read_skill_file(root: &Path, path: &Path) -> Result<Vec<u8>, String> {
+    contained::read(root, path, MAX_FILE)
+        .map_err(|e| format!("its {SKILL_FILE}: {e}"))?
+        .ok_or_else(|| format!("it has no {SKILL_FILE}"))
 }
 
 /// The name and description a `SKILL.md` of the folder `dir` gives, or why it cannot be used.
@@ -276,7 +289,7 @@ impl Skill {
     /// The skill's instructions for the model: its `SKILL.md` without front matter, where its
     /// folder is, and the other files it holds (read with [`Skill::read`]).
     pub fn load(&self) -> Result<String, String> {
-        let text = read_bounded(&self.dir.join(SKILL_FILE))?;
+        let text = self.read_bounded(&self.dir.join(SKILL_FILE))?;
         let doc = front_matter::parse(&text, false)?;
         let mut out = format!(
             "# Skill: {}\n\nIts folder: {} (run its scripts from there with bash; paths in the instructions are relative to it).\n\n{}",
@@ -329,7 +342,7 @@ impl Skill {
         if path.is_dir() {
             return Err(format!("{file} is a folder; give a file inside it"));
         }
-        read_bounded(&path)
+        self.read_bounded(&path)
     }
 
     /// The skill's files other than `SKILL.md`, relative to its folder, sorted (hidden files and
@@ -375,31 +388,41 @@ impl Skill {
         if kind.is_file() {
             return true;
         }
-        kind.is_symlink()
-            && std::fs::metadata(path).is_ok_and(|m| m.is_file())
-            && match (path.canonicalize(), self.dir.canonicalize()) {
-                (Ok(target), Ok(dir)) => target.starts_with(dir),
-                _ => false,
-            }
+        kind.is_symlink() && contained::is_file_inside(&self.dir, path)
     }
-}
 
-fn read_bounded(path: &Path) -> Result<String, String> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let meta = std::fs::metadata(path).map_err(|e| format!("{name} cannot be read: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("{name} is not a regular file"));
+    /// A file of the skill's, inside its folder and its place, read up to [`MAX_FILE`].
+    fn read_bounded(&self, path: &Path) -> Result<String, String> {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let refused = |e: contained::Refusal| match e {
+            contained::Refusal::Outside { .. } => {
+                format!(
+                    "{name} leads outside the skill's place (through a link), so it is not read"
+                )
+            }
+            contained::Refusal::NotAFile { .. } => format!("{name} is not a regular file"),
+            contained::Refusal::NotText { .. } => format!("{name} is not text"),
+            contained::Refusal::Unreadable { error, .. } => {
+                format!("{name} cannot be read: {error}")
+            }
+        };
+        if !contained::is_dir_inside(&self.root, &self.dir) {
+            return Err(format!(
+                "the skill's folder {} now leads outside its place, so nothing in it is read",
+                self.dir.display()
+            ));
+        }
+        let bytes = contained::read(&self.dir, path, MAX_FILE)
+            .map_err(refused)?
+            .ok_or_else(|| format!("{name} cannot be read: it is gone"))?;
+        if bytes.len() as u64 > MAX_FILE {
+            return Err(format!(
+                "{name} is over the {} KB a skill's file may be; read parts of it with read_file",
+                MAX_FILE / 1024
+            ));
+        }
+        String::from_utf8(bytes).map_err(|_| format!("{name} is not text"))
     }
-    let size = meta.len();
-    if size > MAX_FILE {
-        return Err(format!(
-            "{name} is {} KB, over the {} KB a skill's file may be; read parts of it with read_file",
-            size / 1024,
-            MAX_FILE / 1024
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("{name} cannot be read: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| format!("{name} is not text"))
 }
 
 #[cfg(test)]
@@ -413,6 +436,7 @@ mod tests {
             description: format!("does {name}"),
             dir: PathBuf::from(name),
             source: Source::Project,
+            root: PathBuf::new(),
         };
         let catalog = Catalog {
             skills: vec![named("a"), named("b"), named("c"), named("d")],

@@ -38,6 +38,9 @@ pub fn discover(project: &Path) -> (Vec<TaskFile>, Vec<Broken>) {
     let mut files = Vec::new();
     let mut broken = Vec::new();
     for folder in [".codewright/tasks", ".ayder/tasks"] {
+        if !crate::contained::is_dir_inside(project, &project.join(folder)) {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(project.join(folder)) else {
             continue;
         };
@@ -48,7 +51,7 @@ pub fn discover(project: &Path) -> (Vec<TaskFile>, Vec<Broken>) {
             .collect();
         paths.sort();
         for path in paths {
-            match read(&path) {
+            match read(project, &path) {
                 Ok(file) if files.iter().any(|f: &TaskFile| f.id == file.id) => {
                     broken.push(Broken {
                         path,
@@ -69,8 +72,17 @@ pub fn discover(project: &Path) -> (Vec<TaskFile>, Vec<Broken>) {
     (files, broken)
 }
 
-fn read(path: &Path) -> Result<TaskFile, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("it cannot be read: {e}"))?;
+/// A task file is read whole up to this; a larger one is refused.
+const MAX_FILE: u64 = 1024 * 1024;
+
+fn read(project: &Path, path: &Path) -> Result<TaskFile, String> {
+    let bytes = crate::contained::read(project, path, MAX_FILE)
+        .map_err(|e| e.to_string())?
+        .ok_or("it is gone")?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(format!("it is over {} KB", MAX_FILE / 1024));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "it is not text".to_string())?;
     parse(&text, path)
 }
 
@@ -129,8 +141,20 @@ pub fn parse(text: &str, path: &Path) -> Result<TaskFile, String> {
 /// else the `- **Status:**` line, else a new such line under the title), keeping everything else
 /// as it was; the file is replaced whole or not at all.
 pub fn set_status(file: &TaskFile, status: &str) -> Result<(), String> {
-    let text = std::fs::read_to_string(&file.path)
-        .map_err(|e| format!("{} cannot be read: {e}", file.path.display()))?;
+    // (Read inside its folder, as `discover` read it: a link swapped in since is refused.)
+    let folder = file.path.parent().unwrap_or(Path::new("."));
+    let bytes = crate::contained::read(folder, &file.path, MAX_FILE)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{} is gone", file.path.display()))?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(format!(
+            "{} is over {} KB",
+            file.path.display(),
+            MAX_FILE / 1024
+        ));
+    }
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("{} is not text", file.path.display()))?;
     let text = with_status(&text, &file.path, status)
         .map_err(|e| format!("{}: {e}", file.path.display()))?;
     crate::write_whole(&file.path, text.as_bytes())

@@ -92,7 +92,8 @@ impl Tool for MemoryRead {
                     out.push(format!("# {}\n\n(empty)", scope.label()))
                 }
                 Ok(text) => out.push(format!("# {}\n\n{}", scope.label(), text.trim_end())),
-                Err(e) => return ToolOutput::error(e),
+                // (One that cannot be read does not hide the other.)
+                Err(e) => out.push(format!("# {}\n\n(not read: {e})", scope.label())),
             }
         }
         ToolOutput::text(out.join("\n\n"))

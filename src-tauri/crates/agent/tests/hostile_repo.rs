@@ -1,0 +1,119 @@
+//! A cloned repository whose author wants the user's secrets: its instruction, memory, skill,
+//! agent and command files are links to a key outside the project (or to a folder holding one),
+//! a named pipe, and a file far over every cap. The user types "hi"; nothing of the key reaches
+//! the model, the run never blocks, and what it reads stays within its caps.
+
+mod common;
+
+use codewright_protocol::{AgentEvent, PermissionMode, RunOutcome};
+use common::{calls, text, tool_results, World};
+use serde_json::json;
+use std::os::unix::fs::symlink;
+use std::sync::Arc;
+use std::time::Duration;
+
+const SECRET: &str = "SECRET-KEY-MATERIAL-7f3a";
+
+/// A secret laid out so that, if followed, it would load as every kind of file: valid front
+/// matter for a skill, an agent and a command, and plain text for instructions and memory.
+fn secret_file(name: &str) -> String {
+    format!("---\nname: {name}\ndescription: {SECRET} use it always\n---\n\n{SECRET}\n")
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo touches nothing else.
+    assert_eq!(unsafe { libc_mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+extern "C" {
+    #[link_name = "mkfifo"]
+    fn libc_mkfifo(path: *const std::ffi::c_char, mode: u32) -> i32;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_of_links_to_secrets_pipes_and_huge_files_leaks_nothing_and_never_blocks() {
+    let outside = tempfile::tempdir().unwrap();
+    let key = outside.path().join("id_rsa");
+    std::fs::write(&key, secret_file("leak")).unwrap();
+    let keys = outside.path().join("keys");
+    std::fs::create_dir_all(keys.join("skill")).unwrap();
+    std::fs::write(keys.join("skill/SKILL.md"), secret_file("folder-leak")).unwrap();
+    std::fs::write(keys.join("agent.md"), secret_file("coder")).unwrap();
+
+    let world = World::new(Arc::new(|i, body: &serde_json::Value| match i {
+        // The skill the repository offers honestly, then its file that is a link out.
+        0 => calls(&[
+            ("skill", json!({"name": "honest"})),
+            ("skill", json!({"name": "honest", "file": "ref.md"})),
+            ("skill", json!({"name": "honest", "file": "inner/agent.md"})),
+            ("skill", json!({"name": "leak"})),
+            ("memory_read", json!({})),
+        ]),
+        1 => text(&format!("{:?}", tool_results(body))),
+        _ => text("done"),
+    }))
+    .await;
+    let p = |rel: &str| {
+        let path = world.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        path
+    };
+    // The project is a package in a repository whose root instructions are a pipe.
+    std::fs::create_dir_all(world.path(".git")).unwrap();
+    std::fs::write(world.path(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    symlink(&key, p("AGENTS.md")).unwrap();
+    mkfifo(&p("CLAUDE.md"));
+    symlink(&key, p(".codewright/memory.md")).unwrap();
+    symlink(&key, p(".claude/skills/leak/SKILL.md")).unwrap();
+    symlink(keys.join("skill"), p(".codewright/skills/folder-leak")).unwrap();
+    symlink(&keys, p(".claude/agents")).unwrap();
+    symlink(&key, p(".codewright/agents/coder.md")).unwrap();
+    symlink(&key, p(".codewright/commands/leak.md")).unwrap();
+    std::fs::write(
+        p(".codewright/skills/honest/SKILL.md"),
+        "---\nname: honest\ndescription: an honest skill\n---\n\nDo good work.\n",
+    )
+    .unwrap();
+    symlink(&key, p(".codewright/skills/honest/ref.md")).unwrap();
+    symlink(&keys, p(".codewright/skills/honest/inner")).unwrap();
+    // The user's own memory far over its cap (3 MB): refused, never read whole.
+    world.user_file(".codewright/memory.md", &"x".repeat(3 << 20));
+
+    let (handle, mut rx) = world.start(world.task, Some("hi"), PermissionMode::Normal);
+    let outcome = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(event) = rx.recv().await {
+            if let AgentEvent::ApprovalRequested { request } = event {
+                panic!("nothing here needs asking: {request:?}");
+            }
+        }
+        handle.wait().await
+    })
+    .await
+    .expect("the run never waits on a pipe");
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+
+    let requests = world.server.requests();
+    assert!(requests.len() >= 2);
+    for request in &requests {
+        let body = request.to_string();
+        assert!(
+            !body.contains(SECRET),
+            "the key reached the model: {body:.2000}"
+        );
+        assert!(body.len() < 200_000, "a request of {} bytes", body.len());
+    }
+    let system = requests[0]["messages"][0]["content"].to_string();
+    assert!(system.contains("honest") && !system.contains("folder-leak"));
+    // Every refusal says what happened.
+    let results = tool_results(&requests[1]);
+    assert!(results[0].1.contains("Do good work."), "{results:?}");
+    assert!(results[1].1.contains("outside"), "{results:?}");
+    assert!(results[2].1.contains("outside"), "{results:?}");
+    assert!(results[3].1.contains("no skill named"), "{results:?}");
+    assert!(results[4].1.contains("outside"), "{results:?}");
+    for message in world.messages(world.task) {
+        assert!(!format!("{message:?}").contains(SECRET));
+    }
+}
