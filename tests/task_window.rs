@@ -941,6 +941,70 @@ fn hostile_content_never_runs_or_navigates() {
     app.quit();
 }
 
+/// A model's command and file name that would read as something else: a carriage return and an
+/// escape sequence that, in a terminal, make `touch ~/pwned` read as `$ ls -la`, and a bidi
+/// override (U+202E) that turns `evil…txt.exe` around. The approval dialog shows each escaped with a
+/// warning, the user's "no" holds, and the panels show the escapes too.
+#[test]
+fn an_approval_shows_hidden_characters_escaped_and_warns() {
+    const SPOOF: &str = "touch pwned # \r\u{1b}[2K  $ ls -la";
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|i, _| match i {
+        0 => Reply::Calls(vec![
+            ("bash", json!({ "command": SPOOF })),
+            (
+                "write_file",
+                json!({"path": "evil\u{202e}txt.exe", "content": "x\u{1b}[2K\n"}),
+            ),
+        ]),
+        _ => Reply::Text("Nothing was done.".into()),
+    }));
+    let _task = setup(&data, &folder, &provider);
+    let desktop = Desktop::start(&data);
+    let app = desktop.launch();
+    open_task_window(&app);
+    send(&app, "Tidy up");
+    let shown = wait_dialog(&app, "the command's approval");
+    let shown = shown.as_str().unwrap();
+    assert!(
+        shown.contains("touch pwned # \\r\\x1b[2K  $ ls -la"),
+        "the command is shown escaped: {shown}"
+    );
+    assert!(shown.contains("control or invisible characters"), "{shown}");
+    save_screenshot("approval-hidden-characters", &app.screenshot());
+    app.find("#approval-reject").click();
+    let shown = app.wait_until("the file's approval", WAIT,
+        "const d = document.getElementById('approval-dialog'); return d && d.open && d.textContent.includes('evil') ? d.textContent : null",
+        |v| v.is_string());
+    let shown = shown.as_str().unwrap();
+    assert!(
+        !shown.contains('\u{202e}') && !shown.contains('\u{1b}'),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("evil\\u{202e}txt.exe") && shown.contains("x\\x1b[2K"),
+        "{shown}"
+    );
+    app.find("#approval-reject").click();
+    app.wait_until("the run's end", WAIT,
+        "return [...document.querySelectorAll('.message.assistant')].some(m => m.textContent.includes('Nothing was done.'))",
+        |v| v == true);
+    let panels = app.js(
+        "return [...document.querySelectorAll('.tool-panel')].map(p => p.textContent).join('\\n')",
+        json!([]),
+    );
+    let panels = panels.as_str().unwrap();
+    assert!(
+        panels.contains("\\r\\x1b[2K") && panels.contains("evil\\u{202e}txt.exe"),
+        "{panels}"
+    );
+    assert!(!panels.contains('\u{202e}') && !panels.contains('\u{1b}') && !panels.contains('\r'));
+    assert!(!folder.join("pwned").exists() && !folder.join("evil\u{202e}txt.exe").exists());
+    app.quit();
+}
+
 /// The app SIGKILLed while an answer streams into its task window: after a relaunch the user's
 /// message and the part of the answer that had arrived are there, the task says it was
 /// interrupted (not running), and one more message carries on.

@@ -66,3 +66,31 @@ export function clock(ms, now = Date.now()) {
   const today = new Date(now).toDateString() === new Date(ms).toDateString();
   return (today ? clockFormat : dayFormat).format(new Date(ms));
 }
+
+// Characters that change how the text around them reads, or are invisible — the same set as the
+// engine's `codewright_protocol::visible::is_hidden`: C0 controls but new line and tab, DEL, C1
+// controls, bidi embeddings, overrides, isolates and marks, zero-width characters, line and
+// paragraph separators, the byte-order mark, variation selectors and tag characters.
+const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
+
+/** Whether `text` holds a character `visible` escapes. */
+export const hasHidden = (text) => typeof text === 'string' && text.search(HIDDEN) >= 0;
+
+/**
+ * `text` from a model, a tool or a repository as a person deciding on it must read it: every
+ * control or invisible character written as an escape (`\r`, `\x1b`, `\u{202e}`), so a file name
+ * with a bidi override or a command with a carriage return cannot pass for another.
+ */
+export function visible(text) {
+  if (typeof text !== 'string' || !hasHidden(text)) return text;
+  return text.replace(HIDDEN, (c) => {
+    const code = c.codePointAt(0);
+    if (c === '\r') return '\\r';
+    if (code === 0) return '\\0';
+    if (code < 0x80) return `\\x${code.toString(16).padStart(2, '0')}`;
+    return `\\u{${code.toString(16)}}`;
+  });
+}
+
+/** What an approval says when what it shows held such characters (the engine's words). */
+export const HIDDEN_WARNING = 'Careful: this holds control or invisible characters, which can make text read as something else; each is shown as its escape (\\r, \\x1b, \\u{…}).';

@@ -5,6 +5,7 @@
 import { call, messageOf } from '../api.js';
 import { $, h } from '../dom.js';
 import { hunkRange, hunkTable } from './diff.js';
+import { HIDDEN_WARNING, hasHidden, visible } from '../format.js';
 
 let context = { taskId: 0, notice: () => {} };
 const queue = []; // { type: 'approval' | 'question', item }
@@ -95,8 +96,9 @@ function showApproval(entry) {
   const editor = allowed.has('approveEdited') ? contentEditor(request.action) : null;
   const buttons = approvalButtons(request, allowed, Boolean(editor));
   const form = h('form', { method: 'dialog', class: 'dialog-form approval' },
-    h('h2', { id: 'approval-title', text: request.summary }),
-    request.reason ? h('p', { class: 'approval-reason', text: `Why asked: ${request.reason}` }) : null,
+    h('h2', { id: 'approval-title', text: visible(request.summary) }),
+    request.reason ? h('p', { class: 'approval-reason', text: `Why asked: ${visible(request.reason)}` }) : null,
+    hiddenIn(request) ? h('p', { id: 'approval-hidden', class: 'form-error approval-hidden', role: 'alert', text: HIDDEN_WARNING }) : null,
     action.node,
     editor?.node,
     h('label', { class: 'field' },
@@ -153,6 +155,15 @@ function showApproval(entry) {
   return close;
 }
 
+/** Whether anything the request shows holds a character `visible` escapes. */
+function hiddenIn(request) {
+  const a = request.action;
+  const texts = [request.summary, request.reason, a.command, a.cwd, a.path, a.url,
+    ...(a.hunks ?? []).flatMap((hunk) => hunk.lines.map((line) => line.text)),
+    ...request.always.map((rule) => rule.pattern)];
+  return texts.some(hasHidden) || (a.kind === 'call' && hasHidden(JSON.stringify(a.input ?? null)));
+}
+
 /** How long a new approval dialog ignores Enter and Space. */
 const ARMING_MS = 600;
 
@@ -185,7 +196,7 @@ function approvalButtons(request, allowed, canEdit) {
 
 /** A rule as the user reads it: `bash "cargo test"`, or `web_fetch (every call)`. */
 function ruleText(rule) {
-  return rule.pattern ? `${rule.tool} "${rule.pattern}"` : `${rule.tool} (every call)`;
+  return rule.pattern ? `${rule.tool} "${visible(rule.pattern)}"` : `${rule.tool} (every call)`;
 }
 
 // What the call will do. Returns the node and the hunk checkboxes (empty unless hunks may be
@@ -197,8 +208,8 @@ function actionView(action, allowed) {
     case 'command':
       return {
         node: h('div', { class: 'approval-action' },
-          h('pre', { class: 'command-line', text: action.command }),
-          h('p', { class: 'approval-cwd' }, 'Working folder: ', h('span', { class: 'file-path', text: action.cwd })),
+          h('pre', { class: 'command-line', text: visible(action.command) }),
+          h('p', { class: 'approval-cwd' }, 'Working folder: ', h('span', { class: 'file-path', text: visible(action.cwd) })),
           h('p', { class: 'tags' },
             action.sandboxed ? h('span', { class: 'tag', text: 'sandboxed' }) : null,
             action.background ? h('span', { class: 'tag', text: 'in background' }) : null)),
@@ -207,13 +218,13 @@ function actionView(action, allowed) {
     case 'externalPath':
       return {
         node: h('p', { class: 'approval-action' },
-          'Outside the project: ', h('span', { class: 'file-path', text: action.path }), ` (${action.write ? 'write' : 'read'})`),
+          'Outside the project: ', h('span', { class: 'file-path', text: visible(action.path) }), ` (${action.write ? 'write' : 'read'})`),
         toggles: [],
       };
     case 'fetch':
-      return { node: h('p', { class: 'approval-action file-path', text: action.url }), toggles: [] };
+      return { node: h('p', { class: 'approval-action file-path', text: visible(action.url) }), toggles: [] };
     default:
-      return { node: h('pre', { class: 'approval-action approval-input', text: JSON.stringify(action.input ?? null, null, 2) }), toggles: [] };
+      return { node: h('pre', { class: 'approval-action approval-input', text: visible(JSON.stringify(action.input ?? null, null, 2)) }), toggles: [] };
   }
 }
 
@@ -231,7 +242,7 @@ function editView(action, choosable) {
   });
   return {
     node: h('div', { class: 'approval-action diff' },
-      h('div', { class: 'diff-file' }, h('span', { class: 'file-path', text: action.path }), action.created ? h('span', { class: 'tag', text: 'new file' }) : null),
+      h('div', { class: 'diff-file' }, h('span', { class: 'file-path', text: visible(action.path) }), action.created ? h('span', { class: 'tag', text: 'new file' }) : null),
       h('div', { class: 'approval-hunks' }, hunks)),
     toggles,
   };
@@ -245,7 +256,7 @@ function contentEditor(action) {
   textarea.value = action.content;
   const submit = h('button', { type: 'button', id: 'approval-approve-edited', class: 'button primary', text: 'Approve edited', hidden: true });
   const node = h('label', { class: 'field approval-editor', hidden: true },
-    h('span', { class: 'field-label', text: `Content to write to ${action.path}` }), textarea);
+    h('span', { class: 'field-label', text: `Content to write to ${visible(action.path)}` }), textarea);
   return {
     node,
     textarea,
@@ -266,10 +277,10 @@ function showQuestion(entry) {
   const input = h('input', { id: 'question-answer', type: 'text', autocomplete: 'off' });
   const submit = h('button', { type: 'submit', id: 'question-submit', class: 'button primary', text: 'Answer', disabled: true });
   const skip = h('button', { type: 'button', id: 'question-skip', class: 'button', text: 'Don’t answer' });
-  const choices = question.choices.map((choice) => h('button', { type: 'button', class: 'button question-choice', text: choice }));
+  const choices = question.choices.map((choice) => h('button', { type: 'button', class: 'button question-choice', text: visible(choice) }));
   const form = h('form', { method: 'dialog', class: 'dialog-form question' },
     h('h2', { id: 'question-title', text: 'The agent asks' }),
-    h('p', { class: 'question-text', text: question.question }),
+    h('p', { class: 'question-text', text: visible(question.question) }),
     choices.length ? h('div', { class: 'question-choices' }, choices) : null,
     h('label', { class: 'field' }, h('span', { class: 'field-label', text: 'Your answer' }), h('span', { class: 'field-row' }, input)),
     error,

@@ -2,6 +2,7 @@
 // the approval dialog (before the change) and the tool panel (after it).
 
 import { h } from '../dom.js';
+import { visible } from '../format.js';
 
 const LINE = {
   added: { class: 'diff-add', mark: '+', label: 'added' },
@@ -26,7 +27,7 @@ export function hunkTable(hunk) {
       h('td', { class: 'diff-ln', text: old }),
       h('td', { class: 'diff-ln', text: now }),
       h('td', { class: 'diff-mark', text: kind.mark, 'aria-label': kind.label }),
-      h('td', { class: 'diff-text', text: line.text }));
+      h('td', { class: 'diff-text', text: visible(line.text) }));
   });
   return h('div', { class: 'diff-scroll' }, h('table', { class: 'diff-table' }, h('tbody', {}, rows)));
 }

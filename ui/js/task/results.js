@@ -2,7 +2,7 @@
 // inserted as text; images only as data URLs of raster types.
 
 import { h } from '../dom.js';
-import { bytes, duration } from '../format.js';
+import { bytes, duration, visible } from '../format.js';
 import { hunkLines, hunkRange, hunkTable } from './diff.js';
 import { todoItems } from './todos.js';
 
@@ -69,14 +69,14 @@ function diff(d) {
       applied.has(hunk.index) ? null : tag('not applied', 'tag-warn')),
     hunkTable(hunk)));
   return h('div', { class: 'diff' },
-    h('div', { class: 'diff-file' }, h('span', { class: 'file-path', text: d.path }), d.created ? tag('new file') : null),
+    h('div', { class: 'diff-file' }, h('span', { class: 'file-path', text: visible(d.path) }), d.created ? tag('new file') : null),
     foldable(h('div', { class: 'diff-hunks' }, hunks), hunkLines(d.hunks)));
 }
 
 function command(d) {
   const ok = d.exitCode === 0;
   return h('div', { class: 'command-result' },
-    h('pre', { class: 'command-line', text: d.command }),
+    h('pre', { class: 'command-line', text: visible(d.command) }),
     h('div', { class: 'tool-meta' },
       d.exitCode == null ? null : tag(`exit ${d.exitCode}`, ok ? 'exit-code exit-ok' : 'exit-code exit-fail'),
       h('span', { class: 'muted', text: duration(d.durationMs) }),
@@ -89,7 +89,7 @@ function command(d) {
 function matches(d) {
   const total = d.files.reduce((sum, f) => sum + f.lines.length + 1, 0);
   const files = d.files.map((file) => h('div', { class: 'match-file' },
-    h('div', { class: 'file-path', text: file.path }),
+    h('div', { class: 'file-path', text: visible(file.path) }),
     h('div', { class: 'diff-scroll' }, h('table', { class: 'match-table' }, h('tbody', {},
       file.lines.map((line) => h('tr', { class: line.context ? 'match-context' : 'match-line' },
         h('td', { class: 'diff-ln', text: String(line.line) }),
@@ -102,25 +102,25 @@ function matches(d) {
 function paths(d) {
   return h('div', {},
     d.paths.length
-      ? foldable(h('ul', { class: 'path-list' }, d.paths.map((p) => h('li', { class: 'file-path', text: p }))), d.paths.length)
+      ? foldable(h('ul', { class: 'path-list' }, d.paths.map((p) => h('li', { class: 'file-path', text: visible(p) }))), d.paths.length)
       : note('No files found.'),
     d.truncated ? note('More paths were left out.') : null);
 }
 
 function listing(d) {
   const entries = d.entries.map((e) => h('li', { class: e.dir ? 'entry entry-dir' : 'entry entry-file', dataset: { kind: e.dir ? 'dir' : 'file' } },
-    h('span', { class: 'entry-name', text: e.dir ? `${e.name}/` : e.name }),
+    h('span', { class: 'entry-name', text: visible(e.dir ? `${e.name}/` : e.name) }),
     e.dir ? null : h('span', { class: 'entry-size', text: bytes(e.size) })));
   return h('div', {},
-    h('div', { class: 'file-path', text: d.path }),
+    h('div', { class: 'file-path', text: visible(d.path) }),
     entries.length ? foldable(h('ul', { class: 'listing' }, entries), entries.length) : note('The folder is empty.'),
     d.truncated ? note('More entries were left out.') : null);
 }
 
 function file(d, text) {
   const what = d.totalLines === 0
-    ? `Read ${d.path} (empty)`
-    : `Read ${d.path} lines ${d.firstLine}–${d.lastLine} of ${d.totalLines}`;
+    ? `Read ${visible(d.path)} (empty)`
+    : `Read ${visible(d.path)} lines ${d.firstLine}–${d.lastLine} of ${d.totalLines}`;
   return h('div', {}, h('p', { class: 'file-read', text: what }), rawText(text));
 }
 
@@ -136,7 +136,7 @@ function answer(d) {
 
 function fetched(d, text) {
   return h('div', {},
-    h('p', { class: 'file-path', text: d.url }),
+    h('p', { class: 'file-path', text: visible(d.url) }),
     h('div', { class: 'tool-meta' },
       tag(`HTTP ${d.status}`, d.status < 400 ? 'exit-code exit-ok' : 'exit-code exit-fail'),
       h('span', { class: 'muted', text: d.contentType }),
@@ -149,7 +149,7 @@ function processes(d) {
   if (!d.processes.length) return note('No background processes.');
   return h('ul', { class: 'process-list' }, d.processes.map((p) => h('li', {},
     h('span', { class: 'muted', text: `#${p.id}` }),
-    h('code', { text: p.command }),
+    h('code', { text: visible(p.command) }),
     p.running ? tag('running') : tag(p.exitCode == null ? 'ended' : `exit ${p.exitCode}`))));
 }
 

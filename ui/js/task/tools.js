@@ -4,6 +4,7 @@
 
 import { call, messageOf } from '../api.js';
 import { h } from '../dom.js';
+import { visible } from '../format.js';
 import { nextFrame } from './frame.js';
 import { resultView } from './results.js';
 
@@ -295,8 +296,10 @@ function partialString(text, key) {
   }
 }
 
+// The first line, escaped (`visible`), marked "…" when more follows: a panel's one line never
+// passes for the whole of a command or a name.
 function oneLine(value) {
   if (typeof value !== 'string') return '';
-  const line = value.trim().split('\n')[0];
-  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+  const [line, ...more] = visible(value.trim()).split('\n');
+  return line.length > 200 ? `${line.slice(0, 200)}…` : more.length ? `${line} …` : line;
 }

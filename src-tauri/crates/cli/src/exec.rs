@@ -5,13 +5,13 @@
 //! a custom command) runs as the command's prompt; `/help` lists them.
 
 use crate::output::to_json;
-use crate::tools::{describe, read_line};
+use crate::tools::{terminal_answer, terminal_decision};
 use codewright_agent::{Agent, AgentConfig};
 use codewright_host::commands::{self, Action, Resolved};
 use codewright_host::{models, Host, HostError, RunOptions};
 use codewright_llm::ModelRole;
 use codewright_protocol::{
-    AgentEvent, Decision, DecisionKind, ErrorKind, Message, PermissionMode, RunOutcome, TaskId,
+    visible, AgentEvent, Decision, ErrorKind, Message, PermissionMode, RunOutcome, TaskId,
 };
 use codewright_store::Store;
 use std::io::{IsTerminal, Write};
@@ -227,8 +227,10 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
                 out(&format!("{}\n", serde_json::to_string(&event).expect("events serialize")));
             }
             match &event {
+                // What the model or a tool wrote reaches the terminal with its control characters
+                // escaped (an escape sequence could rewrite the screen or the clipboard).
                 AgentEvent::TextDelta { text, .. } if !json => {
-                    out(text);
+                    out(&visible::escaped(text));
                     at_line_start = text.ends_with('\n');
                 }
                 AgentEvent::ToolFinished { name, is_error, preview, .. } if !json => {
@@ -237,11 +239,18 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
                         at_line_start = true;
                     }
                     let first = preview.lines().next().unwrap_or("");
-                    out(&format!("[{name}{}] {first}\n", if *is_error { " failed" } else { "" }));
+                    out(&format!(
+                        "[{}{}] {}\n",
+                        visible::escaped(name),
+                        if *is_error { " failed" } else { "" },
+                        visible::escaped(first)
+                    ));
                 }
-                AgentEvent::Notice { message, .. } if !json => eprintln!("codewright-cli: {message}"),
+                AgentEvent::Notice { message, .. } if !json => {
+                    eprintln!("codewright-cli: {}", visible::escaped(message))
+                }
                 AgentEvent::Error { message, kind, .. } if !json => {
-                    eprintln!("codewright-cli: {message}{}", hint(*kind))
+                    eprintln!("codewright-cli: {}{}", visible::escaped(message), hint(*kind))
                 }
                 AgentEvent::ApprovalRequested { request } => {
                     let decision = if interactive {
@@ -268,18 +277,7 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
                 AgentEvent::QuestionAsked { question } => {
                     let answer = if interactive {
                         let q = question.clone();
-                        let read = tokio::task::spawn_blocking(move || {
-                            let mut prompt = format!("\n? {}\n", q.question);
-                            for (i, c) in q.choices.iter().enumerate() {
-                                prompt.push_str(&format!("  [{}] {c}\n", i + 1));
-                            }
-                            read_line(format!("{prompt}> ")).map(|a| {
-                                a.parse::<usize>()
-                                    .ok()
-                                    .and_then(|n| q.choices.get(n.wrapping_sub(1)).cloned())
-                                    .unwrap_or(a)
-                            })
-                        });
+                        let read = tokio::task::spawn_blocking(move || terminal_answer(&q));
                         tokio::select! {
                             a = read => a.ok().flatten(),
                             _ = tokio::signal::ctrl_c() => None,
@@ -387,41 +385,6 @@ pub fn compact(
             "Nothing to compact: the task's history is already short.\n".to_string()
         }),
         (Err(e), _) => Err(error.unwrap_or(e)),
-    }
-}
-
-fn terminal_decision(request: &codewright_protocol::ApprovalRequest) -> Decision {
-    loop {
-        let Some(answer) = read_line(format!("{}> ", describe(request))) else {
-            return Decision::Reject { feedback: None };
-        };
-        let lower = answer.to_lowercase();
-        match lower.as_str() {
-            "y" | "yes" => return Decision::Approve,
-            "a" | "always" if request.decisions.contains(&DecisionKind::ApproveAlways) => {
-                return Decision::ApproveAlways {
-                    rules: request.always.clone(),
-                }
-            }
-            "n" | "no" => {
-                let feedback = read_line("  feedback for the agent (optional): ".into())
-                    .filter(|f| !f.is_empty());
-                return Decision::Reject { feedback };
-            }
-            _ if lower.starts_with('h')
-                && request.decisions.contains(&DecisionKind::ApproveHunks) =>
-            {
-                if let Ok(hunks) = lower[1..]
-                    .split(',')
-                    .map(|n| n.trim().parse::<usize>().map(|n| n.saturating_sub(1)))
-                    .collect::<Result<Vec<_>, _>>()
-                {
-                    return Decision::ApproveHunks { hunks };
-                }
-                eprintln!("  write the hunk numbers like: h 1,3");
-            }
-            _ => eprintln!("  answer y or n"),
-        }
     }
 }
 

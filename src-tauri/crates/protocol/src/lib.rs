@@ -9,6 +9,7 @@ mod ids;
 mod message;
 mod records;
 mod tools;
+pub mod visible;
 
 pub use agent::{AgentEvent, AgentState, ErrorKind, RunOutcome};
 pub use conversation::{answer_every_call, Repairs};
