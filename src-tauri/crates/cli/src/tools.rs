@@ -554,12 +554,12 @@ mod tests {
         let pool: Vec<char> = "\0\x07\x08\t\n\x0b\x0c\r\x1b\x7f\u{85}\u{9b}\u{9d}[];?2Kaz $#\u{200b}\u{200d}\u{202a}\u{202e}\u{2066}\u{2069}\u{2028}\u{feff}\u{e0041}\u{fe0f}汉é"
             .chars()
             .collect();
-        let mut text = |n: &mut dyn FnMut() -> u64| -> String {
+        let text = |n: &mut dyn FnMut() -> u64| -> String {
             let len = n() % 40;
             (0..len)
                 .map(|_| {
                     let r = n();
-                    if r % 4 == 0 {
+                    if r.is_multiple_of(4) {
                         char::from_u32((r >> 8) as u32 % 0x11_0000).unwrap_or('?')
                     } else {
                         pool[(r >> 8) as usize % pool.len()]
