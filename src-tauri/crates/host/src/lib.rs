@@ -6,6 +6,7 @@
 
 pub mod agents;
 pub mod commands;
+pub mod git;
 pub mod mcp;
 pub mod memory;
 pub mod models;

@@ -11,7 +11,6 @@ use notify_debouncer_mini::{new_debouncer, DebounceEventResult, Debouncer};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 /// Entries listed at most in one folder; a bigger one says it was cut.
@@ -67,11 +66,9 @@ impl GitStatus {
     /// cannot be run.
     pub fn read(root: &Path) -> Option<GitStatus> {
         let git = |args: &[&str]| {
-            Command::new("git")
-                .arg("-C")
-                .arg(root)
+            // (Runs no program the repository configured: see `crate::git`.)
+            crate::git::command(root)
                 .args(args)
-                .env("GIT_OPTIONAL_LOCKS", "0") // a status never takes the index lock
                 .output()
                 .ok()
                 .filter(|o| o.status.success())
@@ -84,6 +81,7 @@ impl GitStatus {
             "--porcelain=v2",
             "-z",
             "--untracked-files=normal",
+            "--ignore-submodules=all",
             "--",
             ".",
         ])?;

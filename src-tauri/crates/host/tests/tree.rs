@@ -138,3 +138,76 @@ fn a_watched_folder_reports_a_new_file() {
         "{seen:?}"
     );
 }
+
+/// A repository that arrives with its `.git` folder (an archive), or whose config a model wrote:
+/// an fsmonitor hook, a clean filter on a file git must rehash, a post-index-change hook, an
+/// included config naming a filter with a subsection in capitals, a pager. Codewright's own
+/// `git status` runs none of them, and still reads the status. (The same repository does run
+/// them under a plain `git status`: the traps are armed.)
+#[test]
+fn codewright_s_own_git_runs_no_program_the_repository_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let marker = |name: &str| dir.path().join(format!("ran-{name}"));
+    write(&repo.join("a.txt"), "one\n");
+    write(&repo.join(".gitattributes"), "*.txt filter=Evil\n");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "one"]);
+    let touch = |name: &str| format!("touch {}; cat", marker(name).display());
+    write(
+        &repo.join("evil.cfg"),
+        &format!(
+            "[filter \"Evil\"]\n\tclean = {}\n\tsmudge = cat\n",
+            touch("filter")
+        ),
+    );
+    git(&repo, &["config", "include.path", "../evil.cfg"]);
+    git(&repo, &["config", "core.fsmonitor", &touch("fsmonitor")]);
+    git(&repo, &["config", "core.pager", &touch("pager")]);
+    write(
+        &repo.join(".git/hooks/post-index-change"),
+        &format!("#!/bin/sh\n{}\n", touch("hook")),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        repo.join(".git/hooks/post-index-change"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let names = ["filter", "fsmonitor", "hook", "pager"];
+    // The file changed with the same size and time stamp as the index has: git must rehash it
+    // (through its clean filter) to know.
+    let racy = || {
+        let a = repo.join("a.txt");
+        let mtime = std::fs::metadata(&a).unwrap().modified().unwrap();
+        std::fs::write(&a, "two\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&a)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+    };
+    racy();
+
+    let status = GitStatus::read(&repo).expect("a repository");
+    for name in names {
+        assert!(!marker(name).exists(), "Codewright's git ran the {name}");
+    }
+    let top = tree::list_folder(&repo, "", Some(&status)).unwrap();
+    assert!(top.entries.iter().any(|e| e.name == "a.txt"));
+
+    // Armed: a plain `git status` (as the user's terminal runs it) runs the fsmonitor, the
+    // filter and the hook.
+    let plain = Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .arg("status")
+        .output()
+        .unwrap();
+    assert!(plain.status.success());
+    for name in ["filter", "fsmonitor"] {
+        assert!(marker(name).exists(), "the {name} trap is not armed");
+    }
+}

@@ -15,6 +15,46 @@ pub struct ResolvedPath {
     pub inside: bool,
 }
 
+/// Folders of a project whose files steer what runs later, beyond the file itself: git's (its
+/// config and hooks run programs), Codewright's and Claude's (memory, agents, commands and skills
+/// that every later task obeys). A write into one is asked in every mode but yolo.
+pub const PROTECTED_FOLDERS: &[&str] = &[".git", ".codewright", ".claude"];
+
+impl ResolvedPath {
+    /// The protected folder ([`PROTECTED_FOLDERS`]) this path of the project is in, if any (at
+    /// any depth: a nested repository's `.git` too).
+    pub fn protected(&self) -> Option<&'static str> {
+        if !self.inside {
+            return None;
+        }
+        protected_folder(&self.display)
+    }
+}
+
+/// The protected folder ([`PROTECTED_FOLDERS`]) a path written as `text` goes into, if any.
+pub fn protected_folder(text: &str) -> Option<&'static str> {
+    Path::new(text).components().find_map(|c| match c {
+        Component::Normal(name) => PROTECTED_FOLDERS
+            .iter()
+            .find(|p| name == std::ffi::OsStr::new(p))
+            .copied(),
+        _ => None,
+    })
+}
+
+/// Why a write into the protected folder `folder` is asked (the approval shows it).
+pub fn protected_reason(folder: &str) -> String {
+    match folder {
+        ".git" => {
+            "it changes .git/, git's own folder: its config and hooks can make git run programs"
+                .into()
+        }
+        other => format!(
+            "it changes {other}/, whose memory, agents, commands and skills steer every later task"
+        ),
+    }
+}
+
 /// Resolves `input` (relative to `root`, or absolute; `~/` is the home folder). `root` must be
 /// canonical.
 pub fn resolve(root: &Path, input: &str) -> Result<ResolvedPath, String> {

@@ -15,7 +15,7 @@
 //! Where no such rule exists there is nothing to escape, and the mode decides as usual.
 
 use crate::command::{may_expand, parse_command, program_name, SimpleCommand};
-use crate::paths::ResolvedPath;
+use crate::paths::{protected_folder, protected_reason, ResolvedPath};
 use codewright_protocol::{PermissionMode, PermissionRule, RuleAction, ToolCategory};
 use std::collections::BTreeSet;
 
@@ -114,6 +114,18 @@ impl Policy {
             if let Item::Command(c) = item {
                 if c.elevated {
                     reasons.push("the command runs as another user (sudo)".into());
+                    continue;
+                }
+                // Whatever the rules allow: what changes git's configuration or a protected
+                // folder is asked.
+                if let Some(reason) = changes_protected(&c.words) {
+                    reasons.push(reason);
+                    continue;
+                }
+            }
+            if let (Item::Path(p), ToolCategory::Write) = (item, category) {
+                if let Some(folder) = p.protected() {
+                    reasons.push(protected_reason(folder));
                     continue;
                 }
             }
@@ -232,6 +244,55 @@ impl Policy {
 
 fn unchecked_reason(reason: &str) -> String {
     format!("the command uses {reason}, which Codewright cannot check part by part")
+}
+
+/// Why a command is asked whatever the rules allow: it sets git configuration (`git config` but
+/// a read), or names a path in a protected folder (`cp x .git/hooks/pre-commit`).
+fn changes_protected(words: &[String]) -> Option<String> {
+    let program = words.first().map(|w| program_name(w));
+    if program == Some("git") {
+        // Git's own options come before the subcommand; some take the next word.
+        let mut rest = words.iter().skip(1);
+        let mut sub = None;
+        while let Some(w) = rest.next() {
+            match w.as_str() {
+                // Configuration for this one run, which may name a program to run.
+                "-c" | "--config-env" => return Some(
+                    "it sets git configuration for the command, which can make git run programs"
+                        .into(),
+                ),
+                w if w.starts_with("--config-env=") => return Some(
+                    "it sets git configuration for the command, which can make git run programs"
+                        .into(),
+                ),
+                "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => {
+                    rest.next();
+                }
+                w if w.starts_with('-') => {}
+                w => {
+                    sub = Some(w);
+                    break;
+                }
+            }
+        }
+        let reads = [
+            "--get",
+            "--get-all",
+            "--get-regexp",
+            "--list",
+            "-l",
+            "get",
+            "list",
+        ];
+        if sub == Some("config") && !words.iter().any(|w| reads.contains(&w.as_str())) {
+            return Some("it changes git's configuration, which can make git run programs".into());
+        }
+    }
+    words.iter().skip(1).find_map(|w| {
+        // (`--git-dir=.git`, `of=.claude/x`: the path after the `=`.)
+        let path = w.rsplit('=').next().unwrap_or(w);
+        protected_folder(path).map(protected_reason)
+    })
 }
 
 fn default_reason(category: ToolCategory) -> String {
@@ -795,6 +856,72 @@ mod tests {
         let host = |h| rules.check("web_fetch", ToolCategory::Network, &Subject::Host(h));
         assert!(is_allow(&host("doc.rust-lang.org")));
         assert!(is_ask(&host("rust-lang.org.evil.com")));
+    }
+
+    #[test]
+    fn writes_into_git_codewright_or_claude_are_asked_in_every_mode_but_yolo() {
+        let root = PathBuf::from("/project");
+        let at = |rel: &str| ResolvedPath {
+            real: root.join(rel),
+            display: rel.into(),
+            inside: true,
+        };
+        let allow_all = vec![
+            rule("write_file", "", RuleAction::Allow),
+            rule("bash", "git", RuleAction::Allow),
+            rule("bash", "cp", RuleAction::Allow),
+            rule("bash", "cat", RuleAction::Allow),
+        ];
+        for mode in [PermissionMode::Normal, PermissionMode::AcceptEdits] {
+            let policy = Policy::new(mode, allow_all.clone());
+            for (rel, folder) in [
+                (".git/config", ".git"),
+                ("vendor/lib/.git/hooks/pre-commit", ".git"),
+                (".codewright/memory.md", ".codewright"),
+                (".claude/agents/coder.md", ".claude"),
+            ] {
+                let path = at(rel);
+                let verdict = policy.check(
+                    "write_file",
+                    ToolCategory::Write,
+                    &Subject::Paths(vec![&path]),
+                );
+                assert!(
+                    matches!(&verdict, Verdict::Ask(r) if r.contains(&format!("{folder}/"))),
+                    "{mode:?} {rel}: {verdict:?}"
+                );
+                // Reading one asks nothing.
+                assert!(is_allow(&policy.check(
+                    "read_file",
+                    ToolCategory::Read,
+                    &Subject::Paths(vec![&path])
+                )));
+            }
+            assert!(is_allow(&policy.check(
+                "write_file",
+                ToolCategory::Write,
+                &Subject::Paths(vec![&at(".github/workflows/ci.yml")])
+            )));
+            for command in [
+                "git config core.fsmonitor 'touch x'",
+                "git -C . config --add core.hooksPath h",
+                "cp evil .git/hooks/pre-commit",
+                "cat x > .codewright/agents/coder.md",
+                "cp a --target-directory=.claude/commands",
+                "git -c core.pager='sh -c evil' log",
+            ] {
+                assert!(is_ask(&bash(&policy, command)), "{mode:?} {command}");
+            }
+            for command in ["git status", "git config --get user.name", "cat .gitignore"] {
+                assert!(is_allow(&bash(&policy, command)), "{mode:?} {command}");
+            }
+        }
+        let yolo = Policy::new(PermissionMode::Yolo, vec![]);
+        assert!(is_allow(&yolo.check(
+            "write_file",
+            ToolCategory::Write,
+            &Subject::Paths(vec![&at(".git/config")])
+        )));
     }
 
     #[test]
