@@ -87,7 +87,7 @@ impl Checkpoints {
             let hash = match known.get(&path) {
                 Some((seen, hash)) if *seen == stamp => hash.clone(),
                 _ => {
-                    let Ok(content) = std::fs::read(&path) else {
+                    let Ok(Some((content, _))) = crate::nofollow::read(&path) else {
                         continue;
                     };
                     let hash = blake3::hash(&content).to_hex().to_string();
@@ -177,9 +177,20 @@ impl Checkpoints {
 
     /// Puts every file changed by checkpoint `from` or any later one of `task` back as it was
     /// before `from`.
+    ///
+    /// Each file is written back along its recorded path without following a link that appeared
+    /// since (a folder of the project swapped for a link out fails the restore of what is under
+    /// it, instead of writing there), and the project's folder is never made again.
     pub fn restore(&self, task: TaskId, from: i64) -> Result<Restored, String> {
-        let (pres, turn) = {
+        let (pres, turn, root) = {
             let store = self.store.lock().expect("store lock");
+            let project = store
+                .task(task)
+                .and_then(|t| store.project(t.project_id))
+                .map_err(|e| e.to_string())?;
+            let root = Path::new(&project.root_path)
+                .canonicalize()
+                .unwrap_or_else(|_| PathBuf::from(&project.root_path));
             let turn = store
                 .checkpoints(task)
                 .map_err(|e| e.to_string())?
@@ -197,7 +208,22 @@ impl Checkpoints {
                     .pre_images_since(task, from)
                     .map_err(|e| e.to_string())?,
                 turn,
+                root,
             )
+        };
+        if !root.is_dir() {
+            return Err(format!(
+                "the project's folder {} is gone (deleted or moved); nothing was restored",
+                root.display()
+            ));
+        }
+        // (What was written outside the project, with the user's approval, is put back there.)
+        let keep = |path: &Path| {
+            if path.starts_with(&root) {
+                root.clone()
+            } else {
+                PathBuf::from("/")
+            }
         };
         // Record what is there now first, so this restore can be undone.
         let now: Vec<PreImage> = pres
@@ -225,13 +251,13 @@ impl Checkpoints {
                             path.display()
                         )
                     })?;
-                    write_atomically(&path, &content, pre.mode)
+                    crate::nofollow::write(&path, &content, pre.mode, &keep(&path))
                         .map_err(|e| format!("cannot restore {}: {e}", path.display()))?;
                     restored.written.push(path);
                 }
-                None => match std::fs::remove_file(&path) {
-                    Ok(()) => restored.removed.push(path),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                None => match crate::nofollow::remove(&path, &keep(&path)) {
+                    Ok(true) => restored.removed.push(path),
+                    Ok(false) => {}
                     Err(e) => return Err(format!("cannot remove {}: {e}", path.display())),
                 },
             }
@@ -258,10 +284,10 @@ impl Checkpoints {
     /// The file's current state, its content saved as a blob.
     fn snapshot(&self, path: &Path) -> Result<PreImage, String> {
         let shown = path.display();
-        match std::fs::metadata(path) {
-            Ok(meta) if meta.is_file() => {
-                let content =
-                    std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        // (Read along its path without following a link swapped in since it was checked: the
+        // copy is of the project's file, never of what such a link leads to.)
+        match crate::nofollow::read(path) {
+            Ok(Some((content, mode))) => {
                 let hash = blake3::hash(&content).to_hex().to_string();
                 let blob = self.blob_path(&hash);
                 if !blob.exists() {
@@ -275,11 +301,10 @@ impl Checkpoints {
                 Ok(PreImage {
                     path: path.to_string_lossy().into_owned(),
                     blob: Some(hash),
-                    mode: Some(meta.permissions().mode() & 0o7777),
+                    mode: Some(mode),
                 })
             }
-            Ok(_) => Err(format!("{shown} is not a regular file")),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(PreImage {
+            Ok(None) => Ok(PreImage {
                 path: path.to_string_lossy().into_owned(),
                 blob: None,
                 mode: None,
@@ -332,8 +357,8 @@ fn stamps(root: &Path) -> Result<HashMap<PathBuf, Stamp>, String> {
 /// Writes `content` to `path` through a temporary file in the same folder and a rename, so a
 /// crash never leaves a half-written file. Creates missing parent folders. The file gets `mode`,
 /// else the mode it has now, else — a new file — 0666 less the umask, as any program creating
-/// it would give. `path` must not be a symlink (the rename would replace the link):
-/// [`crate::paths::resolve`] gives the file it leads to.
+/// it would give. For Codewright's own files (the checkpoints' copies); a project's files are
+/// written with `crate::nofollow::write`, which never follows a link swapped in on the way.
 pub(crate) fn write_atomically(
     path: &Path,
     content: &[u8],

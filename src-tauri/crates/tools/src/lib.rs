@@ -19,6 +19,7 @@ pub mod checkpoint;
 mod command;
 mod diff;
 pub mod files;
+mod nofollow;
 pub mod paths;
 mod policy;
 pub mod reaper;

@@ -9,6 +9,8 @@ use codewright_protocol::PermissionMode;
 use common::Harness;
 use serde_json::json;
 use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Longer than any of these takes on a loaded machine, short of a hang.
@@ -122,4 +124,97 @@ async fn reading_tools_survive_a_hostile_repository() {
     );
     let found = codewright_tools::files::find_files(&files, "weird", 5);
     assert_eq!(found[0].path, weird);
+}
+
+/// A command (or another program) swaps a folder of the project with a link to a folder outside
+/// it, over and over (`renameat2(RENAME_EXCHANGE)`), while the agent writes into that folder in
+/// yolo mode. Before: 3 of 19 writes landed outside. Now every write lands inside or fails
+/// saying the folder became a link; nothing is ever written outside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_swapped_for_a_link_mid_write_never_takes_the_write_outside() {
+    let h = Harness::new(PermissionMode::Yolo);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(h.path("d")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), h.path("swap")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = stop.clone();
+        let d = std::ffi::CString::new(h.path("d").to_str().unwrap()).unwrap();
+        let swap = std::ffi::CString::new(h.path("swap").to_str().unwrap()).unwrap();
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                // SAFETY: valid C strings; exchanging two names in one folder.
+                let r = unsafe {
+                    libc::renameat2(
+                        libc::AT_FDCWD,
+                        d.as_ptr(),
+                        libc::AT_FDCWD,
+                        swap.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let (mut written, mut refused) = (0, 0);
+    for i in 0..200 {
+        let out = h
+            .call(
+                "write_file",
+                json!({"path": format!("d/f{i}.txt"), "content": "x"}),
+            )
+            .await;
+        if out.is_error {
+            refused += 1;
+        } else {
+            written += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    let escaped: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        escaped.is_empty(),
+        "written outside the project: {escaped:?}"
+    );
+    // (A write whose check saw the link was asked, as outside the project, and rejected.)
+    eprintln!("{written} written, {refused} refused, {swaps} swaps");
+    assert!(swaps > 0);
+    // With the folder left alone, writing into it works.
+    let out = h
+        .call("write_file", json!({"path": "d/after.txt", "content": "x"}))
+        .await;
+    assert!(!out.is_error, "{}", out.text_content());
+}
+
+/// A checkpoint restore after a folder of the project became a link to a folder outside it:
+/// the restore refuses to write through it (the sandbox had refused the same write directly).
+#[tokio::test]
+async fn a_restore_never_writes_through_a_link_swapped_in_afterwards() {
+    let h = Harness::new(PermissionMode::Yolo);
+    let outside = tempfile::tempdir().unwrap();
+    h.write("d/notes.txt", "old\n");
+    h.session.set_turn(1);
+    h.call("read_file", json!({"path": "d/notes.txt"})).await;
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "d/notes.txt", "content": "new\n"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text_content());
+    std::fs::rename(h.path("d"), h.path("d.moved")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), h.path("d")).unwrap();
+    let checkpoints = codewright_tools::Checkpoints::new(h.home.path(), h.store.clone());
+    let err = checkpoints.restore_turn(h.session.task, 1).unwrap_err();
+    assert!(err.contains("is a link now"), "{err}");
+    assert!(!outside.path().join("notes.txt").exists());
 }

@@ -2,7 +2,6 @@
 //! some hunks, or an edited version), checkpoint, write atomically, report what was written.
 
 use super::{resolve_path, MAX_FILE_BYTES};
-use crate::checkpoint::write_atomically;
 use crate::paths::ResolvedPath;
 use crate::session::Ask;
 use crate::{
@@ -13,6 +12,7 @@ use codewright_protocol::{Action, DecisionKind, ToolCategory, ToolDetail, EDITAB
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::path::Path;
 
 pub struct WriteFile;
 
@@ -241,7 +241,14 @@ pub(crate) async fn apply_change(
             "{e}; nothing was written, because the change could not be made undoable"
         ));
     }
-    if let Err(e) = write_atomically(&path.real, &content, None) {
+    // Along the checked path, never through a link swapped in since, and never making the
+    // project's folder again if it was deleted meanwhile.
+    let keep = if path.inside {
+        session.root.as_path()
+    } else {
+        Path::new("/")
+    };
+    if let Err(e) = crate::nofollow::write(&path.real, &content, None, keep) {
         return ToolOutput::error(format!("cannot write {}: {e}", path.display));
     }
     session.remember(&path.real, &content);
