@@ -1,6 +1,7 @@
 //! `web_fetch`: a web page as Markdown. http and https only; loopback and private addresses are
-//! refused (checked on every resolved address and every redirect, so DNS tricks do not get
-//! around it) unless the session allows them.
+//! refused unless the session allows them: every hop's host (redirects are followed here) is
+//! resolved and checked here, whatever proxy carries the request, and without a proxy only the
+//! checked addresses are connected to, so DNS tricks do not get around it.
 
 use crate::session::Ask;
 use crate::{parse_input, schema_of, CallContext, Subject, Tool, ToolOutput};
@@ -88,36 +89,60 @@ impl Tool for WebFetch {
 
 async fn fetch(url: reqwest::Url, allow_private: bool) -> ToolOutput {
     let shown = url.to_string();
+    // Redirects are followed here, one hop at a time, so every hop's host is checked by the
+    // same rule as the first (`public_or_refused`), through a proxy too.
     let mut builder = reqwest::Client::builder()
         .timeout(TIMEOUT)
         .user_agent(concat!("Codewright/", env!("CARGO_PKG_VERSION")))
-        .redirect(reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= 5 {
-                attempt.error("too many redirects")
-            } else if !allow_private && attempt.url().host_str().is_some_and(literal_is_private) {
-                attempt.error("redirected to a private or local address")
-            } else {
-                attempt.follow()
-            }
-        }));
+        .redirect(reqwest::redirect::Policy::none());
     if !allow_private {
-        if url.host_str().is_some_and(literal_is_private) {
-            return refused(&shown);
-        }
+        // Without a proxy, the addresses connected to are the checked ones (no second lookup
+        // for a rebinding name to answer differently).
         builder = builder.dns_resolver(Arc::new(PublicOnly));
     }
     let client = match builder.build() {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(format!("cannot set up the HTTP client: {e}")),
     };
-    let response = match client.get(url).send().await {
-        Ok(r) => r,
-        Err(e) => {
-            let message = error_chain(&e);
-            if message.contains("private or local") {
-                return refused(&shown);
+    let mut url = url;
+    let mut hops = 0;
+    let response = loop {
+        if !allow_private {
+            if let Err(why) = public_or_refused(&url).await {
+                return refused(&shown, &why);
             }
-            return ToolOutput::error(format!("cannot fetch {shown}: {message}"));
+        }
+        let response = match client.get(url.clone()).send().await {
+            Ok(r) => r,
+            Err(e) => {
+                let message = error_chain(&e);
+                if message.contains("private or local") {
+                    return refused(&shown, &message);
+                }
+                return ToolOutput::error(format!("cannot fetch {shown}: {message}"));
+            }
+        };
+        let next = response
+            .status()
+            .is_redirection()
+            .then(|| response.headers().get(reqwest::header::LOCATION))
+            .flatten()
+            .and_then(|l| l.to_str().ok())
+            .and_then(|l| url.join(l).ok());
+        match next {
+            Some(_) if hops >= 5 => {
+                return ToolOutput::error(format!("cannot fetch {shown}: too many redirects"))
+            }
+            Some(next) if matches!(next.scheme(), "http" | "https") => {
+                hops += 1;
+                url = next;
+            }
+            Some(next) => {
+                return ToolOutput::error(format!(
+                    "{shown} redirects to {next}, which is not an http or https address"
+                ))
+            }
+            None => break response,
         }
     };
     let status = response.status();
@@ -195,9 +220,9 @@ async fn fetch(url: reqwest::Url, allow_private: bool) -> ToolOutput {
     }
 }
 
-fn refused(url: &str) -> ToolOutput {
+fn refused(url: &str, why: &str) -> ToolOutput {
     ToolOutput::error(format!(
-        "{url} points to a private or local network address, which web_fetch does not reach; tell the user, who can allow it for this project (`codewright-cli projects settings ID --private-network on`)"
+        "{url} points to a private or local network address ({why}), which web_fetch does not reach; tell the user, who can allow it for this project (`codewright-cli projects settings ID --private-network on`)"
     ))
 }
 
@@ -219,6 +244,49 @@ fn to_markdown(html: &str) -> String {
         ])
         .build();
     converter.convert(html).unwrap_or_else(|_| html.to_string())
+}
+
+/// Checks that `url`'s host is public, resolving a name here whatever proxy will carry the
+/// request: a proxy resolves names itself, past any resolver of ours, so an intranet name or
+/// `169.254.169.254.nip.io` would reach it unchecked. A name that does not resolve here cannot be
+/// checked and is refused. `Err` says why.
+async fn public_or_refused(url: &reqwest::Url) -> Result<(), String> {
+    let host = match url.host() {
+        None => return Err("it has no host".into()),
+        // (The URL parser has already read decimal, octal and hex forms as the address they are.)
+        Some(url::Host::Ipv4(ip)) => {
+            return if is_public(IpAddr::V4(ip)) {
+                Ok(())
+            } else {
+                Err(format!("{ip} is not a public address"))
+            }
+        }
+        Some(url::Host::Ipv6(ip)) => {
+            return if is_public(IpAddr::V6(ip)) {
+                Ok(())
+            } else {
+                Err(format!("{ip} is not a public address"))
+            }
+        }
+        Some(url::Host::Domain(name)) => name.to_string(),
+    };
+    if literal_is_private(&host) {
+        return Err(format!("{host} is a local name"));
+    }
+    let lookup = host.clone();
+    let addrs = tokio::task::spawn_blocking(move || {
+        (lookup.as_str(), 0)
+            .to_socket_addrs()
+            .map(|a| a.collect::<Vec<_>>())
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| format!("{host} could not be looked up here to check it is public: {e}"))?;
+    match addrs.iter().find(|a| !is_public(a.ip())) {
+        Some(private) => Err(format!("{host} resolves to {}", private.ip())),
+        None if addrs.is_empty() => Err(format!("{host} resolves to no address")),
+        None => Ok(()),
+    }
 }
 
 /// A host written as an IP address that is not public.
@@ -251,12 +319,26 @@ pub(crate) fn is_public(ip: IpAddr) -> bool {
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_public(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            let s = v6.segments();
+            let embedded = |hi: u16, lo: u16| {
+                std::net::Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8)
+            };
+            // IPv4-compatible (`::7f00:1`), NAT64 (64:ff9b::/96) and 6to4 (2002::/16) forms
+            // carry an IPv4 address that the network may route to.
+            if s[..6] == [0; 6] || s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                return is_public(IpAddr::V4(embedded(s[6], s[7])));
+            }
+            if s[0] == 0x2002 {
+                return is_public(IpAddr::V4(embedded(s[1], s[2])));
+            }
+            let first = s[0];
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
                 || (first & 0xfe00) == 0xfc00 // unique local
-                || (first & 0xffc0) == 0xfe80) // link local
+                || (first & 0xffc0) == 0xfe80 // link local
+                || (first & 0xffc0) == 0xfec0 // site local (deprecated)
+                || (first == 0x2001 && s[1] == 0x0db8)) // documentation
         }
     }
 }
@@ -302,6 +384,11 @@ mod tests {
             "::ffff:127.0.0.1",
             "100.64.0.1",
             "0.0.0.0",
+            "::7f00:1",
+            "::a00:1",
+            "64:ff9b::a9fe:a9fe",
+            "2002:7f00:1::",
+            "fec0::1",
         ] {
             assert!(!is_public(private.parse().unwrap()), "{private}");
         }
