@@ -72,7 +72,13 @@ async fn run_one(
             .expect("store lock")
             .set_call_state(task, &call.id, state);
     };
-    let output = if call.truncated {
+    let output = if let Some(bytes) = codewright_protocol::omitted_bytes(&call.arguments) {
+        ToolOutput::error(format!(
+            "This call's arguments were {:.1} MB, over the {} MB one call may carry, so it was not run and they were not kept. Make smaller calls: create a large file with its first part and add the rest with edit_file, or generate it with a command.",
+            bytes as f64 / (1024.0 * 1024.0),
+            codewright_protocol::MAX_CALL_ARGUMENTS / (1024 * 1024)
+        ))
+    } else if call.truncated {
         ToolOutput::error(
             "This call was cut off by the output limit, so its arguments are incomplete and it was not run. Make smaller calls (split a large write into a create and several edits).",
         )

@@ -177,3 +177,48 @@ async fn writes_that_steer_later_runs_are_asked_even_in_accept_edits() {
         "an ordinary edit is not asked"
     );
 }
+
+/// A model that writes 20 MB into one `write_file` call (a prompt-injected one, or one stuck in
+/// a loop). Before: 40 MB took 36 s and 800 MB of memory, the data folder grew 255 MB, and the
+/// task could not go on ("too little history to compact"). Now the call is refused with a result
+/// the model can act on, what is kept of it is a few bytes, and the task goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_with_huge_arguments_is_refused_and_the_task_stays_usable() {
+    let world = World::new(Arc::new(|i, body: &serde_json::Value| match i {
+        0 => calls(&[(
+            "write_file",
+            json!({"path": "big.txt", "content": "x".repeat(20 << 20)}),
+        )]),
+        1 => text(&format!("{:?}", tool_results(body))),
+        _ => text("carrying on"),
+    }))
+    .await;
+    let started = std::time::Instant::now();
+    let (handle, mut rx) = world.start(world.task, Some("write it"), PermissionMode::Yolo);
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    eprintln!("20 MB of arguments handled in {:?}", started.elapsed());
+    let requests = world.server.requests();
+    let second = requests[1].to_string();
+    assert!(
+        second.len() < 100_000,
+        "the next request carries {} bytes",
+        second.len()
+    );
+    assert!(
+        second.contains("over the 1 MB one call may carry"),
+        "{second:.3000}"
+    );
+    assert!(!world.path("big.txt").exists());
+    let stored: usize = world
+        .messages(world.task)
+        .iter()
+        .map(|m| format!("{m:?}").len())
+        .sum();
+    assert!(stored < 100_000, "{stored} bytes stored");
+    // The task goes on.
+    let (handle, mut rx) = world.start(world.task, Some("go on"), PermissionMode::Yolo);
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert!(world.server.requests()[2].to_string().len() < 100_000);
+}

@@ -2,7 +2,9 @@
 //! each increment as a [`Delta`] for whoever is watching (the UI, the CLI).
 
 use crate::error::{ErrorKind, LlmError};
-use codewright_protocol::{Message, Part, Role, StopReason, Usage};
+use codewright_protocol::{
+    omitted_arguments, Message, Part, Role, StopReason, Usage, MAX_CALL_ARGUMENTS,
+};
 use std::collections::HashMap;
 
 /// The error for a stream from `source` (a provider's name) that stopped before the response
@@ -66,6 +68,9 @@ pub struct Assembly {
     /// A terminal event was seen: the response is whole.
     complete: bool,
     deltas: Vec<Delta>,
+    /// Calls (by part index) whose arguments went past [`MAX_CALL_ARGUMENTS`]: how many bytes
+    /// arrived in all. Nothing more of them is kept or passed on.
+    oversized: HashMap<usize, u64>,
 }
 
 impl Assembly {
@@ -220,7 +225,21 @@ impl Assembly {
         if delta.is_empty() {
             return;
         }
-        if let Some(Part::ToolCall { id, arguments, .. }) = self.slot_mut(slot) {
+        let Some(&at) = self.slots.get(slot) else {
+            return;
+        };
+        if let Some(total) = self.oversized.get_mut(&at) {
+            *total += delta.len() as u64;
+            return;
+        }
+        if let Some(Part::ToolCall { id, arguments, .. }) = self.parts.get_mut(at) {
+            if arguments.len() + delta.len() > MAX_CALL_ARGUMENTS {
+                // Over the limit: let go of what was kept; only the count goes on.
+                let total = (arguments.len() + delta.len()) as u64;
+                *arguments = String::new();
+                self.oversized.insert(at, total);
+                return;
+            }
             arguments.push_str(delta);
             let id = id.clone();
             self.deltas.push(Delta::ToolCallArguments {
@@ -232,8 +251,18 @@ impl Assembly {
 
     /// Replaces the arguments of the call at `slot` with the provider's final version.
     pub(crate) fn tool_args_final(&mut self, slot: &str, full: &str) {
-        if let Some(Part::ToolCall { arguments, .. }) = self.slot_mut(slot) {
-            *arguments = full.to_string();
+        let Some(&at) = self.slots.get(slot) else {
+            return;
+        };
+        if full.len() > MAX_CALL_ARGUMENTS {
+            self.oversized.insert(at, full.len() as u64);
+        }
+        if let Some(Part::ToolCall { arguments, .. }) = self.parts.get_mut(at) {
+            *arguments = if full.len() > MAX_CALL_ARGUMENTS {
+                String::new()
+            } else {
+                full.to_string()
+            };
         }
     }
 
@@ -326,6 +355,11 @@ impl Assembly {
                 ..
             } = part
             {
+                if let Some(total) = self.oversized.get(&i) {
+                    *arguments = omitted_arguments(*total);
+                    *truncated = true;
+                    continue;
+                }
                 let empty = arguments.trim().is_empty();
                 if cut_off && Some(i) == last_call && empty {
                     *truncated = true;
@@ -351,6 +385,60 @@ impl Assembly {
             model: Some(model.to_string()),
             stop_reason: Some(stop),
             error: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arguments streamed in small pieces past the limit: nothing past it is kept or passed on,
+    /// the call is never run, and what is kept says how much there was.
+    #[test]
+    fn a_call_over_the_argument_limit_keeps_only_its_size() {
+        let mut a = Assembly::default();
+        a.tool_start("0", "c1", "write_file");
+        a.tool_start("1", "c2", "read_file");
+        let piece = "x".repeat(64 * 1024);
+        a.tool_args("0", "{\"path\": \"a\", \"content\": \"");
+        for _ in 0..40 {
+            a.tool_args("0", &piece);
+        }
+        a.tool_args("0", "\"}");
+        a.tool_args("1", "{\"path\": \"b\"}");
+        let passed: usize = a
+            .take_deltas()
+            .iter()
+            .map(|d| match d {
+                Delta::ToolCallArguments { arguments, .. } => arguments.len(),
+                _ => 0,
+            })
+            .sum();
+        assert!(
+            passed <= MAX_CALL_ARGUMENTS + 100,
+            "{passed} bytes passed on"
+        );
+        a.stop(StopReason::ToolUse);
+        a.complete();
+        let message = a.finish("m").unwrap();
+        match &message.parts[..] {
+            [Part::ToolCall {
+                arguments,
+                truncated: true,
+                ..
+            }, Part::ToolCall {
+                arguments: small,
+                truncated: false,
+                ..
+            }] => {
+                assert_eq!(
+                    codewright_protocol::omitted_bytes(arguments),
+                    Some(40 * 64 * 1024 + 28)
+                );
+                assert_eq!(small, "{\"path\": \"b\"}");
+            }
+            other => panic!("{other:?}"),
         }
     }
 }

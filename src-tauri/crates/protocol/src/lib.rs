@@ -16,7 +16,8 @@ pub use conversation::{answer_every_call, Repairs};
 pub use events::StoreEvent;
 pub use ids::{MessageId, ProjectId, TaskId};
 pub use message::{
-    Attachment, AttachmentKind, Message, Part, Role, StopReason, ToolCallRef, ToolContent, Usage,
+    omitted_arguments, omitted_bytes, Attachment, AttachmentKind, Message, Part, Role, StopReason,
+    ToolCallRef, ToolContent, Usage, MAX_CALL_ARGUMENTS,
 };
 pub use records::{
     Compaction, MessageRecord, ParentCall, Project, ProjectSettings, SearchHit, SnippetPart, Task,

@@ -76,6 +76,26 @@ pub enum Part {
     Attachment(Attachment),
 }
 
+/// The most a tool call's arguments may hold (1 MiB, more than any model writes in one answer).
+/// Past it the arguments are not kept — not in memory, the store or later requests — and the call
+/// is not run: its arguments become [`omitted_arguments`] and it is marked `truncated`.
+pub const MAX_CALL_ARGUMENTS: usize = 1024 * 1024;
+
+/// The arguments a call over [`MAX_CALL_ARGUMENTS`] is kept with: valid JSON saying how many bytes
+/// were left out.
+pub fn omitted_arguments(bytes: u64) -> String {
+    format!("{{\"codewrightOmittedBytes\":{bytes}}}")
+}
+
+/// How many bytes of arguments a call kept with [`omitted_arguments`] had; `None` for any other.
+pub fn omitted_bytes(arguments: &str) -> Option<u64> {
+    arguments
+        .strip_prefix("{\"codewrightOmittedBytes\":")?
+        .strip_suffix('}')?
+        .parse()
+        .ok()
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
