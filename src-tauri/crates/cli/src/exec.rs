@@ -415,7 +415,7 @@ fn implement(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Ex
     for file in chosen {
         let store = match store.take() {
             Some(store) => store,
-            None => Store::open_in(home).map_err(|e| e.to_string())?,
+            None => crate::open_store(home)?,
         };
         let shown = file
             .path

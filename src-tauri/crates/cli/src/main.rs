@@ -117,13 +117,34 @@ enum Finished {
     Code(ExitCode),
 }
 
+/// Opens the data folder's database; while another process holds it (the store waits up to 10 s
+/// for a write to finish), says so on stderr after a second instead of sitting silent.
+pub(crate) fn open_store(home: &std::path::Path) -> Result<Store, String> {
+    let (done, waiting) = std::sync::mpsc::channel::<()>();
+    let shown = home.join(codewright_store::DB_FILE_NAME);
+    let notice = std::thread::spawn(move || {
+        if waiting.recv_timeout(std::time::Duration::from_secs(1))
+            == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+        {
+            eprintln!(
+                "codewright-cli: waiting for the database {} — another process is writing to it…",
+                shown.display()
+            );
+        }
+    });
+    let opened = Store::open_in(home).map_err(|e| e.to_string());
+    let _ = done.send(());
+    let _ = notice.join();
+    opened
+}
+
 /// Runs one command.
 fn run(cli: Cli) -> Result<Finished, String> {
     let home = cli
         .home
         .or_else(default_data_dir)
         .ok_or("cannot find a home folder for the data; pass --home DIR or set CODEWRIGHT_HOME")?;
-    let store = Store::open_in(&home).map_err(|e| e.to_string())?;
+    let store = open_store(&home)?;
     let json = cli.json;
     match cli.command {
         Command::Exec(args) => return exec::exec(store, &home, args, json).map(Finished::Code),

@@ -219,6 +219,46 @@ fn a_corrupt_database_fails_with_its_path_and_is_not_touched() {
     assert_eq!(std::fs::read(&db).unwrap(), garbage);
 }
 
+/// Another process holds a write on the database: the CLI says it waits, then which process
+/// holds the file — not that it should be made writable.
+#[test]
+fn a_database_another_process_holds_is_waited_for_and_named() {
+    let cli = Cli::new();
+    cli.ok(&["projects", "list"]);
+    let db = cli.home.path().join("data/codewright.db");
+    assert!(db.exists());
+    let mut holder = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys, time\n\
+             c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+             c.execute('BEGIN EXCLUSIVE')\n\
+             print('held', flush=True)\n\
+             time.sleep(60)",
+        ])
+        .arg(&db)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 (scripts/setup)");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let out = cli.run(&["projects", "add", &cli.folder("p")]);
+    let _ = holder.kill();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    let _ = holder.wait();
+    assert!(err.contains("waiting for the database"), "{err}");
+    assert!(
+        err.contains("in use by another process") && err.contains("python3"),
+        "{err}"
+    );
+    assert!(!err.contains("writable"), "{err}");
+}
+
 #[test]
 fn an_unusable_data_folder_fails_with_its_path() {
     let cli = Cli::new();

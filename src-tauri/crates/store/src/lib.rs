@@ -39,7 +39,7 @@ use std::time::Duration;
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// How long a writer waits for another process's write to finish before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One connection to the database. Not `Sync`: share it behind a mutex, or open one per thread.
 pub struct Store {

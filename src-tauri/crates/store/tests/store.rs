@@ -90,6 +90,49 @@ fn a_corrupt_file_is_reported_with_its_path_and_left_untouched() {
     assert_eq!(names.len(), 1, "side files were created: {names:?}");
 }
 
+/// Another process holds a write on the database as it is opened (a long write by the app or
+/// `codewright-cli`, or a stuck one). The open waits, then says the file is in use and by which
+/// process — not that it should be made writable, which it is.
+#[test]
+fn a_database_held_by_another_process_says_so_and_by_whom() {
+    let (home, store) = fresh();
+    let path = store.path().to_path_buf();
+    drop(store);
+    let mut holder = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys, time\n\
+             c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+             c.execute('BEGIN EXCLUSIVE')\n\
+             print('held', flush=True)\n\
+             time.sleep(60)",
+        ])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 (scripts/setup)");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "held\n");
+    let err = Store::open_in(home.path()).err();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let err = err.expect("the open waits, then fails");
+    let message = err.to_string();
+    assert!(matches!(err, StoreError::Locked { .. }), "{err:?}");
+    assert!(
+        message.contains("in use by another process") && message.contains("python3 (process"),
+        "{message}"
+    );
+    assert!(!message.contains("writable"), "{message}");
+    // Once let go, it opens.
+    Store::open_in(home.path()).unwrap();
+}
+
 #[test]
 fn a_data_dir_that_cannot_be_created_is_a_clear_error() {
     let home = tempfile::tempdir().unwrap();
