@@ -76,10 +76,12 @@ fn main() {
         project: project.path().to_path_buf(),
         home: Some(home.to_path_buf()),
         cache: None,
+        project_trusted: true,
     };
     let data = tempfile::tempdir().unwrap();
     let cached = |home: &Path| Places {
         cache: Some(data.path().to_path_buf()),
+        project_trusted: true,
         ..places(home)
     };
 

@@ -788,8 +788,14 @@ impl Run {
             turn,
         });
         // Skills and instructions are read again by every run: edits apply from the next message.
+        let project_trusted = self
+            .store()
+            .project_settings(session.project)
+            .map(|s| s.trusted)
+            .unwrap_or(false);
         let places = codewright_extensions::Places {
             project: session.root.clone(),
+            project_trusted,
             home: self.inner.config.user_home.clone(),
             cache: Some(
                 self.inner

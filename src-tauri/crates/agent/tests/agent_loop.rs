@@ -1571,6 +1571,7 @@ async fn skills_are_listed_by_name_and_loaded_with_their_files_when_the_model_as
         "---\nname: pdf\ndescription: Read and fill PDF forms\n---\nUse pdftotext.\n",
     );
     world.user_file(".claude/skills/broken/SKILL.md", "---\nname: [\n---\n");
+    world.trust_project();
     let (handle, rx) = world.start(world.task, Some("Ship it"), PermissionMode::Normal);
     let (outcome, _) = drive(handle, rx, |_, _| {}).await;
     assert_eq!(outcome, RunOutcome::Done);

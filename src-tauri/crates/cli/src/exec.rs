@@ -107,6 +107,7 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
             find_or_add_project(&store, &dir)?
         }
     };
+    trust_step(&store, project, json)?;
     // A slash command becomes its prompt (and its model); actions belong to other commands.
     if let Some(typed) = args.prompt.take() {
         match commands::resolve(&store, project, &typed).map_err(|e| e.message)? {
@@ -386,6 +387,39 @@ pub fn compact(
         }),
         (Err(e), _) => Err(error.unwrap_or(e)),
     }
+}
+
+/// The first run in a project whose folder defines agents, commands or skills: on a terminal,
+/// says what it defines and asks whether to trust it; otherwise says they are not used and how
+/// to trust it. Until trusted only the user's own and the built-in ones apply.
+fn trust_step(
+    store: &Store,
+    project: codewright_protocol::ProjectId,
+    json: bool,
+) -> Result<(), String> {
+    let trust = codewright_host::project::project_trust(store, project)?;
+    if !trust.should_ask() {
+        return Ok(());
+    }
+    let defines = visible::escaped(&trust.defines.summary()).into_owned();
+    if !json && std::io::stdin().is_terminal() {
+        let answer = crate::tools::read_line(format!(
+            "\n? This project's folder defines its own {defines} (in .codewright/ or .claude/). They change what the agent is told and may do. Trust this project and use them? [y/N] "
+        ));
+        if answer.is_some_and(|a| matches!(a.to_lowercase().as_str(), "y" | "yes")) {
+            codewright_host::project::set_project_trusted(store, project, true)?;
+            eprintln!(
+                "codewright-cli: project {} is trusted; its {defines} are used",
+                project.0
+            );
+            return Ok(());
+        }
+    }
+    eprintln!(
+        "codewright-cli: this project's own {defines} are not used until you trust it: codewright-cli projects settings {} --trusted on",
+        project.0
+    );
+    Ok(())
 }
 
 /// `--implement ID` and `--implement-all`: each task file in a new task of its own, marked done

@@ -36,6 +36,10 @@ pub enum ProjectsCommand {
         /// look like secrets: comma-separated names (GITHUB_TOKEN,NPM_TOKEN), "" for none.
         #[arg(long, value_name = "NAMES")]
         pass_env: Option<String>,
+        /// Trust the project: use the agents, commands and skills its folder defines
+        /// (.codewright/, .claude/). Off until you say so.
+        #[arg(long, value_parser = on_off, value_name = "on|off")]
+        trusted: Option<bool>,
     },
 }
 
@@ -89,9 +93,15 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
             sandbox,
             private_network,
             pass_env,
+            trusted,
         } => {
             let mut settings = store.project_settings(id).map_err(|e| e.to_string())?;
-            if sandbox.is_some() || private_network.is_some() || pass_env.is_some() {
+            if sandbox.is_some()
+                || private_network.is_some()
+                || pass_env.is_some()
+                || trusted.is_some()
+            {
+                settings.trusted = trusted.unwrap_or(settings.trusted);
                 settings.sandbox = sandbox.unwrap_or(settings.sandbox);
                 settings.allow_private_network =
                     private_network.unwrap_or(settings.allow_private_network);
@@ -117,9 +127,10 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
                     settings.pass_env.join(", ")
                 };
                 format!(
-                    "sandbox          {}\nprivate-network  {}\npass-env         {names}\n",
+                    "sandbox          {}\nprivate-network  {}\npass-env         {names}\ntrusted          {}\n",
                     word(settings.sandbox),
-                    word(settings.allow_private_network)
+                    word(settings.allow_private_network),
+                    word(settings.trusted)
                 )
             }
         }

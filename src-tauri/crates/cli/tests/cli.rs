@@ -97,7 +97,7 @@ fn projects_and_tasks_round_trip() {
     // Settings: off by default, changed one at a time, bad values refused.
     assert_eq!(
         cli.json(&["projects", "settings", &pid]),
-        serde_json::json!({"sandbox": false, "allowPrivateNetwork": false, "passEnv": []})
+        serde_json::json!({"sandbox": false, "allowPrivateNetwork": false, "passEnv": [], "trusted": false})
     );
     cli.ok(&["projects", "settings", &pid, "--sandbox", "on"]);
     let shown = cli.ok(&["projects", "settings", &pid, "--private-network", "on"]);
@@ -344,6 +344,21 @@ fn skills_from_a_claude_folder_are_listed_shown_and_switched_per_task() {
         .unwrap()
         .to_string();
 
+    // Until the project is trusted, only the user's own skills are offered.
+    let untrusted = cli.ok(&["skills", "list", "--project", &p]);
+    assert!(
+        !untrusted.contains("review") && !untrusted.contains("The project's PDF rules"),
+        "{untrusted}"
+    );
+    // `exec` there (no terminal to ask on) says what is not used and how to trust it.
+    let out = cli.run(&["exec", "--project", &project, "hi"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("this project's own skills pdf, review are not used until you trust it")
+            && err.contains(&format!("projects settings {p} --trusted on")),
+        "{err}"
+    );
+    cli.ok(&["projects", "settings", &p, "--trusted", "on"]);
     let listed = cli.ok(&["skills", "list", "--project", &p]);
     let lines: Vec<&str> = listed.lines().collect();
     assert!(

@@ -203,7 +203,19 @@ pub fn discover(places: &Places) -> Agents {
         }
     }
     for agent in builtin() {
-        by_name.entry(agent.name.clone()).or_insert(agent);
+        match by_name.get_mut(&agent.name) {
+            // A file may change a built-in's instructions and model, never widen its tools: the
+            // reviewer and the explorer stay unable to edit whatever a file says.
+            Some(file) => {
+                if let Some(allowed) = &agent.tools {
+                    let asked = file.tools.take().unwrap_or_else(|| allowed.clone());
+                    file.tools = Some(asked.into_iter().filter(|t| allowed.contains(t)).collect());
+                }
+            }
+            None => {
+                by_name.insert(agent.name.clone(), agent);
+            }
+        }
     }
     Agents {
         agents: by_name.into_values().collect(),
@@ -399,6 +411,7 @@ mod tests {
             project: project.path().to_path_buf(),
             home: Some(home.path().to_path_buf()),
             cache: None,
+            project_trusted: true,
         });
         let names: Vec<&str> = found.agents.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(

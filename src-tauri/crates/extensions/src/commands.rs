@@ -330,6 +330,7 @@ mod tests {
             project: p.to_path_buf(),
             home: Some(home.path().to_path_buf()),
             cache: None,
+            project_trusted: true,
         });
         let names: Vec<(&str, &str, Source)> = found
             .commands

@@ -35,6 +35,10 @@ pub struct Places {
     /// A folder where what was read from skills is kept between runs (a file per program), so a
     /// run reads only the ones that changed (`None`: every skill is read each time).
     pub cache: Option<PathBuf>,
+    /// The user trusts the project: the agents, commands and skills its folder defines
+    /// (`.codewright/`, `.claude/`) are used. Until then only the user's own and the built-in
+    /// ones are: a cloned repository cannot replace the coder or hand the reviewer edit tools.
+    pub project_trusted: bool,
 }
 
 /// What a run found: where extensions are looked for, the skills it offers, and the agent it
@@ -58,6 +62,67 @@ pub fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> 
     std::io::Write::write_all(&mut file, bytes)?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// What a project's folder defines for Codewright (agents, commands, skills, by name), asked
+/// about before the project is trusted ([`Places::project_trusted`]). Empty: nothing to ask.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectDefines {
+    pub agents: Vec<String>,
+    pub commands: Vec<String>,
+    pub skills: Vec<String>,
+}
+
+impl ProjectDefines {
+    pub fn is_empty(&self) -> bool {
+        self.agents.is_empty() && self.commands.is_empty() && self.skills.is_empty()
+    }
+
+    /// One line for a person: "agents coder, reviewer; commands fix; skills deploy".
+    pub fn summary(&self) -> String {
+        [
+            ("agents", &self.agents),
+            ("commands", &self.commands),
+            ("skills", &self.skills),
+        ]
+        .iter()
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(kind, names)| format!("{kind} {}", names.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+    }
+}
+
+/// What the folder `project` defines, read as a trusted project's would be (only names; the
+/// files are read contained, like always).
+pub fn project_defines(project: &std::path::Path) -> ProjectDefines {
+    let places = Places {
+        project: project.to_path_buf(),
+        home: None,
+        cache: None,
+        project_trusted: true,
+    };
+    let mut agents: Vec<String> = agents::discover(&places)
+        .agents
+        .into_iter()
+        .filter(|a| a.source.is_some())
+        .map(|a| a.name)
+        .collect();
+    agents.sort();
+    ProjectDefines {
+        agents,
+        commands: commands::discover(&places)
+            .commands
+            .into_iter()
+            .map(|c| c.name)
+            .collect(),
+        skills: skills::discover(&places)
+            .skills
+            .into_iter()
+            .map(|s| s.name)
+            .collect(),
+    }
 }
 
 /// The user's home folder, where their own extensions are (`~/.codewright`, `~/.claude`).
@@ -91,16 +156,17 @@ pub enum Source {
 impl Source {
     /// The folders of `kind` (`"skills"`, …) in order of precedence, with their sources.
     fn folders(places: &Places, kind: &str) -> Vec<(Source, PathBuf)> {
-        let mut out = vec![
-            (
+        let mut out = Vec::new();
+        if places.project_trusted {
+            out.push((
                 Source::Project,
                 places.project.join(".codewright").join(kind),
-            ),
-            (
+            ));
+            out.push((
                 Source::ProjectClaude,
                 places.project.join(".claude").join(kind),
-            ),
-        ];
+            ));
+        }
         if let Some(home) = &places.home {
             out.push((Source::User, home.join(".codewright").join(kind)));
             out.push((Source::UserClaude, home.join(".claude").join(kind)));

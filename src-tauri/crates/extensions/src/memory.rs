@@ -113,6 +113,7 @@ mod tests {
             project: project.path().to_path_buf(),
             home: Some(home.path().to_path_buf()),
             cache: None,
+            project_trusted: true,
         };
         assert_eq!(prompt_section(&places), None);
         assert_eq!(read(&places, Scope::User).unwrap(), "");

@@ -469,6 +469,7 @@ mod tests {
             project: project.to_path_buf(),
             home: Some(home.to_path_buf()),
             cache: None,
+            project_trusted: true,
         }
     }
 
@@ -598,6 +599,7 @@ mod tests {
             project: project.path().to_path_buf(),
             home: None,
             cache: None,
+            project_trusted: true,
         });
         let forms = catalog.get("forms").unwrap();
         let loaded = forms.load().unwrap();
@@ -655,6 +657,7 @@ mod tests {
         let data = tempfile::tempdir().unwrap();
         let places = Places {
             cache: Some(data.path().to_path_buf()),
+            project_trusted: true,
             ..places(project.path(), home.path())
         };
         let skills = home.path().join(".claude/skills");

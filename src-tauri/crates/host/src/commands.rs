@@ -347,6 +347,7 @@ mod tests {
         std::fs::write(commands.join("compact.md"), "Not the built-in").unwrap();
         let store = Store::open_in(&dir.path().join("data")).unwrap();
         let project = store.add_project(&root, None).unwrap().id;
+        crate::project::set_project_trusted(&store, project, true).unwrap();
         let resolve = |typed: &str| resolve(&store, project, typed);
         assert!(resolve("/")
             .unwrap_err()

@@ -86,11 +86,16 @@ fn store_error(e: codewright_store::StoreError) -> HostError {
 /// Where a project's extensions (skills, commands, memory) are looked for: its folder and the
 /// user's home.
 fn places(store: &Store, project: ProjectId) -> Result<codewright_extensions::Places, HostError> {
+    let trusted = store
+        .project_settings(project)
+        .map_err(store_error)?
+        .trusted;
     let project = store.project(project).map_err(store_error)?;
     Ok(codewright_extensions::Places {
         project: project.root_path.into(),
         home: codewright_extensions::user_home(),
         cache: None,
+        project_trusted: trusted,
     })
 }
 

@@ -70,3 +70,38 @@ pub fn save_project(store: &Store, id: ProjectId, form: &ProjectForm) -> Result<
         .map_err(unusable)?;
     Ok(())
 }
+
+/// Whether the user trusts a project, and what its folder defines that trust would let in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectTrust {
+    pub trusted: bool,
+    pub defines: codewright_extensions::ProjectDefines,
+}
+
+impl ProjectTrust {
+    /// The project defines something its trust would let in, and is not trusted: ask.
+    pub fn should_ask(&self) -> bool {
+        !self.trusted && !self.defines.is_empty()
+    }
+}
+
+/// Whether project `id` is trusted and what its folder defines (agents, commands, skills).
+pub fn project_trust(store: &Store, id: ProjectId) -> Result<ProjectTrust, HostError> {
+    let project = store.project(id).map_err(store_error)?;
+    let trusted = store.project_settings(id).map_err(store_error)?.trusted;
+    Ok(ProjectTrust {
+        trusted,
+        defines: codewright_extensions::project_defines(std::path::Path::new(&project.root_path)),
+    })
+}
+
+/// Trusts project `id` (its own agents, commands and skills are used from the next run), or
+/// takes the trust back.
+pub fn set_project_trusted(store: &Store, id: ProjectId, trusted: bool) -> Result<(), HostError> {
+    let mut settings = store.project_settings(id).map_err(store_error)?;
+    settings.trusted = trusted;
+    store
+        .set_project_settings(id, &settings)
+        .map_err(store_error)
+}

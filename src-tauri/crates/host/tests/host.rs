@@ -293,6 +293,7 @@ async fn a_tasks_agent_is_chosen_by_name_and_brings_its_model() {
     .unwrap();
     {
         let store = host.store().lock().unwrap();
+        trust(&store, task);
         let err = codewright_host::agents::choose_agent(&store, task, "planer").unwrap_err();
         assert_eq!(err.kind, ErrorKind::NotFound);
         assert!(
@@ -336,6 +337,7 @@ async fn an_agents_model_role_is_the_model_chosen_for_it() {
     .unwrap();
     {
         let store = host.store().lock().unwrap();
+        trust(&store, task);
         store
             .set_setting("model.small", Some(&serde_json::json!("tiny@faraway")))
             .unwrap();
@@ -500,4 +502,10 @@ async fn a_server_that_never_starts_holds_the_run_where_a_stop_ends_it() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+}
+
+/// The user trusts the task's project (its own agents, commands and skills are used).
+fn trust(store: &codewright_store::Store, task: codewright_protocol::TaskId) {
+    let project = store.task(task).unwrap().project_id;
+    codewright_host::project::set_project_trusted(store, project, true).unwrap();
 }

@@ -37,6 +37,9 @@ pub struct ProjectSettings {
     /// The mode of a task that has none of its own (`None`: normal).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<crate::PermissionMode>,
+    /// The user trusts the project: the agents, commands and skills its folder defines
+    /// (`.codewright/`, `.claude/`) are used. Off until they say so.
+    pub trusted: bool,
 }
 
 /// Where a task stands. New tasks are `Idle`; the agent loop moves them through the others.

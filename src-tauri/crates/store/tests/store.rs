@@ -447,6 +447,7 @@ fn project_settings_round_trip_and_keep_unknown_keys() {
         allow_private_network: false,
         pass_env: vec!["GITHUB_TOKEN".into()],
         default_mode: Some(codewright_protocol::PermissionMode::Plan),
+        trusted: true,
     };
     store.set_project_settings(p.id, &on).unwrap();
     assert_eq!(store.project_settings(p.id).unwrap(), on);

@@ -547,6 +547,15 @@ impl World {
         (handle, rx)
     }
 
+    /// The user trusts the project: the agents, commands and skills its folder defines are used.
+    pub fn trust_project(&self) {
+        let store = self.store.lock().unwrap();
+        let project = store.task(self.task).unwrap().project_id;
+        let mut settings = store.project_settings(project).unwrap();
+        settings.trusted = true;
+        store.set_project_settings(project, &settings).unwrap();
+    }
+
     pub fn path(&self, rel: &str) -> std::path::PathBuf {
         self.project.path().join(rel)
     }
