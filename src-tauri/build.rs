@@ -70,6 +70,8 @@ fn main() {
         "remove_rule",
         "project_settings",
         "save_project_settings",
+        "project_trust",
+        "set_project_trusted",
         "app_settings",
         "save_app_settings",
         "model_catalog",

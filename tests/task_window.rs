@@ -2368,6 +2368,29 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
         ],
     );
     let app = desktop.launch();
+    // The project's folder defines a command and a skill: the main window asks whether to trust
+    // it (until then they are not used), naming them; the user trusts it.
+    let asked = app.wait_until(
+        "the trust dialog",
+        WAIT,
+        "const d = document.getElementById('trust-dialog'); return d.open ? d.textContent : null",
+        |v| v.is_string(),
+    );
+    let asked = asked.as_str().unwrap();
+    assert!(
+        asked.contains("Commands: fix")
+            && asked.contains("Skills: deploy")
+            && !asked.contains("pdf"),
+        "{asked}"
+    );
+    save_screenshot("trust-dialog", &app.screenshot());
+    app.find("#trust-dialog-submit").click();
+    app.wait_until(
+        "the trust dialog closed",
+        WAIT,
+        "return document.getElementById('trust-dialog').open",
+        |v| v == false,
+    );
     let window = open_task_window(&app);
     app.set_size(480, 360);
     let input = app.find("#composer-input");

@@ -122,6 +122,8 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             settings::remove_rule,
             settings::project_settings,
             settings::save_project_settings,
+            settings::project_trust,
+            settings::set_project_trusted,
             settings::app_settings,
             settings::save_app_settings,
             settings::model_catalog,

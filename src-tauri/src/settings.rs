@@ -290,6 +290,27 @@ pub fn save_project_settings(
     Ok(())
 }
 
+/// Whether the user trusts a project, and what its folder defines (asked before it is used).
+#[tauri::command]
+pub fn project_trust(
+    state: State<'_, AppState>,
+    project_id: ProjectId,
+) -> Result<project::ProjectTrust> {
+    Ok(project::project_trust(&*state.store()?, project_id)?)
+}
+
+/// Trusts a project (its own agents, commands and skills are used from the next run), or not.
+#[tauri::command]
+pub fn set_project_trusted(
+    state: State<'_, AppState>,
+    project_id: ProjectId,
+    trusted: bool,
+) -> Result<()> {
+    project::set_project_trusted(&*state.store()?, project_id, trusted)?;
+    state.changed();
+    Ok(())
+}
+
 // ---- the app ------------------------------------------------------------------------------------
 
 #[tauri::command]

@@ -4,7 +4,7 @@
 import { call, closeWindow, messageOf, onStoreEvent } from './api.js';
 import { confirmDialog, formDialog } from './dialogs.js';
 import { $, h, restFocusInBackground, showFatal, toast } from './dom.js';
-import { ago, statusLabel, when } from './format.js';
+import { ago, statusLabel, visible, when } from './format.js';
 import { initPalette, openPalette } from './palette.js';
 import { closeSearch, initSearch, openSearch, searchOpen } from './search.js';
 import { closeSettings, initSettings, openSettings, readiness, settingsOpen } from './settings.js';
@@ -187,6 +187,41 @@ async function select(id) {
   view.queued = null;
   renderTasks();
   for (const event of queued) await apply(event); // changes made while the list was loading
+  askTrust(view.selected);
+}
+
+// Projects asked about in this window: "Cancel" holds until the app starts again (Settings →
+// Project trusts one at any time).
+const trustAsked = new Set();
+
+/**
+ * The first time a project whose folder defines its own agents, commands or skills is opened:
+ * shows what it defines and asks whether to trust it. Until then the engine uses only the
+ * built-in ones and the user's own.
+ */
+async function askTrust(projectId) {
+  if (projectId == null || trustAsked.has(projectId)) return;
+  trustAsked.add(projectId);
+  let trust;
+  try {
+    trust = await call('project_trust', { projectId });
+  } catch (e) {
+    return failed(e);
+  }
+  if (!trust.ask || projectId !== view.selected) return;
+  const project = view.projects.get(projectId);
+  const kinds = [['Agents', trust.defines.agents], ['Commands', trust.defines.commands], ['Skills', trust.defines.skills]];
+  const list = kinds.filter(([, names]) => names.length)
+    .map(([kind, names]) => h('li', {}, h('strong', { text: `${kind}: ` }), h('span', { class: 'trust-names', text: names.map(visible).join(', ') })));
+  await formDialog({
+    dialog: $('#trust-dialog'),
+    title: `Trust “${project?.name ?? 'this project'}”?`,
+    message: 'Its folder defines its own agents, commands or skills (in .codewright/ or .claude/). They change what the agent is told and which tools it has, so they are not used until you trust the project; the built-in ones and your own apply meanwhile. Trust it only if you trust where it came from.',
+    body: [h('ul', { id: 'trust-list', class: 'trust-list' }, list)],
+    submitLabel: 'Trust project',
+    focusCancel: true,
+    action: () => call('set_project_trusted', { projectId, trusted: true }),
+  });
 }
 
 /** Shows an error: the error screen if the store is unusable, else a notice. */

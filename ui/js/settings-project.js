@@ -63,6 +63,7 @@ function showSettings(settings) {
   $('#project-mode').value = settings.defaultMode;
   $('#project-sandbox').checked = settings.sandbox;
   $('#project-network').checked = settings.allowPrivateNetwork;
+  $('#project-trusted').checked = settings.trusted;
   $('#project-saved').hidden = true;
 }
 
@@ -81,6 +82,7 @@ async function saveSettings(event) {
         defaultMode: $('#project-mode').value,
         sandbox: $('#project-sandbox').checked,
         allowPrivateNetwork: $('#project-network').checked,
+        trusted: $('#project-trusted').checked,
       },
     });
     $('#project-saved').hidden = false;

@@ -20,6 +20,8 @@ pub struct ProjectForm {
     pub default_mode: PermissionMode,
     pub sandbox: bool,
     pub allow_private_network: bool,
+    /// Use the agents, commands and skills the project's folder defines.
+    pub trusted: bool,
 }
 
 fn store_error(e: codewright_store::StoreError) -> HostError {
@@ -36,6 +38,7 @@ pub fn project_form(store: &Store, id: ProjectId) -> Result<ProjectForm, HostErr
         default_mode: settings.default_mode.unwrap_or_default(),
         sandbox: settings.sandbox,
         allow_private_network: settings.allow_private_network,
+        trusted: settings.trusted,
     })
 }
 
@@ -62,6 +65,7 @@ pub fn save_project(store: &Store, id: ProjectId, form: &ProjectForm) -> Result<
     settings.default_mode = Some(form.default_mode);
     settings.sandbox = form.sandbox;
     settings.allow_private_network = form.allow_private_network;
+    settings.trusted = form.trusted;
     store
         .set_project_settings(id, &settings)
         .map_err(unusable)?;
@@ -77,12 +81,14 @@ pub fn save_project(store: &Store, id: ProjectId, form: &ProjectForm) -> Result<
 pub struct ProjectTrust {
     pub trusted: bool,
     pub defines: codewright_extensions::ProjectDefines,
+    /// The project defines something its trust would let in, and is not trusted: ask.
+    pub ask: bool,
 }
 
 impl ProjectTrust {
-    /// The project defines something its trust would let in, and is not trusted: ask.
+    /// See [`ProjectTrust::ask`].
     pub fn should_ask(&self) -> bool {
-        !self.trusted && !self.defines.is_empty()
+        self.ask
     }
 }
 
@@ -90,9 +96,11 @@ impl ProjectTrust {
 pub fn project_trust(store: &Store, id: ProjectId) -> Result<ProjectTrust, HostError> {
     let project = store.project(id).map_err(store_error)?;
     let trusted = store.project_settings(id).map_err(store_error)?.trusted;
+    let defines = codewright_extensions::project_defines(std::path::Path::new(&project.root_path));
     Ok(ProjectTrust {
+        ask: !trusted && !defines.is_empty(),
         trusted,
-        defines: codewright_extensions::project_defines(std::path::Path::new(&project.root_path)),
+        defines,
     })
 }
 
