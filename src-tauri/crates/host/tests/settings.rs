@@ -293,12 +293,14 @@ fn project_settings_are_checked_whole_and_a_task_without_a_mode_takes_the_defaul
         default_mode: PermissionMode::AcceptEdits,
         sandbox: true,
         allow_private_network: true,
+        trusted: true,
     };
     project::save_project(&store, id, &good).unwrap();
     let saved = project::project_form(&store, id).unwrap();
     assert_eq!(saved.context, "A CLI in Rust.");
     assert_eq!(saved.default_mode, PermissionMode::AcceptEdits);
-    assert!(saved.sandbox && saved.allow_private_network);
+    assert!(saved.sandbox && saved.allow_private_network && saved.trusted);
+    assert!(project::project_trust(&store, id).unwrap().trusted);
     assert_eq!(store.project(id).unwrap().rules, "Never touch vendor/.");
 }
 
