@@ -2498,6 +2498,22 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
         system.contains("- deploy: Deploy the app to staging") && !system.contains("pdf"),
         "{system}"
     );
+    // The header lists the files the run's prompt was made from (the skill the task switched
+    // off is not among them), opened with the keyboard as a person would.
+    let listed = app.wait_until(
+        "the prompt's files in the header",
+        WAIT,
+        "const d = document.getElementById('prompt-files'); return d.hidden ? null : [...d.querySelectorAll('li')].map(l => l.textContent)",
+        |v| v.is_array(),
+    );
+    assert_eq!(
+        listed,
+        json!([".codewright/skills/deploy/SKILL.md"]),
+        "{listed}"
+    );
+    app.find("#prompt-files summary").click();
+    save_screenshot("prompt-files", &app.screenshot());
+    app.find("#prompt-files summary").click();
 
     // An unknown command: the text stays, the error names the closest.
     send(&app, "/fxi 7");

@@ -9,7 +9,7 @@ import { initActions, runAction } from './task/actions.js';
 import { initCheckpoints, showCheckpoints } from './task/checkpoints.js';
 import { currentHint, initComposer, setOptions, setRunning, showError as showComposerError } from './task/composer.js';
 import { Conversation } from './task/conversation.js';
-import { initHeader, showAgentState, showContext, showTask } from './task/header.js';
+import { initHeader, showAgentState, showContext, showPromptFiles, showTask } from './task/header.js';
 import { interceptLinks } from './task/links.js';
 import { textOf } from './task/messages.js';
 import { insertMention } from './task/mentions.js';
@@ -108,6 +108,7 @@ const AGENT = {
     const panel = e.decision.decision === 'reject' ? null : findPanel(e.callId);
     if (panel && panel.state !== 'running') panel.start();
   },
+  promptRead: (e) => showPromptFiles(e.files),
   questionAsked: (e) => addQuestion(e.question),
   questionAnswered: (e) => resolvePrompt('question', e.id),
   usage: (e) => showContext(e.contextTokens / e.contextWindow,

@@ -2,8 +2,8 @@
 // what the task has cost, and its plan.
 
 import { call, messageOf } from '../api.js';
-import { $ } from '../dom.js';
-import { ago, dollars, tokens, when } from '../format.js';
+import { $, h } from '../dom.js';
+import { ago, dollars, tokens, visible, when } from '../format.js';
 import { todoItems } from './todos.js';
 
 const AGENT_WORDS = {
@@ -54,6 +54,16 @@ export function showTask(task) {
   showContext(task.contextUsage);
   showPlan(task.todos || []);
   showState();
+}
+
+/**
+ * The files the last run's prompt was made from (instructions, memory, skills), listed under
+ * the title: a file git ignores, which the Files tab hides, is seen here when it steers the agent.
+ */
+export function showPromptFiles(files) {
+  $('#prompt-file-count').textContent = String(files.length);
+  $('#prompt-file-list').replaceChildren(...files.map((f) => h('li', { class: 'file-path', text: visible(f) })));
+  $('#prompt-files').hidden = files.length === 0;
 }
 
 /** What the agent does in this app now; null when it does not run here. */

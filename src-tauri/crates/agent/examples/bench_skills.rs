@@ -91,7 +91,9 @@ fn main() {
             places: None,
             agent: None,
         };
-        codewright_agent::system_prompt(project.path(), "", "", &installed, "2026-11-25").len()
+        codewright_agent::system_prompt(project.path(), "", "", &installed, "2026-11-25")
+            .text
+            .len()
     };
     let (bare, with) = (prompt(none.path()), prompt(fifty.path()));
     println!(

@@ -19,7 +19,7 @@ mod subagent;
 pub mod text_calls;
 
 pub use approvals::Refusal;
-pub use prompt::system_prompt;
+pub use prompt::{system_prompt, SystemPrompt};
 pub use run::{
     mark_interrupted, Agent, AgentConfig, Model, ModelResolver, RunRequest, TaskHandle, TaskLock,
     ThisRun, AGENT, SKILLS_OFF, SKILL_PRIORITY,

@@ -19,6 +19,16 @@ const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 /// Instruction files larger than this (in bytes) are cut, while they are read.
 const MAX_INSTRUCTIONS: u64 = 32 * 1024;
 
+/// A run's system prompt and the files it was made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemPrompt {
+    pub text: String,
+    /// The instruction and memory files read into it (project-relative, or `~/…` for the
+    /// user's), and the `SKILL.md` of each skill it lists: what the task window shows, so a file
+    /// the Files tab hides (ignored by git) still cannot steer the agent unseen.
+    pub files: Vec<String>,
+}
+
 /// Builds the system prompt for a project.
 pub fn system_prompt(
     root: &Path,
@@ -26,7 +36,8 @@ pub fn system_prompt(
     project_rules: &str,
     installed: &Installed,
     date: &str,
-) -> String {
+) -> SystemPrompt {
+    let mut files = Vec::new();
     let mut out = String::from(INSTRUCTIONS);
     if let Some(agent) = installed
         .agent
@@ -53,6 +64,7 @@ pub fn system_prompt(
             .strip_prefix(&folders[0])
             .unwrap_or(folder)
             .join(name);
+        files.push(path.display().to_string());
         out.push_str(&format!(
             "\n\n# Project instructions ({})\n\n{}",
             path.display(),
@@ -68,11 +80,30 @@ pub fn system_prompt(
     if !project_rules.trim().is_empty() {
         out.push_str(&format!("\n\n# Project rules\n\n{}", project_rules.trim()));
     }
-    if let Some(section) = installed.places.as_ref().and_then(memory::prompt_section) {
-        out.push_str(&format!("\n\n{section}"));
+    if let Some(places) = &installed.places {
+        if let Some(section) = memory::prompt_section(places) {
+            out.push_str(&format!("\n\n{section}"));
+            for scope in [memory::Scope::Project, memory::Scope::User] {
+                if memory::read(places, scope).is_ok_and(|t| !t.trim().is_empty()) {
+                    files.push(match scope {
+                        memory::Scope::Project => ".codewright/memory.md".to_string(),
+                        memory::Scope::User => "~/.codewright/memory.md".to_string(),
+                    });
+                }
+            }
+        }
     }
     if let Some(section) = installed.skills.prompt_section() {
         out.push_str(&format!("\n\n{section}"));
+        for skill in &installed.skills.skills {
+            let file = skill.dir.join(codewright_extensions::skills::SKILL_FILE);
+            let shown = match (file.strip_prefix(root), file.strip_prefix(&skill.root)) {
+                (Ok(inside), _) => inside.display().to_string(),
+                (_, Ok(home)) => format!("~/{}", home.display()),
+                _ => file.display().to_string(),
+            };
+            files.push(shown);
+        }
     }
     out.push_str(&format!(
         "\n\n# Environment\n\n- OS: {}\n- Working directory (the project root): {}\n- Date: {date}\n",
@@ -82,7 +113,7 @@ pub fn system_prompt(
     if let Some(branch) = git_branch(root) {
         out.push_str(&format!("- Git branch: {branch}\n"));
     }
-    out
+    SystemPrompt { text: out, files }
 }
 
 /// The folders whose instruction files apply, outermost first: from the repository's root (the
@@ -121,10 +152,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_files_read_into_the_prompt_are_named() {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(project.path().join(".git")).unwrap();
+        std::fs::create_dir_all(project.path().join(".codewright")).unwrap();
+        std::fs::create_dir_all(home.path().join(".codewright")).unwrap();
+        std::fs::write(project.path().join("CLAUDE.md"), "rules").unwrap();
+        std::fs::write(project.path().join(".codewright/memory.md"), "notes").unwrap();
+        std::fs::write(home.path().join(".codewright/memory.md"), "mine").unwrap();
+        let installed = Installed {
+            places: Some(codewright_extensions::Places {
+                project: project.path().to_path_buf(),
+                home: Some(home.path().to_path_buf()),
+                cache: None,
+                project_trusted: false,
+            }),
+            ..Installed::default()
+        };
+        let prompt = system_prompt(project.path(), "", "", &installed, "2026-11-27");
+        assert_eq!(
+            prompt.files,
+            [
+                "CLAUDE.md",
+                ".codewright/memory.md",
+                "~/.codewright/memory.md"
+            ]
+        );
+    }
+
+    #[test]
     fn agents_md_wins_over_claude_md_and_facts_are_listed() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("CLAUDE.md"), "claude rules").unwrap();
-        let prompt = system_prompt(dir.path(), "", "", &Installed::default(), "2026-11-22");
+        let prompt = system_prompt(dir.path(), "", "", &Installed::default(), "2026-11-22").text;
         assert!(prompt.contains("claude rules"));
         std::fs::write(dir.path().join("AGENTS.md"), "agents rules").unwrap();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
@@ -135,7 +196,8 @@ mod tests {
             "Use tabs",
             &Installed::default(),
             "2026-11-22",
-        );
+        )
+        .text;
         assert!(prompt.contains("(AGENTS.md)\n\nagents rules") && !prompt.contains("claude rules"));
         assert!(prompt.contains("A CLI tool") && prompt.contains("Use tabs"));
         assert!(prompt.contains("- Git branch: main") && prompt.contains("- Date: 2026-11-22"));
@@ -151,7 +213,7 @@ mod tests {
         std::fs::write(repo.path().join("packages/CLAUDE.md"), "packages rules").unwrap();
         std::fs::write(package.join("AGENTS.md"), "web rules").unwrap();
         std::fs::write(package.join("CLAUDE.md"), "web claude rules").unwrap();
-        let prompt = system_prompt(&package, "", "", &Installed::default(), "2026-11-25");
+        let prompt = system_prompt(&package, "", "", &Installed::default(), "2026-11-25").text;
         let at = |text: &str| {
             prompt
                 .find(text)
@@ -167,7 +229,7 @@ mod tests {
         std::fs::create_dir(&project).unwrap();
         std::fs::write(outside.path().join("AGENTS.md"), "above rules").unwrap();
         std::fs::write(project.join("AGENTS.md"), "own rules").unwrap();
-        let prompt = system_prompt(&project, "", "", &Installed::default(), "2026-11-25");
+        let prompt = system_prompt(&project, "", "", &Installed::default(), "2026-11-25").text;
         assert!(prompt.contains("(AGENTS.md)\n\nown rules") && !prompt.contains("above rules"));
     }
 }

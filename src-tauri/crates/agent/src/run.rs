@@ -833,13 +833,20 @@ impl Run {
             places: Some(places),
         });
         session.set_extensions(installed.clone());
-        let system = crate::system_prompt(
+        let crate::SystemPrompt {
+            text: system,
+            files,
+        } = crate::system_prompt(
             &session.root,
             &project.context,
             &project.rules,
             &installed,
             &today(),
         );
+        self.emit(AgentEvent::PromptRead {
+            task_id: task,
+            files,
+        });
         if !resume.is_empty() {
             if let Err(outcome) = self.resume(project.id, &session, resume, &mut view).await {
                 return Ok(outcome);

@@ -93,6 +93,10 @@ pub enum AgentEvent {
     /// A run began (`turn` numbers the user's messages; checkpoints are kept per turn).
     #[serde(rename_all = "camelCase")]
     RunStarted { task_id: TaskId, turn: i64 },
+    /// The files the run's system prompt was made from: instructions (AGENTS.md…), memory, and
+    /// the `SKILL.md` of each skill it lists (project-relative, or `~/…`).
+    #[serde(rename_all = "camelCase")]
+    PromptRead { task_id: TaskId, files: Vec<String> },
     #[serde(rename_all = "camelCase")]
     State { task_id: TaskId, state: AgentState },
     /// A request to the model is about to be sent (iteration counts from 1 within the run).
@@ -207,6 +211,7 @@ impl AgentEvent {
             ApprovalRequested { request } => request.task_id,
             QuestionAsked { question } => question.task_id,
             RunStarted { task_id, .. }
+            | PromptRead { task_id, .. }
             | State { task_id, .. }
             | Request { task_id, .. }
             | AnswerStarted { task_id, .. }
