@@ -274,14 +274,21 @@ async fn public_or_refused(url: &reqwest::Url) -> Result<(), String> {
         return Err(format!("{host} is a local name"));
     }
     let lookup = host.clone();
-    let addrs = tokio::task::spawn_blocking(move || {
+    let resolving = tokio::task::spawn_blocking(move || {
         (lookup.as_str(), 0)
             .to_socket_addrs()
             .map(|a| a.collect::<Vec<_>>())
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| format!("{host} could not be looked up here to check it is public: {e}"))?;
+    });
+    let addrs = tokio::time::timeout(TIMEOUT, resolving)
+        .await
+        .map_err(|_| {
+            format!(
+                "{host} could not be looked up here within {} s",
+                TIMEOUT.as_secs()
+            )
+        })?
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("{host} could not be looked up here to check it is public: {e}"))?;
     match addrs.iter().find(|a| !is_public(a.ip())) {
         Some(private) => Err(format!("{host} resolves to {}", private.ip())),
         None if addrs.is_empty() => Err(format!("{host} resolves to no address")),
