@@ -70,8 +70,8 @@ export function clock(ms, now = Date.now()) {
 // Characters that change how the text around them reads, or are invisible — the same set as the
 // engine's `codewright_protocol::visible::is_hidden`: C0 controls but new line and tab, DEL, C1
 // controls, bidi embeddings, overrides, isolates and marks, zero-width characters, line and
-// paragraph separators, the byte-order mark, variation selectors and tag characters.
-const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
+// paragraph separators, the byte-order mark, variation selectors, tag characters and blank fillers.
+const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u3164\uffa0\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
 
 /** Whether `text` holds a character `visible` escapes. */
 export const hasHidden = (text) => typeof text === 'string' && text.search(HIDDEN) >= 0;

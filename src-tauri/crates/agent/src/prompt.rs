@@ -95,11 +95,12 @@ pub fn system_prompt(
     }
     if let Some(section) = installed.skills.prompt_section() {
         out.push_str(&format!("\n\n{section}"));
+        let home = installed.places.as_ref().and_then(|p| p.home.as_deref());
         for skill in &installed.skills.skills {
             let file = skill.dir.join(codewright_extensions::skills::SKILL_FILE);
-            let shown = match (file.strip_prefix(root), file.strip_prefix(&skill.root)) {
+            let shown = match (file.strip_prefix(root), home.map(|h| file.strip_prefix(h))) {
                 (Ok(inside), _) => inside.display().to_string(),
-                (_, Ok(home)) => format!("~/{}", home.display()),
+                (_, Some(Ok(mine))) => format!("~/{}", mine.display()),
                 _ => file.display().to_string(),
             };
             files.push(shown);

@@ -231,7 +231,7 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
                 // What the model or a tool wrote reaches the terminal with its control characters
                 // escaped (an escape sequence could rewrite the screen or the clipboard).
                 AgentEvent::TextDelta { text, .. } if !json => {
-                    out(&visible::escaped(text));
+                    out(&visible::terminal_safe(text));
                     at_line_start = text.ends_with('\n');
                 }
                 AgentEvent::ToolFinished { name, is_error, preview, .. } if !json => {
@@ -242,16 +242,16 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
                     let first = preview.lines().next().unwrap_or("");
                     out(&format!(
                         "[{}{}] {}\n",
-                        visible::escaped(name),
+                        visible::terminal_safe(name),
                         if *is_error { " failed" } else { "" },
-                        visible::escaped(first)
+                        visible::terminal_safe(first)
                     ));
                 }
                 AgentEvent::Notice { message, .. } if !json => {
-                    eprintln!("codewright-cli: {}", visible::escaped(message))
+                    eprintln!("codewright-cli: {}", visible::terminal_safe(message))
                 }
                 AgentEvent::Error { message, kind, .. } if !json => {
-                    eprintln!("codewright-cli: {}{}", visible::escaped(message), hint(*kind))
+                    eprintln!("codewright-cli: {}{}", visible::terminal_safe(message), hint(*kind))
                 }
                 AgentEvent::ApprovalRequested { request } => {
                     let decision = if interactive {
@@ -432,6 +432,7 @@ fn implement(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Ex
         }
     };
     let project = find_or_add_project(&store, &dir)?;
+    trust_step(&store, project, json)?;
     let root = PathBuf::from(store.project(project).map_err(|e| e.to_string())?.root_path);
     let chosen: Vec<_> = match &args.implement {
         Some(id) => vec![codewright_host::task_files::find(&root, id)?],

@@ -247,13 +247,14 @@ fn a_database_another_process_holds_is_waited_for_and_named() {
     )
     .unwrap();
     let out = cli.run(&["projects", "add", &cli.folder("p")]);
+    let pid = holder.id();
     let _ = holder.kill();
     assert!(!out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
     let _ = holder.wait();
     assert!(err.contains("waiting for the database"), "{err}");
     assert!(
-        err.contains("in use by another process") && err.contains("python3"),
+        err.contains("in use by another process") && err.contains(&format!("(process {pid})")),
         "{err}"
     );
     assert!(!err.contains("writable"), "{err}");

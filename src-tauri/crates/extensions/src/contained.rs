@@ -116,6 +116,40 @@ pub fn is_file_inside(root: &Path, path: &Path) -> bool {
     }
 }
 
+/// Whether a file may be written at `path` without leaving `root`: the nearest folder of it
+/// that exists resolves inside `root`, and `path`, if it exists, is a regular file there (not a
+/// link out). What a person saves from a settings screen (memory, a task file's status) is
+/// checked with this first.
+pub fn check_writable(root: &Path, path: &Path) -> Result<(), Refusal> {
+    let Ok(real_root) = root.canonicalize() else {
+        return Err(Refusal::Unreadable {
+            path: root.to_path_buf(),
+            error: "it does not exist".into(),
+        });
+    };
+    let outside = || Refusal::Outside {
+        path: path.to_path_buf(),
+        root: real_root.clone(),
+    };
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        let real = path.canonicalize().map_err(|_| outside())?;
+        if !real.starts_with(&real_root) {
+            return Err(outside());
+        }
+        if !meta.is_file() && !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Err(Refusal::NotAFile {
+                path: path.to_path_buf(),
+            });
+        }
+        return Ok(());
+    }
+    let existing = path.ancestors().skip(1).find(|a| a.exists());
+    match existing.and_then(|a| a.canonicalize().ok()) {
+        Some(real) if real.starts_with(&real_root) => Ok(()),
+        _ => Err(outside()),
+    }
+}
+
 /// Opens `path` for reading if it is a regular file inside `root`; `None` when it is absent.
 fn open(root: &Path, path: &Path) -> Result<Option<std::fs::File>, Refusal> {
     let Ok(root) = root.canonicalize() else {
@@ -235,6 +269,22 @@ mod tests {
             read(root, Path::new("/dev/zero"), 10),
             Err(Refusal::Outside { .. })
         ));
+    }
+
+    #[test]
+    fn a_save_never_goes_through_a_link_out() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("memory.md"), "theirs").unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        symlink(outside.path(), root.join(".codewright")).unwrap();
+        symlink(outside.path().join("memory.md"), root.join("notes.md")).unwrap();
+        assert!(check_writable(root, &root.join(".codewright/memory.md")).is_err());
+        assert!(check_writable(root, &root.join(".codewright/new/deep.md")).is_err());
+        assert!(check_writable(root, &root.join("notes.md")).is_err());
+        assert!(check_writable(root, &root.join("new/folder/x.md")).is_ok());
+        std::fs::write(root.join("mine.md"), "x").unwrap();
+        assert!(check_writable(root, &root.join("mine.md")).is_ok());
     }
 
     #[test]

@@ -174,12 +174,15 @@ impl Source {
         out
     }
 
-    /// The folder everything from this source must stay inside ([`contained`]): the project's,
-    /// or the user's home (`None` when it is unknown).
+    /// The folder everything from this source must stay inside ([`contained`]): the project's.
+    /// The user's own files may lead anywhere (dotfiles, a Nix store), still only as regular files
+    /// read up to their caps (`None` when the home folder is unknown).
     pub fn root(self, places: &Places) -> Option<&std::path::Path> {
         match self {
             Source::Project | Source::ProjectClaude => Some(&places.project),
-            Source::User | Source::UserClaude => places.home.as_deref(),
+            Source::User | Source::UserClaude => {
+                places.home.as_ref().map(|_| std::path::Path::new("/"))
+            }
         }
     }
 

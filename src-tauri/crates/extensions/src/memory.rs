@@ -43,11 +43,11 @@ pub fn path(places: &Places, scope: Scope) -> Option<PathBuf> {
 /// A memory file is read up to this; past it the file is refused (memory is a page of notes).
 pub const MAX_FILE: u64 = 1024 * 1024;
 
-/// The folder a memory file must stay inside: the project's, or the user's home.
-fn root(places: &Places, scope: Scope) -> Option<&std::path::Path> {
+/// The folder a memory file must stay inside: the project's (the user's own may lead anywhere).
+pub fn root(places: &Places, scope: Scope) -> Option<&std::path::Path> {
     match scope {
         Scope::Project => Some(&places.project),
-        Scope::User => places.home.as_deref(),
+        Scope::User => places.home.as_ref().map(|_| std::path::Path::new("/")),
     }
 }
 

@@ -141,8 +141,9 @@ pub fn parse(text: &str, path: &Path) -> Result<TaskFile, String> {
 /// else the `- **Status:**` line, else a new such line under the title), keeping everything else
 /// as it was; the file is replaced whole or not at all.
 pub fn set_status(file: &TaskFile, status: &str) -> Result<(), String> {
-    // (Read inside its folder, as `discover` read it: a link swapped in since is refused.)
-    let folder = file.path.parent().unwrap_or(Path::new("."));
+    // (Read and written inside its project, as `discover` read it: a link swapped in since —
+    // for the file or its folder — is refused. Task files live in `<project>/.<tool>/tasks/`.)
+    let folder = file.path.ancestors().nth(3).unwrap_or(Path::new("."));
     let bytes = crate::contained::read(folder, &file.path, MAX_FILE)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("{} is gone", file.path.display()))?;
@@ -157,6 +158,7 @@ pub fn set_status(file: &TaskFile, status: &str) -> Result<(), String> {
         String::from_utf8(bytes).map_err(|_| format!("{} is not text", file.path.display()))?;
     let text = with_status(&text, &file.path, status)
         .map_err(|e| format!("{}: {e}", file.path.display()))?;
+    crate::contained::check_writable(folder, &file.path).map_err(|e| e.to_string())?;
     crate::write_whole(&file.path, text.as_bytes())
         .map_err(|e| format!("{} could not be written: {e}", file.path.display()))
 }

@@ -32,6 +32,11 @@ const PROGRAM_KEYS: &[&str] = &[
     "uploadpack.packobjectshook",
     "web.browser",
     "init.templatedir",
+    "gpg.ssh.defaultkeycommand",
+    "interactive.difffilter",
+    "sendemail.tocmd",
+    "sendemail.cccmd",
+    "sendemail.sendmailcmd",
 ];
 
 /// Keys of the form `<section>.<name>.<key>` that run a program, as (section, key).
@@ -47,8 +52,9 @@ const PROGRAM_SUBKEYS: &[(&str, &str)] = &[
     ("mergetool", "cmd"),
     ("mergetool", "path"),
     ("credential", "helper"),
-    ("pager", ""),
     ("gpg", "program"),
+    ("trailer", "cmd"),
+    ("trailer", "command"),
     ("remote", "uploadpack"),
     ("remote", "receivepack"),
     ("remote", "vcs"),
@@ -102,36 +108,115 @@ pub fn runs_a_program(key: &str) -> bool {
             .any(|(s, k)| *s == section && *k == last)
 }
 
+/// Why Codewright does not run git on a repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// Git is older than 2.31, which cannot be told to leave every configured program off.
+    TooOld(String),
+    /// Git is missing, or the repository's configuration could not be read (so what it would run
+    /// is not known).
+    Unreadable(String),
+}
+
+/// The oldest git whose configuration can be overridden by the environment (`GIT_CONFIG_COUNT`)
+/// and listed with its scopes.
+const OLDEST: (u32, u32) = (2, 31);
+
+/// How long one of Codewright's own git commands may take (a config that includes a named pipe
+/// would otherwise hold it forever).
+pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A `git` for the repository at (or above) `root` that runs no program the repository
-/// configured; add the subcommand and its arguments. Diffs must add `--no-ext-diff
-/// --no-textconv` too (belt and braces for a driver named only in `.gitattributes`).
-pub fn command(root: &Path) -> Command {
-    let mut overrides: Vec<(String, &'static str)> = [
-        "core.fsmonitor",
-        "core.hookspath",
-        "core.pager",
-        "diff.external",
-        "core.sshcommand",
-        "core.askpass",
-    ]
-    .iter()
-    .map(|k| (k.to_string(), neutral(k)))
-    .collect();
-    for key in repository_program_keys(root) {
-        if !overrides.iter().any(|(k, _)| *k == key) {
-            let value = neutral(&key.to_lowercase());
-            overrides.push((key, value));
-        }
-    }
-    // (As `GIT_CONFIG_KEY_<n>`/`VALUE_<n>` pairs rather than `-c key=value`, which a subsection
-    // holding `=` — a credential URL — would split wrongly. Both outrank every file.)
+/// configured; add the subcommand and its arguments, and run it with [`output`]. Diffs must add
+/// `--no-ext-diff --no-textconv` too (belt and braces for a driver named only in
+/// `.gitattributes`). Refused — fail closed — when git is too old to be told so, or the
+/// repository's configuration cannot be listed.
+pub fn command(root: &Path) -> Result<Command, Refused> {
+    check_version()?;
     let mut git = base(root);
-    git.env("GIT_CONFIG_COUNT", overrides.len().to_string());
-    for (i, (key, value)) in overrides.into_iter().enumerate() {
+    // The keys every command sets off, as `-c` (read by every git), then those the repository
+    // names, as `GIT_CONFIG_KEY_<n>`/`VALUE_<n>` pairs (a subsection holding `=` — a credential
+    // URL — would split a `-c` wrongly). Both outrank every file.
+    for key in ALWAYS_OFF {
+        git.arg("-c").arg(format!("{key}={}", neutral(key)));
+    }
+    let keys = repository_program_keys(root)?;
+    git.env("GIT_CONFIG_COUNT", keys.len().to_string());
+    for (i, key) in keys.into_iter().enumerate() {
+        let value = neutral(&key.to_lowercase());
         git.env(format!("GIT_CONFIG_KEY_{i}"), key)
             .env(format!("GIT_CONFIG_VALUE_{i}"), value);
     }
-    git
+    Ok(git)
+}
+
+/// The keys set off for every command, whatever the repository says.
+const ALWAYS_OFF: &[&str] = &[
+    "core.fsmonitor",
+    "core.hookspath",
+    "core.pager",
+    "diff.external",
+    "core.sshcommand",
+    "core.askpass",
+];
+
+/// Runs `git` (from [`command`]) to its end, at most [`TIMEOUT`]: its output, or `None` when it
+/// failed to start, failed, or took too long (then it is killed).
+pub fn output(mut git: Command) -> Option<std::process::Output> {
+    use std::io::Read;
+    git.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = git.spawn().ok()?;
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stdout.read_to_end(&mut bytes);
+        bytes
+    });
+    let started = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() < TIMEOUT => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    };
+    let stdout = reader.join().ok()?;
+    status.success().then_some(std::process::Output {
+        status,
+        stdout,
+        stderr: Vec::new(),
+    })
+}
+
+/// Refuses a git older than [`OLDEST`] (read once per process).
+fn check_version() -> Result<(), Refused> {
+    static VERSION: std::sync::OnceLock<Result<(), Refused>> = std::sync::OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            let out = output({
+                let mut git = Command::new("git");
+                git.arg("--version");
+                git
+            })
+            .ok_or_else(|| Refused::Unreadable("git could not be run".into()))?;
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let version = text.split_whitespace().nth(2).unwrap_or_default();
+            let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+            let found = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+            if found >= OLDEST {
+                Ok(())
+            } else {
+                Err(Refused::TooOld(text.trim().to_string()))
+            }
+        })
+        .clone()
 }
 
 /// `git -C root` with an environment that reads no system configuration, asks for nothing on a
@@ -159,14 +244,16 @@ fn base(root: &Path) -> Command {
 
 /// The program-running keys the repository's own configuration sets (its `config`, a
 /// worktree's `config.worktree`, and what they include), as git names them (a subsection keeps
-/// its case). Reading configuration runs nothing.
-fn repository_program_keys(root: &Path) -> Vec<String> {
-    let Ok(out) = base(root)
-        .args(["config", "--list", "--show-scope", "-z"])
-        .output()
-    else {
-        return Vec::new();
-    };
+/// its case). Reading configuration runs nothing; a listing that fails is a refusal.
+fn repository_program_keys(root: &Path) -> Result<Vec<String>, Refused> {
+    let mut list = base(root);
+    list.args(["config", "--list", "--show-scope", "-z"]);
+    let out = output(list).ok_or_else(|| {
+        Refused::Unreadable(format!(
+            "the git configuration of {} could not be read",
+            root.display()
+        ))
+    })?;
     let mut keys = Vec::new();
     let mut fields = out.stdout.split(|b| *b == 0);
     while let (Some(scope), Some(entry)) = (fields.next(), fields.next()) {
@@ -179,7 +266,7 @@ fn repository_program_keys(root: &Path) -> Vec<String> {
             keys.push(key);
         }
     }
-    keys
+    Ok(keys)
 }
 
 #[cfg(test)]

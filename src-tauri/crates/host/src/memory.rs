@@ -55,6 +55,11 @@ pub fn save_memory(
             "your home folder is unknown, so your memory has no place; use the project's",
         )
     })?;
+    // (Never through a link out of its place: a repository's `.codewright` leading elsewhere.)
+    if let Some(root) = memory::root(&places, scope) {
+        codewright_extensions::contained::check_writable(root, &path)
+            .map_err(|e| HostError::new(ErrorKind::BadInput, format!("{e}; it was not saved")))?;
+    }
     codewright_extensions::write_whole(&path, text.as_bytes()).map_err(|e| {
         HostError::new(
             ErrorKind::BadInput,

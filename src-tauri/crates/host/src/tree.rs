@@ -66,12 +66,10 @@ impl GitStatus {
     /// cannot be run.
     pub fn read(root: &Path) -> Option<GitStatus> {
         let git = |args: &[&str]| {
-            // (Runs no program the repository configured: see `crate::git`.)
-            crate::git::command(root)
-                .args(args)
-                .output()
-                .ok()
-                .filter(|o| o.status.success())
+            // (Runs no program the repository configured, and never for long: see `crate::git`.)
+            let mut git = crate::git::command(root).ok()?;
+            git.args(args);
+            crate::git::output(git)
         };
         // Paths come relative to the repository; the project may be a folder inside it.
         let prefix = String::from_utf8(git(&["rev-parse", "--show-prefix"])?.stdout).ok()?;

@@ -211,3 +211,31 @@ fn codewright_s_own_git_runs_no_program_the_repository_configured() {
         assert!(marker(name).exists(), "the {name} trap is not armed");
     }
 }
+
+/// A repository config that includes a named pipe: git would wait on it forever. Codewright's
+/// git gives up after its timeout and shows no marks, and the Files tab goes on.
+#[test]
+fn a_config_that_would_hold_git_forever_is_given_up_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    write(&repo.join("a.txt"), "one\n");
+    git(&repo, &["init", "-q"]);
+    let fifo = repo.join(".git/pipe.cfg");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc_mkfifo(c.as_ptr(), 0o644) }, 0);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(repo.join(".git/config"))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"[include]\n\tpath = pipe.cfg\n"))
+        .unwrap();
+    let started = std::time::Instant::now();
+    assert!(GitStatus::read(&repo).is_none());
+    assert!(started.elapsed() < codewright_host::git::TIMEOUT * 3);
+    assert!(tree::list_folder(&repo, "", None).is_ok());
+}
+
+extern "C" {
+    #[link_name = "mkfifo"]
+    fn libc_mkfifo(path: *const std::ffi::c_char, mode: u32) -> i32;
+}

@@ -119,13 +119,15 @@ fn a_database_held_by_another_process_says_so_and_by_whom() {
     .unwrap();
     assert_eq!(line, "held\n");
     let err = Store::open_in(home.path()).err();
+    let pid = holder.id();
     let _ = holder.kill();
     let _ = holder.wait();
     let err = err.expect("the open waits, then fails");
     let message = err.to_string();
     assert!(matches!(err, StoreError::Locked { .. }), "{err:?}");
     assert!(
-        message.contains("in use by another process") && message.contains("python3 (process"),
+        message.contains("in use by another process")
+            && message.contains(&format!("(process {pid})")),
         "{message}"
     );
     assert!(!message.contains("writable"), "{message}");

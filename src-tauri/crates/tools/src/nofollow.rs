@@ -20,9 +20,10 @@ use std::path::{Component, Path, PathBuf};
 /// never made again.
 pub(crate) fn write(path: &Path, content: &[u8], mode: Option<u32>, keep: &Path) -> Result<()> {
     let (dir, name) = open_parent(path, keep)?;
-    let existing = stat_at(&dir, &name);
+    // The mode of the file it replaces — a regular file's only (a link's would be 0777).
+    let existing = stat_at(&dir, &name).filter(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG);
     let mode = mode.or_else(|| existing.map(|st| st.st_mode & 0o7777));
-    let tmp = temp_name(&name);
+    let tmp = temp_name();
     let ctmp = cstr(tmp.as_os_str())?;
     // SAFETY: a valid folder descriptor and C string; the result is checked.
     let fd = unsafe {
@@ -68,33 +69,38 @@ pub(crate) fn write(path: &Path, content: &[u8], mode: Option<u32>, keep: &Path)
     written
 }
 
-/// The bytes and mode of the regular file at `path`, opened without following a link on the way
-/// or at its end; `None` when it is not there. (A checkpoint's copy of a project file must be
-/// that file, not what a link swapped in leads to.)
-pub(crate) fn read(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
-    use std::io::Read;
-    let (dir, name) = match open_parent(path, path) {
-        Ok(found) => found,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
+/// Opens the file at `path` for reading along its checked path: no link followed on the way or
+/// at its end, and without waiting (a named pipe opens at once; the caller checks what it is).
+pub(crate) fn open(path: &Path) -> Result<std::fs::File> {
+    let (dir, name) = open_parent(path, path)?;
     let cname = cstr(name.as_os_str())?;
     let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
     // SAFETY: a valid folder descriptor and C string; the result is checked.
     let fd = unsafe { libc::openat(dir.as_raw_fd(), cname.as_ptr(), flags) };
     if fd < 0 {
         let e = Error::last_os_error();
-        return match e.kind() {
-            ErrorKind::NotFound => Ok(None),
-            _ if e.raw_os_error() == Some(libc::ELOOP) => Err(Error::other(format!(
+        return Err(match e.raw_os_error() {
+            Some(libc::ELOOP) => Error::other(format!(
                 "{} is a link now, not the file that was checked",
                 path.display()
-            ))),
-            _ => Err(e),
-        };
+            )),
+            _ => e,
+        });
     }
     // SAFETY: just opened, owned here alone.
-    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// The bytes and mode of the regular file at `path`, opened as [`open`] does; `None` when it is
+/// not there. (A checkpoint's copy of a project file must be that file, not what a link swapped
+/// in leads to.)
+pub(crate) fn read(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
+    use std::io::Read;
+    let mut file = match open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(Error::other(format!(
@@ -178,7 +184,7 @@ fn open_parent(path: &Path, keep: &Path) -> Result<(OwnedFd, PathBuf)> {
                 return Err(Error::new(
                     ErrorKind::NotFound,
                     format!(
-                        "{} is gone (deleted or moved while this ran); nothing was written there",
+                        "{} is gone (deleted or moved)",
                         at.display()
                     ),
                 ))
@@ -196,7 +202,8 @@ fn open_parent(path: &Path, keep: &Path) -> Result<(OwnedFd, PathBuf)> {
 }
 
 fn open_dir(at: Option<&OwnedFd>, name: &CStr) -> Result<OwnedFd> {
-    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // `O_PATH`: a folder one may pass through but not list (0711) is still opened.
+    let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     // SAFETY: a valid descriptor (or AT_FDCWD with an absolute name) and C string; checked.
     let fd = unsafe {
         libc::openat(
@@ -245,15 +252,13 @@ fn still_at(dir: &OwnedFd, expected: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A temporary name beside `name`, unique to this process and call.
-fn temp_name(name: &Path) -> PathBuf {
+/// A temporary name for a file being written, unique to this process and call, and short (a
+/// file's name near the 255-byte limit leaves no room to add to it).
+fn temp_name() -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let mut tmp = std::ffi::OsString::from(".");
-    tmp.push(name.as_os_str());
-    tmp.push(format!(".codewright-{}-{n}.tmp", std::process::id()));
-    PathBuf::from(tmp)
+    PathBuf::from(format!(".codewright-{}-{n}.tmp", std::process::id()))
 }
 
 fn cstr(s: &OsStr) -> Result<CString> {
@@ -292,6 +297,12 @@ mod tests {
         assert!(err.to_string().contains("is gone"), "{err}");
         assert!(!root.exists());
         assert!(!remove(&root.join("x.txt"), &root).unwrap());
+        // A name of 250 bytes is written (the temporary name is short).
+        let base2 = tempfile::tempdir().unwrap();
+        let root2 = base2.path().canonicalize().unwrap();
+        let long = root2.join("x".repeat(250));
+        write(&long, b"ok", None, &root2).unwrap();
+        assert_eq!(std::fs::read(&long).unwrap(), b"ok");
         // No temporary files left behind.
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
     }

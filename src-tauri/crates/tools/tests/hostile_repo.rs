@@ -131,10 +131,12 @@ async fn reading_tools_survive_a_hostile_repository() {
 /// yolo mode. Before: 3 of 19 writes landed outside. Now every write lands inside or fails
 /// saying the folder became a link; nothing is ever written outside.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_folder_swapped_for_a_link_mid_write_never_takes_the_write_outside() {
+async fn a_folder_swapped_for_a_link_never_takes_a_read_or_a_write_outside() {
     let h = Harness::new(PermissionMode::Yolo);
     let outside = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(h.path("d")).unwrap();
+    std::fs::write(h.path("d/secret.txt"), "the project's own\n").unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "OUTSIDE\n").unwrap();
     std::os::unix::fs::symlink(outside.path(), h.path("swap")).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let swapper = {
@@ -174,12 +176,23 @@ async fn a_folder_swapped_for_a_link_mid_write_never_takes_the_write_outside() {
             written += 1;
         }
     }
+    // Reads race the same way: what the model gets is the project's file or an error, never
+    // the one outside.
+    for _ in 0..200 {
+        let out = h.call("read_file", json!({"path": "d/secret.txt"})).await;
+        assert!(
+            !out.text_content().contains("OUTSIDE"),
+            "{}",
+            out.text_content()
+        );
+    }
     stop.store(true, Ordering::Relaxed);
     let swaps = swapper.join().unwrap();
     let escaped: Vec<_> = std::fs::read_dir(outside.path())
         .unwrap()
         .flatten()
         .map(|e| e.file_name())
+        .filter(|n| n != "secret.txt")
         .collect();
     assert!(
         escaped.is_empty(),
@@ -228,4 +241,24 @@ async fn a_restore_never_writes_through_a_link_swapped_in_afterwards() {
     let err = checkpoints.restore_turn(h.session.task, 1).unwrap_err();
     assert!(err.contains("is a link now"), "{err}");
     assert!(!outside.path().join("notes.txt").exists());
+}
+
+/// A named pipe in the project, read by the model: refused at once, never waited on.
+#[tokio::test]
+async fn read_file_never_waits_on_a_named_pipe() {
+    let h = Harness::new(PermissionMode::Normal);
+    let fifo = std::ffi::CString::new(h.path("notes.md").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let out = tokio::time::timeout(
+        Duration::from_secs(20),
+        h.call("read_file", json!({"path": "notes.md"})),
+    )
+    .await
+    .expect("read_file waited on a pipe");
+    assert!(
+        out.is_error && out.text_content().contains("not a regular file"),
+        "{}",
+        out.text_content()
+    );
 }

@@ -71,13 +71,24 @@ fn read(
     limit: Option<u64>,
 ) -> ToolOutput {
     let shown = &path.display;
-    let meta = match std::fs::metadata(&path.real) {
+    // Opened once, along the checked path (never through a link swapped in since) and without
+    // waiting; everything below reads this one file.
+    let file = match crate::nofollow::open(&path.real) {
+        Ok(f) => f,
+        Err(e) => return io_error(shown, &e),
+    };
+    let meta = match file.metadata() {
         Ok(m) => m,
         Err(e) => return io_error(shown, &e),
     };
     if meta.is_dir() {
         return ToolOutput::error(format!(
             "{shown} is a folder; use list_dir to see what it contains"
+        ));
+    }
+    if !meta.is_file() {
+        return ToolOutput::error(format!(
+            "{shown} is not a regular file (a named pipe, a socket or a device); it is not read"
         ));
     }
     if let Some(mime) = image_mime(&path.real) {
@@ -88,8 +99,9 @@ fn read(
                 human_bytes(MAX_IMAGE_BYTES)
             ));
         }
-        return match std::fs::read(&path.real) {
-            Ok(bytes) => {
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        return match std::io::Read::read_to_end(&mut { file }, &mut bytes) {
+            Ok(_) => {
                 session.remember(&path.real, &bytes);
                 ToolOutput {
                     content: vec![
@@ -118,10 +130,7 @@ fn read(
     // Read line by line, keeping only the start of each line, so a range of a huge file takes
     // the memory of the range, not of the file or of its longest line; the whole content is
     // hashed on the way (what the agent saw, for later edits).
-    let mut reader = match std::fs::File::open(&path.real) {
-        Ok(f) => std::io::BufReader::with_capacity(64 * 1024, f),
-        Err(e) => return io_error(shown, &e),
-    };
+    let mut reader = std::io::BufReader::with_capacity(64 * 1024, file);
     match reader.fill_buf() {
         Ok(head) if looks_binary(head) => {
             return ToolOutput::error(format!(

@@ -74,18 +74,30 @@ pub(crate) fn current(
     path: &ResolvedPath,
 ) -> Result<Option<Vec<u8>>, ToolOutput> {
     let _ = cx;
-    match std::fs::metadata(&path.real) {
+    // (Along the checked path, as it will be written: never what a link swapped in leads to.)
+    let file = match crate::nofollow::open(&path.real) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(super::io_error(&path.display, &e)),
+    };
+    match file.metadata() {
         Ok(m) if m.is_dir() => Err(ToolOutput::error(format!("{} is a folder", path.display))),
+        Ok(m) if !m.is_file() => Err(ToolOutput::error(format!(
+            "{} is not a regular file (a named pipe, a socket or a device); it is not written",
+            path.display
+        ))),
         Ok(m) if m.len() > MAX_FILE_BYTES => Err(ToolOutput::error(format!(
             "{} is {}; files over {} are not edited by the agent",
             path.display,
             super::human_bytes(m.len()),
             super::human_bytes(MAX_FILE_BYTES)
         ))),
-        Ok(_) => std::fs::read(&path.real)
-            .map(Some)
-            .map_err(|e| super::io_error(&path.display, &e)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Ok(m) => {
+            let mut bytes = Vec::with_capacity(m.len() as usize);
+            std::io::Read::read_to_end(&mut { file }, &mut bytes)
+                .map(|_| Some(bytes))
+                .map_err(|e| super::io_error(&path.display, &e))
+        }
         Err(e) => Err(super::io_error(&path.display, &e)),
     }
 }
