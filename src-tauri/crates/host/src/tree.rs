@@ -5,7 +5,6 @@
 
 use crate::HostError;
 use codewright_protocol::ErrorKind;
-use ignore::WalkBuilder;
 use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_mini::{new_debouncer, DebounceEventResult, Debouncer};
 use serde::Serialize;
@@ -183,11 +182,9 @@ pub fn list_folder(
     }
     let mut entries = Vec::new();
     let mut truncated = false;
-    let walk = WalkBuilder::new(&dir)
+    // (The engine's walker: an ignore file a repository made hostile is never opened.)
+    let walk = codewright_tools::files::walker(&dir)
         .max_depth(Some(1))
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
         .build();
     for entry in walk.filter_map(Result::ok).filter(|e| e.depth() == 1) {
         if entries.len() == FOLDER_MAX {

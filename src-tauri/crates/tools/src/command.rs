@@ -32,6 +32,53 @@ pub struct SimpleCommand {
     /// it cannot: then `words` starts with the word that hides it (`$R`, the `x` of
     /// `alias x=rm; x -rf y`, the `sh` of `… | sh`).
     pub unknown_program: Option<String>,
+    /// A variable it is run with (`FOO=1 cmd`, `env FOO=1 cmd`) that makes programs load or run
+    /// something else (`GIT_CONFIG_*`, `LD_PRELOAD`, `PATH`, `BASH_ENV`…), if any: a rule that
+    /// allows the program does not allow that.
+    pub steering_env: Option<String>,
+}
+
+/// Variables that make a program load, run or configure something else than its words say.
+const STEERING_VARIABLES: &[&str] = &[
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "IFS",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PYTHONHOME",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERL5OPT",
+    "PERL5LIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "CARGO_HOME",
+    "RUSTC_WRAPPER",
+    "RUSTC",
+    "CC",
+    "CXX",
+    "MAKEFLAGS",
+];
+
+/// The variable `word` assigns, if it is one of those that steer a program
+/// ([`SimpleCommand::steering_env`]): the listed ones, and every `GIT_*`, `LD_*`, `DYLD_*`.
+fn steering_variable(word: &str) -> Option<String> {
+    if !is_assignment(word) {
+        return None;
+    }
+    let name = word.split_once('=')?.0.trim_end_matches('+');
+    (STEERING_VARIABLES.contains(&name)
+        || ["GIT_", "LD_", "DYLD_"].iter().any(|p| name.starts_with(p)))
+    .then(|| name.to_string())
 }
 
 /// The simple commands in `command`, in order (nested ones — `$(…)`, backticks, `bash -c` —
@@ -149,6 +196,7 @@ fn finish(
 ) -> Result<(), String> {
     let mut elevated = false;
     let mut unknown_program = None;
+    let mut steering_env = None;
     let start = parsed.commands.len();
     // What a sudo'd command runs (`sudo sh -c '…'`, `sudo find -exec …`) runs elevated too.
     let elevate = |commands: &mut Vec<SimpleCommand>, elevated: bool| {
@@ -169,6 +217,7 @@ fn finish(
             }
         }
         while words.first().is_some_and(|w| is_assignment(w)) {
+            steering_env = steering_env.or_else(|| steering_variable(&words[0]));
             words.remove(0);
         }
         let Some(first) = words.first() else {
@@ -178,6 +227,7 @@ fn finish(
                     writes_files,
                     elevated,
                     unknown_program: None,
+                    steering_env,
                 });
             }
             return Ok(());
@@ -194,7 +244,12 @@ fn finish(
             break;
         }
         match program_name(first) {
-            "env" => words = strip_options(&words[1..], &ENV)?,
+            "env" => {
+                // (Its assignments, whichever come before the command.)
+                steering_env =
+                    steering_env.or_else(|| words[1..].iter().find_map(|w| steering_variable(w)));
+                words = strip_options(&words[1..], &ENV)?
+            }
             "command" | "builtin" | "exec" | "nohup" | "setsid" | "busybox" | "toybox" => {
                 if words.get(1).is_some_and(|w| w == "-v" || w == "-V") {
                     break;
@@ -280,6 +335,7 @@ fn finish(
                     writes_files: find_writes,
                     elevated,
                     unknown_program: None,
+                    steering_env,
                 });
                 return Ok(());
             }
@@ -295,6 +351,7 @@ fn finish(
             writes_files,
             elevated,
             unknown_program,
+            steering_env,
         });
     }
     Ok(())

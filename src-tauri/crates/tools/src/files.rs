@@ -20,12 +20,49 @@ pub struct FileMatch {
     pub indices: Vec<u32>,
 }
 
-/// The project's files, project-relative with `/`, shallow ones first, then by name.
-pub fn project_files(root: &Path) -> Vec<String> {
-    let mut files: Vec<String> = WalkBuilder::new(root)
+/// The walker everything that lists a project's files uses (searches, the `@` list, the Files
+/// tab, checkpoint snapshots): ignore files honoured, hidden files included, `.git` skipped.
+///
+/// The `ignore` crate opens `.gitignore`, `.ignore` and `.git/info/exclude` by name and reads them
+/// whole, so one that is a link to `/dev/zero` (which a repository can hold) would fill memory,
+/// and a named pipe would hold every search forever. A folder with such a file (not a regular
+/// file of at most 16 MiB) is left out; one above or at `base` turns ignore files off for the walk.
+pub fn walker(base: &Path) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(base);
+    builder
         .hidden(false)
         .require_git(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
+        .filter_entry(|entry| {
+            entry.file_name() != ".git"
+                && !(entry.file_type().is_some_and(|t| t.is_dir())
+                    && unsafe_ignore_file(entry.path()))
+        });
+    if base.ancestors().any(unsafe_ignore_file) {
+        builder
+            .ignore(false)
+            .git_ignore(false)
+            .git_exclude(false)
+            .parents(false);
+    }
+    builder
+}
+
+/// The largest ignore file the walker lets the `ignore` crate read.
+const MAX_IGNORE_FILE: u64 = 16 * 1024 * 1024;
+
+/// Whether `dir` holds an ignore file the `ignore` crate must not open (see [`walker`]).
+fn unsafe_ignore_file(dir: &Path) -> bool {
+    [".gitignore", ".ignore", ".git/info/exclude"]
+        .iter()
+        .any(|name| match std::fs::metadata(dir.join(name)) {
+            Ok(meta) => !meta.is_file() || meta.len() > MAX_IGNORE_FILE,
+            Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+        })
+}
+
+/// The project's files, project-relative with `/`, shallow ones first, then by name.
+pub fn project_files(root: &Path) -> Vec<String> {
+    let mut files: Vec<String> = walker(root)
         .build()
         .filter_map(Result::ok)
         .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))

@@ -117,7 +117,13 @@ impl Policy {
                     continue;
                 }
                 // Whatever the rules allow: what changes git's configuration or a protected
-                // folder is asked.
+                // folder, or runs with a variable that makes it run something else, is asked.
+                if let Some(name) = &c.steering_env {
+                    reasons.push(format!(
+                        "it sets {name} for the command, which can make it load or run other programs"
+                    ));
+                    continue;
+                }
                 if let Some(reason) = changes_protected(&c.words) {
                     reasons.push(reason);
                     continue;
@@ -909,10 +915,18 @@ mod tests {
                 "cat x > .codewright/agents/coder.md",
                 "cp a --target-directory=.claude/commands",
                 "git -c core.pager='sh -c evil' log",
+                "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=x git status",
+                "env LD_PRELOAD=/tmp/x.so git status",
+                "PATH=.:$PATH git status",
             ] {
                 assert!(is_ask(&bash(&policy, command)), "{mode:?} {command}");
             }
-            for command in ["git status", "git config --get user.name", "cat .gitignore"] {
+            for command in [
+                "git status",
+                "git config --get user.name",
+                "cat .gitignore",
+                "LANG=C git status",
+            ] {
                 assert!(is_allow(&bash(&policy, command)), "{mode:?} {command}");
             }
         }

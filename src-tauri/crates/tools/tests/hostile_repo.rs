@@ -262,3 +262,46 @@ async fn read_file_never_waits_on_a_named_pipe() {
         out.text_content()
     );
 }
+
+/// Ignore files a repository made hostile: a folder whose `.gitignore` links to `/dev/zero`
+/// (git stores links) and one whose `.ignore` is a named pipe. Before, the `ignore` crate read the
+/// first forever (memory growing without end) and waited on the second forever, in every search,
+/// the `@` list and the snapshot before each command. Now such folders are left out and the rest
+/// is searched.
+#[tokio::test]
+async fn hostile_ignore_files_neither_hang_nor_fill_memory() {
+    let h = Harness::new(PermissionMode::Normal);
+    let root = h.root();
+    h.write("zero/secret.txt", "needle under a link to /dev/zero\n");
+    std::os::unix::fs::symlink("/dev/zero", root.join("zero/.gitignore")).unwrap();
+    h.write("pipe/secret.txt", "needle under a pipe\n");
+    let fifo = std::ffi::CString::new(root.join("pipe/.ignore").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    h.write("src/main.rs", "fn main() { /* needle */ }\n");
+    for (tool, input) in [
+        ("grep", json!({"pattern": "needle"})),
+        ("glob", json!({"pattern": "**/*.rs"})),
+    ] {
+        let out = tokio::time::timeout(Duration::from_secs(30), h.call(tool, input))
+            .await
+            .unwrap_or_else(|_| panic!("{tool} hung on a hostile ignore file"));
+        assert!(
+            out.text_content().contains("main.rs"),
+            "{tool}: {}",
+            out.text_content()
+        );
+    }
+    let files = codewright_tools::files::project_files(&root);
+    assert!(files.contains(&"src/main.rs".to_string()), "{files:?}");
+    // A hostile one at the top: ignore files are not read at all, nothing hangs.
+    std::os::unix::fs::symlink("/dev/zero", root.join(".gitignore")).unwrap();
+    let files = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::task::spawn_blocking(move || codewright_tools::files::project_files(&root)),
+    )
+    .await
+    .expect("the file list hung")
+    .unwrap();
+    assert!(files.contains(&"src/main.rs".to_string()), "{files:?}");
+}

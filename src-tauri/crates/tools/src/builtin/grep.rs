@@ -75,15 +75,8 @@ impl Tool for Grep {
     }
 }
 
-/// The walker every search uses: ignore files honoured, hidden files included, `.git` skipped.
-pub(crate) fn walker(base: &Path) -> ignore::WalkBuilder {
-    let mut builder = ignore::WalkBuilder::new(base);
-    builder
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git");
-    builder
-}
+/// The walker every search uses ([`crate::files::walker`]).
+pub(crate) use crate::files::walker;
 
 fn search(root: &Path, base: &Path, input: &Input, cancel: &CancellationToken) -> ToolOutput {
     let matcher = match RegexMatcherBuilder::new()
