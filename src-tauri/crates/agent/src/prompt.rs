@@ -27,6 +27,9 @@ pub struct SystemPrompt {
     /// user's), and the `SKILL.md` of each skill it lists: what the task window shows, so a file
     /// the Files tab hides (ignored by git) still cannot steer the agent unseen.
     pub files: Vec<String>,
+    /// Instruction and memory files that were there but not read, each with why (a link out of
+    /// the project, a pipe, not text): said to the user, never silently dropped.
+    pub refused: Vec<String>,
 }
 
 /// Builds the system prompt for a project.
@@ -38,6 +41,7 @@ pub fn system_prompt(
     date: &str,
 ) -> SystemPrompt {
     let mut files = Vec::new();
+    let mut refused = Vec::new();
     let mut out = String::from(INSTRUCTIONS);
     if let Some(agent) = installed
         .agent
@@ -53,10 +57,17 @@ pub fn system_prompt(
     for folder in &folders {
         // Each must be a regular file inside the repository (a link out of it, to a key, is
         // refused; a pipe is never waited on), read only up to its cap.
-        let Some((name, text)) = INSTRUCTION_FILES.iter().find_map(|name| {
-            let read = contained::read_text(&folders[0], &folder.join(name), MAX_INSTRUCTIONS);
-            Some((name, read.ok()??.text))
-        }) else {
+        let Some((name, text)) =
+            INSTRUCTION_FILES.iter().find_map(|name| {
+                match contained::read_text(&folders[0], &folder.join(name), MAX_INSTRUCTIONS) {
+                    Ok(found) => Some((name, found?.text)),
+                    Err(why) => {
+                        refused.push(why.to_string());
+                        None
+                    }
+                }
+            })
+        else {
             continue;
         };
         // Named from the repository's root: `AGENTS.md`, `packages/web/AGENTS.md`.
@@ -83,13 +94,15 @@ pub fn system_prompt(
     if let Some(places) = &installed.places {
         if let Some(section) = memory::prompt_section(places) {
             out.push_str(&format!("\n\n{section}"));
-            for scope in [memory::Scope::Project, memory::Scope::User] {
-                if memory::read(places, scope).is_ok_and(|t| !t.trim().is_empty()) {
-                    files.push(match scope {
-                        memory::Scope::Project => ".codewright/memory.md".to_string(),
-                        memory::Scope::User => "~/.codewright/memory.md".to_string(),
-                    });
-                }
+        }
+        for scope in [memory::Scope::Project, memory::Scope::User] {
+            match memory::read(places, scope) {
+                Ok(text) if !text.trim().is_empty() => files.push(match scope {
+                    memory::Scope::Project => ".codewright/memory.md".to_string(),
+                    memory::Scope::User => "~/.codewright/memory.md".to_string(),
+                }),
+                Ok(_) => {}
+                Err(why) => refused.push(why),
             }
         }
     }
@@ -114,7 +127,11 @@ pub fn system_prompt(
     if let Some(branch) = git_branch(root) {
         out.push_str(&format!("- Git branch: {branch}\n"));
     }
-    SystemPrompt { text: out, files }
+    SystemPrompt {
+        text: out,
+        files,
+        refused,
+    }
 }
 
 /// The folders whose instruction files apply, outermost first: from the repository's root (the

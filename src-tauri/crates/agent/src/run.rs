@@ -836,6 +836,7 @@ impl Run {
         let crate::SystemPrompt {
             text: system,
             files,
+            refused,
         } = crate::system_prompt(
             &session.root,
             &project.context,
@@ -847,6 +848,12 @@ impl Run {
             task_id: task,
             files,
         });
+        for why in refused {
+            self.emit(AgentEvent::Notice {
+                task_id: task,
+                message: format!("Not read into the prompt: {why}."),
+            });
+        }
         if !resume.is_empty() {
             if let Err(outcome) = self.resume(project.id, &session, resume, &mut view).await {
                 return Ok(outcome);

@@ -83,16 +83,29 @@ async fn a_repository_of_links_to_secrets_pipes_and_huge_files_leaks_nothing_and
     world.user_file(".codewright/memory.md", &"x".repeat(3 << 20));
 
     let (handle, mut rx) = world.start(world.task, Some("hi"), PermissionMode::Normal);
+    let mut notices = Vec::new();
     let outcome = tokio::time::timeout(Duration::from_secs(60), async {
         while let Some(event) = rx.recv().await {
-            if let AgentEvent::ApprovalRequested { request } = event {
-                panic!("nothing here needs asking: {request:?}");
+            match event {
+                AgentEvent::ApprovalRequested { request } => {
+                    panic!("nothing here needs asking: {request:?}")
+                }
+                AgentEvent::Notice { message, .. } => notices.push(message),
+                _ => {}
             }
         }
         handle.wait().await
     })
     .await
     .expect("the run never waits on a pipe");
+    // What was not read is said, not dropped in silence.
+    let said = notices.join("\n");
+    assert!(
+        said.contains("AGENTS.md leads outside")
+            && said.contains("CLAUDE.md is not a regular file"),
+        "{said}"
+    );
+    assert!(said.contains("memory.md leads outside"), "{said}");
     assert_eq!(outcome, RunOutcome::Done);
     world.server.assert_clean();
 
