@@ -974,6 +974,9 @@ fn an_approval_shows_hidden_characters_escaped_and_warns() {
     );
     assert!(shown.contains("control or invisible characters"), "{shown}");
     save_screenshot("approval-hidden-characters", &app.screenshot());
+    app.set_size(480, 360);
+    save_screenshot("approval-hidden-characters-small", &app.screenshot());
+    app.set_size(880, 720);
     app.find("#approval-reject").click();
     let shown = app.wait_until("the file's approval", WAIT,
         "const d = document.getElementById('approval-dialog'); return d && d.open && d.textContent.includes('evil') ? d.textContent : null",
@@ -2384,6 +2387,10 @@ fn slash_commands_run_from_the_composer_and_skills_switch_per_task() {
         "{asked}"
     );
     save_screenshot("trust-dialog", &app.screenshot());
+    // The main window at its smallest size.
+    app.set_size(720, 460);
+    save_screenshot("trust-dialog-small", &app.screenshot());
+    app.set_size(1120, 740);
     app.find("#trust-dialog-submit").click();
     app.wait_until(
         "the trust dialog closed",
