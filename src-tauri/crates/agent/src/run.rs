@@ -1384,8 +1384,15 @@ impl Run {
         }
         match result {
             Ok(message) => {
-                let mut message = if !model.info.tools && !tools.is_empty() {
-                    with_text_calls(message, &tools)
+                // A model without native tools writes its calls as text; so do small local
+                // models that have them (a fenced JSON object as the whole answer). Both are
+                // taken as calls of the tools offered, never as the final answer.
+                let native_calls = message
+                    .parts
+                    .iter()
+                    .any(|p| matches!(p, Part::ToolCall { .. }));
+                let mut message = if !tools.is_empty() && !native_calls {
+                    with_text_calls(message, &tools, model.info.tools)
                 } else {
                     message
                 };
@@ -1644,11 +1651,27 @@ enum Failure {
     Ended(RunOutcome),
 }
 
-/// An answer from a model without native tool calling, with the calls it wrote as text (and
-/// its `<think>` block) turned into parts. The text stays as the model wrote it.
-fn with_text_calls(mut message: Message, specs: &[codewright_protocol::ToolSpec]) -> Message {
+/// An answer with the calls it wrote as text (and its `<think>` block) turned into parts. The
+/// text stays as the model wrote it. For a model with native tools (`native`), text calls count
+/// only when they name offered tools and are most of the answer: a JSON call inside a long
+/// explanation is an example, not a call.
+fn with_text_calls(
+    mut message: Message,
+    specs: &[codewright_protocol::ToolSpec],
+    native: bool,
+) -> Message {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let parsed = text_calls::parse(&message.text());
+    let mut parsed = text_calls::parse(&message.text());
+    if native {
+        // (A model taught the text format is told when it names a tool that is not there; one
+        // with native tools only has its text read when it is plainly a call of an offered one.)
+        parsed
+            .calls
+            .retain(|c| specs.iter().any(|s| s.name == c.name));
+        if parsed.calls.is_empty() || !text_calls::mostly_calls(&parsed.text) {
+            return message;
+        }
+    }
     if parsed.calls.is_empty() && parsed.thinking.is_none() {
         return message;
     }

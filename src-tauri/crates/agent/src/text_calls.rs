@@ -4,7 +4,11 @@
 //! `<tool_call>`, parameters possibly unclosed), `<function=NAME>V</function>` for tools with one
 //! parameter, DeepSeek's `<function_calls><invoke name="X"><parameter name="k">v</parameter>
 //! </invoke></function_calls>` (also with `｜DSML｜`), Hermes-style `<tool_call>{"name": …,
-//! "arguments": …}</tool_call>`, and a JSON array `[{"function": {"name": …, "arguments": …}}]`.
+//! "arguments": …}</tool_call>`, a JSON array `[{"function": {"name": …, "arguments": …}}]`, and
+//! JSON objects `{"name": …, "arguments": …}` written bare or in a ```` ```json ```` fence — one or
+//! several, doubled braces (`{{ … }}`) read as single — as small local models write them even when
+//! offered native tools (recordings: `tests/fixtures/local-model-replies.jsonl`). An echo of a
+//! tool's definition (a `description` and a JSON schema as its parameters) is not a call.
 //! `<think>` blocks are split off as thinking.
 
 use codewright_protocol::{Message, Part, Role, ToolContent, ToolSpec};
@@ -38,6 +42,9 @@ pub fn parse(answer: &str) -> Parsed {
     }
     if calls.is_empty() {
         calls.extend(json_array(&text));
+    }
+    if calls.is_empty() {
+        calls.extend(json_objects(&text).into_iter().map(|(call, _)| call));
     }
     Parsed {
         thinking,
@@ -173,8 +180,92 @@ fn json_array(text: &str) -> Vec<TextCall> {
     }
 }
 
+/// The JSON objects written at the top level of `text` (outside other objects) that are calls,
+/// each with its byte range in `text`. `{{ … }}`, which some templates teach, is read as `{ … }`.
+pub fn json_objects(text: &str) -> Vec<(TextCall, std::ops::Range<usize>)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(offset) = text[at..].find('{') {
+        let start = at + offset;
+        let Some(end) = balanced_end(bytes, start) else {
+            break;
+        };
+        let raw = &text[start..end];
+        let parsed = serde_json::from_str::<Value>(raw).ok().or_else(|| {
+            raw.starts_with("{{")
+                .then(|| raw.replace("{{", "{").replace("}}", "}"))
+                .and_then(|single| serde_json::from_str::<Value>(&single).ok())
+        });
+        // (A bare object counts only with its arguments: `{"name": "my-app"}` is a package.)
+        let with_arguments = |v: &&Value| {
+            let f = v.get("function").unwrap_or(v);
+            f.get("arguments").is_some() || f.get("parameters").is_some()
+        };
+        match parsed
+            .as_ref()
+            .filter(with_arguments)
+            .and_then(call_from_json)
+        {
+            Some(call) => {
+                out.push((call, start..end));
+                at = end;
+            }
+            None => at = start + 1,
+        }
+    }
+    out
+}
+
+/// Whether `text` is mostly calls written as JSON objects: what is left once they (and code
+/// fences) are taken out is a short line or two, not an explanation that quotes a call.
+pub fn mostly_calls(text: &str) -> bool {
+    let mut rest = String::new();
+    let mut at = 0;
+    for (_, range) in json_objects(text) {
+        rest.push_str(&text[at..range.start]);
+        at = range.end;
+    }
+    rest.push_str(&text[at..]);
+    let words = rest.replace("```json", " ").replace("```", " ");
+    words.split_whitespace().map(str::len).sum::<usize>() <= 200
+}
+
+/// Where the JSON value opened by the `{` at `start` ends (strings and escapes skipped).
+fn balanced_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, &b) in bytes.iter().enumerate().skip(start) {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 fn call_from_json(value: &Value) -> Option<TextCall> {
     let f = value.get("function").unwrap_or(value);
+    // An echo of a tool's definition: its description and its schema, not a call.
+    let schema = |v: &Value| v.get("properties").is_some() && v.get("type").is_some();
+    if f.get("description").is_some() || f.get("parameters").is_some_and(schema) {
+        return None;
+    }
     let name = f.get("name")?.as_str()?.to_string();
     let arguments = match f.get("arguments").or_else(|| f.get("parameters")) {
         Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::Object(Map::new())),
@@ -361,5 +452,102 @@ mod tests {
             arguments: json!({"": "x.rs"}),
         };
         assert_eq!(coerce(&single, Some(&spec)), json!({"path": "x.rs"}));
+    }
+
+    /// Every reply Qwen2.5-Coder-1.5B wrote in the recorded runs (`local-model-replies.jsonl`):
+    /// the calls found in each, by tool — the fenced and bare JSON objects it writes taken as
+    /// calls, its echo of the tool list and its prose not.
+    #[test]
+    fn every_recorded_small_model_reply_is_read_as_it_was_meant() {
+        let expected: &[(&str, &str, &[&str])] = &[
+            ("codewright-fixedtpl", "acronym", &["read_file"]),
+            ("codewright-fixedtpl", "isogram", &["read_file"]),
+            ("codewright-fixedtpl", "leap", &[]),
+            ("codewright-fixedtpl", "pangram", &[]),
+            (
+                "codewright-fixedtpl",
+                "raindrops",
+                // (`test` is no tool: a run offering native tools drops it, the text protocol
+                // tells the model so.)
+                &[
+                    "read_file",
+                    "list_dir",
+                    "grep",
+                    "read_file",
+                    "write_file",
+                    "grep",
+                    "grep",
+                    "write_file",
+                    "test",
+                ],
+            ),
+            ("codewright-fixedtpl", "word-count", &[]),
+            ("codewright-notools", "acronym", &[]),
+            ("codewright-notools", "isogram", &[]),
+            ("codewright-notools", "leap", &[]),
+            ("codewright-notools", "pangram", &[]),
+            ("codewright-notools", "raindrops", &[]),
+            ("codewright-notools", "word-count", &[]),
+            ("codewright-t0", "acronym", &["read_file"]),
+            ("codewright-t0", "isogram", &["read_file"]),
+            ("codewright-t0", "leap", &[]),
+            ("codewright-t0", "pangram", &["read_file"]),
+            ("codewright-t0", "raindrops", &[]),
+            ("codewright-t0", "word-count", &["read_file"]),
+            ("codewright", "acronym", &["read_file"]),
+            ("codewright", "isogram", &["read_file"]),
+            ("codewright", "leap", &["edit_file"]),
+            ("codewright", "pangram", &[]),
+            ("codewright", "raindrops", &[]),
+            ("codewright", "word-count", &[]),
+        ];
+        let replies = include_str!("../tests/fixtures/local-model-replies.jsonl");
+        let mut seen = 0;
+        for line in replies.lines() {
+            let record: Value = serde_json::from_str(line).unwrap();
+            let (variant, task) = (
+                record["variant"].as_str().unwrap(),
+                record["task"].as_str().unwrap(),
+            );
+            let reply = record["reply"].as_str().unwrap();
+            let names: Vec<String> = parse(reply).calls.into_iter().map(|c| c.name).collect();
+            let want = expected
+                .iter()
+                .find(|(v, t, _)| *v == variant && *t == task)
+                .unwrap_or_else(|| panic!("no expectation for {variant} {task}"))
+                .2;
+            assert_eq!(names, want, "{variant} {task}: {reply:.400}");
+            if !want.is_empty() {
+                assert!(mostly_calls(reply), "{variant} {task} is a call, not prose");
+            }
+            seen += 1;
+        }
+        assert_eq!(seen, expected.len());
+    }
+
+    #[test]
+    fn bare_and_fenced_objects_and_doubled_braces_are_calls_and_prose_is_not() {
+        assert_eq!(
+            one("{{\"name\": \"glob\", \"arguments\": {{\"pattern\": \"*.py\"}}}}"),
+            ("glob".into(), json!({"pattern": "*.py"}))
+        );
+        assert_eq!(
+            one("Reading it.\n{\"type\": \"function\", \"function\": {\"name\": \"read_file\", \"arguments\": {\"path\": \"a.py\"}}}"),
+            ("read_file".into(), json!({"path": "a.py"}))
+        );
+        // A package, a schema, prose with braces: no calls.
+        assert!(
+            parse("```json\n{\"name\": \"my-app\", \"version\": \"1.0.0\"}\n```")
+                .calls
+                .is_empty()
+        );
+        assert!(parse("Use {braces} like this: { not json }")
+            .calls
+            .is_empty());
+        let long = format!(
+            "{} {{\"name\": \"bash\", \"arguments\": {{\"command\": \"ls\"}}}}",
+            "Here is how a call looks in general. ".repeat(10)
+        );
+        assert!(!mostly_calls(&long));
     }
 }

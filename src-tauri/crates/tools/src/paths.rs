@@ -65,6 +65,12 @@ pub fn resolve(root: &Path, input: &str) -> Result<ResolvedPath, String> {
     if input.contains('\0') {
         return Err("the path contains a NUL byte".into());
     }
+    // `@src/main.rs`, as the user points at files (and small models copy): the file, when the
+    // path with the `@` does not exist and the one without it does.
+    let input = match input.strip_prefix('@') {
+        Some(rest) if !root.join(input).exists() && root.join(rest).exists() => rest,
+        _ => input,
+    };
     let joined = if let Some(rest) = input.strip_prefix("~/") {
         dirs_home().join(rest)
     } else {
@@ -172,6 +178,10 @@ mod tests {
 
         let inside = |p: &str| resolve(&root, p).unwrap();
         assert_eq!(inside("src/main.rs").display, "src/main.rs");
+        // `@path`, as the user points at files: the file, while no file is named with the `@`.
+        std::fs::write(root.join("src/main.rs"), "").unwrap();
+        assert_eq!(inside("@src/main.rs").display, "src/main.rs");
+        assert_eq!(inside("@src/nothing.rs").display, "@src/nothing.rs");
         assert!(inside("src/main.rs").inside);
         assert_eq!(
             inside("./src/../src/new/deep.rs").display,

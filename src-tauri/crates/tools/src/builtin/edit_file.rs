@@ -60,6 +60,15 @@ impl Tool for EditFile {
         let edits =
             match (input.edits, input.old_string, input.new_string) {
                 (Some(edits), None, None) if !edits.is_empty() => edits,
+                // Both shapes, saying the same (as small models write it): the list.
+                (Some(edits), Some(old), Some(new))
+                    if !edits.is_empty()
+                        && edits
+                            .iter()
+                            .any(|e| e.old_string == old && e.new_string == new) =>
+                {
+                    edits
+                }
                 (None, Some(old_string), Some(new_string)) => vec![Edit {
                     old_string,
                     new_string,

@@ -1,0 +1,41 @@
+//! What small local models really write (recorded from Qwen2.5-Coder-1.5B on llama-server, native
+//! tools offered): a call as a fenced JSON object in the answer's text. It is taken as a call of
+//! the offered tool — run, answered, and the run goes on — never as the final answer.
+
+mod common;
+
+use codewright_protocol::{PermissionMode, RunOutcome};
+use common::{recorded, text, tool_results, World};
+use std::sync::Arc;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_written_as_fenced_json_is_run_not_taken_as_the_answer() {
+    let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
+        0 => recorded("local-servers/llamacpp_server_qwen25coder15b_text_call_1.sse"),
+        _ => text("Done."),
+    }))
+    .await;
+    std::fs::create_dir_all(world.path("src")).unwrap();
+    std::fs::write(world.path("src/main.rs"), "pass\n").unwrap();
+    let (handle, mut rx) =
+        world.start(world.task, Some("Implement the stub"), PermissionMode::Yolo);
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 2, "the run ended on the call's text");
+    let results = tool_results(&requests[1]);
+    assert_eq!(results.len(), 1, "{results:?}");
+    // The edit was tried on the file the model meant (`@src/main.rs` is `src/main.rs`); it had
+    // not been read, and the model is told so.
+    assert!(
+        results[0].1.contains("you have not read src/main.rs"),
+        "{results:?}"
+    );
+    let stored = world.messages(world.task);
+    assert!(
+        stored.iter().any(|m| m.message.parts.iter().any(
+            |p| matches!(p, codewright_protocol::Part::ToolCall { name, .. } if name == "edit_file")
+        )),
+        "the call is stored as a call"
+    );
+}
