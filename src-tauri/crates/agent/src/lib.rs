@@ -22,7 +22,7 @@ pub use approvals::Refusal;
 pub use prompt::{system_prompt, SystemPrompt};
 pub use run::{
     mark_interrupted, Agent, AgentConfig, Model, ModelResolver, RunRequest, TaskHandle, TaskLock,
-    ThisRun, AGENT, SKILLS_OFF, SKILL_PRIORITY,
+    ThisRun, AGENT, LOCAL_UNKNOWN_MAX_OUTPUT, SKILLS_OFF, SKILL_PRIORITY,
 };
 
 use codewright_protocol::AgentEvent;

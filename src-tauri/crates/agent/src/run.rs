@@ -1243,6 +1243,11 @@ impl Run {
         // An answer may take what the window leaves after the request (at least its reserve):
         // some servers (vLLM) refuse a request whose prompt and answer limit exceed the window.
         let mut max_output = model.info.max_output.min(32_000);
+        // A local model nobody described (its longest answer unknown) gets a short leash: a small
+        // model that starts repeating itself would otherwise write 8,192 tokens at a few a second.
+        if model.provider.is_local() && !model.info.known {
+            max_output = max_output.min(LOCAL_UNKNOWN_MAX_OUTPUT);
+        }
         if model.info.context_window > 0 {
             let sent = compaction::estimate(&messages)
                 + compaction::overhead(
@@ -1642,6 +1647,10 @@ impl Run {
         RunOutcome::Paused
     }
 }
+
+/// The longest answer asked of a local model whose own limit is unknown (Settings → Models
+/// sets it per model).
+pub const LOCAL_UNKNOWN_MAX_OUTPUT: u64 = 2_048;
 
 /// How a request failed.
 enum Failure {

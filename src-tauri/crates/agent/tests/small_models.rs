@@ -23,6 +23,13 @@ async fn a_call_written_as_fenced_json_is_run_not_taken_as_the_answer() {
     assert_eq!(handle.wait().await, RunOutcome::Done);
     let requests = world.server.requests();
     assert_eq!(requests.len(), 2, "the run ended on the call's text");
+    // A local model nobody described is asked for a short answer, not 8,192 tokens.
+    assert_eq!(
+        requests[0]["max_tokens"],
+        codewright_agent::LOCAL_UNKNOWN_MAX_OUTPUT,
+        "{:.300}",
+        requests[0]
+    );
     let results = tool_results(&requests[1]);
     assert_eq!(results.len(), 1, "{results:?}");
     // The edit was tried on the file the model meant (`@src/main.rs` is `src/main.rs`); it had
