@@ -1005,6 +1005,17 @@ fn an_approval_shows_hidden_characters_escaped_and_warns() {
     );
     assert!(!panels.contains('\u{202e}') && !panels.contains('\u{1b}') && !panels.contains('\r'));
     assert!(!folder.join("pwned").exists() && !folder.join("evil\u{202e}txt.exe").exists());
+    // Both calls were rejected: the run did nothing but answer, and its end says so.
+    app.wait_until(
+        "the honest outcome",
+        WAIT,
+        "return [...document.querySelectorAll('.notice')].map(n => n.textContent).join('|')",
+        |v| {
+            v.as_str().is_some_and(|t| {
+                t.contains("The agent answered without reading, changing or running anything.")
+            })
+        },
+    );
     app.quit();
 }
 

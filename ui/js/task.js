@@ -116,11 +116,16 @@ const AGENT = {
   compaction: (e) => conversation.compaction(e),
   notice: (e) => conversation.notice(e.message),
   error: (e) => conversation.error(e.message, currentHint(e.kind)),
-  runFinished: () => {
+  runFinished: (e) => {
     conversation.endLive();
     settleRunning();
     showState(null);
     refreshCheckpoints();
+    // An honest outcome: an answer alone is said to be all the run did.
+    const work = e.work ?? {};
+    if (e.outcome === 'done' && !work.reads && !work.edits && !work.commands && !work.other) {
+      conversation.notice('The agent answered without reading, changing or running anything.');
+    }
   },
 };
 

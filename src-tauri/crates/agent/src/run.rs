@@ -14,7 +14,7 @@ use codewright_llm::{
 use codewright_protocol::{
     answer_every_call, AgentEvent, AgentState, ApprovalRequest, AttachmentKind, Compaction,
     ErrorKind, Message, Part, PermissionMode, ProjectId, Question, Role, RunOutcome, StopReason,
-    TaskId, TaskStatus,
+    TaskId, TaskStatus, ToolCategory,
 };
 use codewright_store::{CallState, Checkpointer, Store, UsageEvent};
 use codewright_tools::{ProcessTable, Registry, Session, SessionConfig};
@@ -419,6 +419,7 @@ impl Agent {
             parent_approver: None,
             subagents: None,
             servers: Mutex::new(None),
+            work: Mutex::default(),
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
@@ -551,6 +552,7 @@ impl Agent {
             parent_approver,
             subagents: None,
             servers: Mutex::new(servers),
+            work: Mutex::default(),
         };
         TaskHandle {
             task: request.task,
@@ -583,6 +585,8 @@ struct Run {
     /// The project's MCP servers starting, waited for before the first request (in a mutex only
     /// so that the run can be shared between threads).
     servers: Mutex<Option<BoxFuture<'static, ()>>>,
+    /// What the run's tools did, told when it finishes.
+    work: Mutex<codewright_protocol::Work>,
 }
 
 impl Run {
@@ -641,6 +645,7 @@ impl Run {
                 self.emit(AgentEvent::RunFinished {
                     task_id: self.task,
                     outcome: RunOutcome::Failed,
+                    work: Default::default(),
                 });
                 return RunOutcome::Failed;
             }
@@ -673,9 +678,11 @@ impl Run {
         // Released before the front end hears the run finished, so it can start the next one.
         drop(held);
         self.step(Step::End);
+        let work = *self.work.lock().expect("work lock");
         self.emit(AgentEvent::RunFinished {
             task_id: self.task,
             outcome,
+            work,
         });
         outcome
     }
@@ -938,7 +945,11 @@ impl Run {
         session: &Arc<Session>,
         calls: Vec<Call>,
     ) -> Vec<Part> {
-        run_calls(
+        let categories: Vec<Option<ToolCategory>> = calls
+            .iter()
+            .map(|c| registry.get(&c.name).map(|t| t.category()))
+            .collect();
+        let results = run_calls(
             registry,
             session,
             &self.inner.store,
@@ -946,7 +957,20 @@ impl Run {
             &self.cancel,
             &self.events,
         )
-        .await
+        .await;
+        let mut work = self.work.lock().expect("work lock");
+        for (category, result) in categories.iter().zip(&results) {
+            if matches!(result, Part::ToolResult { is_error: true, .. }) {
+                continue;
+            }
+            match category {
+                Some(ToolCategory::Read | ToolCategory::Network) => work.reads += 1,
+                Some(ToolCategory::Write) => work.edits += 1,
+                Some(ToolCategory::Execute) => work.commands += 1,
+                None => work.other += 1,
+            }
+        }
+        results
     }
 
     /// Runs the calls an interrupted run left unanswered that had not run (or only waited for

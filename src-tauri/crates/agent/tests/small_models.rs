@@ -46,3 +46,48 @@ async fn a_call_written_as_fenced_json_is_run_not_taken_as_the_answer() {
         "the call is stored as a call"
     );
 }
+
+/// A run whose model only writes (a plan, a refusal) reads, changes and runs nothing, and its end
+/// says so; one that reads and edits counts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_says_what_its_tools_did_and_an_answer_alone_is_said_as_such() {
+    use codewright_protocol::{AgentEvent, Work};
+    use serde_json::json;
+    let world = World::new(Arc::new(|i, body: &serde_json::Value| {
+        let asked = common::last_text(body);
+        match i {
+            _ if asked.contains("plan") => text("1. Read the file. 2. Implement it."),
+            _ if common::tool_results(body).is_empty() => common::calls(&[
+                ("read_file", json!({"path": "a.txt"})),
+                ("read_file", json!({"path": "missing.txt"})),
+            ]),
+            _ => text("Read it."),
+        }
+    }))
+    .await;
+    std::fs::write(world.path("a.txt"), "x\n").unwrap();
+    let finished = |mut rx: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>| async move {
+        let mut work = None;
+        while let Some(event) = rx.recv().await {
+            if let AgentEvent::RunFinished { work: w, .. } = event {
+                work = Some(w);
+            }
+        }
+        work.expect("the run finished")
+    };
+    let (handle, rx) = world.start(world.task, Some("Just a plan"), PermissionMode::Yolo);
+    let work = finished(rx).await;
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert!(work.is_nothing(), "{work:?}");
+    let (handle, rx) = world.start(world.task, Some("Read a.txt"), PermissionMode::Yolo);
+    let work = finished(rx).await;
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    // The read of a missing file failed: it does not count.
+    assert_eq!(
+        work,
+        Work {
+            reads: 1,
+            ..Work::default()
+        }
+    );
+}

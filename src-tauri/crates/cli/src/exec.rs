@@ -288,7 +288,16 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
                     };
                     let _ = host.answer(task_id, question.id, answer);
                 }
-                AgentEvent::RunFinished { outcome: o, .. } => {
+                AgentEvent::RunFinished { outcome: o, work, .. } => {
+                    // An honest outcome: an answer alone, with nothing read, changed or run, is
+                    // said as such (small models often write a plan and stop).
+                    if !json && *o == RunOutcome::Done && work.is_nothing() {
+                        if !at_line_start {
+                            out("\n");
+                            at_line_start = true;
+                        }
+                        eprintln!("codewright-cli: the agent answered without reading, changing or running anything");
+                    }
                     outcome = *o;
                     break;
                 }

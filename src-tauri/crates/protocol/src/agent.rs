@@ -200,7 +200,31 @@ pub enum AgentEvent {
     RunFinished {
         task_id: TaskId,
         outcome: RunOutcome,
+        /// What the run's tools did (calls that ran without an error).
+        #[serde(default)]
+        work: Work,
     },
+}
+
+/// What a run's tools did: calls that ran without an error, by what they do. A run that read,
+/// changed and ran nothing says so ([`Work::is_nothing`]): its answer is all it did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Work {
+    /// Files read, listed or searched; pages fetched; skills, memory and plans (read-only tools).
+    pub reads: u32,
+    /// Files created or changed.
+    pub edits: u32,
+    /// Commands run.
+    pub commands: u32,
+    /// Calls of a tool the run no longer offered.
+    pub other: u32,
+}
+
+impl Work {
+    pub fn is_nothing(&self) -> bool {
+        *self == Work::default()
+    }
 }
 
 impl AgentEvent {

@@ -11,7 +11,7 @@ mod records;
 mod tools;
 pub mod visible;
 
-pub use agent::{AgentEvent, AgentState, ErrorKind, RunOutcome};
+pub use agent::{AgentEvent, AgentState, ErrorKind, RunOutcome, Work};
 pub use conversation::{answer_every_call, Repairs};
 pub use events::StoreEvent;
 pub use ids::{MessageId, ProjectId, TaskId};
