@@ -1,8 +1,8 @@
 //! Reading the files the engine reads on its own — instructions, memory, skills and their files,
 //! agents, commands, task files — from a folder a repository's author controls.
 //!
-//! Each read is **contained**: the file must resolve inside its root (the project, or the user's
-//! home for the user's own files) — a link is followed only while it stays inside, checked before
+//! Each read is **contained**: the file must resolve inside its root (the project; `/` for the
+//! user's own files, which may link anywhere) — a link is followed only while it stays inside, checked before
 //! the open and again on the opened file, so a link swapped in between is caught too. It must be
 //! a **regular file** (a pipe, a device or a folder is refused without blocking: the open does not
 //! wait for a writer), and it is read **with a cap while reading**, so `/dev/zero` or a 2 GB file

@@ -34,8 +34,8 @@ pub struct Skill {
     /// Its folder.
     pub dir: PathBuf,
     pub source: Source,
-    /// The folder its files must stay inside: the project's, or the user's home
-    /// ([`crate::contained`]).
+    /// The folder its files must stay inside ([`crate::contained`]): the project's for a
+    /// project's skill, `/` for the user's own ([`Source::root`]).
     #[serde(skip)]
     pub root: PathBuf,
 }
