@@ -296,7 +296,7 @@ pub fn project_trust(
     state: State<'_, AppState>,
     project_id: ProjectId,
 ) -> Result<project::ProjectTrust> {
-    Ok(project::project_trust(&*state.store()?, project_id)?)
+    Ok(state.host()?.project_trust(project_id)?)
 }
 
 /// Trusts a project (its own agents, commands and skills are used from the next run), or not.
@@ -306,7 +306,7 @@ pub fn set_project_trusted(
     project_id: ProjectId,
     trusted: bool,
 ) -> Result<()> {
-    project::set_project_trusted(&*state.store()?, project_id, trusted)?;
+    state.host()?.set_project_trusted(project_id, trusted)?;
     state.changed();
     Ok(())
 }

@@ -723,6 +723,16 @@ impl Host {
             .ok_or_else(|| HostError::new(ErrorKind::Checkpoint, "the restore was not recorded"))
     }
 
+    /// Whether the user trusts a project, and what its folder defines (see [`project::ProjectTrust`]).
+    pub fn project_trust(&self, project: ProjectId) -> Result<project::ProjectTrust, HostError> {
+        project::project_trust(&self.inner.store(), project)
+    }
+
+    /// Trusts a project (its own agents, commands and skills apply from its next run), or not.
+    pub fn set_project_trusted(&self, project: ProjectId, trusted: bool) -> Result<(), HostError> {
+        project::set_project_trusted(&self.inner.store(), project, trusted)
+    }
+
     /// The task's remembered model and mode.
     pub fn options(&self, task: TaskId) -> Result<TaskOptions, HostError> {
         let store = self.inner.store();

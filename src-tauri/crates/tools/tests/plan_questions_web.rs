@@ -103,22 +103,7 @@ async fn web_fetch_refuses_private_addresses_and_converts_html() {
     assert!(out.is_error && out.text_content().contains("only http and https"));
 
     // Allowed by the session: fetched and converted.
-    let session = codewright_tools::Session::new(
-        codewright_tools::SessionConfig {
-            task: h.session.task,
-            project: h.session.project,
-            root: h.root(),
-            home: h.home.path().to_path_buf(),
-            mode: PermissionMode::Normal,
-            sandbox: false,
-            allow_private_network: true,
-            rules: vec![],
-        },
-        h.store.clone(),
-        h.approver.clone(),
-    )
-    .unwrap();
-    let h = Harness { session, ..h };
+    let h = h.allowing_private_network(PermissionMode::Normal);
     h.decide([Decision::Approve]);
     let out = h.call("web_fetch", json!({"url": url})).await;
     assert!(!out.is_error, "{}", out.text_content());

@@ -86,22 +86,7 @@ async fn private_targets_are_refused_before_any_proxy_sees_them() {
 
     // Allowed for the project: the proxy carries the request (the proxy is really in use), and
     // a redirect is followed hop by hop.
-    let session = codewright_tools::Session::new(
-        codewright_tools::SessionConfig {
-            task: h.session.task,
-            project: h.session.project,
-            root: h.root(),
-            home: h.home.path().to_path_buf(),
-            mode: PermissionMode::Yolo,
-            sandbox: false,
-            allow_private_network: true,
-            rules: vec![],
-        },
-        h.store.clone(),
-        h.approver.clone(),
-    )
-    .unwrap();
-    let h = Harness { session, ..h };
+    let h = h.allowing_private_network(PermissionMode::Yolo);
     h.decide([Decision::Approve, Decision::Approve]);
     let out = h
         .call(

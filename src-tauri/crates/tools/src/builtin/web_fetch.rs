@@ -95,10 +95,10 @@ async fn fetch(url: reqwest::Url, allow_private: bool) -> ToolOutput {
         .timeout(TIMEOUT)
         .user_agent(concat!("Codewright/", env!("CARGO_PKG_VERSION")))
         .redirect(reqwest::redirect::Policy::none());
-    if !allow_private && !proxy_configured() {
+    if !allow_private {
         // Without a proxy, the addresses connected to are the checked ones (no second lookup
-        // for a rebinding name to answer differently). With one, this resolver would be asked
-        // for the proxy's own address — a private one, in most companies — so it is left out.
+        // for a rebinding name to answer differently). A proxy's own address is not looked up
+        // through it (one with a private name is used: `web_proxy.rs`).
         builder = builder.dns_resolver(Arc::new(PublicOnly));
     }
     let client = match builder.build() {
@@ -295,17 +295,6 @@ async fn public_or_refused(url: &reqwest::Url) -> Result<(), String> {
         None if addrs.is_empty() => Err(format!("{host} resolves to no address")),
         None => Ok(()),
     }
-}
-
-/// Whether the environment names a proxy for the HTTP client (as reqwest reads it).
-fn proxy_configured() -> bool {
-    ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"]
-        .iter()
-        .any(|name| {
-            [name.to_string(), name.to_lowercase()]
-                .iter()
-                .any(|n| std::env::var_os(n).is_some_and(|v| !v.is_empty()))
-        })
 }
 
 /// A host written as an IP address that is not public.

@@ -103,6 +103,27 @@ impl Harness {
         .unwrap();
     }
 
+    /// The same task opened again in `mode`, with `web_fetch` allowed to reach local and private
+    /// addresses (the project's setting).
+    pub fn allowing_private_network(self, mode: PermissionMode) -> Harness {
+        let session = Session::new(
+            SessionConfig {
+                task: self.session.task,
+                project: self.session.project,
+                root: self.root(),
+                home: self.home.path().to_path_buf(),
+                mode,
+                sandbox: false,
+                allow_private_network: true,
+                rules: vec![],
+            },
+            self.store.clone(),
+            self.approver.clone(),
+        )
+        .unwrap();
+        Harness { session, ..self }
+    }
+
     pub fn root(&self) -> PathBuf {
         self.project.path().canonicalize().unwrap()
     }
