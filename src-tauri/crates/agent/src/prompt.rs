@@ -92,19 +92,15 @@ pub fn system_prompt(
         out.push_str(&format!("\n\n# Project rules\n\n{}", project_rules.trim()));
     }
     if let Some(places) = &installed.places {
-        if let Some(section) = memory::prompt_section(places) {
+        let memory = memory::prompt_section(places);
+        if let Some(section) = memory.section {
             out.push_str(&format!("\n\n{section}"));
         }
-        for scope in [memory::Scope::Project, memory::Scope::User] {
-            match memory::read(places, scope) {
-                Ok(text) if !text.trim().is_empty() => files.push(match scope {
-                    memory::Scope::Project => ".codewright/memory.md".to_string(),
-                    memory::Scope::User => "~/.codewright/memory.md".to_string(),
-                }),
-                Ok(_) => {}
-                Err(why) => refused.push(why),
-            }
-        }
+        files.extend(memory.used.iter().map(|scope| match scope {
+            memory::Scope::Project => ".codewright/memory.md".to_string(),
+            memory::Scope::User => "~/.codewright/memory.md".to_string(),
+        }));
+        refused.extend(memory.refused);
     }
     if let Some(section) = installed.skills.prompt_section() {
         out.push_str(&format!("\n\n{section}"));

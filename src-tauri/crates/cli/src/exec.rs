@@ -407,7 +407,7 @@ fn trust_step(
     json: bool,
 ) -> Result<(), String> {
     let trust = codewright_host::project::project_trust(store, project)?;
-    if !trust.should_ask() {
+    if !trust.ask {
         return Ok(());
     }
     let defines = visible::escaped(&trust.defines.summary()).into_owned();

@@ -71,26 +71,44 @@ pub fn read(places: &Places, scope: Scope) -> Result<String, String> {
     }
 }
 
-/// What the system prompt says of the memory: both files (each cut at 16 KB), or `None` when
-/// both are empty.
-pub fn prompt_section(places: &Places) -> Option<String> {
+/// What the system prompt says of the memory, and what it was made from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InPrompt {
+    /// Both files (each cut at 16 KB); `None` when both are empty.
+    pub section: Option<String>,
+    /// The memories that are in it.
+    pub used: Vec<Scope>,
+    /// Why a memory file that is there was not read (a link out, over its cap, not text).
+    pub refused: Vec<String>,
+}
+
+/// What the system prompt says of the memory ([`InPrompt`]), each file read once.
+pub fn prompt_section(places: &Places) -> InPrompt {
     let mut out = String::new();
+    let mut in_prompt = InPrompt::default();
     for scope in [Scope::Project, Scope::User] {
-        let text = read(places, scope).unwrap_or_default();
+        let text = match read(places, scope) {
+            Ok(text) => text,
+            Err(why) => {
+                in_prompt.refused.push(why);
+                continue;
+            }
+        };
         let text = text.trim();
         if text.is_empty() {
             continue;
         }
+        in_prompt.used.push(scope);
         let cut = match text.char_indices().nth(MAX_PROMPT) {
             Some((at, _)) => format!("{}\n[… cut; read it whole with memory_read]", &text[..at]),
             None => text.to_string(),
         };
         out.push_str(&format!("\n\n## {}\n\n{cut}", capitalized(scope.label())));
     }
-    if out.is_empty() {
-        return None;
+    if !out.is_empty() {
+        in_prompt.section = Some(format!("# Memory\n\nNotes kept across tasks (change them with memory_write when you learn something worth keeping).{out}"));
     }
-    Some(format!("# Memory\n\nNotes kept across tasks (change them with memory_write when you learn something worth keeping).{out}"))
+    in_prompt
 }
 
 fn capitalized(s: &str) -> String {
@@ -115,12 +133,12 @@ mod tests {
             cache: None,
             project_trusted: true,
         };
-        assert_eq!(prompt_section(&places), None);
+        assert_eq!(prompt_section(&places).section, None);
         assert_eq!(read(&places, Scope::User).unwrap(), "");
         std::fs::create_dir_all(home.path().join(".codewright")).unwrap();
         std::fs::write(home.path().join(".codewright/memory.md"), "Prefers tabs.\n").unwrap();
         assert_eq!(
-            prompt_section(&places).unwrap(),
+            prompt_section(&places).section.unwrap(),
             "# Memory\n\nNotes kept across tasks (change them with memory_write when you learn something worth keeping).\n\n## Your memory (every project)\n\nPrefers tabs."
         );
         std::fs::create_dir_all(project.path().join(".codewright")).unwrap();
@@ -129,7 +147,7 @@ mod tests {
             "x".repeat(MAX_PROMPT + 10),
         )
         .unwrap();
-        let section = prompt_section(&places).unwrap();
+        let section = prompt_section(&places).section.unwrap();
         assert!(
             section.contains("## Project memory\n\nxxx")
                 && section.contains("[… cut; read it whole with memory_read]\n\n## Your memory")

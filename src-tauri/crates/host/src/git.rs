@@ -1,6 +1,6 @@
 //! Codewright's own git: every `git` the engine starts on its own (the Files tab's status, the
-//! branch, later worktrees and commits) comes from [`command`], which never runs a program a
-//! repository configured.
+//! branch, later worktrees and commits) comes from [`Repository::command`], which never runs a
+//! program a repository configured.
 //!
 //! A repository's `.git/config` is written by whoever made it — an archive's author, or a model
 //! that wrote the file or ran `git config` — and git runs programs it names: the fsmonitor hook
@@ -126,28 +126,45 @@ const OLDEST: (u32, u32) = (2, 31);
 /// would otherwise hold it forever).
 pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// A `git` for the repository at (or above) `root` that runs no program the repository
-/// configured; add the subcommand and its arguments, and run it with [`output`]. Diffs must add
-/// `--no-ext-diff --no-textconv` too (belt and braces for a driver named only in
-/// `.gitattributes`). Refused — fail closed — when git is too old to be told so, or the
-/// repository's configuration cannot be listed.
-pub fn command(root: &Path) -> Result<Command, Refused> {
-    check_version()?;
-    let mut git = base(root);
-    // The keys every command sets off, as `-c` (read by every git), then those the repository
-    // names, as `GIT_CONFIG_KEY_<n>`/`VALUE_<n>` pairs (a subsection holding `=` — a credential
-    // URL — would split a `-c` wrongly). Both outrank every file.
-    for key in ALWAYS_OFF {
-        git.arg("-c").arg(format!("{key}={}", neutral(key)));
+/// A repository Codewright may run git in: git is new enough to be told to leave every
+/// configured program off, and the program-running keys the repository's configuration sets are
+/// known (read once, by [`Repository::open`]; every [`Repository::command`] sets them off).
+pub struct Repository {
+    root: std::path::PathBuf,
+    keys: Vec<String>,
+}
+
+impl Repository {
+    /// The repository at (or above) `root`. Refused — fail closed — when git is too old to be
+    /// told so, or the repository's configuration cannot be listed.
+    pub fn open(root: &Path) -> Result<Repository, Refused> {
+        check_version()?;
+        Ok(Repository {
+            root: root.to_path_buf(),
+            keys: repository_program_keys(root)?,
+        })
     }
-    let keys = repository_program_keys(root)?;
-    git.env("GIT_CONFIG_COUNT", keys.len().to_string());
-    for (i, key) in keys.into_iter().enumerate() {
-        let value = neutral(&key.to_lowercase());
-        git.env(format!("GIT_CONFIG_KEY_{i}"), key)
-            .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+
+    /// A `git` that runs no program the repository configured; add the subcommand and its
+    /// arguments, and run it with [`output`]. Diffs must add `--no-ext-diff --no-textconv` too
+    /// (belt and braces for a driver named only in `.gitattributes`).
+    pub fn command(&self) -> Command {
+        let mut git = base(&self.root);
+        // The keys every command sets off, as `-c` (read by every git), then those the
+        // repository names, as `GIT_CONFIG_KEY_<n>`/`VALUE_<n>` pairs (a subsection holding `=` —
+        // a credential URL — would split a `-c` wrongly). Both outrank every file.
+        for key in ALWAYS_OFF {
+            git.arg("-c").arg(format!("{key}={}", neutral(key)));
+        }
+        git.env("GIT_CONFIG_COUNT", self.keys.len().to_string());
+        for (i, key) in self.keys.iter().enumerate() {
+            git.env(format!("GIT_CONFIG_KEY_{i}"), key).env(
+                format!("GIT_CONFIG_VALUE_{i}"),
+                neutral(&key.to_lowercase()),
+            );
+        }
+        git
     }
-    Ok(git)
 }
 
 /// The keys set off for every command, whatever the repository says.
@@ -160,7 +177,7 @@ const ALWAYS_OFF: &[&str] = &[
     "core.askpass",
 ];
 
-/// Runs `git` (from [`command`]) to its end, at most [`TIMEOUT`]: its output, or `None` when it
+/// Runs `git` (from [`Repository::command`]) to its end, at most [`TIMEOUT`]: its output, or `None` when it
 /// failed to start, failed, or took too long (then it is killed).
 pub fn output(mut git: Command) -> Option<std::process::Output> {
     use std::io::Read;

@@ -85,13 +85,6 @@ pub struct ProjectTrust {
     pub ask: bool,
 }
 
-impl ProjectTrust {
-    /// See [`ProjectTrust::ask`].
-    pub fn should_ask(&self) -> bool {
-        self.ask
-    }
-}
-
 /// Whether project `id` is trusted and what its folder defines (agents, commands, skills).
 pub fn project_trust(store: &Store, id: ProjectId) -> Result<ProjectTrust, HostError> {
     let project = store.project(id).map_err(store_error)?;

@@ -64,9 +64,10 @@ impl GitStatus {
     /// The status of the project at `root`: `None` when it is not in a git repository or git
     /// cannot be run.
     pub fn read(root: &Path) -> Option<GitStatus> {
+        // (Runs no program the repository configured, and never for long: see `crate::git`.)
+        let repository = crate::git::Repository::open(root).ok()?;
         let git = |args: &[&str]| {
-            // (Runs no program the repository configured, and never for long: see `crate::git`.)
-            let mut git = crate::git::command(root).ok()?;
+            let mut git = repository.command();
             git.args(args);
             crate::git::output(git)
         };
