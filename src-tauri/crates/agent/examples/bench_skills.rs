@@ -91,7 +91,7 @@ fn main() {
             places: None,
             agent: None,
         };
-        codewright_agent::system_prompt(project.path(), "", "", &installed, "2026-11-25")
+        codewright_agent::system_prompt(project.path(), "", "", &installed, "2026-11-25", false)
             .text
             .len()
     };

@@ -9,14 +9,17 @@
 //! → … → idle. See [`state::next`] for the allowed transitions.
 
 mod approvals;
+mod attach;
 mod compaction;
 mod dispatch;
 mod prompt;
+mod repetition;
 mod run;
 pub mod state;
 mod status;
 mod subagent;
 pub mod text_calls;
+mod written;
 
 pub use approvals::Refusal;
 pub use prompt::{system_prompt, SystemPrompt};

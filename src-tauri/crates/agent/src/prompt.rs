@@ -14,6 +14,21 @@ Read a file before editing it, make focused changes with edit_file, and check yo
 tests) with bash when the project has them. When a call is rejected, respect the user's feedback. \
 For multi-step work keep a plan with todo_write. Be concise: say what you did and what is left. The user may point at project files by writing @ before a path: read them when they matter.";
 
+/// How the agent works, for a small local model (see [`is_small`]): short, with no example a
+/// model can take for the task, and the ways of working that such a model manages (files read
+/// for it, whole files in fenced blocks; issue 34).
+const SMALL_INSTRUCTIONS: &str = "You are Codewright, a coding agent working in the user's \
+project folder. The files the user's message names have been read for you. To change a file, \
+write its path on a line by itself, then the whole new file in one fenced code block. To run a \
+command, call the bash tool. When the user names tests, run them to check your work. When you \
+are done, say in one sentence what you changed.";
+
+/// Whether `model` gets the small model's prompt: a local model that nobody described, or one
+/// whose window is 32k tokens or less.
+pub fn is_small(model: &crate::Model) -> bool {
+    model.provider.is_local() && (!model.info.known || model.info.context_window <= 32_768)
+}
+
 /// Project instruction files, in order of preference (the first found is used).
 const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 /// Instruction files larger than this (in bytes) are cut, while they are read.
@@ -39,10 +54,15 @@ pub fn system_prompt(
     project_rules: &str,
     installed: &Installed,
     date: &str,
+    small: bool,
 ) -> SystemPrompt {
     let mut files = Vec::new();
     let mut refused = Vec::new();
-    let mut out = String::from(INSTRUCTIONS);
+    let mut out = String::from(if small {
+        SMALL_INSTRUCTIONS
+    } else {
+        INSTRUCTIONS
+    });
     if let Some(agent) = installed
         .agent
         .as_ref()
@@ -184,7 +204,7 @@ mod tests {
             }),
             ..Installed::default()
         };
-        let prompt = system_prompt(project.path(), "", "", &installed, "2026-11-27");
+        let prompt = system_prompt(project.path(), "", "", &installed, "2026-11-27", false);
         assert_eq!(
             prompt.files,
             [
@@ -199,7 +219,15 @@ mod tests {
     fn agents_md_wins_over_claude_md_and_facts_are_listed() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("CLAUDE.md"), "claude rules").unwrap();
-        let prompt = system_prompt(dir.path(), "", "", &Installed::default(), "2026-11-22").text;
+        let prompt = system_prompt(
+            dir.path(),
+            "",
+            "",
+            &Installed::default(),
+            "2026-11-22",
+            false,
+        )
+        .text;
         assert!(prompt.contains("claude rules"));
         std::fs::write(dir.path().join("AGENTS.md"), "agents rules").unwrap();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
@@ -210,6 +238,7 @@ mod tests {
             "Use tabs",
             &Installed::default(),
             "2026-11-22",
+            false,
         )
         .text;
         assert!(prompt.contains("(AGENTS.md)\n\nagents rules") && !prompt.contains("claude rules"));
@@ -227,7 +256,8 @@ mod tests {
         std::fs::write(repo.path().join("packages/CLAUDE.md"), "packages rules").unwrap();
         std::fs::write(package.join("AGENTS.md"), "web rules").unwrap();
         std::fs::write(package.join("CLAUDE.md"), "web claude rules").unwrap();
-        let prompt = system_prompt(&package, "", "", &Installed::default(), "2026-11-25").text;
+        let prompt =
+            system_prompt(&package, "", "", &Installed::default(), "2026-11-25", false).text;
         let at = |text: &str| {
             prompt
                 .find(text)
@@ -243,7 +273,8 @@ mod tests {
         std::fs::create_dir(&project).unwrap();
         std::fs::write(outside.path().join("AGENTS.md"), "above rules").unwrap();
         std::fs::write(project.join("AGENTS.md"), "own rules").unwrap();
-        let prompt = system_prompt(&project, "", "", &Installed::default(), "2026-11-25").text;
+        let prompt =
+            system_prompt(&project, "", "", &Installed::default(), "2026-11-25", false).text;
         assert!(prompt.contains("(AGENTS.md)\n\nown rules") && !prompt.contains("above rules"));
     }
 }

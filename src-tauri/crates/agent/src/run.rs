@@ -420,6 +420,7 @@ impl Agent {
             subagents: None,
             servers: Mutex::new(None),
             work: Mutex::default(),
+            words: None,
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
@@ -553,6 +554,7 @@ impl Agent {
             subagents: None,
             servers: Mutex::new(servers),
             work: Mutex::default(),
+            words: None,
         };
         TaskHandle {
             task: request.task,
@@ -587,6 +589,19 @@ struct Run {
     servers: Mutex<Option<BoxFuture<'static, ()>>>,
     /// What the run's tools did, told when it finishes.
     work: Mutex<codewright_protocol::Work>,
+    /// What a model's words may ask for (see [`crate::written`]), once the run has its project.
+    words: Option<Words>,
+}
+
+/// The project and the commands the user named, for work a model writes in words.
+struct Words {
+    root: PathBuf,
+    commands: Vec<String>,
+    /// The files the user named: a block with no path may be one of them.
+    files: Vec<String>,
+    /// Each command taken from words, with the count of edits when it was: it runs again only
+    /// after another edit, so an answer that keeps naming it does not loop.
+    ran: std::collections::HashMap<String, u32>,
 }
 
 impl Run {
@@ -850,6 +865,7 @@ impl Run {
             &project.rules,
             &installed,
             &today(),
+            crate::prompt::is_small(&request.model),
         );
         self.emit(AgentEvent::PromptRead {
             task_id: task,
@@ -863,6 +879,30 @@ impl Run {
         }
         if !resume.is_empty() {
             if let Err(outcome) = self.resume(project.id, &session, resume, &mut view).await {
+                return Ok(outcome);
+            }
+        }
+        let asked = view
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(Message::text)
+            .unwrap_or_default();
+        self.words = Some(Words {
+            commands: crate::written::named_commands(&asked, &session.root),
+            files: crate::attach::named_files(&session.root, &asked),
+            root: session.root.clone(),
+            ran: Default::default(),
+        });
+        // A message not answered yet (stored by this run, or by the host before it started).
+        let unanswered = view
+            .messages
+            .last()
+            .filter(|m| m.role == Role::User)
+            .map(Message::text);
+        if let Some(message) = unanswered {
+            if let Err(outcome) = self.attach(project.id, &session, &message, &mut view).await {
                 return Ok(outcome);
             }
         }
@@ -1007,6 +1047,51 @@ impl Run {
         Ok(())
     }
 
+    /// Reads the files the user's new message names for the model (see [`crate::attach`]), as
+    /// `read_file` calls of the run, before its first request.
+    async fn attach(
+        &mut self,
+        project: ProjectId,
+        session: &Arc<Session>,
+        message: &str,
+        view: &mut View,
+    ) -> Result<(), RunOutcome> {
+        let files = crate::attach::named_files(&session.root, message);
+        let registry = self.registry(project);
+        let offered = offered_tools(registry.specs(), session);
+        if files.is_empty() || !offered.iter().any(|s| s.name == crate::attach::READ_FILE) {
+            return Ok(());
+        }
+        let calls: Vec<Call> = files
+            .iter()
+            .map(|path| Call {
+                id: call_id(),
+                name: crate::attach::READ_FILE.to_string(),
+                arguments: serde_json::json!({ "path": path }).to_string(),
+                truncated: false,
+            })
+            .collect();
+        let asked = calls
+            .iter()
+            .map(|c| Part::ToolCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+                truncated: false,
+                signature: None,
+            })
+            .collect();
+        self.push(view, Message::new(Role::Assistant, asked))?;
+        self.step(Step::Start);
+        self.step(Step::ToolCalls);
+        let results = self.run_calls(&registry, session, calls).await;
+        self.push(view, Message::new(Role::Tool, results))?;
+        if self.cancel.is_cancelled() {
+            return Err(RunOutcome::Stopped);
+        }
+        Ok(())
+    }
+
     fn load(&self, prompt: Option<&Message>) -> Result<Loaded, String> {
         // Held while loading: a message steered in meanwhile is this run's own, not one that a
         // process which died left in the store's queue.
@@ -1100,6 +1185,9 @@ impl Run {
         let text_mode = !model.info.tools;
         let base_system = system;
         let mut empty_retry = false;
+        // One corrective turn per run for a call the model wrote but Codewright could not read.
+        let mut corrected = false;
+        let mut correct_now = false;
         let mut told_images = false;
         let mut overflow_retried = false;
         let mut iteration = 0u32;
@@ -1158,6 +1246,9 @@ impl Run {
             };
             if empty_retry {
                 request_messages.push(Message::user(NUDGE));
+            }
+            if std::mem::take(&mut correct_now) {
+                request_messages.push(Message::user(text_calls::correction(specs)));
             }
             if !model.info.images && without_images(&mut request_messages) && !told_images {
                 told_images = true;
@@ -1233,7 +1324,14 @@ impl Run {
                     self.notice("The model sent an empty answer again, so the run stops here. Send a message to continue, or try another model.");
                     return Ok(RunOutcome::Done);
                 }
+                let unreadable = !corrected && text_calls::attempted_call(&answer.text());
                 view.push_answer(answer, counted);
+                if unreadable {
+                    corrected = true;
+                    correct_now = true;
+                    self.notice("The model wrote what looks like a tool call, but not one Codewright can read (not valid JSON, or no tool of that name); it is shown the exact format once.");
+                    continue;
+                }
                 // Done, unless a message arrived meanwhile; from here on, new ones are refused.
                 let mut steer = self.steer.lock().expect("steer lock");
                 if !steer.queue.is_empty() {
@@ -1319,6 +1417,10 @@ impl Run {
         let events = self.events.clone();
         let mut write_error = None;
         let heard = std::sync::atomic::AtomicBool::new(false);
+        // This request alone is stopped when the answer loops (see [`crate::repetition`]).
+        let request_cancel = self.cancel.child_token();
+        let looped = std::sync::atomic::AtomicBool::new(false);
+        let mut said = String::new();
         let mut on_delta = |delta: &Delta, parts: &[Part]| {
             if !matches!(delta, Delta::Idle) {
                 heard.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -1350,6 +1452,11 @@ impl Run {
                         task_id: task,
                         text: text.clone(),
                     });
+                    said.push_str(text);
+                    if crate::repetition::looping(&said).is_some() {
+                        looped.store(true, std::sync::atomic::Ordering::Relaxed);
+                        request_cancel.cancel();
+                    }
                     text.len()
                 }
                 Delta::Thinking(text) => {
@@ -1387,7 +1494,7 @@ impl Run {
                 model.key.as_deref(),
                 model.info.name(),
                 &body,
-                &self.cancel,
+                &request_cancel,
                 &mut on_delta,
             );
             tokio::pin!(stream);
@@ -1411,6 +1518,32 @@ impl Run {
                 "Saving the answer while it streamed failed ({e}); it is saved when it ends."
             ));
         }
+        // A looping answer is kept up to its loop's first copy, and taken as the answer (it may
+        // have ended by itself before the stop reached it).
+        let looped = looped.load(std::sync::atomic::Ordering::Relaxed);
+        let mut result = match result {
+            Err(failure) if looped && !self.cancel.is_cancelled() => Ok(failure
+                .partial
+                .unwrap_or_else(|| Message::new(Role::Assistant, Vec::new()))),
+            other => other,
+        };
+        if let (true, Ok(message)) = (looped, result.as_mut()) {
+            if let Some(Part::Text { text }) = message
+                .parts
+                .iter_mut()
+                .rev()
+                .find(|p| matches!(p, Part::Text { .. }))
+            {
+                if let Some(end) = crate::repetition::looping(text) {
+                    text.truncate(end);
+                }
+            }
+            message.stop_reason = Some(StopReason::MaxTokens);
+            self.notice(format!(
+                "{} began repeating itself, so its answer was stopped there and kept up to the first repeat.",
+                model.info.id
+            ));
+        }
         match result {
             Ok(message) => {
                 // A model without native tools writes its calls as text; so do small local
@@ -1425,6 +1558,18 @@ impl Run {
                 } else {
                     message
                 };
+                // A local or text-protocol model may also write a whole file, or ask for the
+                // user's test command, in words.
+                let any_calls = message
+                    .parts
+                    .iter()
+                    .any(|p| matches!(p, Part::ToolCall { .. }));
+                if !tools.is_empty()
+                    && !any_calls
+                    && (model.provider.is_local() || !model.info.tools)
+                {
+                    self.with_written_work(&mut message, &tools);
+                }
                 // A server that reports no usage (some local ones) gets an estimate, marked as
                 // one, rather than zeros.
                 // Stored under the id it was asked for (the provider's echo of a bare name
@@ -1684,6 +1829,66 @@ enum Failure {
     Ended(RunOutcome),
 }
 
+impl Run {
+    /// Adds to `message` the calls its words mean (see [`crate::written`]): a whole file
+    /// headed by its path, a command the user named.
+    fn with_written_work(
+        &mut self,
+        message: &mut Message,
+        tools: &[codewright_protocol::ToolSpec],
+    ) {
+        let edits = self.work.lock().expect("work lock").edits;
+        let Some(words) = self.words.as_mut() else {
+            return;
+        };
+        let offers = |name: &str| tools.iter().any(|t| t.name == name);
+        let written =
+            crate::written::work(&message.text(), &words.root, &words.commands, &words.files);
+        let mut calls = Vec::new();
+        if offers(crate::written::WRITE_FILE) {
+            for (path, content) in written.files {
+                calls.push((
+                    crate::written::WRITE_FILE,
+                    serde_json::json!({ "path": path, "content": content }),
+                ));
+            }
+        }
+        let after = edits + calls.len() as u32;
+        if offers(crate::written::BASH) {
+            for command in written.commands {
+                if words.ran.get(&command) == Some(&after) {
+                    continue;
+                }
+                words.ran.insert(command.clone(), after);
+                calls.push((
+                    crate::written::BASH,
+                    serde_json::json!({ "command": command }),
+                ));
+            }
+        }
+        for (name, arguments) in calls {
+            message.parts.push(Part::ToolCall {
+                id: call_id(),
+                name: name.to_string(),
+                arguments: arguments.to_string(),
+                truncated: false,
+                signature: None,
+            });
+        }
+    }
+}
+
+/// A new id for a call Codewright read from a model's text.
+fn call_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("text_{stamp}_{n}")
+}
+
 /// An answer with the calls it wrote as text (and its `<think>` block) turned into parts. The
 /// text stays as the model wrote it. For a model with native tools (`native`), text calls count
 /// only when they name offered tools and are most of the answer: a JSON call inside a long
@@ -1693,7 +1898,6 @@ fn with_text_calls(
     specs: &[codewright_protocol::ToolSpec],
     native: bool,
 ) -> Message {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let mut parsed = text_calls::parse(&message.text());
     if native {
         // (A model taught the text format is told when it names a tool that is not there; one
@@ -1719,15 +1923,11 @@ fn with_text_calls(
     if !parsed.text.trim().is_empty() {
         parts.push(Part::Text { text: parsed.text });
     }
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
     for call in parsed.calls {
+        let call = text_calls::repaired(call, specs);
         let spec = specs.iter().find(|s| s.name == call.name);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         parts.push(Part::ToolCall {
-            id: format!("text_{stamp}_{n}"),
+            id: call_id(),
             name: call.name.clone(),
             arguments: text_calls::coerce(&call, spec).to_string(),
             truncated: false,

@@ -322,6 +322,48 @@ pub fn coerce(call: &TextCall, spec: Option<&ToolSpec>) -> Value {
     Value::Object(out)
 }
 
+/// Whether `text` (an answer in which no call could be read) tried to write one: a
+/// `<tool_call>` or `<function=…>` tag, or a JSON object with a name and arguments.
+pub fn attempted_call(text: &str) -> bool {
+    text.contains("<tool_call")
+        || text.contains("<function=")
+        || (text.contains("\"name\"")
+            && (text.contains("\"arguments\"") || text.contains("\"parameters\"")))
+}
+
+/// The one corrective message for an unreadable call: the exact format, with the tools offered.
+pub fn correction(specs: &[ToolSpec]) -> String {
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    format!(
+        "Your last answer looks like a tool call, but it could not be read: it is not valid JSON, \
+         or it names no tool. Write one call as a JSON object and nothing else, in this form:\n\
+         ```json\n{{\"name\": \"TOOL\", \"arguments\": {{\"ARGUMENT\": \"VALUE\"}}}}\n```\n\
+         where TOOL is one of: {}. Escape quotes and newlines inside strings (\\\" and \\n). To \
+         replace a whole file instead, write its path on a line by itself, then the new file in \
+         one fenced code block.",
+        names.join(", ")
+    )
+}
+
+/// `call` as the offered tool its arguments plainly mean: `edit_file` given a whole `content`
+/// and no old text is `write_file` (small models mix the two up).
+pub fn repaired(mut call: TextCall, specs: &[ToolSpec]) -> TextCall {
+    const WRITE: &str = "write_file";
+    let whole = call.arguments.as_object().filter(|a| {
+        a.get("content").is_some_and(Value::is_string)
+            && a.get("path").is_some_and(Value::is_string)
+            && !a.contains_key("old_string")
+            && !a.contains_key("edits")
+    });
+    if call.name == "edit_file" && specs.iter().any(|s| s.name == WRITE) {
+        if let Some(a) = whole {
+            call.arguments = serde_json::json!({ "path": a["path"], "content": a["content"] });
+            call.name = WRITE.to_string();
+        }
+    }
+    call
+}
+
 /// How the tools are described to a model without native tool calling.
 pub fn describe_tools(specs: &[ToolSpec]) -> String {
     let mut out = String::from(
@@ -385,6 +427,50 @@ pub fn as_text_protocol(messages: &[Message]) -> Vec<Message> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn spec(name: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.to_string(),
+            description: String::new(),
+            input_schema: json!({"type": "object"}),
+        }
+    }
+
+    #[test]
+    fn an_edit_given_a_whole_file_is_a_write_and_other_calls_are_left_alone() {
+        let specs = [spec("edit_file"), spec("write_file")];
+        let whole = TextCall {
+            name: "edit_file".into(),
+            arguments: json!({"path": "leap.py", "content": "x = 1\n"}),
+        };
+        let call = repaired(whole.clone(), &specs);
+        assert_eq!(call.name, "write_file");
+        assert_eq!(
+            call.arguments,
+            json!({"path": "leap.py", "content": "x = 1\n"})
+        );
+        // With old text it is an edit; without write_file offered nothing is renamed.
+        let edit = TextCall {
+            name: "edit_file".into(),
+            arguments: json!({"path": "a", "content": "b", "old_string": "c"}),
+        };
+        assert_eq!(repaired(edit.clone(), &specs), edit);
+        assert_eq!(repaired(whole.clone(), &specs[..1]), whole);
+    }
+
+    #[test]
+    fn an_unreadable_call_is_told_apart_from_prose_and_corrected_with_the_tools() {
+        // Recorded: a string with unescaped quotes (a Python docstring) is not JSON.
+        let broken = "```json\n{\"name\": \"write_file\", \"arguments\": {\"content\": \"def f():\\n    \"\"\"doc\"\"\"\\n\", \"path\": \"leap.py\"}}\n```";
+        assert!(parse(broken).calls.is_empty());
+        assert!(attempted_call(broken));
+        assert!(attempted_call(
+            "<tool_call>\n{name: read_file}\n</tool_call>"
+        ));
+        assert!(!attempted_call("I implemented leap_year; the tests pass."));
+        let told = correction(&[spec("read_file"), spec("bash")]);
+        assert!(told.contains("read_file, bash"), "{told}");
+    }
 
     fn one(text: &str) -> (String, Value) {
         let parsed = parse(text);

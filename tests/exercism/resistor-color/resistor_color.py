@@ -1,0 +1,6 @@
+def color_code(color):
+    pass
+
+
+def colors():
+    pass

@@ -1,0 +1,2 @@
+def sum_of_multiples(limit, multiples):
+    pass
