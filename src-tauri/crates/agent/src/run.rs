@@ -1831,7 +1831,7 @@ enum Failure {
 
 impl Run {
     /// Adds to `message` the calls its words mean (see [`crate::written`]): a whole file
-    /// headed by its path, a command the user named.
+    /// headed by its path, a check command the user named (run after every such file too).
     fn with_written_work(
         &mut self,
         message: &mut Message,
@@ -1854,8 +1854,18 @@ impl Run {
             }
         }
         let after = edits + calls.len() as u32;
+        // After a change written in words, the user's check commands run as well: the model
+        // sees what they say, as aider's small models do.
+        let mut commands = written.commands;
+        if !calls.is_empty() {
+            for command in &words.commands {
+                if !commands.contains(command) {
+                    commands.push(command.clone());
+                }
+            }
+        }
         if offers(crate::written::BASH) {
-            for command in written.commands {
+            for command in commands {
                 if words.ran.get(&command) == Some(&after) {
                     continue;
                 }

@@ -63,9 +63,15 @@ pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> W
             info,
             "" | "bash" | "sh" | "shell" | "console" | "zsh" | "text"
         );
-        // Guessed only when nothing names a file: "other.py" over a block is not leap.py.
-        let unnamed = code && !before.is_some_and(|l| names_a_file(l));
-        let path = path.or_else(|| unnamed.then(|| defining(root, named, body)).flatten());
+        // Else the one named file whose definitions it has, among those the line before it
+        // mentions if it mentions any ("other.py" over a block is not leap.py).
+        let mentioned = before.map(|l| file_names(l)).unwrap_or_default();
+        let candidates: Vec<String> = named
+            .iter()
+            .filter(|n| mentioned.is_empty() || mentioned.contains(n))
+            .cloned()
+            .collect();
+        let path = path.or_else(|| code.then(|| defining(root, &candidates, body)).flatten());
         if let Some(path) = path {
             let new = content.join("\n") + "\n";
             if whole_file(root, &path, &new)
@@ -142,9 +148,15 @@ fn definitions<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
         .collect()
 }
 
-/// The commands a user's message names in backticks: spans whose first word is a program on
-/// `PATH` (or `./…`), not a file of the project.
+/// The check commands a user's message names in backticks: spans whose first word is a program
+/// on `PATH` (or `./…`), not a file of the project, and that test, check, lint or build
+/// (`python3 -m pytest -q`, `cargo test`, `npm run lint`) — never one that removes, moves,
+/// fetches or changes git (`rm -rf build`, named in "do not run `rm -rf build`", is not one).
 pub fn named_commands(text: &str, root: &Path) -> Vec<String> {
+    const CHECKS: &[&str] = &["test", "check", "lint", "build", "spec", "clippy", "vet"];
+    const NEVER: &[&str] = &[
+        "rm", "mv", "dd", "git", "curl", "wget", "sudo", "chmod", "chown", "ssh", "scp", "kill",
+    ];
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut commands: Vec<String> = Vec::new();
     for span in code_spans(text) {
@@ -155,7 +167,16 @@ pub fn named_commands(text: &str, root: &Path) -> Vec<String> {
         let runnable = program.starts_with("./")
             || (!program.contains('/')
                 && std::env::split_paths(&path).any(|dir| dir.join(program).is_file()));
-        if runnable && !root.join(span).exists() && !commands.iter().any(|c| c == span) {
+        let checks = span
+            .split_whitespace()
+            .any(|w| CHECKS.iter().any(|c| w.to_ascii_lowercase().contains(c)));
+        let never = span.split([' ', ';', '&', '|']).any(|w| NEVER.contains(&w));
+        if runnable
+            && checks
+            && !never
+            && !root.join(span).exists()
+            && !commands.iter().any(|c| c == span)
+        {
             commands.push(span.to_string());
         }
     }
@@ -202,20 +223,26 @@ fn header_path(root: &Path, line: &str) -> Option<String> {
     (named.len() == 1).then(|| named.remove(0))
 }
 
-/// Whether `line` has a word that looks like a file name (`other.py`, `src/x.rs`).
-fn names_a_file(line: &str) -> bool {
-    line.split_whitespace().any(|word| {
-        let word = word.trim_matches(['*', '`', '_', '"', '\'', '(', ')', ',', ':', '#']);
-        let word = word.trim_end_matches(['.', ':', ',', '!']);
-        word.rsplit_once('.').is_some_and(|(stem, ext)| {
-            !stem.is_empty()
-                && (1..=5).contains(&ext.len())
-                && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                && stem
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'))
+/// The words of `line` that look like file names (`other.py`, `src/x.rs`).
+fn file_names(line: &str) -> Vec<String> {
+    line.split_whitespace()
+        .map(|word| {
+            let word = word.trim_matches(['*', '`', '_', '"', '\'', '(', ')', ',', ':', '#']);
+            let word = word.trim_end_matches(['.', ':', ',', '!']);
+            word.strip_prefix("./").unwrap_or(word)
         })
-    })
+        .filter(|word| {
+            word.rsplit_once('.').is_some_and(|(stem, ext)| {
+                !stem.is_empty()
+                    && (1..=5).contains(&ext.len())
+                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                    && stem
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'))
+            })
+        })
+        .map(String::from)
+        .collect()
 }
 
 /// The path a first-line comment names: `# leap.py`, `// src/lib.rs`, `-- q.sql`.
@@ -291,6 +318,12 @@ mod tests {
             work(&reply, dir.path(), &commands(), &named()).files,
             [("leap.py".to_string(), SOLVED.to_string())]
         );
+        // Recorded: a line naming the stub and its tests, then the stub's code.
+        let reply = format!("To implement the stub in `leap.py` so that the tests in `leap_test.py` pass, complete it. Here's the implementation:\n\n```python\n{SOLVED}```");
+        assert_eq!(
+            work(&reply, dir.path(), &commands(), &named()).files,
+            [("leap.py".to_string(), SOLVED.to_string())]
+        );
         // A block that defines what no named file does, or a file not named, is not written.
         let other = "```python\ndef is_isogram(s):\n    return True\n```";
         assert!(work(other, dir.path(), &commands(), &named())
@@ -337,7 +370,6 @@ mod tests {
             // excerpt of a long file.
             "```python\nprint(1)\n```".to_string(),
             format!("other.py\n```python\n{SOLVED}```"),
-            format!("Compare leap.py with leap_test.py:\n```python\n{SOLVED}```"),
             "```ini .git/config\n[core]\n\tfsmonitor = evil\n```".to_string(),
             format!("leap.py\n```python\n{SOLVED}"),
             format!("leap.py\n```python\n{STUB}```"),
@@ -378,10 +410,11 @@ mod tests {
     fn the_commands_a_message_names_are_programs_not_files() {
         let dir = project();
         let prompt = "Implement the stub in `leap.py` so the tests pass. Run the tests with \
-                      `python3 -m pytest -q`, or `sh -c true`; `not-a-program --x` is not one.";
+                      `python3 -m pytest -q`, or `sh -c 'make check'`; `not-a-program test` is \
+                      not one, nor is `sh -c true`, and do not run `rm -rf build`.";
         assert_eq!(
             named_commands(prompt, dir.path()),
-            ["python3 -m pytest -q", "sh -c true"]
+            ["python3 -m pytest -q", "sh -c 'make check'"]
         );
     }
 }

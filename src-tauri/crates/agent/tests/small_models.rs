@@ -100,13 +100,13 @@ const SOLVED: &str =
 /// What aider showed works for a small model, through Codewright's own tools: the files the
 /// message names are read for the model before its first request, its whole file in a fenced
 /// block headed by the path is written (through write_file: policy, diff, checkpoint), and the
-/// test command the user named is run when the model writes it.
+/// check command the user named runs after it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_model_is_shown_the_named_files_and_its_whole_file_and_test_run_are_taken() {
     use codewright_protocol::{AgentEvent, Work};
     let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
         0 => text(&format!(
-            "### Updated `leap.py`\n\n```python\n{SOLVED}```\n\nNow run the tests with `cat leap.py`."
+            "### Updated `leap.py`\n\n```python\n{SOLVED}```\n\nThis should work."
         )),
         _ => text("I implemented leap_year in leap.py."),
     }))
@@ -117,9 +117,10 @@ async fn a_small_model_is_shown_the_named_files_and_its_whole_file_and_test_run_
         "# Leap\nA leap year is ...\n",
     )
     .unwrap();
+    std::fs::write(world.path("check.sh"), "cat leap.py\n").unwrap();
     let (handle, mut rx) = world.start(
         world.task,
-        Some("Implement the stub in leap.py as INSTRUCTIONS.md says. Check it with `cat leap.py`."),
+        Some("Implement the stub in leap.py as INSTRUCTIONS.md says. Check it with `sh check.sh`."),
         PermissionMode::Yolo,
     );
     let mut work = None;
@@ -133,7 +134,8 @@ async fn a_small_model_is_shown_the_named_files_and_its_whole_file_and_test_run_
     assert_eq!(requests.len(), 2, "{requests:#?}");
     // The first request already holds both files, and the prompt for small models.
     let first = tool_results(&requests[0]);
-    assert_eq!(first.len(), 2, "{first:?}");
+    // (check.sh is named too, in the command.)
+    assert_eq!(first.len(), 3, "{first:?}");
     assert!(first[0].1.contains("def leap_year(year):"), "{first:?}");
     assert!(first[1].1.contains("A leap year is"), "{first:?}");
     let system = requests[0]["messages"][0]["content"].as_str().unwrap();
@@ -147,12 +149,12 @@ async fn a_small_model_is_shown_the_named_files_and_its_whole_file_and_test_run_
         SOLVED
     );
     let second = tool_results(&requests[1]);
-    assert_eq!(second.len(), 4, "{second:?}");
-    assert!(second[3].1.contains("year % 400 == 0"), "{second:?}");
+    assert_eq!(second.len(), 5, "{second:?}");
+    assert!(second[4].1.contains("year % 400 == 0"), "{second:?}");
     assert_eq!(
         work.expect("the run finished"),
         Work {
-            reads: 2,
+            reads: 3,
             edits: 1,
             commands: 1,
             other: 0

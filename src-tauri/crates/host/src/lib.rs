@@ -392,9 +392,9 @@ impl Host {
             }
             (model, compaction)
         };
-        models::fit_local_model(&mut model).await;
+        models::fit_local_model(&mut model, &self.inner.home).await;
         if let Some(compaction) = compaction.as_mut() {
-            models::fit_local_model(compaction).await;
+            models::fit_local_model(compaction, &self.inner.home).await;
         }
         // Waited for by the run, where the user sees it and can stop it (a server that never
         // answers holds it for the connect timeout).
@@ -651,7 +651,7 @@ impl Host {
                 None => main,
             }
         };
-        models::fit_local_model(&mut model).await;
+        models::fit_local_model(&mut model, &self.inner.home).await;
         self.forward();
         self.inner
             .agent

@@ -10,7 +10,6 @@ use codewright_protocol::ErrorKind;
 use codewright_store::Store;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 fn store_error(e: codewright_store::StoreError) -> HostError {
     HostError::new(ErrorKind::Store, e.to_string())
@@ -144,50 +143,56 @@ pub fn resolve(store: &Store, given: Option<&str>) -> Result<Model, HostError> {
     })
 }
 
-/// How long a local server's answer about its window is believed.
+/// How long a local server's answer about its window is believed without asking again.
 const WINDOW_ASKED_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+/// An older answer is still used (and asked again meanwhile) up to this age.
+const WINDOW_KEPT_FOR: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+/// Where what local servers said is kept, in the data folder: each `exec` is a new process, and
+/// asking costs five requests before the first one (issue 34).
+pub const LOCAL_MODELS_FILE: &str = "local-models.json";
+
+/// What a local server said about one of its models, and when (Unix seconds).
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy)]
+struct Said {
+    at: u64,
+    context_window: Option<u64>,
+    tools: Option<bool>,
+}
 
 /// Gives a model of a local server that neither the catalog nor the user's entries know what
 /// the server says of it ([`describe_local_model`](codewright_llm::probe::describe_local_model)):
 /// the context window it runs with instead of an assumed 128k (a 4k llama.cpp or Ollama model
 /// then gets compact tools and compaction that fits; its longest answer is kept to a quarter of
 /// the window), and tools given as text to a model that does not take them. A server that says
-/// nothing leaves the defaults. Asked at most once a minute per server and model.
-pub async fn fit_local_model(model: &mut Model) {
-    use codewright_llm::probe::LocalModel;
-    type Answers = HashMap<(String, String), (std::time::Instant, LocalModel)>;
-    static ANSWERS: Mutex<Option<Answers>> = Mutex::new(None);
+/// nothing leaves the defaults.
+///
+/// The answers are kept in `home`'s [`LOCAL_MODELS_FILE`] per server and model: one under a
+/// minute old is used as it is; an older one (up to a day) is used at once and asked again in
+/// the background, so the next run has the server as it is now (a server restarted with another
+/// window is seen from the run after; a window that became smaller meanwhile is handled as any
+/// request too long for it is).
+pub async fn fit_local_model(model: &mut Model, home: &std::path::Path) {
     if model.info.known || !model.provider.is_local() {
         return;
     }
-    let asked = (
-        model.provider.base_url.clone(),
-        model.info.name().to_string(),
+    let key = format!(
+        "{} {}",
+        without_credentials(&model.provider.base_url),
+        model.info.name()
     );
-    let cached = ANSWERS
-        .lock()
-        .expect("window answers")
-        .get_or_insert_with(HashMap::new)
-        .get(&asked)
-        .filter(|(at, _)| at.elapsed() < WINDOW_ASKED_EVERY)
-        .map(|(_, said)| *said);
-    let said = match cached {
-        Some(said) => said,
-        None => {
-            let said = codewright_llm::probe::describe_local_model(
-                &model.provider,
-                model.key.as_deref(),
-                model.info.name(),
-                std::time::Duration::from_secs(2),
-            )
-            .await;
-            ANSWERS
-                .lock()
-                .expect("window answers")
-                .get_or_insert_with(HashMap::new)
-                .insert(asked, (std::time::Instant::now(), said));
+    let file = home.join(LOCAL_MODELS_FILE);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let kept = read_said(&file).get(&key).copied();
+    let said = match kept {
+        Some(said) if now.saturating_sub(said.at) < WINDOW_ASKED_EVERY.as_secs() => said,
+        Some(said) if now.saturating_sub(said.at) < WINDOW_KEPT_FOR.as_secs() => {
+            let model = model.clone();
+            tokio::spawn(async move { ask_local_model(&model, &file, key).await });
             said
         }
+        _ => ask_local_model(model, &file, key).await,
     };
     if let Some(window) = said.context_window {
         model.info.context_window = window;
@@ -195,6 +200,57 @@ pub async fn fit_local_model(model: &mut Model) {
     }
     if let Some(tools) = said.tools {
         model.info.tools = tools;
+    }
+}
+
+/// Asks the server about `model` and keeps the answer in `file` under `key`.
+async fn ask_local_model(model: &Model, file: &std::path::Path, key: String) -> Said {
+    let answer = codewright_llm::probe::describe_local_model(
+        &model.provider,
+        model.key.as_deref(),
+        model.info.name(),
+        std::time::Duration::from_secs(2),
+    )
+    .await;
+    let said = Said {
+        at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        context_window: answer.context_window,
+        tools: answer.tools,
+    };
+    // Another process may have written meanwhile: its other answers are kept. A file that
+    // cannot be written only means asking again next time.
+    let mut all = read_said(file);
+    all.insert(key, said);
+    if let Ok(text) = serde_json::to_vec_pretty(&all) {
+        let tmp = file.with_extension(format!("json.{}", std::process::id()));
+        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, file).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    said
+}
+
+/// What `file` keeps (nothing when it is missing or unreadable).
+fn read_said(file: &std::path::Path) -> HashMap<String, Said> {
+    std::fs::read(file)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// `url` without a `user:password@` part, which is not kept in a file.
+fn without_credentials(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let host_end = rest.find('/').unwrap_or(rest.len());
+            match rest[..host_end].rsplit_once('@') {
+                Some((_, host)) => format!("{scheme}://{host}{}", &rest[host_end..]),
+                None => url.to_string(),
+            }
+        }
+        None => url.to_string(),
     }
 }
 

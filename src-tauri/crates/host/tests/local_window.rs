@@ -39,25 +39,70 @@ fn model(id: &str, base: &str) -> Model {
 
 #[tokio::test]
 async fn an_unknown_local_model_gets_the_window_its_server_runs_with() {
+    let home = tempfile::tempdir().unwrap();
     let (base, asked) = llamacpp(4096).await;
     let mut small = model("smollm2@local", &base);
     assert_eq!(
         small.info.context_window, 128_000,
         "the default before asking"
     );
-    codewright_host::models::fit_local_model(&mut small).await;
+    codewright_host::models::fit_local_model(&mut small, home.path()).await;
     assert_eq!(small.info.context_window, 4096);
     assert_eq!(small.info.max_output, 1024, "a quarter of the window");
-    // Asked once a minute at most: a second run does not ask again.
+    // Kept in the data folder: the next run (another `exec`) does not ask again.
     let after_first = asked.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(after_first > 0);
     let mut again = model("smollm2@local", &base);
-    codewright_host::models::fit_local_model(&mut again).await;
+    codewright_host::models::fit_local_model(&mut again, home.path()).await;
     assert_eq!(again.info.context_window, 4096);
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), after_first);
     // A model the user described keeps what they said.
     let mut described = model("smollm2@local", &base);
     described.info.known = true;
     described.info.context_window = 32_000;
-    codewright_host::models::fit_local_model(&mut described).await;
+    codewright_host::models::fit_local_model(&mut described, home.path()).await;
     assert_eq!(described.info.context_window, 32_000);
+}
+
+/// An answer older than a minute is used at once, and the server is asked again meanwhile, so
+/// the run after sees it as it is now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_answer_is_used_at_once_and_asked_again_in_the_background() {
+    let home = tempfile::tempdir().unwrap();
+    let (base, asked) = llamacpp(8192).await;
+    let file = home.path().join(codewright_host::models::LOCAL_MODELS_FILE);
+    // What a run an hour ago was told (the server has been restarted with 8192 since).
+    let key = format!("{base} smollm2");
+    let hour_ago = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        - 3600;
+    let old =
+        serde_json::json!({ key.clone(): {"at": hour_ago, "context_window": 4096, "tools": null} });
+    std::fs::write(&file, old.to_string()).unwrap();
+    let mut m = model("smollm2@local", &base);
+    codewright_host::models::fit_local_model(&mut m, home.path()).await;
+    assert_eq!(
+        m.info.context_window, 4096,
+        "the kept answer, without waiting"
+    );
+    // The background question lands in the file.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let kept: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        if kept[&key]["context_window"] == 8192 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never asked again: {kept}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(asked.load(std::sync::atomic::Ordering::SeqCst) > 0);
+    let mut next = model("smollm2@local", &base);
+    codewright_host::models::fit_local_model(&mut next, home.path()).await;
+    assert_eq!(next.info.context_window, 8192);
 }
