@@ -421,6 +421,7 @@ impl Agent {
             servers: Mutex::new(None),
             work: Mutex::default(),
             words: None,
+            checked_in_words: None,
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
@@ -555,6 +556,7 @@ impl Agent {
             servers: Mutex::new(servers),
             work: Mutex::default(),
             words: None,
+            checked_in_words: None,
         };
         TaskHandle {
             task: request.task,
@@ -591,6 +593,8 @@ struct Run {
     work: Mutex<codewright_protocol::Work>,
     /// What a model's words may ask for (see [`crate::written`]), once the run has its project.
     words: Option<Words>,
+    /// The user's check commands the last answer's words ran after a change it wrote.
+    checked_in_words: Option<Vec<String>>,
 }
 
 /// The project and the commands the user named, for work a model writes in words.
@@ -1344,9 +1348,26 @@ impl Run {
             view.push_answer(answer, counted);
             self.step(Step::ToolCalls);
             let results = self.run_calls(&registry, session, calls).await;
+            let passed = !results
+                .iter()
+                .any(|r| matches!(r, Part::ToolResult { is_error: true, .. }));
             self.push(view, Message::new(Role::Tool, results))?;
             if self.cancel.is_cancelled() {
                 return Ok(RunOutcome::Stopped);
+            }
+            // A change written in words that passes the user's own checks is the end of the
+            // task: asking the model again only has it say so (at a few tokens a second).
+            if let Some(checks) = self.checked_in_words.take().filter(|_| passed) {
+                let mut steer = self.steer.lock().expect("steer lock");
+                if steer.queue.is_empty() {
+                    steer.closed = true;
+                    drop(steer);
+                    self.notice(format!(
+                        "The change passes the checks you named ({}), so the run ends here.",
+                        checks.join(", ")
+                    ));
+                    return Ok(RunOutcome::Done);
+                }
             }
         }
     }
@@ -1864,18 +1885,24 @@ impl Run {
                 }
             }
         }
+        let wrote = !calls.is_empty();
+        let mut checks = Vec::new();
         if offers(crate::written::BASH) {
             for command in commands {
                 if words.ran.get(&command) == Some(&after) {
                     continue;
                 }
                 words.ran.insert(command.clone(), after);
+                if words.commands.contains(&command) {
+                    checks.push(command.clone());
+                }
                 calls.push((
                     crate::written::BASH,
                     serde_json::json!({ "command": command }),
                 ));
             }
         }
+        self.checked_in_words = (wrote && !checks.is_empty()).then_some(checks);
         for (name, arguments) in calls {
             message.parts.push(Part::ToolCall {
                 id: call_id(),

@@ -100,15 +100,20 @@ const SOLVED: &str =
 /// What aider showed works for a small model, through Codewright's own tools: the files the
 /// message names are read for the model before its first request, its whole file in a fenced
 /// block headed by the path is written (through write_file: policy, diff, checkpoint), and the
-/// check command the user named runs after it.
+/// check command the user named runs after it: a failing check goes back to the model, a passing
+/// one ends the run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_model_is_shown_the_named_files_and_its_whole_file_and_test_run_are_taken() {
     use codewright_protocol::{AgentEvent, Work};
+    const WRONG: &str = "def leap_year(year):\n    return year % 4 == 0\n";
     let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
         0 => text(&format!(
-            "### Updated `leap.py`\n\n```python\n{SOLVED}```\n\nThis should work."
+            "### Updated `leap.py`\n\n```python\n{WRONG}```\n\nThis should work."
         )),
-        _ => text("I implemented leap_year in leap.py."),
+        1 => text(&format!(
+            "The check failed. Fixed:\n\nleap.py\n```python\n{SOLVED}```"
+        )),
+        _ => text("Asked again after the check passed."),
     }))
     .await;
     std::fs::write(world.path("leap.py"), STUB).unwrap();
@@ -117,22 +122,24 @@ async fn a_small_model_is_shown_the_named_files_and_its_whole_file_and_test_run_
         "# Leap\nA leap year is ...\n",
     )
     .unwrap();
-    std::fs::write(world.path("check.sh"), "cat leap.py\n").unwrap();
+    std::fs::write(world.path("check.sh"), "grep 'year % 400' leap.py\n").unwrap();
     let (handle, mut rx) = world.start(
         world.task,
         Some("Implement the stub in leap.py as INSTRUCTIONS.md says. Check it with `sh check.sh`."),
         PermissionMode::Yolo,
     );
-    let mut work = None;
+    let (mut work, mut notices) = (None, Vec::new());
     while let Some(event) = rx.recv().await {
-        if let AgentEvent::RunFinished { work: w, .. } = event {
-            work = Some(w);
+        match event {
+            AgentEvent::RunFinished { work: w, .. } => work = Some(w),
+            AgentEvent::Notice { message, .. } => notices.push(message),
+            _ => {}
         }
     }
     assert_eq!(handle.wait().await, RunOutcome::Done);
     let requests = world.server.requests();
     assert_eq!(requests.len(), 2, "{requests:#?}");
-    // The first request already holds both files, and the prompt for small models.
+    // The first request already holds the files, and the prompt for small models.
     let first = tool_results(&requests[0]);
     // (check.sh is named too, in the command.)
     assert_eq!(first.len(), 3, "{first:?}");
@@ -143,19 +150,27 @@ async fn a_small_model_is_shown_the_named_files_and_its_whole_file_and_test_run_
         system.contains("whole new file in one fenced code block"),
         "{system:.300}"
     );
-    // The file was written, and the named command ran on the new file.
+    // The first change was written and checked; the failing check went back to the model.
+    let second = tool_results(&requests[1]);
+    assert_eq!(second.len(), 5, "{second:?}");
+    assert!(second[3].1.contains("leap.py"), "{second:?}");
+    assert!(second[4].1.contains("exit code 1"), "{second:?}");
+    // Its fix passed the check, and the run ended there.
     assert_eq!(
         std::fs::read_to_string(world.path("leap.py")).unwrap(),
         SOLVED
     );
-    let second = tool_results(&requests[1]);
-    assert_eq!(second.len(), 5, "{second:?}");
-    assert!(second[4].1.contains("year % 400 == 0"), "{second:?}");
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("passes the checks you named (sh check.sh)")),
+        "{notices:?}"
+    );
     assert_eq!(
         work.expect("the run finished"),
         Work {
             reads: 3,
-            edits: 1,
+            edits: 2,
             commands: 1,
             other: 0
         }
