@@ -29,6 +29,19 @@ pub fn is_small(model: &crate::Model) -> bool {
     model.provider.is_local() && (!model.info.known || model.info.context_window <= 32_768)
 }
 
+/// The built-in tools a small model is offered (with the project's MCP tools): each schema is
+/// about a hundred tokens that a CPU reads before every first answer, and a small model picks
+/// better among fewer.
+pub const SMALL_MODEL_TOOLS: &[&str] = &[
+    "read_file",
+    "write_file",
+    "edit_file",
+    "bash",
+    "list_dir",
+    "glob",
+    "grep",
+];
+
 /// Project instruction files, in order of preference (the first found is used).
 const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 /// Instruction files larger than this (in bytes) are cut, while they are read.

@@ -1198,7 +1198,13 @@ impl Run {
         loop {
             // The tools as they are now (an MCP server's may have changed since the last turn).
             let registry = self.registry(project);
-            let offered = offered_tools(registry.specs(), session);
+            let mut offered = offered_tools(registry.specs(), session);
+            if crate::prompt::is_small(model) {
+                offered.retain(|s| {
+                    crate::prompt::SMALL_MODEL_TOOLS.contains(&s.name.as_str())
+                        || s.name.contains("__") // an MCP server's (server__tool)
+                });
+            }
             let specs = &compaction::tool_specs(&offered, &model.info)[..];
             let system = if text_mode {
                 format!("{base_system}{}", text_calls::describe_tools(specs))

@@ -660,12 +660,12 @@ async fn a_full_window_is_compacted_before_the_request() {
     .await;
     std::fs::write(
         world.path("a.txt"),
-        format!("{}\n", "y".repeat(79)).repeat(75),
+        format!("{}\n", "y".repeat(79)).repeat(100),
     )
     .unwrap();
     let mut model = world.model();
-    // A small window: 3 reads of ~1,500 tokens each, with the system prompt and the tools,
-    // pass 10,000 − reserve (2,000 for the answer + 1,250).
+    // A small window: 3 reads of ~2,000 tokens each, with the system prompt and the tools (a
+    // small model's few), pass 10,000 − reserve (2,000 for the answer + 1,250).
     model.info.context_window = 10_000;
     model.info.max_output = 2_000;
     // Summaries come from the compaction role's model.

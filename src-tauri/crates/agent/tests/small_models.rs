@@ -17,8 +17,12 @@ async fn a_call_written_as_fenced_json_is_run_not_taken_as_the_answer() {
     .await;
     std::fs::create_dir_all(world.path("src")).unwrap();
     std::fs::write(world.path("src/main.rs"), "pass\n").unwrap();
-    let (handle, mut rx) =
-        world.start(world.task, Some("Implement the stub"), PermissionMode::Yolo);
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement the stub"),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
     while rx.recv().await.is_some() {}
     assert_eq!(handle.wait().await, RunOutcome::Done);
     let requests = world.server.requests();
@@ -75,12 +79,22 @@ async fn a_run_says_what_its_tools_did_and_an_answer_alone_is_said_as_such() {
         }
         work.expect("the run finished")
     };
-    let (handle, rx) = world.start(world.task, Some("Just a plan"), PermissionMode::Yolo);
+    let (handle, rx) = world.start_with(
+        world.task,
+        Some("Just a plan"),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
     let work = finished(rx).await;
     assert_eq!(handle.wait().await, RunOutcome::Done);
     assert!(work.is_nothing(), "{work:?}");
     // (The file is not named: a named one would be read for the model before it asks.)
-    let (handle, rx) = world.start(world.task, Some("Read the file"), PermissionMode::Yolo);
+    let (handle, rx) = world.start_with(
+        world.task,
+        Some("Read the file"),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
     let work = finished(rx).await;
     assert_eq!(handle.wait().await, RunOutcome::Done);
     // The read of a missing file failed: it does not count.
@@ -123,10 +137,11 @@ async fn a_small_model_is_shown_the_named_files_and_its_whole_file_and_test_run_
     )
     .unwrap();
     std::fs::write(world.path("check.sh"), "grep 'year % 400' leap.py\n").unwrap();
-    let (handle, mut rx) = world.start(
+    let (handle, mut rx) = world.start_with(
         world.task,
         Some("Implement the stub in leap.py as INSTRUCTIONS.md says. Check it with `sh check.sh`."),
         PermissionMode::Yolo,
+        world.small_model(),
     );
     let (mut work, mut notices) = (None, Vec::new());
     while let Some(event) = rx.recv().await {
@@ -184,8 +199,12 @@ async fn a_looping_reply_is_stopped_and_kept_up_to_its_first_repeat() {
     let line = "    if year % 4 == 0 and year % 100 == 0 and year % 400 == 0:\n";
     let looping = format!("The answer:\n{}", line.repeat(200));
     let world = World::new(Arc::new(move |_, _: &serde_json::Value| text(&looping))).await;
-    let (handle, mut rx) =
-        world.start(world.task, Some("Explain leap years"), PermissionMode::Yolo);
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Explain leap years"),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
     let mut notices = Vec::new();
     while let Some(event) = rx.recv().await {
         if let AgentEvent::Notice { message, .. } = event {

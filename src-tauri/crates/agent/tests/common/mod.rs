@@ -477,7 +477,16 @@ impl World {
         }
     }
 
+    /// The scripted model, described (as a hosted model or one added with `models add` is):
+    /// it gets the full prompt and every tool.
     pub fn model(&self) -> Model {
+        let mut model = self.small_model();
+        model.info.known = true;
+        model
+    }
+
+    /// The scripted model as a local model nobody described: a small model's prompt and tools.
+    pub fn small_model(&self) -> Model {
         Model {
             info: codewright_llm::resolve_model("test-model@scripted", &[]),
             provider: Provider::new("scripted", Protocol::OpenAiChat, &self.server.url, None),
