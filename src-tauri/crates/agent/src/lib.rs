@@ -22,7 +22,7 @@ pub mod text_calls;
 mod written;
 
 pub use approvals::Refusal;
-pub use prompt::{system_prompt, SystemPrompt};
+pub use prompt::{system_prompt, SystemPrompt, SMALL_MODEL_TOOLS};
 pub use run::{
     mark_interrupted, Agent, AgentConfig, Model, ModelResolver, RunRequest, TaskHandle, TaskLock,
     ThisRun, AGENT, LOCAL_UNKNOWN_MAX_OUTPUT, SKILLS_OFF, SKILL_PRIORITY,

@@ -220,3 +220,32 @@ async fn a_looping_reply_is_stopped_and_kept_up_to_its_first_repeat() {
     let answer = stored.last().unwrap().message.text();
     assert_eq!(answer, format!("The answer:\n{line}"));
 }
+
+/// A small model's first request is small: a CPU reads every token of it before the first word
+/// (about 40 tokens a second for Qwen2.5-Coder-1.5B on two cores). The goal is 10 KB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_models_first_request_is_under_ten_kilobytes() {
+    let world = World::new(Arc::new(|_, _: &serde_json::Value| text("Done."))).await;
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement the stub so that the tests pass."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    let first = requests[0].to_string();
+    let mut tools: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    println!("a small model's first request: {} bytes, tools {tools:?}", first.len());
+    assert!(first.len() <= 10_000, "{} bytes", first.len());
+    tools.sort_unstable();
+    let mut small = codewright_agent::SMALL_MODEL_TOOLS.to_vec();
+    small.sort_unstable();
+    assert_eq!(tools, small);
+}
