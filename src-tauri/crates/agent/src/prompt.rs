@@ -23,10 +23,12 @@ write its path on a line by itself, then the whole new file in one fenced code b
 command, call the bash tool. When the user names tests, run them to check your work. When you \
 are done, say in one sentence what you changed.";
 
-/// Whether `model` gets the small model's prompt: a local model that nobody described, or one
-/// whose window is 32k tokens or less.
+/// Whether `model` is a small local model: on a local server, with a window of 32k tokens or
+/// less (as its server says, or as the user described it). Such a model gets the short prompt
+/// and [`SMALL_MODEL_TOOLS`], has the files a message names read for it, and has whole files and
+/// check commands in its words taken as calls (issue 34). A hosted model never is.
 pub fn is_small(model: &crate::Model) -> bool {
-    model.provider.is_local() && (!model.info.known || model.info.context_window <= 32_768)
+    model.provider.is_local() && model.info.context_window <= 32_768
 }
 
 /// The built-in tools a small model is offered (with the project's MCP tools): each schema is
@@ -40,6 +42,9 @@ pub const SMALL_MODEL_TOOLS: &[&str] = &[
     "list_dir",
     "glob",
     "grep",
+    // What `bash` started in the background is read and stopped with these.
+    "process_output",
+    "process_kill",
 ];
 
 /// Project instruction files, in order of preference (the first found is used).

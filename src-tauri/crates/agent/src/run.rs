@@ -422,6 +422,7 @@ impl Agent {
             work: Mutex::default(),
             words: None,
             checked_in_words: None,
+            corrected: false,
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
@@ -557,6 +558,7 @@ impl Agent {
             work: Mutex::default(),
             words: None,
             checked_in_words: None,
+            corrected: false,
         };
         TaskHandle {
             task: request.task,
@@ -593,9 +595,20 @@ struct Run {
     work: Mutex<codewright_protocol::Work>,
     /// What a model's words may ask for (see [`crate::written`]), once the run has its project.
     words: Option<Words>,
-    /// The user's check commands the last answer's words ran after a change it wrote.
-    checked_in_words: Option<Vec<String>>,
+    /// The check commands the last answer's words ran, and whether it wrote a file.
+    checked_in_words: Option<Checked>,
+    /// The run's one corrective turn for a call that could not be read was given.
+    corrected: bool,
 }
+
+/// The check commands one answer's words ran.
+struct Checked {
+    commands: Vec<String>,
+    wrote: bool,
+}
+
+/// The name of a call Codewright could not read (never a tool's): answered with the format.
+const UNREADABLE: &str = "unreadable_call";
 
 /// The project and the commands the user named, for work a model writes in words.
 struct Words {
@@ -603,8 +616,9 @@ struct Words {
     commands: Vec<String>,
     /// The files the user named: a block with no path may be one of them.
     files: Vec<String>,
-    /// Each command taken from words, with the count of edits when it was: it runs again only
-    /// after another edit, so an answer that keeps naming it does not loop.
+    /// Each command taken from words, with the run's count of edits when it ran: named again
+    /// without a change since, it does not run again, so an answer that keeps naming it does
+    /// not loop.
     ran: std::collections::HashMap<String, u32>,
 }
 
@@ -886,24 +900,37 @@ impl Run {
                 return Ok(outcome);
             }
         }
-        let asked = view
-            .messages
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::User)
-            .map(Message::text)
-            .unwrap_or_default();
-        self.words = Some(Words {
-            commands: crate::written::named_commands(&asked, &session.root),
-            files: crate::attach::named_files(&session.root, &asked),
-            root: session.root.clone(),
-            ran: Default::default(),
-        });
-        // A message not answered yet (stored by this run, or by the host before it started).
+        // What a small or text-protocol model's words may ask for (see [`crate::written`]):
+        // the files and check commands of the user's last message — never a sub-agent's, whose
+        // message another model wrote.
+        let small = crate::prompt::is_small(&request.model);
+        if small || !request.model.info.tools {
+            let asked = view
+                .messages
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::User)
+                .map(Message::text)
+                .unwrap_or_default();
+            let own = self.parent_approver.is_none();
+            self.words = Some(Words {
+                commands: if own {
+                    crate::written::named_commands(&asked, &session.root)
+                } else {
+                    Vec::new()
+                },
+                files: crate::attach::named_files(&session.root, &asked),
+                root: session.root.clone(),
+                ran: Default::default(),
+            });
+        }
+        // A message not answered yet (stored by this run, or by the host before it started):
+        // a small model is shown the files it names (a hosted model is sent only what it asks
+        // for: a file the user merely mentions stays on the machine).
         let unanswered = view
             .messages
             .last()
-            .filter(|m| m.role == Role::User)
+            .filter(|m| small && m.role == Role::User)
             .map(Message::text);
         if let Some(message) = unanswered {
             if let Err(outcome) = self.attach(project.id, &session, &message, &mut view).await {
@@ -1189,9 +1216,6 @@ impl Run {
         let text_mode = !model.info.tools;
         let base_system = system;
         let mut empty_retry = false;
-        // One corrective turn per run for a call the model wrote but Codewright could not read.
-        let mut corrected = false;
-        let mut correct_now = false;
         let mut told_images = false;
         let mut overflow_retried = false;
         let mut iteration = 0u32;
@@ -1256,9 +1280,6 @@ impl Run {
             };
             if empty_retry {
                 request_messages.push(Message::user(NUDGE));
-            }
-            if std::mem::take(&mut correct_now) {
-                request_messages.push(Message::user(text_calls::correction(specs)));
             }
             if !model.info.images && without_images(&mut request_messages) && !told_images {
                 told_images = true;
@@ -1334,14 +1355,7 @@ impl Run {
                     self.notice("The model sent an empty answer again, so the run stops here. Send a message to continue, or try another model.");
                     return Ok(RunOutcome::Done);
                 }
-                let unreadable = !corrected && text_calls::attempted_call(&answer.text());
                 view.push_answer(answer, counted);
-                if unreadable {
-                    corrected = true;
-                    correct_now = true;
-                    self.notice("The model wrote what looks like a tool call, but not one Codewright can read (not valid JSON, or no tool of that name); it is shown the exact format once.");
-                    continue;
-                }
                 // Done, unless a message arrived meanwhile; from here on, new ones are refused.
                 let mut steer = self.steer.lock().expect("steer lock");
                 if !steer.queue.is_empty() {
@@ -1353,7 +1367,17 @@ impl Run {
             empty_retry = false;
             view.push_answer(answer, counted);
             self.step(Step::ToolCalls);
-            let results = self.run_calls(&registry, session, calls).await;
+            let results = match &calls[..] {
+                // The call Codewright could not read is answered with the exact format.
+                [call] if call.name == UNREADABLE => {
+                    self.notice("The model wrote what looks like a tool call, but not one Codewright can read (not valid JSON, or no tool of that name); it is shown the exact format once.");
+                    vec![codewright_protocol::conversation::interrupted_result(
+                        &call.id,
+                        &text_calls::correction(specs),
+                    )]
+                }
+                _ => self.run_calls(&registry, session, calls).await,
+            };
             let passed = !results
                 .iter()
                 .any(|r| matches!(r, Part::ToolResult { is_error: true, .. }));
@@ -1361,9 +1385,20 @@ impl Run {
             if self.cancel.is_cancelled() {
                 return Ok(RunOutcome::Stopped);
             }
+            // The checks taken from words ran as of the edits made now.
+            let checked = self.checked_in_words.take();
+            if let (Some(words), Some(checked)) = (self.words.as_mut(), &checked) {
+                let edits = self.work.lock().expect("work lock").edits;
+                for command in &checked.commands {
+                    words.ran.insert(command.clone(), edits);
+                }
+            }
             // A change written in words that passes the user's own checks is the end of the
             // task: asking the model again only has it say so (at a few tokens a second).
-            if let Some(checks) = self.checked_in_words.take().filter(|_| passed) {
+            if let Some(checks) = checked
+                .filter(|c| passed && c.wrote && !c.commands.is_empty())
+                .map(|c| c.commands)
+            {
                 let mut steer = self.steer.lock().expect("steer lock");
                 if steer.queue.is_empty() {
                     steer.closed = true;
@@ -1447,6 +1482,7 @@ impl Run {
         // This request alone is stopped when the answer loops (see [`crate::repetition`]).
         let request_cancel = self.cancel.child_token();
         let looped = std::sync::atomic::AtomicBool::new(false);
+        let guard_loops = model.provider.is_local();
         let mut said = String::new();
         let mut on_delta = |delta: &Delta, parts: &[Part]| {
             if !matches!(delta, Delta::Idle) {
@@ -1460,6 +1496,7 @@ impl Run {
                 error,
             } = delta
             {
+                said.clear();
                 let _ = events.send(AgentEvent::Notice {
                     task_id: task,
                     message: format!(
@@ -1480,7 +1517,7 @@ impl Run {
                         text: text.clone(),
                     });
                     said.push_str(text);
-                    if crate::repetition::looping(&said).is_some() {
+                    if guard_loops && crate::repetition::looping(&said).is_some() {
                         looped.store(true, std::sync::atomic::Ordering::Relaxed);
                         request_cancel.cancel();
                     }
@@ -1585,17 +1622,28 @@ impl Run {
                 } else {
                     message
                 };
-                // A local or text-protocol model may also write a whole file, or ask for the
-                // user's test command, in words.
-                let any_calls = message
-                    .parts
-                    .iter()
-                    .any(|p| matches!(p, Part::ToolCall { .. }));
-                if !tools.is_empty()
-                    && !any_calls
-                    && (model.provider.is_local() || !model.info.tools)
-                {
+                // A small or text-protocol model may also write a whole file, or ask for the
+                // user's check command, in words; or write a call that cannot be read, which
+                // gets one corrective turn (as a call answered with the format, so the
+                // conversation keeps its turns).
+                let no_calls =
+                    |m: &Message| !m.parts.iter().any(|p| matches!(p, Part::ToolCall { .. }));
+                let words = crate::prompt::is_small(model) || !model.info.tools;
+                if words && !tools.is_empty() && no_calls(&message) {
                     self.with_written_work(&mut message, &tools);
+                    if no_calls(&message)
+                        && !self.corrected
+                        && text_calls::attempted_call(&message.text())
+                    {
+                        self.corrected = true;
+                        message.parts.push(Part::ToolCall {
+                            id: call_id(),
+                            name: UNREADABLE.to_string(),
+                            arguments: "{}".to_string(),
+                            truncated: false,
+                            signature: None,
+                        });
+                    }
                 }
                 // A server that reports no usage (some local ones) gets an estimate, marked as
                 // one, rather than zeros.
@@ -1880,35 +1928,30 @@ impl Run {
                 ));
             }
         }
-        let after = edits + calls.len() as u32;
         // After a change written in words, the user's check commands run as well: the model
-        // sees what they say, as aider's small models do.
+        // sees what they say, as aider's small models do. Named without a change since they
+        // last ran, they do not run again.
+        let wrote = !calls.is_empty();
         let mut commands = written.commands;
-        if !calls.is_empty() {
+        if wrote {
             for command in &words.commands {
                 if !commands.contains(command) {
                     commands.push(command.clone());
                 }
             }
+        } else {
+            commands.retain(|c| words.ran.get(c) != Some(&edits));
         }
-        let wrote = !calls.is_empty();
-        let mut checks = Vec::new();
-        if offers(crate::written::BASH) {
-            for command in commands {
-                if words.ran.get(&command) == Some(&after) {
-                    continue;
-                }
-                words.ran.insert(command.clone(), after);
-                if words.commands.contains(&command) {
-                    checks.push(command.clone());
-                }
-                calls.push((
-                    crate::written::BASH,
-                    serde_json::json!({ "command": command }),
-                ));
-            }
+        if !offers(crate::written::BASH) {
+            commands.clear();
         }
-        self.checked_in_words = (wrote && !checks.is_empty()).then_some(checks);
+        for command in &commands {
+            calls.push((
+                crate::written::BASH,
+                serde_json::json!({ "command": command }),
+            ));
+        }
+        self.checked_in_words = (!commands.is_empty()).then_some(Checked { commands, wrote });
         for (name, arguments) in calls {
             message.parts.push(Part::ToolCall {
                 id: call_id(),

@@ -322,13 +322,20 @@ pub fn coerce(call: &TextCall, spec: Option<&ToolSpec>) -> Value {
     Value::Object(out)
 }
 
-/// Whether `text` (an answer in which no call could be read) tried to write one: a
-/// `<tool_call>` or `<function=…>` tag, or a JSON object with a name and arguments.
+/// Whether `text` (an answer in which no call could be read) is an attempt at one: it starts as
+/// a call does (`{`, a fence, `<tool_call>`, `<function=…>`) and holds a `<tool_call>` or
+/// `<function=…>` tag or a JSON object with a name and arguments. An explanation that shows a
+/// schema further down is not.
 pub fn attempted_call(text: &str) -> bool {
-    text.contains("<tool_call")
-        || text.contains("<function=")
-        || (text.contains("\"name\"")
-            && (text.contains("\"arguments\"") || text.contains("\"parameters\"")))
+    let start = text.trim_start();
+    let starts_as_call = ["{", "```", "~~~", "<tool_call", "<function="]
+        .iter()
+        .any(|s| start.starts_with(s));
+    starts_as_call
+        && (text.contains("<tool_call")
+            || text.contains("<function=")
+            || (text.contains("\"name\"")
+                && (text.contains("\"arguments\"") || text.contains("\"parameters\""))))
 }
 
 /// The one corrective message for an unreadable call: the exact format, with the tools offered.
@@ -349,11 +356,11 @@ pub fn correction(specs: &[ToolSpec]) -> String {
 /// and no old text is `write_file` (small models mix the two up).
 pub fn repaired(mut call: TextCall, specs: &[ToolSpec]) -> TextCall {
     const WRITE: &str = "write_file";
+    // Exactly a path and a content: any other key (an old text by whatever name) is an edit.
     let whole = call.arguments.as_object().filter(|a| {
-        a.get("content").is_some_and(Value::is_string)
+        a.len() == 2
+            && a.get("content").is_some_and(Value::is_string)
             && a.get("path").is_some_and(Value::is_string)
-            && !a.contains_key("old_string")
-            && !a.contains_key("edits")
     });
     if call.name == "edit_file" && specs.iter().any(|s| s.name == WRITE) {
         if let Some(a) = whole {
@@ -449,12 +456,15 @@ mod tests {
             call.arguments,
             json!({"path": "leap.py", "content": "x = 1\n"})
         );
-        // With old text it is an edit; without write_file offered nothing is renamed.
-        let edit = TextCall {
-            name: "edit_file".into(),
-            arguments: json!({"path": "a", "content": "b", "old_string": "c"}),
-        };
-        assert_eq!(repaired(edit.clone(), &specs), edit);
+        // With old text (by any name) it is an edit; without write_file offered nothing is
+        // renamed.
+        for old in ["old_string", "old_str", "search"] {
+            let edit = TextCall {
+                name: "edit_file".into(),
+                arguments: json!({"path": "a", "content": "b", old: "c"}),
+            };
+            assert_eq!(repaired(edit.clone(), &specs), edit);
+        }
         assert_eq!(repaired(whole.clone(), &specs[..1]), whole);
     }
 
@@ -468,6 +478,8 @@ mod tests {
             "<tool_call>\n{name: read_file}\n</tool_call>"
         ));
         assert!(!attempted_call("I implemented leap_year; the tests pass."));
+        let explained = "The schema is:\n```json\n{\"name\": \"x\", \"parameters\": {}}\n```";
+        assert!(!attempted_call(explained));
         let told = correction(&[spec("read_file"), spec("bash")]);
         assert!(told.contains("read_file, bash"), "{told}");
     }

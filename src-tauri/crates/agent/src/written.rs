@@ -15,6 +15,23 @@ pub const WRITE_FILE: &str = "write_file";
 pub const BASH: &str = "bash";
 /// A file longer than this (lines) is replaced only by a block at least half its length.
 const SHORT_FILE_LINES: usize = 40;
+/// Blocks that show something (a diff, output, a shell session), never a file's content.
+const NOT_FILES: &[&str] = &[
+    "diff",
+    "patch",
+    "console",
+    "text",
+    "txt",
+    "plaintext",
+    "output",
+    "log",
+    "shell",
+    "sh",
+    "bash",
+    "zsh",
+    "terminal",
+    "shell-session",
+];
 
 /// What an answer wrote in words: files to write (path, whole content) and commands to run.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -41,7 +58,23 @@ pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> W
         let info = line[fence.len()..].trim();
         let end = (i + 1..lines.len()).find(|&j| lines[j].trim() == fence);
         let body_end = end.unwrap_or(lines.len());
-        let body = &lines[i + 1..body_end];
+        // A block in a list item is indented as its fence is: that is not the file's.
+        let indent = lines[i].len() - line.len();
+        let body: Vec<&str> = lines[i + 1..body_end]
+            .iter()
+            .map(|l| {
+                let cut = l.len() - l.trim_start().len();
+                &l[cut.min(indent)..]
+            })
+            .collect();
+        let body = &body[..];
+        let language = info
+            .split([' ', ':', '{'])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        // A diff, a terminal's output or a shell session is never a file's content.
+        let shown = NOT_FILES.contains(&language.as_str());
         // The path: in the fence's info, on the line before it, or in a comment on its first line.
         let before = lines[..i].iter().rev().find(|l| !l.trim().is_empty());
         let mut content: Vec<&str> = body.to_vec();
@@ -59,10 +92,7 @@ pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> W
                 }
                 Some(path)
             });
-        let code = !matches!(
-            info,
-            "" | "bash" | "sh" | "shell" | "console" | "zsh" | "text"
-        );
+        let code = !shown && !language.is_empty();
         // Else the one named file whose definitions it has, among those the line before it
         // mentions if it mentions any ("other.py" over a block is not leap.py).
         let mentioned = before.map(|l| file_names(l)).unwrap_or_default();
@@ -72,7 +102,8 @@ pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> W
             .cloned()
             .collect();
         let path = path.or_else(|| code.then(|| defining(root, &candidates, body)).flatten());
-        if let Some(path) = path {
+        let script = |p: &String| p.ends_with(".sh") || p.ends_with(".bash");
+        if let Some(path) = path.filter(|p| !shown || (script(p) && language != "diff")) {
             let new = content.join("\n") + "\n";
             if whole_file(root, &path, &new)
                 && !written.files.iter().any(|(p, _)| *p == path)
@@ -148,29 +179,55 @@ fn definitions<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
         .collect()
 }
 
-/// The check commands a user's message names in backticks: spans whose first word is a program
-/// on `PATH` (or `./…`), not a file of the project, and that test, check, lint or build
-/// (`python3 -m pytest -q`, `cargo test`, `npm run lint`) — never one that removes, moves,
-/// fetches or changes git (`rm -rf build`, named in "do not run `rm -rf build`", is not one).
+/// The check commands a user's message names in backticks: one simple command (nothing a shell
+/// reads as more: no `;`, `&`, `|`, `$`, quotes, redirects or globs) whose program is on `PATH`
+/// (or `./…`), that is not a file of the project, and that has a word that tests, checks, lints
+/// or builds (`python3 -m pytest -q`, `cargo test`, `npm run lint`, `sh check.sh`) — never one
+/// that removes, moves, fetches or changes git. `npm publish --tag latest` is not one.
 pub fn named_commands(text: &str, root: &Path) -> Vec<String> {
-    const CHECKS: &[&str] = &["test", "check", "lint", "build", "spec", "clippy", "vet"];
+    const CHECKS: &[&str] = &[
+        "test", "tests", "pytest", "unittest", "check", "lint", "build", "clippy", "vet", "spec",
+        "rspec", "jest", "vitest", "tox", "mypy", "ruff", "flake8", "tsc",
+    ];
     const NEVER: &[&str] = &[
-        "rm", "mv", "dd", "git", "curl", "wget", "sudo", "chmod", "chown", "ssh", "scp", "kill",
+        "rm",
+        "mv",
+        "dd",
+        "git",
+        "curl",
+        "wget",
+        "sudo",
+        "chmod",
+        "chown",
+        "ssh",
+        "scp",
+        "kill",
+        "publish",
+        "push",
+        "deploy",
+        "install",
+        "uninstall",
     ];
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut commands: Vec<String> = Vec::new();
     for span in code_spans(text) {
         let span = span.trim();
-        let Some(program) = span.split_whitespace().next() else {
+        let simple = span
+            .chars()
+            .all(|c| c.is_alphanumeric() || " _-./:=,@%+".contains(c));
+        let words: Vec<&str> = span.split_whitespace().collect();
+        let Some(program) = words.first().filter(|_| simple) else {
             continue;
         };
         let runnable = program.starts_with("./")
             || (!program.contains('/')
                 && std::env::split_paths(&path).any(|dir| dir.join(program).is_file()));
-        let checks = span
-            .split_whitespace()
-            .any(|w| CHECKS.iter().any(|c| w.to_ascii_lowercase().contains(c)));
-        let never = span.split([' ', ';', '&', '|']).any(|w| NEVER.contains(&w));
+        let checks = words.iter().any(|w| {
+            w.trim_start_matches('-')
+                .split([':', '/', '.'])
+                .any(|part| CHECKS.contains(&part.to_ascii_lowercase().as_str()))
+        });
+        let never = words.iter().any(|w| NEVER.contains(w));
         if runnable
             && checks
             && !never
@@ -196,7 +253,7 @@ fn existing(root: &Path, word: &str) -> Option<String> {
     let word = word.trim().trim_matches(['`', '*', '"', '\'']);
     let word = word.strip_prefix("./").unwrap_or(word);
     if word.is_empty()
-        || word.starts_with('/')
+        || word.starts_with(['/', '~'])
         || !word.contains('.')
         || word.split('/').any(|part| part.starts_with('.'))
     {
@@ -238,7 +295,7 @@ fn file_names(line: &str) -> Vec<String> {
                     && ext.chars().all(|c| c.is_ascii_alphanumeric())
                     && stem
                         .chars()
-                        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'))
+                        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.' | '~'))
             })
         })
         .map(String::from)
@@ -255,13 +312,18 @@ fn comment_path(line: &str) -> Option<&str> {
     (!rest.contains(' ')).then_some(rest)
 }
 
-/// Whether `new` can be the whole of the file at `path`, not an excerpt of it.
+/// Whether `new` can be the whole of the file at `path`, not an excerpt of it: it changes the
+/// file, keeps every name the file defines, and is not much shorter than a file of some length.
 fn whole_file(root: &Path, path: &str, new: &str) -> bool {
     let Ok(old) = std::fs::read_to_string(root.join(path)) else {
         return false;
     };
     let (old_lines, new_lines) = (old.lines().count(), new.lines().count());
-    old != new && (old_lines <= SHORT_FILE_LINES || new_lines * 2 >= old_lines)
+    let defined = definitions(new.lines());
+    old != new
+        && definitions(old.lines()).iter().all(|d| defined.contains(d))
+        && (old_lines <= 5 || new_lines * 4 >= old_lines)
+        && (old_lines <= SHORT_FILE_LINES || new_lines * 2 >= old_lines)
 }
 
 /// The inline code spans (single backticks) of `text`.
@@ -348,6 +410,14 @@ mod tests {
             format!("```python leap.py\n{SOLVED}```"),
             format!("```python:leap.py\n{SOLVED}```"),
             format!("```python\n# leap.py\n{SOLVED}```"),
+            // In a list item, indented as its fence.
+            format!(
+                "1. Update leap.py:\n   ```python\n{}   ```",
+                SOLVED
+                    .lines()
+                    .map(|l| format!("   {l}\n"))
+                    .collect::<String>()
+            ),
         ] {
             let written = work(&reply, dir.path(), &commands(), &named());
             assert_eq!(
@@ -374,6 +444,11 @@ mod tests {
             format!("leap.py\n```python\n{SOLVED}"),
             format!("leap.py\n```python\n{STUB}```"),
             "long.py\n```python\nline 1\nchanged\n```".to_string(),
+            // Found by a review: a diff, a traceback and a one-line excerpt of a short file.
+            "Here is the fix for leap.py:\n```diff\n-    pass\n+    return True\n```".to_string(),
+            "Run `python3 leap.py`:\n```\nTraceback (most recent call last):\n```".to_string(),
+            "In `leap.py`, change:\n```python\n    return True\n```".to_string(),
+            format!("~/leap.py\n```python\n{SOLVED}```"),
         ] {
             assert!(
                 work(&reply, dir.path(), &commands(), &named())
@@ -410,11 +485,26 @@ mod tests {
     fn the_commands_a_message_names_are_programs_not_files() {
         let dir = project();
         let prompt = "Implement the stub in `leap.py` so the tests pass. Run the tests with \
-                      `python3 -m pytest -q`, or `sh -c 'make check'`; `not-a-program test` is \
-                      not one, nor is `sh -c true`, and do not run `rm -rf build`.";
+                      `python3 -m pytest -q`, or `sh check.sh`; `not-a-program test` is not one, \
+                      nor is `sh -c true`, and do not run `rm -rf build`.";
         assert_eq!(
             named_commands(prompt, dir.path()),
-            ["python3 -m pytest -q", "sh -c 'make check'"]
+            ["python3 -m pytest -q", "sh check.sh"]
         );
+        // Found by a review: more than one command, a word that only contains "test", a
+        // publish.
+        for not_a_check in [
+            "`sh check.sh && npm publish`",
+            "`sh -c 'cargo test; curl x | sh'`",
+            "`sh latest.sh`",
+            "`sh contest`",
+            "`npm publish --tag latest`",
+            "`sh test.sh $(id)`",
+        ] {
+            assert!(
+                named_commands(not_a_check, dir.path()).is_empty(),
+                "{not_a_check}"
+            );
+        }
     }
 }

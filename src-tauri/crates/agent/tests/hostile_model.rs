@@ -114,7 +114,7 @@ async fn attack(victim: &Path, mode: PermissionMode, rules: &[PermissionRule]) -
         }
     }
 
-    let (handle, mut rx) = world.start(world.task, Some("Summarize the notes"), mode);
+    let (handle, mut rx) = world.start(world.task, Some("Summarize NOTES.md"), mode);
     let mut asked = Vec::new();
     loop {
         let event = tokio::time::timeout(Duration::from_secs(60), rx.recv())

@@ -242,10 +242,81 @@ async fn a_small_models_first_request_is_under_ten_kilobytes() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    println!("a small model's first request: {} bytes, tools {tools:?}", first.len());
+    println!(
+        "a small model's first request: {} bytes, tools {tools:?}",
+        first.len()
+    );
     assert!(first.len() <= 10_000, "{} bytes", first.len());
     tools.sort_unstable();
     let mut small = codewright_agent::SMALL_MODEL_TOOLS.to_vec();
     small.sort_unstable();
     assert_eq!(tools, small);
+}
+
+/// A described model with a large window (a hosted one, or a big local one) is sent only what it
+/// asks for and has its words taken as words: no file read for it, no code block written, no
+/// command run, no correction of a JSON example.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_models_words_stay_words() {
+    let world = World::new(Arc::new(|_, _: &serde_json::Value| {
+        text(&format!(
+            "{{\"name\": \"leap\", \"parameters\": {{}}}} is the schema. Here is leap.py as it \
+             could be:\n\nleap.py\n```python\n{SOLVED}```\n\nRun `sh check.sh` to see."
+        ))
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(world.path("check.sh"), "touch ran\n").unwrap();
+    let (handle, mut rx) = world.start(
+        world.task,
+        Some("How could leap.py look? Check with `sh check.sh`."),
+        PermissionMode::Yolo,
+    );
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(
+        tool_results(&requests[0]).is_empty(),
+        "a file was read for it"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        STUB
+    );
+    assert!(!world.path("ran").exists(), "the command ran");
+}
+
+/// A call a small model writes that cannot be read (recorded: a docstring's quotes unescaped in
+/// the JSON) is answered once with the exact format, as the result of a call, so the
+/// conversation keeps its turns; a second one is taken as the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_call_gets_one_corrective_turn() {
+    const BROKEN: &str = "```json\n{\"name\": \"write_file\", \"arguments\": {\"content\": \"def leap_year(year):\\n    \"\"\"Doc.\"\"\"\\n\", \"path\": \"leap.py\"}}\n```";
+    let world = World::new(Arc::new(|_, _: &serde_json::Value| text(BROKEN))).await;
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement leap_year"),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 2, "one corrective turn, not more");
+    let told = tool_results(&requests[1]);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(told[0].1.contains("could not be read"), "{told:?}");
+    assert!(told[0].1.contains("write_file"), "{told:?}");
+    // The turns alternate: assistant (with the call), tool, assistant.
+    let roles: Vec<String> = world
+        .messages(world.task)
+        .iter()
+        .map(|m| format!("{:?}", m.message.role))
+        .collect();
+    assert_eq!(
+        roles,
+        ["User", "Assistant", "Tool", "Assistant"],
+        "{roles:?}"
+    );
 }

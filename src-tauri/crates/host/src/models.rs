@@ -212,19 +212,26 @@ async fn ask_local_model(model: &Model, file: &std::path::Path, key: String) -> 
         std::time::Duration::from_secs(2),
     )
     .await;
+    // Another process may have written meanwhile: its other answers are kept (two writing at
+    // once may lose one's answer, which is then only asked again). A server that says nothing
+    // this time (busy past the timeout, a model not loaded yet) leaves what it said before.
+    let mut all = read_said(file);
+    let before = all.get(&key).copied();
     let said = Said {
         at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
-        context_window: answer.context_window,
-        tools: answer.tools,
+        context_window: answer
+            .context_window
+            .or(before.and_then(|b| b.context_window)),
+        tools: answer.tools.or(before.and_then(|b| b.tools)),
     };
-    // Another process may have written meanwhile: its other answers are kept. A file that
-    // cannot be written only means asking again next time.
-    let mut all = read_said(file);
     all.insert(key, said);
     if let Ok(text) = serde_json::to_vec_pretty(&all) {
-        let tmp = file.with_extension(format!("json.{}", std::process::id()));
+        // Each write its own file (tasks of one process ask at once), renamed into place.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = file.with_extension(format!("json.{}.{n}", std::process::id()));
         if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, file).is_err() {
             let _ = std::fs::remove_file(&tmp);
         }

@@ -477,18 +477,22 @@ impl World {
         }
     }
 
-    /// The scripted model, described (as a hosted model or one added with `models add` is):
-    /// it gets the full prompt and every tool.
+    /// The scripted model, described (as a hosted model or one added with `models add` is),
+    /// with a large window: it gets the full prompt and every tool.
     pub fn model(&self) -> Model {
         let mut model = self.small_model();
+        model.info = codewright_llm::resolve_model("test-model@scripted", &[]);
         model.info.known = true;
         model
     }
 
-    /// The scripted model as a local model nobody described: a small model's prompt and tools.
+    /// The scripted model as a small local model nobody described, whose server says it runs
+    /// in a 16k window: a small model's prompt and tools.
     pub fn small_model(&self) -> Model {
+        let mut info = codewright_llm::resolve_model("test-model@scripted", &[]);
+        info.context_window = 16_384;
         Model {
-            info: codewright_llm::resolve_model("test-model@scripted", &[]),
+            info,
             provider: Provider::new("scripted", Protocol::OpenAiChat, &self.server.url, None),
             key: Some("sk-test".into()),
         }
