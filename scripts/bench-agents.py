@@ -77,6 +77,8 @@ class Counter:
 
     def __init__(self, upstream_port):
         self.requests = 0
+        self.open = set()
+        self.lock = threading.Lock()
         counter = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -90,6 +92,8 @@ class Counter:
                 if self.command == "POST" and re.search(r"/(chat/completions|responses|completions)$", self.path):
                     counter.requests += 1
                 conn = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=900)
+                with counter.lock:
+                    counter.open.add(conn)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
                 conn.request(self.command, self.path, body=body or None, headers=headers)
                 resp = conn.getresponse()
@@ -111,14 +115,36 @@ class Counter:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the agent went away (timed out): closing ours stops the server's work
                 finally:
+                    with counter.lock:
+                        counter.open.discard(conn)
                     conn.close()
                 self.close_connection = True
 
             do_GET = do_POST = forward
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.upstream_port = upstream_port
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+    def close_all(self):
+        """Ends the requests of an agent that is gone (timed out): the server stops working on a
+        request whose connection closes, and the next agent finds its one slot free."""
+        with self.lock:
+            for conn in list(self.open):
+                try:
+                    conn.sock and conn.sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        for _ in range(300):
+            try:
+                slots = json.load(urllib.request.urlopen(f"http://127.0.0.1:{self.upstream_port}/slots", timeout=5))
+                if not any(s.get("is_processing") for s in slots):
+                    return
+            except Exception:
+                return
+            time.sleep(0.2)
 
 
 def prompt_tokens(port):
@@ -163,7 +189,7 @@ def agent_command(agent, folder, stub, test, url, env, args):
     if agent == "aider":
         return ([f"{CACHE}/aider/bin/aider", "--model", "openai/qwen", "--openai-api-base", f"{url}/v1",
                  "--openai-api-key", "none", "--yes-always", "--no-git", "--no-show-model-warnings",
-                 "--no-check-update", "--no-analytics", "--no-pretty", "--no-stream",
+                 "--no-check-update", "--no-analytics", "--no-pretty",
                  "--test-cmd", "python3 -m pytest -q", "--auto-test",
                  "--message", prompt, stub, test, "INSTRUCTIONS.md"],
                 {**env, "HOME": home}, home)
@@ -219,7 +245,7 @@ def run_one(agent, name, counter, server_port, pybin, args):
         os.killpg(proc.pid, signal.SIGKILL)
         output, _ = proc.communicate()
     wall = time.monotonic() - start
-    time.sleep(0.5)  # the server notices the closed connection and frees its slot
+    counter.close_all()
     ok, summary = passes(folder, pybin)
     result = {"agent": agent, "task": name, "pass": ok, "tests": summary, "wall_s": round(wall, 1),
               "timed_out": timed_out, "exit": proc.returncode, "requests": counter.requests - before_requests,
