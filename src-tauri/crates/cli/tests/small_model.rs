@@ -182,6 +182,6 @@ fn the_small_model_solves_leap() {
 
 #[test]
 #[ignore = "needs the small model: CODEWRIGHT_LOCAL_MODEL=1 scripts/test"]
-fn the_small_model_solves_raindrops() {
-    solves(&Server::start(), "raindrops");
+fn the_small_model_solves_pangram() {
+    solves(&Server::start(), "pangram");
 }
