@@ -1216,6 +1216,8 @@ impl Run {
         let text_mode = !model.info.tools;
         let base_system = system;
         let mut empty_retry = false;
+        let mut last_exchange: Option<(Vec<String>, Vec<String>)> = None;
+        let mut repeated = 0u32;
         let mut told_images = false;
         let mut overflow_retried = false;
         let mut iteration = 0u32;
@@ -1381,7 +1383,41 @@ impl Run {
             let passed = !results
                 .iter()
                 .any(|r| matches!(r, Part::ToolResult { is_error: true, .. }));
+            // The same calls failing the same way, again and again: a model going round in
+            // circles (seen: one write refused as "would not change" twenty times).
+            let exchange = (
+                view.messages
+                    .last()
+                    .map(|m| {
+                        m.tool_calls()
+                            .map(|c| format!("{}{}", c.name, c.arguments))
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default(),
+                results
+                    .iter()
+                    .map(|r| match r {
+                        Part::ToolResult {
+                            content, is_error, ..
+                        } => format!(
+                            "{is_error}{}",
+                            serde_json::to_string(content).unwrap_or_default()
+                        ),
+                        _ => String::new(),
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            repeated = if !passed && last_exchange.as_ref() == Some(&exchange) {
+                repeated + 1
+            } else {
+                0
+            };
+            last_exchange = Some(exchange);
             self.push(view, Message::new(Role::Tool, results))?;
+            if repeated >= 2 {
+                self.notice("The model made the same calls three times in a row and they failed the same way each time, so the run stops here rather than go round in circles. Send a message to continue.");
+                return Ok(RunOutcome::Done);
+            }
             if self.cancel.is_cancelled() {
                 return Ok(RunOutcome::Stopped);
             }
@@ -1629,7 +1665,7 @@ impl Run {
                 let no_calls =
                     |m: &Message| !m.parts.iter().any(|p| matches!(p, Part::ToolCall { .. }));
                 let words = crate::prompt::is_small(model) || !model.info.tools;
-                if words && !tools.is_empty() && no_calls(&message) {
+                if words && !tools.is_empty() {
                     self.with_written_work(&mut message, &tools);
                     if no_calls(&message)
                         && !self.corrected
@@ -1917,8 +1953,21 @@ impl Run {
             return;
         };
         let offers = |name: &str| tools.iter().any(|t| t.name == name);
-        let written =
-            crate::written::work(&message.text(), &words.root, &words.commands, &words.files);
+        // An answer with calls of its own is read for nothing more, but a change it makes is
+        // checked all the same (unless it runs a command itself).
+        let called = |names: &[&str]| {
+            message
+                .parts
+                .iter()
+                .any(|p| matches!(p, Part::ToolCall { name, .. } if names.contains(&name.as_str())))
+        };
+        let changes = called(&[crate::written::WRITE_FILE, crate::written::EDIT_FILE])
+            && !called(&[crate::written::BASH]);
+        let written = if message.tool_calls().next().is_some() {
+            crate::written::Written::default()
+        } else {
+            crate::written::work(&message.text(), &words.root, &words.commands, &words.files)
+        };
         let mut calls = Vec::new();
         if offers(crate::written::WRITE_FILE) {
             for (path, content) in written.files {
@@ -1931,7 +1980,7 @@ impl Run {
         // After a change written in words, the user's check commands run as well: the model
         // sees what they say, as aider's small models do. Named without a change since they
         // last ran, they do not run again.
-        let wrote = !calls.is_empty();
+        let wrote = !calls.is_empty() || changes;
         let mut commands = written.commands;
         if wrote {
             for command in &words.commands {

@@ -11,6 +11,8 @@ use std::path::Path;
 
 /// The tool a whole file is written with.
 pub const WRITE_FILE: &str = "write_file";
+/// The other tool that changes a file.
+pub const EDIT_FILE: &str = "edit_file";
 /// The tool a named command is run with.
 pub const BASH: &str = "bash";
 /// A file longer than this (lines) is replaced only by a block at least half its length.

@@ -320,3 +320,42 @@ async fn an_unreadable_call_gets_one_corrective_turn() {
         "{roles:?}"
     );
 }
+
+/// A model that makes the same call over and over, refused the same way each time (recorded:
+/// Qwen2.5-Coder-1.5B wrote one `write_file` twenty times, each "would not change leap.py"), is
+/// stopped after the third; a change it makes with a call of its own is checked like one in
+/// words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked() {
+    use codewright_protocol::AgentEvent;
+    use serde_json::json;
+    let world = World::new(Arc::new(|_, _: &serde_json::Value| {
+        common::calls(&[("write_file", json!({"path": "leap.py", "content": STUB}))])
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(world.path("check.sh"), "echo checked >> log\nexit 1\n").unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Fix leap.py; check with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    let mut notices = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::Notice { message, .. } = event {
+            notices.push(message);
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert_eq!(world.server.requests().len(), 3, "stopped after the third");
+    assert!(
+        notices.iter().any(|n| n.contains("same calls three times")),
+        "{notices:?}"
+    );
+    // Each answer's write came with the user's check.
+    assert_eq!(
+        std::fs::read_to_string(world.path("log")).unwrap(),
+        "checked\n".repeat(3)
+    );
+}
