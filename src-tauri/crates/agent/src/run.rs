@@ -423,6 +423,7 @@ impl Agent {
             words: None,
             checked_in_words: None,
             corrected: false,
+            also_taken: Vec::new(),
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
@@ -559,6 +560,7 @@ impl Agent {
             words: None,
             checked_in_words: None,
             corrected: false,
+            also_taken: Vec::new(),
         };
         TaskHandle {
             task: request.task,
@@ -599,6 +601,9 @@ struct Run {
     checked_in_words: Option<Checked>,
     /// The run's one corrective turn for a call that could not be read was given.
     corrected: bool,
+    /// Tools not offered to the model whose calls are taken all the same (a small model's
+    /// [`crate::prompt::SMALL_MODEL_ALSO_TAKEN`]).
+    also_taken: Vec<codewright_protocol::ToolSpec>,
 }
 
 /// The check commands one answer's words ran.
@@ -1225,7 +1230,13 @@ impl Run {
             // The tools as they are now (an MCP server's may have changed since the last turn).
             let registry = self.registry(project);
             let mut offered = offered_tools(registry.specs(), session);
+            self.also_taken = Vec::new();
             if crate::prompt::is_small(model) {
+                self.also_taken = offered
+                    .iter()
+                    .filter(|s| crate::prompt::SMALL_MODEL_ALSO_TAKEN.contains(&s.name.as_str()))
+                    .cloned()
+                    .collect();
                 offered.retain(|s| {
                     crate::prompt::SMALL_MODEL_TOOLS.contains(&s.name.as_str())
                         || s.name.contains("__") // an MCP server's (server__tool)
@@ -1649,12 +1660,15 @@ impl Run {
                 // A model without native tools writes its calls as text; so do small local
                 // models that have them (a fenced JSON object as the whole answer). Both are
                 // taken as calls of the tools offered, never as the final answer.
+                // The tools offered, and those a small model's calls are taken for all the same.
+                let taken: Vec<codewright_protocol::ToolSpec> =
+                    tools.iter().chain(&self.also_taken).cloned().collect();
                 let native_calls = message
                     .parts
                     .iter()
                     .any(|p| matches!(p, Part::ToolCall { .. }));
                 let mut message = if !tools.is_empty() && !native_calls {
-                    with_text_calls(message, &tools, model.info.tools)
+                    with_text_calls(message, &taken, model.info.tools)
                 } else {
                     message
                 };
@@ -1666,7 +1680,7 @@ impl Run {
                     |m: &Message| !m.parts.iter().any(|p| matches!(p, Part::ToolCall { .. }));
                 let words = crate::prompt::is_small(model) || !model.info.tools;
                 if words && !tools.is_empty() {
-                    self.with_written_work(&mut message, &tools);
+                    self.with_written_work(&mut message, &taken);
                     if no_calls(&message)
                         && !self.corrected
                         && text_calls::attempted_call(&message.text())
