@@ -201,7 +201,7 @@ def agent_command(agent, folder, stub, test, url, env, args):
                   "permission": {"edit": "allow", "bash": "allow", "webfetch": "allow"}}
         with open(os.path.join(folder, "opencode.json"), "w") as f:
             json.dump(config, f)
-        return ([f"{CACHE}/npm/node_modules/.bin/opencode", "run", "--model", "llama/qwen", prompt],
+        return ([f"{CACHE}/npm/node_modules/.bin/opencode", "run", "--print-logs", "--model", "llama/qwen", prompt],
                 {**env, "HOME": home, "XDG_DATA_HOME": f"{home}/data", "XDG_CONFIG_HOME": f"{home}/config",
                  "XDG_CACHE_HOME": os.path.join(CACHE, "opencode-cache")}, home)
     if agent == "codex":

@@ -1386,7 +1386,13 @@ impl Run {
                     self.notice("The model wrote what looks like a tool call, but not one Codewright can read (not valid JSON, or no tool of that name); it is shown the exact format once.");
                     vec![codewright_protocol::conversation::interrupted_result(
                         &call.id,
-                        &text_calls::correction(specs),
+                        &text_calls::correction(
+                            &specs
+                                .iter()
+                                .chain(&self.also_taken)
+                                .cloned()
+                                .collect::<Vec<_>>(),
+                        ),
                     )]
                 }
                 _ => self.run_calls(&registry, session, calls).await,
