@@ -323,6 +323,8 @@ fn offered_tools(
 /// Sent (not stored) when the model answered with nothing.
 const NUDGE: &str =
     "Your last answer was empty. Continue with the task: call a tool, or answer the user.";
+/// Sent (not stored) when a small model ends without changing the files the user named.
+const NOTHING_CHANGED: &str = "No file has been changed yet. To change a file, write its path on a line by itself, then its whole new content in one fenced code block.";
 /// Stored as the user's message when a task is continued without one.
 const CONTINUE: &str = "Continue.";
 /// What a stop leaves as the result of calls that did not run.
@@ -1222,6 +1224,8 @@ impl Run {
         let base_system = system;
         let mut empty_retry = false;
         let mut last_exchange: Option<(Vec<String>, Vec<String>)> = None;
+        // One reminder per run for a small model that ends without a change (sent, not stored).
+        let (mut nudged, mut nudge_now) = (false, false);
         let mut repeated = 0u32;
         let mut told_images = false;
         let mut overflow_retried = false;
@@ -1293,6 +1297,9 @@ impl Run {
             };
             if empty_retry {
                 request_messages.push(Message::user(NUDGE));
+            }
+            if std::mem::take(&mut nudge_now) {
+                request_messages.push(Message::user(NOTHING_CHANGED));
             }
             if !model.info.images && without_images(&mut request_messages) && !told_images {
                 told_images = true;
@@ -1369,6 +1376,15 @@ impl Run {
                     return Ok(RunOutcome::Done);
                 }
                 view.push_answer(answer, counted);
+                // A small model asked to change named files that ends having changed nothing
+                // ("the function has been implemented") is told so once, with how to.
+                let asked_for_change = self.words.as_ref().is_some_and(|w| !w.files.is_empty());
+                let edits = self.work.lock().expect("work lock").edits;
+                if asked_for_change && edits == 0 && !std::mem::replace(&mut nudged, true) {
+                    self.notice("The model ended without changing any file; it is told once how to write one.");
+                    nudge_now = true;
+                    continue;
+                }
                 // Done, unless a message arrived meanwhile; from here on, new ones are refused.
                 let mut steer = self.steer.lock().expect("steer lock");
                 if !steer.queue.is_empty() {

@@ -359,3 +359,32 @@ async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked
         "checked\n".repeat(3)
     );
 }
+
+/// A small model that says it changed the file without writing it (seen: "The function
+/// `is_pangram` has been stubbed…") is told once that nothing changed, and how to change it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_that_only_says_it_changed_a_file_is_told_once() {
+    let world = World::new(Arc::new(|i, body: &serde_json::Value| match i {
+        0 => text("The function `leap_year` has been implemented."),
+        _ if common::last_text(body).contains("No file has been changed yet") => {
+            text(&format!("leap.py\n```python\n{SOLVED}```"))
+        }
+        _ => text("Done."),
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement the stub in leap.py."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        SOLVED
+    );
+    // Told once: the third answer ("Done.") ends the run.
+    assert_eq!(world.server.requests().len(), 3);
+}
