@@ -33,11 +33,11 @@ pub fn is_small(model: &crate::Model) -> bool {
 
 /// The built-in tools a small model is offered (with the project's MCP tools): each schema is
 /// about a hundred tokens that a CPU reads before every first answer, and a small model picks
-/// better among fewer. It changes files by writing them whole in fenced blocks (see
-/// [`crate::written`]), which it does far more reliably than a JSON call with the file escaped
-/// in a string; a call of [`SMALL_MODEL_ALSO_TAKEN`] that it writes all the same is taken.
+/// better among fewer.
 pub const SMALL_MODEL_TOOLS: &[&str] = &[
     "read_file",
+    "write_file",
+    "edit_file",
     "bash",
     "list_dir",
     "glob",
@@ -46,9 +46,6 @@ pub const SMALL_MODEL_TOOLS: &[&str] = &[
     "process_output",
     "process_kill",
 ];
-
-/// Tools a small model is not offered but whose calls, when it writes them, are taken.
-pub const SMALL_MODEL_ALSO_TAKEN: &[&str] = &["write_file", "edit_file"];
 
 /// Project instruction files, in order of preference (the first found is used).
 const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];

@@ -425,7 +425,6 @@ impl Agent {
             words: None,
             checked_in_words: None,
             corrected: false,
-            also_taken: Vec::new(),
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
@@ -562,7 +561,6 @@ impl Agent {
             words: None,
             checked_in_words: None,
             corrected: false,
-            also_taken: Vec::new(),
         };
         TaskHandle {
             task: request.task,
@@ -603,9 +601,6 @@ struct Run {
     checked_in_words: Option<Checked>,
     /// The run's one corrective turn for a call that could not be read was given.
     corrected: bool,
-    /// Tools not offered to the model whose calls are taken all the same (a small model's
-    /// [`crate::prompt::SMALL_MODEL_ALSO_TAKEN`]).
-    also_taken: Vec<codewright_protocol::ToolSpec>,
 }
 
 /// The check commands one answer's words ran.
@@ -1234,13 +1229,7 @@ impl Run {
             // The tools as they are now (an MCP server's may have changed since the last turn).
             let registry = self.registry(project);
             let mut offered = offered_tools(registry.specs(), session);
-            self.also_taken = Vec::new();
             if crate::prompt::is_small(model) {
-                self.also_taken = offered
-                    .iter()
-                    .filter(|s| crate::prompt::SMALL_MODEL_ALSO_TAKEN.contains(&s.name.as_str()))
-                    .cloned()
-                    .collect();
                 offered.retain(|s| {
                     crate::prompt::SMALL_MODEL_TOOLS.contains(&s.name.as_str())
                         || s.name.contains("__") // an MCP server's (server__tool)
@@ -1402,13 +1391,7 @@ impl Run {
                     self.notice("The model wrote what looks like a tool call, but not one Codewright can read (not valid JSON, or no tool of that name); it is shown the exact format once.");
                     vec![codewright_protocol::conversation::interrupted_result(
                         &call.id,
-                        &text_calls::correction(
-                            &specs
-                                .iter()
-                                .chain(&self.also_taken)
-                                .cloned()
-                                .collect::<Vec<_>>(),
-                        ),
+                        &text_calls::correction(specs),
                     )]
                 }
                 _ => self.run_calls(&registry, session, calls).await,
@@ -1682,15 +1665,12 @@ impl Run {
                 // A model without native tools writes its calls as text; so do small local
                 // models that have them (a fenced JSON object as the whole answer). Both are
                 // taken as calls of the tools offered, never as the final answer.
-                // The tools offered, and those a small model's calls are taken for all the same.
-                let taken: Vec<codewright_protocol::ToolSpec> =
-                    tools.iter().chain(&self.also_taken).cloned().collect();
                 let native_calls = message
                     .parts
                     .iter()
                     .any(|p| matches!(p, Part::ToolCall { .. }));
                 let mut message = if !tools.is_empty() && !native_calls {
-                    with_text_calls(message, &taken, model.info.tools)
+                    with_text_calls(message, &tools, model.info.tools)
                 } else {
                     message
                 };
@@ -1702,7 +1682,7 @@ impl Run {
                     |m: &Message| !m.parts.iter().any(|p| matches!(p, Part::ToolCall { .. }));
                 let words = crate::prompt::is_small(model) || !model.info.tools;
                 if words && !tools.is_empty() {
-                    self.with_written_work(&mut message, &taken);
+                    self.with_written_work(&mut message, &tools);
                     if no_calls(&message)
                         && !self.corrected
                         && text_calls::attempted_call(&message.text())
