@@ -6,8 +6,9 @@
 //! </invoke></function_calls>` (also with `｜DSML｜`), Hermes-style `<tool_call>{"name": …,
 //! "arguments": …}</tool_call>`, a JSON array `[{"function": {"name": …, "arguments": …}}]`, and
 //! JSON objects `{"name": …, "arguments": …}` written bare or in a ```` ```json ```` fence — one or
-//! several, doubled braces (`{{ … }}`) read as single — as small local models write them even when
-//! offered native tools (recordings: `tests/fixtures/local-model-replies.jsonl`). An echo of a
+//! several, doubled braces (`{{ … }}`) read as single, a value written as a Python triple-quoted
+//! string (`"content": """…"""`) read as the string it means — as small local models write them
+//! even when offered native tools (recordings: `tests/fixtures/local-model-replies.jsonl`). An echo of a
 //! tool's definition (a `description` and a JSON schema as its parameters) is not a call.
 //! `<think>` blocks are split off as thinking.
 
@@ -192,11 +193,14 @@ pub fn json_objects(text: &str) -> Vec<(TextCall, std::ops::Range<usize>)> {
             break;
         };
         let raw = &text[start..end];
-        let parsed = serde_json::from_str::<Value>(raw).ok().or_else(|| {
-            raw.starts_with("{{")
-                .then(|| raw.replace("{{", "{").replace("}}", "}"))
-                .and_then(|single| serde_json::from_str::<Value>(&single).ok())
-        });
+        let parsed = serde_json::from_str::<Value>(raw)
+            .ok()
+            .or_else(|| {
+                raw.starts_with("{{")
+                    .then(|| raw.replace("{{", "{").replace("}}", "}"))
+                    .and_then(|single| serde_json::from_str::<Value>(&single).ok())
+            })
+            .or_else(|| serde_json::from_str::<Value>(&triple_quoted(raw)?).ok());
         // (A bare object counts only with its arguments: `{"name": "my-app"}` is a package.)
         let with_arguments = |v: &&Value| {
             let f = v.get("function").unwrap_or(v);
@@ -231,10 +235,48 @@ pub fn mostly_calls(text: &str) -> bool {
     words.split_whitespace().map(str::len).sum::<usize>() <= 200
 }
 
-/// Where the JSON value opened by the `{` at `start` ends (strings and escapes skipped).
+/// `raw` with each Python triple-quoted string (`"""…"""`, which cannot occur outside a string in
+/// JSON) written as the JSON string it means: its lines dedented, the first newline and the
+/// closing line's indent dropped. `None` when it has none.
+fn triple_quoted(raw: &str) -> Option<String> {
+    const QUOTES: &str = "\"\"\"";
+    let mut out = String::new();
+    let mut rest = raw;
+    while let Some(open) = rest.find(QUOTES) {
+        let after = &rest[open + 3..];
+        let close = after.find(QUOTES)?;
+        out.push_str(&rest[..open]);
+        let body = after[..close].strip_prefix('\n').unwrap_or(&after[..close]);
+        let body = body.trim_end_matches([' ', '\t']);
+        let indent = body
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.len() - l.trim_start().len())
+            .min()
+            .unwrap_or(0);
+        let dedented: Vec<&str> = body
+            .split('\n')
+            .map(|l| l.get(indent..).unwrap_or(l.trim_start()))
+            .collect();
+        out.push_str(&serde_json::to_string(&dedented.join("\n")).ok()?);
+        rest = &after[close + 3..];
+    }
+    (!out.is_empty()).then(|| out + rest)
+}
+
+/// Where the JSON value opened by the `{` at `start` ends (strings and escapes skipped; a
+/// Python triple-quoted string, which small models write for a file's content, too).
 fn balanced_end(bytes: &[u8], start: usize) -> Option<usize> {
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for (i, &b) in bytes.iter().enumerate().skip(start) {
+    let mut i = start;
+    while i < bytes.len() {
+        let b = bytes[i];
+        i += 1;
+        if !in_string && bytes[i - 1..].starts_with(b"\"\"\"") {
+            let close = bytes[i + 2..].windows(3).position(|w| w == b"\"\"\"")?;
+            i += 2 + close + 3;
+            continue;
+        }
         if in_string {
             match b {
                 _ if escaped => escaped = false,
@@ -250,7 +292,7 @@ fn balanced_end(bytes: &[u8], start: usize) -> Option<usize> {
             b'}' | b']' => {
                 depth = depth.checked_sub(1)?;
                 if depth == 0 {
-                    return Some(i + 1);
+                    return Some(i);
                 }
             }
             _ => {}
@@ -621,6 +663,27 @@ mod tests {
             seen += 1;
         }
         assert_eq!(seen, expected.len());
+    }
+
+    #[test]
+    fn a_value_written_as_a_python_triple_quoted_string_is_the_string_it_means() {
+        // As Qwen2.5-Coder-1.5B wrote it for sum-of-multiples (bench, 2026-11-27).
+        let answer = "```json\n{\n    \"name\": \"write_file\",\n    \"arguments\": {\n        \"path\": \"sum.py\",\n        \"content\": \"\"\"\n        def total(limit, multiples):\n            found = {\"a\": 1}\n            return sum(found)\n        \"\"\"\n    }\n}\n```";
+        assert_eq!(
+            one(answer),
+            (
+                "write_file".into(),
+                json!({"path": "sum.py", "content": "def total(limit, multiples):\n    found = {\"a\": 1}\n    return sum(found)\n"})
+            )
+        );
+        // Valid JSON is read as it is; an unclosed triple quote is no call.
+        assert_eq!(
+            one("{\"name\": \"bash\", \"arguments\": {\"command\": \"echo \\\"\\\"\\\"\"}}"),
+            ("bash".into(), json!({"command": "echo \"\"\""}))
+        );
+        assert!(parse("{\"name\": \"write_file\", \"arguments\": {\"content\": \"\"\"x}}")
+            .calls
+            .is_empty());
     }
 
     #[test]
