@@ -325,6 +325,16 @@ const NUDGE: &str =
     "Your last answer was empty. Continue with the task: call a tool, or answer the user.";
 /// Sent (not stored) when a small model ends without changing the files the user named.
 const NOTHING_CHANGED: &str = "No file has been changed yet. To change a file, write its path on a line by itself, then its whole new content in one fenced code block.";
+/// What a small model that ends while the user's checks fail is told (sent, not stored), at
+/// most [`MAX_CHECK_REMINDERS`] times a run.
+fn checks_fail(commands: &[String]) -> String {
+    format!(
+        "{} still fails (the output is above), so the task is not done yet. Find the cause in that output, then write the whole corrected file: its path on a line by itself, then its whole new content in one fenced code block.",
+        commands.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" and ")
+    )
+}
+/// How many times a run's small model is sent back to work while the user's checks fail.
+const MAX_CHECK_REMINDERS: u32 = 3;
 /// Stored as the user's message when a task is continued without one.
 const CONTINUE: &str = "Continue.";
 /// What a stop leaves as the result of calls that did not run.
@@ -603,10 +613,32 @@ struct Run {
     corrected: bool,
 }
 
-/// The check commands one answer's words ran.
+/// The check commands run for one answer: each with its call's id.
 struct Checked {
-    commands: Vec<String>,
+    calls: Vec<(String, String)>,
+    /// The answer changed a file.
     wrote: bool,
+    /// The answer ended the model's work (no calls of its own): the checks say whether it is done.
+    ended: bool,
+}
+
+impl Words {
+    /// The check commands that failed when they last ran, with `edits` changes made (that is,
+    /// since the last change).
+    fn failing(&self, edits: u32) -> Vec<String> {
+        self.commands
+            .iter()
+            .filter(|c| self.ran.get(*c) == Some(&Ran { edits, passed: false }))
+            .cloned()
+            .collect()
+    }
+}
+
+/// When a check command last ran: the run's count of edits then, and whether it passed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Ran {
+    edits: u32,
+    passed: bool,
 }
 
 /// The name of a call Codewright could not read (never a tool's): answered with the format.
@@ -618,10 +650,9 @@ struct Words {
     commands: Vec<String>,
     /// The files the user named: a block with no path may be one of them.
     files: Vec<String>,
-    /// Each command taken from words, with the run's count of edits when it ran: named again
-    /// without a change since, it does not run again, so an answer that keeps naming it does
-    /// not loop.
-    ran: std::collections::HashMap<String, u32>,
+    /// Each check command, with when it last ran: named again without a change since, it
+    /// does not run again, so an answer that keeps naming it does not loop.
+    ran: std::collections::HashMap<String, Ran>,
 }
 
 impl Run {
@@ -1220,7 +1251,8 @@ impl Run {
         let mut empty_retry = false;
         let mut last_exchange: Option<(Vec<String>, Vec<String>)> = None;
         // One reminder per run for a small model that ends without a change (sent, not stored).
-        let (mut nudged, mut nudge_now) = (false, false);
+        let (mut nudged, mut nudge_now) = (false, None::<String>);
+        let mut reminded = 0u32;
         let mut repeated = 0u32;
         let mut told_images = false;
         let mut overflow_retried = false;
@@ -1287,8 +1319,8 @@ impl Run {
             if empty_retry {
                 request_messages.push(Message::user(NUDGE));
             }
-            if std::mem::take(&mut nudge_now) {
-                request_messages.push(Message::user(NOTHING_CHANGED));
+            if let Some(reminder) = nudge_now.take() {
+                request_messages.push(Message::user(reminder));
             }
             if !model.info.images && without_images(&mut request_messages) && !told_images {
                 told_images = true;
@@ -1369,9 +1401,27 @@ impl Run {
                 // ("the function has been implemented") is told so once, with how to.
                 let asked_for_change = self.words.as_ref().is_some_and(|w| !w.files.is_empty());
                 let edits = self.work.lock().expect("work lock").edits;
-                if asked_for_change && edits == 0 && !std::mem::replace(&mut nudged, true) {
+                // One that ends while the user's checks fail (they ran after its last change,
+                // or when it ended) is sent back, a few times, with what failed.
+                let failing = self.words.as_ref().map(|w| w.failing(edits)).unwrap_or_default();
+                if !failing.is_empty() {
+                    if reminded < MAX_CHECK_REMINDERS {
+                        reminded += 1;
+                        self.notice(format!(
+                            "The model ended while {} still fails; it is sent back to fix it ({reminded} of {MAX_CHECK_REMINDERS}).",
+                            failing.join(" and ")
+                        ));
+                        nudge_now = Some(checks_fail(&failing));
+                        continue;
+                    }
+                    self.notice(format!(
+                        "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times: the task is not done.",
+                        failing.join(" and ")
+                    ));
+                } else if asked_for_change && edits == 0 && !std::mem::replace(&mut nudged, true)
+                {
                     self.notice("The model ended without changing any file; it is told once how to write one.");
-                    nudge_now = true;
+                    nudge_now = Some(NOTHING_CHANGED.to_string());
                     continue;
                 }
                 // Done, unless a message arrived meanwhile; from here on, new ones are refused.
@@ -1429,6 +1479,17 @@ impl Run {
                 0
             };
             last_exchange = Some(exchange);
+            let succeeded: std::collections::HashSet<String> = results
+                .iter()
+                .filter_map(|r| match r {
+                    Part::ToolResult {
+                        call_id,
+                        is_error: false,
+                        ..
+                    } => Some(call_id.clone()),
+                    _ => None,
+                })
+                .collect();
             self.push(view, Message::new(Role::Tool, results))?;
             if repeated >= 2 {
                 self.notice("The model made the same calls three times in a row and they failed the same way each time, so the run stops here rather than go round in circles. Send a message to continue.");
@@ -1437,19 +1498,24 @@ impl Run {
             if self.cancel.is_cancelled() {
                 return Ok(RunOutcome::Stopped);
             }
-            // The checks taken from words ran as of the edits made now.
+            // The checks ran as of the edits made now.
             let checked = self.checked_in_words.take();
+            let mut checks_passed = false;
             if let (Some(words), Some(checked)) = (self.words.as_mut(), &checked) {
                 let edits = self.work.lock().expect("work lock").edits;
-                for command in &checked.commands {
-                    words.ran.insert(command.clone(), edits);
+                checks_passed = true;
+                for (command, id) in &checked.calls {
+                    let passed = succeeded.contains(id);
+                    checks_passed &= passed;
+                    words.ran.insert(command.clone(), Ran { edits, passed });
                 }
             }
-            // A change written in words that passes the user's own checks is the end of the
-            // task: asking the model again only has it say so (at a few tokens a second).
+            // A change that passes the user's own checks, or work the model ended that does,
+            // is the end of the task: asking the model again only has it say so (at a few
+            // tokens a second).
             if let Some(checks) = checked
-                .filter(|c| passed && c.wrote && !c.commands.is_empty())
-                .map(|c| c.commands)
+                .filter(|c| passed && checks_passed && (c.wrote || c.ended))
+                .map(|c| c.calls.into_iter().map(|(command, _)| command).collect::<Vec<_>>())
             {
                 let mut steer = self.steer.lock().expect("steer lock");
                 if steer.queue.is_empty() {
@@ -1979,7 +2045,8 @@ impl Run {
         };
         let changes = called(&[crate::written::WRITE_FILE, crate::written::EDIT_FILE])
             && !called(&[crate::written::BASH]);
-        let written = if message.tool_calls().next().is_some() {
+        let ended = message.tool_calls().next().is_none();
+        let written = if !ended {
             crate::written::Written::default()
         } else {
             crate::written::work(&message.text(), &words.root, &words.commands, &words.files)
@@ -2005,18 +2072,22 @@ impl Run {
                 }
             }
         } else {
-            commands.retain(|c| words.ran.get(c) != Some(&edits));
+            commands.retain(|c| words.ran.get(c).map(|r| r.edits) != Some(edits));
+        }
+        // An answer that ends the model's work has the checks it has not seen run since its
+        // last change run now: they, not its word, say whether the task is done.
+        let ended = ended && calls.is_empty() && commands.is_empty();
+        if ended {
+            commands = words
+                .commands
+                .iter()
+                .filter(|c| words.ran.get(*c).map(|r| r.edits) != Some(edits))
+                .cloned()
+                .collect();
         }
         if !offers(crate::written::BASH) {
             commands.clear();
         }
-        for command in &commands {
-            calls.push((
-                crate::written::BASH,
-                serde_json::json!({ "command": command }),
-            ));
-        }
-        self.checked_in_words = (!commands.is_empty()).then_some(Checked { commands, wrote });
         for (name, arguments) in calls {
             message.parts.push(Part::ToolCall {
                 id: call_id(),
@@ -2026,6 +2097,32 @@ impl Run {
                 signature: None,
             });
         }
+        // (After the writes: the checks see them.)
+        let mut checks = Vec::new();
+        for command in commands {
+            let id = call_id();
+            message.parts.push(Part::ToolCall {
+                id: id.clone(),
+                name: crate::written::BASH.to_string(),
+                arguments: serde_json::json!({ "command": command }).to_string(),
+                truncated: false,
+                signature: None,
+            });
+            checks.push((command, id));
+        }
+        let ended = ended && !checks.is_empty();
+        if ended {
+            let names: Vec<String> = checks.iter().map(|(c, _)| format!("`{c}`")).collect();
+            self.notice(format!(
+                "The model ended its work; {} runs to see whether the task is done.",
+                names.join(" and ")
+            ));
+        }
+        self.checked_in_words = (!checks.is_empty()).then_some(Checked {
+            calls: checks,
+            wrote,
+            ended,
+        });
     }
 }
 

@@ -388,3 +388,92 @@ async fn a_small_model_that_only_says_it_changed_a_file_is_told_once() {
     // Told once: the third answer ("Done.") ends the run.
     assert_eq!(world.server.requests().len(), 3);
 }
+
+/// A small model that ends its work while the user's check fails — "the tests pass now", having
+/// run nothing — has the check run for it, and is sent back with what failed until the check
+/// passes (seen with Qwen2.5-Coder-1.5B on scrabble-score, darts and perfect-numbers: each
+/// ended after one wrong answer, exit 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_that_ends_while_the_check_fails_is_shown_it_and_sent_back() {
+    use codewright_protocol::AgentEvent;
+    let world = World::new(Arc::new(|i, body: &serde_json::Value| match i {
+        0 => text("I implemented `leap_year`; the tests pass now."),
+        _ if common::last_text(body).contains("still fails") => {
+            text(&format!("leap.py\n```python\n{SOLVED}```"))
+        }
+        _ => text("The function is correct."),
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(world.path("check.sh"), "grep 'year % 400' leap.py\n").unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement the stub in leap.py. Check it with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    let mut notices = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::Notice { message, .. } = event {
+            notices.push(message);
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 3, "{notices:?}");
+    // The check ran when the model first ended, and it saw the failure.
+    let second = tool_results(&requests[1]);
+    assert!(
+        second.last().unwrap().1.contains("exit code 1"),
+        "{second:?}"
+    );
+    // Ending again, it was sent back with what failed; its fix passed and ended the run.
+    assert!(common::last_text(&requests[2]).contains("`sh check.sh` still fails"));
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        SOLVED
+    );
+    for said in [
+        "The model ended its work; `sh check.sh` runs to see whether the task is done.",
+        "sent back to fix it (1 of 3)",
+        "passes the checks you named (sh check.sh)",
+    ] {
+        assert!(notices.iter().any(|n| n.contains(said)), "{said}: {notices:?}");
+    }
+}
+
+/// One that never fixes it is sent back three times, and the run says the task is not done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_is_sent_back_at_most_three_times() {
+    use codewright_protocol::AgentEvent;
+    let world = World::new(Arc::new(|_, _: &serde_json::Value| text("Done.")))
+        .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(world.path("check.sh"), "echo checked >> log\nexit 1\n").unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Fix leap.py; check with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    let mut notices = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::Notice { message, .. } = event {
+            notices.push(message);
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    // Ended, checked; then sent back three times.
+    assert_eq!(world.server.requests().len(), 5, "{notices:?}");
+    // Nothing changed in between, so the check ran once.
+    assert_eq!(
+        std::fs::read_to_string(world.path("log")).unwrap(),
+        "checked\n"
+    );
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("after being sent back 3 times: the task is not done")),
+        "{notices:?}"
+    );
+}
