@@ -628,7 +628,13 @@ impl Words {
     fn failing(&self, edits: u32) -> Vec<String> {
         self.commands
             .iter()
-            .filter(|c| self.ran.get(*c) == Some(&Ran { edits, passed: false }))
+            .filter(|c| {
+                self.ran.get(*c)
+                    == Some(&Ran {
+                        edits,
+                        passed: false,
+                    })
+            })
             .cloned()
             .collect()
     }
@@ -647,6 +653,8 @@ const UNREADABLE: &str = "unreadable_call";
 /// The project and the commands the user named, for work a model writes in words.
 struct Words {
     root: PathBuf,
+    /// The model is a small one (else one without native tools).
+    small: bool,
     commands: Vec<String>,
     /// The files the user named: a block with no path may be one of them.
     files: Vec<String>,
@@ -954,6 +962,7 @@ impl Run {
                 },
                 files: crate::attach::named_files(&session.root, &asked),
                 root: session.root.clone(),
+                small,
                 ran: Default::default(),
             });
         }
@@ -1049,6 +1058,47 @@ impl Run {
         session: &Arc<Session>,
         calls: Vec<Call>,
     ) -> Vec<Part> {
+        // A small model's write that would drop what the file defines is refused, not run.
+        let mut refused: std::collections::HashMap<String, Part> = self
+            .words
+            .as_ref()
+            .filter(|w| w.small)
+            .map(|words| {
+                calls
+                    .iter()
+                    .filter(|c| c.name == crate::written::WRITE_FILE)
+                    .filter_map(|c| {
+                        let arguments: serde_json::Value =
+                            serde_json::from_str(&c.arguments).ok()?;
+                        let path = arguments["path"].as_str()?;
+                        let content = arguments["content"].as_str()?;
+                        let dropped = crate::written::dropped(&words.root, path, content);
+                        (!dropped.is_empty()).then(|| {
+                            let names: Vec<String> =
+                                dropped.iter().map(|d| format!("`{d}`")).collect();
+                            let why = format!(
+                                "Not written: this content would remove {} from {path}, so it is not that file's whole new content. Write {path} whole, keeping what it defines — or leave it as it is if it is not the file to change.",
+                                names.join(", ")
+                            );
+                            self.emit(AgentEvent::ToolFinished {
+                                task_id: self.task,
+                                call_id: c.id.clone(),
+                                name: c.name.clone(),
+                                is_error: true,
+                                preview: why.clone(),
+                                detail: None,
+                            });
+                            (c.id.clone(), codewright_protocol::conversation::interrupted_result(&c.id, &why))
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let order: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
+        let calls: Vec<Call> = calls
+            .into_iter()
+            .filter(|c| !refused.contains_key(&c.id))
+            .collect();
         let categories: Vec<Option<ToolCategory>> = calls
             .iter()
             .map(|c| registry.get(&c.name).map(|t| t.category()))
@@ -1074,7 +1124,14 @@ impl Run {
                 None => work.other += 1,
             }
         }
-        results
+        if refused.is_empty() {
+            return results;
+        }
+        let mut ran = results.into_iter();
+        order
+            .iter()
+            .filter_map(|id| refused.remove(id).or_else(|| ran.next()))
+            .collect()
     }
 
     /// Runs the calls an interrupted run left unanswered that had not run (or only waited for
@@ -1403,7 +1460,11 @@ impl Run {
                 let edits = self.work.lock().expect("work lock").edits;
                 // One that ends while the user's checks fail (they ran after its last change,
                 // or when it ended) is sent back, a few times, with what failed.
-                let failing = self.words.as_ref().map(|w| w.failing(edits)).unwrap_or_default();
+                let failing = self
+                    .words
+                    .as_ref()
+                    .map(|w| w.failing(edits))
+                    .unwrap_or_default();
                 if !failing.is_empty() {
                     if reminded < MAX_CHECK_REMINDERS {
                         reminded += 1;
@@ -1418,8 +1479,7 @@ impl Run {
                         "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times: the task is not done.",
                         failing.join(" and ")
                     ));
-                } else if asked_for_change && edits == 0 && !std::mem::replace(&mut nudged, true)
-                {
+                } else if asked_for_change && edits == 0 && !std::mem::replace(&mut nudged, true) {
                     self.notice("The model ended without changing any file; it is told once how to write one.");
                     nudge_now = Some(NOTHING_CHANGED.to_string());
                     continue;
@@ -1515,7 +1575,12 @@ impl Run {
             // tokens a second).
             if let Some(checks) = checked
                 .filter(|c| passed && checks_passed && (c.wrote || c.ended))
-                .map(|c| c.calls.into_iter().map(|(command, _)| command).collect::<Vec<_>>())
+                .map(|c| {
+                    c.calls
+                        .into_iter()
+                        .map(|(command, _)| command)
+                        .collect::<Vec<_>>()
+                })
             {
                 let mut steer = self.steer.lock().expect("steer lock");
                 if steer.queue.is_empty() {

@@ -681,9 +681,11 @@ mod tests {
             one("{\"name\": \"bash\", \"arguments\": {\"command\": \"echo \\\"\\\"\\\"\"}}"),
             ("bash".into(), json!({"command": "echo \"\"\""}))
         );
-        assert!(parse("{\"name\": \"write_file\", \"arguments\": {\"content\": \"\"\"x}}")
-            .calls
-            .is_empty());
+        assert!(
+            parse("{\"name\": \"write_file\", \"arguments\": {\"content\": \"\"\"x}}")
+                .calls
+                .is_empty()
+        );
     }
 
     #[test]

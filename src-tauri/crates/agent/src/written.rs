@@ -328,6 +328,24 @@ fn whole_file(root: &Path, path: &str, new: &str) -> bool {
         && (old_lines <= SHORT_FILE_LINES || new_lines * 2 >= old_lines)
 }
 
+/// The names the project file at `path` defines at its top level that `new` does not: a small
+/// model's write that would drop them is the wrong file or an excerpt (seen: the instructions
+/// written over the tests), not the change asked for. Empty for a file outside the project.
+pub fn dropped(root: &Path, path: &str, new: &str) -> Vec<String> {
+    let Some(path) = existing(root, path) else {
+        return Vec::new();
+    };
+    let Ok(old) = std::fs::read_to_string(root.join(path)) else {
+        return Vec::new();
+    };
+    let kept = definitions(new.lines());
+    definitions(old.lines())
+        .into_iter()
+        .filter(|d| !kept.contains(d))
+        .map(str::to_string)
+        .collect()
+}
+
 /// The inline code spans (single backticks) of `text`.
 fn code_spans(text: &str) -> Vec<&str> {
     let mut spans = Vec::new();

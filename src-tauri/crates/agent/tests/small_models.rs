@@ -438,7 +438,10 @@ async fn a_small_model_that_ends_while_the_check_fails_is_shown_it_and_sent_back
         "sent back to fix it (1 of 3)",
         "passes the checks you named (sh check.sh)",
     ] {
-        assert!(notices.iter().any(|n| n.contains(said)), "{said}: {notices:?}");
+        assert!(
+            notices.iter().any(|n| n.contains(said)),
+            "{said}: {notices:?}"
+        );
     }
 }
 
@@ -446,8 +449,7 @@ async fn a_small_model_that_ends_while_the_check_fails_is_shown_it_and_sent_back
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_model_is_sent_back_at_most_three_times() {
     use codewright_protocol::AgentEvent;
-    let world = World::new(Arc::new(|_, _: &serde_json::Value| text("Done.")))
-        .await;
+    let world = World::new(Arc::new(|_, _: &serde_json::Value| text("Done."))).await;
     std::fs::write(world.path("leap.py"), STUB).unwrap();
     std::fs::write(world.path("check.sh"), "echo checked >> log\nexit 1\n").unwrap();
     let (handle, mut rx) = world.start_with(
@@ -476,4 +478,63 @@ async fn a_small_model_is_sent_back_at_most_three_times() {
             .any(|n| n.contains("after being sent back 3 times: the task is not done")),
         "{notices:?}"
     );
+}
+
+/// A small model's write that would drop what a file defines — seen: Qwen2.5-Coder-1.5B wrote
+/// INSTRUCTIONS.md's text over resistor_color_test.py — is refused with why; its write of the
+/// stub in the same answer is made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_models_write_that_drops_what_a_file_defines_is_refused() {
+    use codewright_protocol::AgentEvent;
+    use serde_json::json;
+    const TESTS: &str = "import unittest\n\nclass LeapTest(unittest.TestCase):\n    def test_year(self):\n        pass\n";
+    let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
+        0 => common::calls(&[
+            (
+                "write_file",
+                json!({"path": "leap_test.py", "content": "# Instructions\nA leap year is ...\n"}),
+            ),
+            ("write_file", json!({"path": "leap.py", "content": SOLVED})),
+        ]),
+        _ => text("Done."),
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(world.path("leap_test.py"), TESTS).unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement the stub in leap.py so that the tests in leap_test.py pass."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    let mut refused = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::ToolFinished {
+            is_error: true,
+            preview,
+            ..
+        } = event
+        {
+            refused.push(preview);
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap_test.py")).unwrap(),
+        TESTS
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        SOLVED
+    );
+    let results = tool_results(&world.server.requests()[1]);
+    let n = results.len();
+    assert!(
+        results[n - 2]
+            .1
+            .contains("Not written: this content would remove `LeapTest` from leap_test.py"),
+        "{results:?}"
+    );
+    assert!(results[n - 1].1.contains("leap.py"), "{results:?}");
+    assert_eq!(refused.len(), 1, "{refused:?}");
 }
