@@ -197,12 +197,15 @@ def agent_command(agent, folder, stub, test, url, env, args):
         config = {"$schema": "https://opencode.ai/config.json",
                   "provider": {"llama": {"npm": "@ai-sdk/openai-compatible", "name": "llama.cpp",
                                          "options": {"baseURL": f"{url}/v1"},
-                                         "models": {"qwen": {"name": "qwen"}}}},
+                                         "models": {"qwen": {"name": "qwen",
+                                                             # the server's window (-c 16384)
+                                                             "limit": {"context": 16384, "output": 4096}}}}},
                   "permission": {"edit": "allow", "bash": "allow", "webfetch": "allow"}}
         with open(os.path.join(folder, "opencode.json"), "w") as f:
             json.dump(config, f)
         return ([f"{CACHE}/npm/node_modules/.bin/opencode", "run", "--print-logs", "--model", "llama/qwen", prompt],
-                {**env, "HOME": home, "XDG_DATA_HOME": f"{home}/data", "XDG_CONFIG_HOME": f"{home}/config",
+                # PWD too: `opencode run` takes its project folder (where opencode.json is) from $PWD, not the cwd
+                {**env, "PWD": folder, "HOME": home, "XDG_DATA_HOME": f"{home}/data", "XDG_CONFIG_HOME": f"{home}/config",
                  "XDG_CACHE_HOME": os.path.join(CACHE, "opencode-cache")}, home)
     if agent == "codex":
         with open(os.path.join(home, "config.toml"), "w") as f:
