@@ -333,6 +333,26 @@ fn checks_fail(commands: &[String]) -> String {
         commands.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" and ")
     )
 }
+/// A command's output as a small model is shown it when it is long: its first and last
+/// [`SHOWN_LINES`] lines — where a test run says what failed first, and its summary — and how many
+/// were left out between. A CPU reads every line before it writes a word (~30 tokens a second:
+/// a failing test run of 900 tokens cost half a minute a turn), and a small model loses its way
+/// in a long one. The task's tool panel keeps the whole output.
+fn condensed(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= SHOWN_LINES * 5 / 2 {
+        return None;
+    }
+    let (head, tail) = (&lines[..SHOWN_LINES], &lines[lines.len() - SHOWN_LINES..]);
+    Some(format!(
+        "{}\n[… {} lines not shown …]\n{}\n",
+        head.join("\n"),
+        lines.len() - 2 * SHOWN_LINES,
+        tail.join("\n")
+    ))
+}
+/// See [`condensed`].
+const SHOWN_LINES: usize = 20;
 /// How many times a run's small model is sent back to work while the user's checks fail.
 const MAX_CHECK_REMINDERS: u32 = 3;
 /// Stored as the user's message when a task is continued without one.
@@ -1112,6 +1132,22 @@ impl Run {
             &self.events,
         )
         .await;
+        let mut results = results;
+        if self.words.as_ref().is_some_and(|w| w.small) {
+            for (category, result) in categories.iter().zip(results.iter_mut()) {
+                if let (Some(ToolCategory::Execute), Part::ToolResult { content, .. }) =
+                    (category, result)
+                {
+                    for part in content.iter_mut() {
+                        if let codewright_protocol::ToolContent::Text { text } = part {
+                            if let Some(short) = condensed(text) {
+                                *text = short;
+                            }
+                        }
+                    }
+                }
+            }
+        }
         let mut work = self.work.lock().expect("work lock");
         for (category, result) in categories.iter().zip(&results) {
             if matches!(result, Part::ToolResult { is_error: true, .. }) {

@@ -538,3 +538,40 @@ async fn a_small_models_write_that_drops_what_a_file_defines_is_refused() {
     assert!(results[n - 1].1.contains("leap.py"), "{results:?}");
     assert_eq!(refused.len(), 1, "{refused:?}");
 }
+
+/// A long command output is shown to a small model as its first and last lines (a test run's
+/// first failure and its summary), with how many were left out; the tool panel keeps it whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_is_shown_the_head_and_tail_of_a_long_output() {
+    use codewright_protocol::{AgentEvent, ToolDetail};
+    use serde_json::json;
+    let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
+        0 => common::calls(&[("bash", json!({"command": "seq 1 100"}))]),
+        _ => text("Done."),
+    }))
+    .await;
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Count to a hundred."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    let mut panel = None;
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::ToolFinished { detail, .. } = event {
+            if let Some(ToolDetail::Command { output, .. }) = detail.map(|d| *d) {
+                panel = Some(output);
+            }
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let results = tool_results(&world.server.requests()[1]);
+    let shown = &results[0].1;
+    assert!(shown.starts_with("1\n2\n"), "{shown}");
+    assert!(
+        shown.contains("20\n[… 61 lines not shown …]\n82\n"),
+        "{shown}"
+    );
+    assert!(shown.trim_end().ends_with("100\n[exit code 0]"), "{shown}");
+    assert_eq!(panel.unwrap().lines().count(), 100);
+}
