@@ -1092,14 +1092,7 @@ impl Run {
                             serde_json::from_str(&c.arguments).ok()?;
                         let path = arguments["path"].as_str()?;
                         let content = arguments["content"].as_str()?;
-                        let dropped = crate::written::dropped(&words.root, path, content);
-                        (!dropped.is_empty()).then(|| {
-                            let names: Vec<String> =
-                                dropped.iter().map(|d| format!("`{d}`")).collect();
-                            let why = format!(
-                                "Not written: this content would remove {} from {path}, so it is not that file's whole new content. Write {path} whole, keeping what it defines — or leave it as it is if it is not the file to change.",
-                                names.join(", ")
-                            );
+                        crate::written::refusal(&words.root, path, content).map(|why| {
                             self.emit(AgentEvent::ToolFinished {
                                 task_id: self.task,
                                 call_id: c.id.clone(),
@@ -1108,7 +1101,10 @@ impl Run {
                                 preview: why.clone(),
                                 detail: None,
                             });
-                            (c.id.clone(), codewright_protocol::conversation::interrupted_result(&c.id, &why))
+                            (
+                                c.id.clone(),
+                                codewright_protocol::conversation::interrupted_result(&c.id, &why),
+                            )
                         })
                     })
                     .collect()
@@ -1531,7 +1527,7 @@ impl Run {
             empty_retry = false;
             view.push_answer(answer, counted);
             self.step(Step::ToolCalls);
-            let results = match &calls[..] {
+            let mut results = match &calls[..] {
                 // The call Codewright could not read is answered with the exact format.
                 [call] if call.name == UNREADABLE => {
                     self.notice("The model wrote what looks like a tool call, but not one Codewright can read (not valid JSON, or no tool of that name); it is shown the exact format once.");
@@ -1575,6 +1571,36 @@ impl Run {
                 0
             };
             last_exchange = Some(exchange);
+            // A check that fails again with nothing changed since it last failed (the model's
+            // write was refused, or changed nothing) is not shown to the model twice.
+            if let (Some(words), Some(checked)) = (&self.words, &self.checked_in_words) {
+                let edits = self.work.lock().expect("work lock").edits;
+                for (command, id) in &checked.calls {
+                    if words.ran.get(command)
+                        != Some(&Ran {
+                            edits,
+                            passed: false,
+                        })
+                    {
+                        continue;
+                    }
+                    for result in results.iter_mut() {
+                        if let Part::ToolResult {
+                            call_id,
+                            content,
+                            is_error: true,
+                            ..
+                        } = result
+                        {
+                            if call_id == id {
+                                *content = vec![codewright_protocol::ToolContent::Text {
+                                    text: format!("`{command}` fails as it did before: nothing has changed since it last ran (its output is above)."),
+                                }];
+                            }
+                        }
+                    }
+                }
+            }
             let succeeded: std::collections::HashSet<String> = results
                 .iter()
                 .filter_map(|r| match r {

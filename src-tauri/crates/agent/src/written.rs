@@ -328,22 +328,29 @@ fn whole_file(root: &Path, path: &str, new: &str) -> bool {
         && (old_lines <= SHORT_FILE_LINES || new_lines * 2 >= old_lines)
 }
 
-/// The names the project file at `path` defines at its top level that `new` does not: a small
-/// model's write that would drop them is the wrong file or an excerpt (seen: the instructions
-/// written over the tests), not the change asked for. Empty for a file outside the project.
-pub fn dropped(root: &Path, path: &str, new: &str) -> Vec<String> {
-    let Some(path) = existing(root, path) else {
-        return Vec::new();
-    };
-    let Ok(old) = std::fs::read_to_string(root.join(path)) else {
-        return Vec::new();
-    };
+/// Why a small model's `write_file` of `new` over the project file at `path` is not the change
+/// asked for, if it is not: it drops names the file defines at its top level (the wrong file or
+/// an excerpt — seen: the instructions written over the tests), or it is the file as it is but
+/// for the whitespace at its end (seen: the stub written back, taken for a change, and tested).
+/// `None` for a new file, or one outside the project.
+pub fn refusal(root: &Path, path: &str, new: &str) -> Option<String> {
+    let path = existing(root, path)?;
+    let old = std::fs::read_to_string(root.join(&path)).ok()?;
+    if old.trim_end() == new.trim_end() {
+        return Some(format!(
+            "Not written: this is {path} as it already is. Write the code that makes the change."
+        ));
+    }
     let kept = definitions(new.lines());
-    definitions(old.lines())
+    let dropped: Vec<String> = definitions(old.lines())
         .into_iter()
         .filter(|d| !kept.contains(d))
-        .map(str::to_string)
-        .collect()
+        .map(|d| format!("`{d}`"))
+        .collect();
+    (!dropped.is_empty()).then(|| format!(
+        "Not written: this content would remove {} from {path}, so it is not that file's whole new content. Write {path} whole, keeping what it defines — or leave it as it is if it is not the file to change.",
+        dropped.join(", ")
+    ))
 }
 
 /// The inline code spans (single backticks) of `text`.

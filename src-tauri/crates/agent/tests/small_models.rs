@@ -353,10 +353,23 @@ async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked
         notices.iter().any(|n| n.contains("same calls three times")),
         "{notices:?}"
     );
-    // Each answer's write came with the user's check.
+    // Each answer's write came with the user's check; failing as before, with nothing changed,
+    // its output was not shown again. The write of the file as it is was refused as such.
     assert_eq!(
         std::fs::read_to_string(world.path("log")).unwrap(),
         "checked\n".repeat(3)
+    );
+    let requests = world.server.requests();
+    let results = tool_results(&requests[2]);
+    let n = results.len();
+    assert!(
+        results[n - 2].1.contains("Not written: this is leap.py as it already is"),
+        "{results:?}"
+    );
+    assert!(results[n - 3].1.contains("[exit code 1]"), "{results:?}");
+    assert!(
+        results[n - 1].1.contains("`sh check.sh` fails as it did before"),
+        "{results:?}"
     );
 }
 
