@@ -1502,6 +1502,7 @@ impl Run {
                 let failing = self
                     .words
                     .as_ref()
+                    .filter(|w| w.small)
                     .map(|w| w.failing(edits))
                     .unwrap_or_default();
                 if !failing.is_empty() {
@@ -1564,10 +1565,12 @@ impl Run {
                     .map(|r| match r {
                         Part::ToolResult {
                             content, is_error, ..
+                        // (Digits aside: a test run says how long it took.)
                         } => format!(
                             "{is_error}{}",
                             serde_json::to_string(content).unwrap_or_default()
-                        ),
+                        )
+                        .replace(|c: char| c.is_ascii_digit(), "#"),
                         _ => String::new(),
                     })
                     .collect::<Vec<_>>(),
@@ -1601,7 +1604,7 @@ impl Run {
                         {
                             if call_id == id {
                                 *content = vec![codewright_protocol::ToolContent::Text {
-                                    text: format!("`{command}` fails as it did before: nothing has changed since it last ran (its output is above)."),
+                                    text: format!("`{command}` fails as it did before: nothing has changed since it last ran (its output is above). Change the code first: write the whole corrected file, its path on a line by itself, then its content in one fenced code block."),
                                 }];
                             }
                         }
@@ -2177,8 +2180,8 @@ impl Run {
                 .iter()
                 .any(|p| matches!(p, Part::ToolCall { name, .. } if names.contains(&name.as_str())))
         };
-        let changes = called(&[crate::written::WRITE_FILE, crate::written::EDIT_FILE])
-            && !called(&[crate::written::BASH]);
+        let model_wrote = called(&[crate::written::WRITE_FILE, crate::written::EDIT_FILE]);
+        let changes = model_wrote && !called(&[crate::written::BASH]);
         let ended = message.tool_calls().next().is_none();
         let written = if !ended {
             crate::written::Written::default()
@@ -2208,9 +2211,9 @@ impl Run {
         } else {
             commands.retain(|c| words.ran.get(c).map(|r| r.edits) != Some(edits));
         }
-        // An answer that ends the model's work has the checks it has not seen run since its
-        // last change run now: they, not its word, say whether the task is done.
-        let ended = ended && calls.is_empty() && commands.is_empty();
+        // A small model's answer that ends its work has the checks it has not seen run since
+        // its last change run now: they, not its word, say whether the task is done.
+        let ended = words.small && ended && calls.is_empty() && commands.is_empty();
         if ended {
             commands = words
                 .commands
@@ -2231,8 +2234,29 @@ impl Run {
                 signature: None,
             });
         }
-        // (After the writes: the checks see them.)
-        let mut checks = Vec::new();
+        // (After the writes: the checks see them.) The model's own run of a check command
+        // is one too.
+        let mut checks: Vec<(String, String)> = message
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                    ..
+                } if name == crate::written::BASH => {
+                    let arguments: serde_json::Value = serde_json::from_str(arguments).ok()?;
+                    let command = arguments["command"].as_str()?.trim();
+                    words
+                        .commands
+                        .iter()
+                        .find(|c| c.as_str() == command)
+                        .map(|c| (c.clone(), id.clone()))
+                }
+                _ => None,
+            })
+            .collect();
         for command in commands {
             let id = call_id();
             message.parts.push(Part::ToolCall {
@@ -2254,7 +2278,7 @@ impl Run {
         }
         self.checked_in_words = (!checks.is_empty()).then_some(Checked {
             calls: checks,
-            wrote,
+            wrote: wrote || model_wrote,
             ended,
         });
     }

@@ -597,3 +597,75 @@ async fn a_small_model_is_shown_the_head_and_tail_of_a_long_output() {
     assert!(shown.trim_end().ends_with("100\n[exit code 0]"), "{shown}");
     assert_eq!(panel.unwrap().lines().count(), 100);
 }
+
+/// A small model that runs the user's check itself again and again without changing anything
+/// (seen: acronym, `python3 -m pytest -q` ten times until the time ran out) is told the second
+/// time that nothing changed and to write the fix; its own passing check after a change ends
+/// the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_models_own_check_counts_as_the_check() {
+    use codewright_protocol::AgentEvent;
+    use serde_json::json;
+    let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
+        0 | 1 => common::calls(&[("bash", json!({"command": "sh check.sh"}))]),
+        2 => common::calls(&[
+            ("write_file", json!({"path": "leap.py", "content": SOLVED})),
+            ("bash", json!({"command": "sh check.sh"})),
+        ]),
+        _ => text("Asked again after the check passed."),
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(world.path("check.sh"), "grep 'year % 400' leap.py\n").unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement leap.py; check with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    let mut notices = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::Notice { message, .. } = event {
+            notices.push(message);
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 3, "{notices:?}");
+    let again = tool_results(&requests[2]);
+    assert!(
+        again.last().unwrap().1.contains("fails as it did before: nothing has changed since it last ran (its output is above). Change the code first"),
+        "{again:?}"
+    );
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("passes the checks you named (sh check.sh)")),
+        "{notices:?}"
+    );
+}
+
+/// The same calls failing the same way are seen as such when the output differs only in its
+/// numbers (a test run says how long it took).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_failure_with_other_timings_is_the_same_failure() {
+    use serde_json::json;
+    let world = World::new(Arc::new(|_, _: &serde_json::Value| {
+        common::calls(&[("bash", json!({"command": "sh slow.sh"}))])
+    }))
+    .await;
+    std::fs::write(
+        world.path("slow.sh"),
+        "echo \"1 failed in 0.$(date +%N)s\"\nexit 1\n",
+    )
+    .unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Make slow.sh pass."),
+        PermissionMode::Yolo,
+        world.model(),
+    );
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert_eq!(world.server.requests().len(), 3, "stopped after the third");
+}
