@@ -176,15 +176,18 @@ def task_folder(name):
     return folder, f"{module}.py", f"{module}_test.py"
 
 
-def agent_command(agent, folder, stub, test, url, env, args):
-    """The command line and environment one agent is run with in `folder`."""
-    prompt = PROMPT.format(stub=stub, test=test)
-    home = tempfile.mkdtemp(prefix=f"bench-{agent}-home-")
+def agent_command(agent, folder, stub, test, url, env, args, home=None, prompt=PROMPT):
+    """The command line and environment one agent is run with in `folder`: with a fresh home
+    folder, or the `home` of its earlier runs (set up by the first)."""
+    prompt = prompt.format(stub=stub, test=test)
+    fresh = home is None or not os.listdir(home)
+    home = home or tempfile.mkdtemp(prefix=f"bench-{agent}-home-")
     if agent == "codewright":
         cli = args.cli or os.path.join(args.target, "release", "codewright-cli")
         base = [cli, "--home", home]
-        sh(base + ["providers", "add", "llama", "--protocol", "openai", "--base-url", f"{url}/v1"],
-           cwd=folder, stdout=subprocess.DEVNULL)
+        if fresh:
+            sh(base + ["providers", "add", "llama", "--protocol", "openai", "--base-url", f"{url}/v1"],
+               cwd=folder, stdout=subprocess.DEVNULL)
         return base + ["exec", "--mode", "yolo", "--model", "qwen@llama", prompt], env, home
     if agent == "aider":
         return ([f"{CACHE}/aider/bin/aider", "--model", "openai/qwen", "--openai-api-base", f"{url}/v1",
