@@ -2,12 +2,24 @@
 //! would write until the answer's limit, at a few tokens a second (issue 34). The loop is seen
 //! as the answer streams, the request is stopped, and the answer is kept up to its first copy.
 
-/// A unit is repeated at most this long (bytes): a line or a few.
-const MAX_PERIOD: usize = 400;
+/// A unit is repeated at most this long (bytes): a line, or a block of a few dozen (seen: 22
+/// lines of `words = words.replace(…)`, ~700 bytes, over and over until the time ran out).
+const MAX_PERIOD: usize = 2_000;
 /// At least this many bytes of the end are repeats...
 const MIN_SPAN: usize = 600;
-/// ...and the unit is said at least this many times.
-const MIN_REPEATS: usize = 6;
+/// ...and the unit is said again at least this many times after its first copy — a line six
+/// times, a block of more than [`SHORT_PERIOD`] bytes twice (a block of code said three times in
+/// a row, byte for byte, is a loop, and waiting for seven copies would cost minutes at a few
+/// tokens a second).
+fn min_repeats(period: usize) -> usize {
+    if period <= SHORT_PERIOD {
+        6
+    } else {
+        2
+    }
+}
+/// See [`min_repeats`].
+const SHORT_PERIOD: usize = 200;
 
 /// Where `text`'s closing loop begins to repeat, when its end is one unit said over and over:
 /// the byte offset just after the unit's first copy (on a character boundary). `None` when the
@@ -17,7 +29,7 @@ pub fn looping(text: &str) -> Option<usize> {
     let b = text.as_bytes();
     let n = b.len();
     (1..=MAX_PERIOD).find_map(|p| {
-        let need = MIN_SPAN.max(p * MIN_REPEATS);
+        let need = MIN_SPAN.max(p * min_repeats(p));
         if n < need + p || (n - need..n).rev().any(|i| b[i] != b[i - p]) {
             return None;
         }
@@ -57,6 +69,20 @@ mod tests {
         assert!(looping(&lines).is_some());
         assert_eq!(looping(&format!("x{}", "!".repeat(700))), Some(2));
         assert_eq!(looping(&format!("x{}", "!\n".repeat(700))), Some(3));
+        // A block of 22 lines (recorded from Qwen2.5-Coder-1.5B on acronym), said three times.
+        let block: String = [
+            ";", ",", ".", "!", "?", ":", "+", "=", "<", ">", "~", "|", "\\", "/", "'", "\"", "(",
+            ")", "[", "]", "{", "}",
+        ]
+        .iter()
+        .map(|c| format!("    words = words.replace(\"{c}\", \"\")\n"))
+        .collect();
+        let start = "def abbreviate(words):\n";
+        let text = format!("{start}{}", block.repeat(3));
+        assert!(block.len() > SHORT_PERIOD, "{}", block.len());
+        let end = looping(&text).expect("a loop");
+        assert_eq!(&text[..end], format!("{start}{block}"));
+        assert_eq!(looping(&format!("{start}{}", block.repeat(2))), None);
         // CJK text cut on a character boundary.
         let cjk = format!("开始{}", "修复错误。".repeat(100));
         let end = looping(&cjk).unwrap();
