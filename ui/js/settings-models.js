@@ -25,8 +25,9 @@ function render() {
   $('#models-list').replaceChildren(...shown.map((m) =>
     h('tr', { dataset: { id: m.id } },
       h('th', { scope: 'row', class: 'model-id', title: m.id, text: m.id }),
-      h('td', { text: tokens(m.contextWindow) }),
-      h('td', { text: tokens(m.maxOutput) }),
+      // A local model described without its window: its server says, when it is used.
+      h('td', { text: m.known ? tokens(m.contextWindow) : 'from its server' }),
+      h('td', { text: m.known ? tokens(m.maxOutput) : 'from its server' }),
       h('td', { text: [m.tools ? 'tools' : 'no tools', m.images ? 'images' : null].filter(Boolean).join(', ') }),
       h('td', { text: `${price(m.pricing.input)} / ${price(m.pricing.output)}` }),
       h('td', { class: 'model-actions' },
@@ -40,8 +41,8 @@ function render() {
 function edit(m) {
   showForm(true);
   $('#model-id').value = m.id;
-  $('#model-context').value = String(m.contextWindow);
-  $('#model-output').value = String(m.maxOutput);
+  $('#model-context').value = m.known ? String(m.contextWindow) : '';
+  $('#model-output').value = m.known ? String(m.maxOutput) : '';
   $('#model-tools').checked = m.tools;
   $('#model-images').checked = m.images;
   $('#model-price-in').value = String(m.pricing.input);

@@ -175,10 +175,16 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
                     &["MODEL", "CONTEXT", "MAX OUT", "TOOLS", "$/M IN", "$/M OUT"],
                     all.iter().map(|entry| {
                         let m = &entry.model;
+                        // (A local model described without its window: its server says.)
+                        let (window, limit) = if m.known {
+                            (m.context_window.to_string(), m.max_output.to_string())
+                        } else {
+                            ("(server)".to_string(), "(server)".to_string())
+                        };
                         vec![
                             m.id.clone(),
-                            m.context_window.to_string(),
-                            m.max_output.to_string(),
+                            window,
+                            limit,
                             if m.tools { "yes" } else { "no" }.into(),
                             format!("{:.2}", m.pricing.input),
                             format!("{:.2}", m.pricing.output),
@@ -215,6 +221,8 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
                 codewright_host::settings::save_model(store, &form).map_err(|e| e.message)?;
             if json {
                 to_json(&saved)
+            } else if !saved.known {
+                format!("Saved model {id} (its context window and answer limit are asked of its server)\n")
             } else {
                 format!(
                     "Saved model {id} (context {}, max output {})\n",

@@ -92,16 +92,29 @@ pub fn provider_of(store: &Store, model_id: &str) -> Result<Provider, HostError>
     provider(store, name)
 }
 
-/// The user's model entries, as catalog entries.
+/// A user's model entry stores this (0) as its window, or its answer limit, when it was left
+/// for the model's local server to say: [`fit_local_model`] asks it, as for a model nobody
+/// described.
+pub const WINDOW_FROM_SERVER: u64 = 0;
+
+/// The models the user described (their entries win over the catalog's).
 pub fn custom_models(store: &Store) -> Result<Vec<ModelInfo>, HostError> {
     Ok(store
         .custom_models()
         .map_err(store_error)?
         .into_iter()
         .map(|m| ModelInfo {
+            // Described without its window: as an unknown model's, until its server says.
+            known: m.context_window != WINDOW_FROM_SERVER,
+            context_window: match m.context_window {
+                WINDOW_FROM_SERVER => ModelInfo::unknown(&m.id).context_window,
+                window => window,
+            },
+            max_output: match m.max_output {
+                WINDOW_FROM_SERVER => ModelInfo::unknown(&m.id).max_output,
+                limit => limit,
+            },
             id: m.id,
-            context_window: m.context_window,
-            max_output: m.max_output,
             tools: m.tools,
             images: m.images,
             thinking: m.thinking,
@@ -111,7 +124,6 @@ pub fn custom_models(store: &Store) -> Result<Vec<ModelInfo>, HostError> {
                 cache_read: m.cache_read_price,
                 cache_write: m.cache_write_price,
             },
-            known: true,
             sampling: codewright_llm::Sampling {
                 temperature: m.temperature,
                 top_p: m.top_p,

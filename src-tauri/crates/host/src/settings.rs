@@ -496,20 +496,41 @@ pub fn save_model(
             "Write it as MODEL@PROVIDER, e.g. qwen2.5-coder:7b@ollama.",
         )
     })?;
-    provider(store, provider_name).map_err(|e| field("id", e.message))?;
+    let server = provider(store, provider_name).map_err(|e| field("id", e.message))?;
     let custom = crate::models::custom_models(store).map_err(|e| field("id", e.message))?;
     let base = codewright_llm::resolve_model(id, &custom);
-    let context_window = form.context_window.unwrap_or(base.context_window);
-    if !(16..=100_000_000).contains(&context_window) {
+    // A local server's model described without its window keeps it unknown, so that the server
+    // is asked for it (a default of 128k would hide a small model's window: its prompt, tools
+    // and help are chosen by it).
+    let ask_server = form.context_window.is_none()
+        && server.is_local()
+        && (!base.known || base.context_window == crate::models::WINDOW_FROM_SERVER);
+    if ask_server {
+        if let Some(max_output) = form.max_output.filter(|&m| m == 0) {
+            return Err(field(
+                "maxOutput",
+                format!("The longest answer must be at least 1 token, not {max_output}."),
+            ));
+        }
+    }
+    let context_window = if ask_server {
+        crate::models::WINDOW_FROM_SERVER
+    } else {
+        form.context_window.unwrap_or(base.context_window)
+    };
+    if !ask_server && !(16..=100_000_000).contains(&context_window) {
         return Err(field(
             "contextWindow",
             "The context window is the number of tokens the model reads at most (a 4k model: 4096).",
         ));
     }
-    let max_output = form
-        .max_output
-        .unwrap_or(base.max_output.min(context_window / 2));
-    if max_output == 0 || max_output >= context_window {
+    let max_output = if ask_server {
+        form.max_output.unwrap_or(crate::models::WINDOW_FROM_SERVER)
+    } else {
+        form.max_output
+            .unwrap_or(base.max_output.min(context_window / 2))
+    };
+    if !ask_server && (max_output == 0 || max_output >= context_window) {
         return Err(field(
             "maxOutput",
             format!("The longest answer must be at least 1 token and less than the context window ({context_window})."),

@@ -106,3 +106,43 @@ async fn an_old_answer_is_used_at_once_and_asked_again_in_the_background() {
     codewright_host::models::fit_local_model(&mut next, home.path()).await;
     assert_eq!(next.info.context_window, 8192);
 }
+
+/// A local server's model added without its window (`models add qwen@llama`) is not taken to
+/// have 128k: its server is asked, as for a model nobody described, and its other figures stay
+/// the user's. One given its window keeps it.
+#[tokio::test]
+async fn a_local_model_described_without_its_window_is_asked_of_its_server() {
+    use codewright_host::settings::{save_model, save_provider, ModelForm, ProviderForm};
+    let home = tempfile::tempdir().unwrap();
+    let store = codewright_store::Store::open(&home.path().join("codewright.db")).unwrap();
+    let (base, _) = llamacpp(16_384).await;
+    save_provider(
+        &store,
+        &ProviderForm {
+            name: "llama".into(),
+            protocol: "openai".into(),
+            base_url: base.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let form = |id: &str, context_window| ModelForm {
+        id: id.into(),
+        context_window,
+        temperature: Some(0.2),
+        ..Default::default()
+    };
+    let saved = save_model(&store, &form("qwen@llama", None)).unwrap();
+    assert!(!saved.known, "{saved:?}");
+    let custom = codewright_host::models::custom_models(&store).unwrap();
+    let mut model = Model {
+        info: codewright_llm::resolve_model("qwen@llama", &custom),
+        provider: codewright_host::models::provider(&store, "llama").unwrap(),
+        key: None,
+    };
+    codewright_host::models::fit_local_model(&mut model, home.path()).await;
+    assert_eq!(model.info.context_window, 16_384);
+    assert_eq!(model.info.sampling.temperature, Some(0.2));
+    let told = save_model(&store, &form("coder@llama", Some(8_192))).unwrap();
+    assert!(told.known && told.context_window == 8_192, "{told:?}");
+}
