@@ -1338,7 +1338,7 @@ impl Run {
         let text_mode = !model.info.tools;
         let base_system = system;
         let mut empty_retry = false;
-        let mut last_exchange: Option<(Vec<String>, Vec<String>)> = None;
+        let mut last_exchange: Option<Vec<String>> = None;
         // One reminder per run for a small model that ends without a change (sent, not stored).
         let (mut nudged, mut nudge_now) = (false, None::<String>);
         let mut reminded = 0u32;
@@ -1550,31 +1550,40 @@ impl Run {
                 .iter()
                 .any(|r| matches!(r, Part::ToolResult { is_error: true, .. }));
             // The same calls failing the same way, again and again: a model going round in
-            // circles (seen: one write refused as "would not change" twenty times).
-            let exchange = (
-                view.messages
-                    .last()
-                    .map(|m| {
-                        m.tool_calls()
-                            .map(|c| format!("{}{}", c.name, c.arguments))
-                            .collect::<Vec<_>>()
-                    })
-                    .unwrap_or_default(),
-                results
-                    .iter()
-                    .map(|r| match r {
-                        Part::ToolResult {
-                            content, is_error, ..
-                        // (Digits aside: a test run says how long it took.)
-                        } => format!(
-                            "{is_error}{}",
-                            serde_json::to_string(content).unwrap_or_default()
+            // circles (seen: one write refused as "would not change" twenty times). Reads in
+            // between change nothing, and are left out (seen: a refused write and its check,
+            // with one read or two before them, until the time ran out).
+            let asked: std::collections::HashMap<&str, String> = view
+                .messages
+                .last()
+                .map(|m| {
+                    m.tool_calls()
+                        .filter(|c| {
+                            registry.get(c.name).map(|t| t.category()) != Some(ToolCategory::Read)
+                        })
+                        .map(|c| (c.id, format!("{}{}", c.name, c.arguments)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let exchange: Vec<String> = results
+                .iter()
+                .filter_map(|r| match r {
+                    Part::ToolResult {
+                        call_id,
+                        content,
+                        is_error,
+                        ..
+                    } => asked.get(call_id.as_str()).map(|call| {
+                        // (The result's digits aside: a test run says how long it took.)
+                        let result = serde_json::to_string(content).unwrap_or_default();
+                        format!(
+                            "{call}{is_error}{}",
+                            result.replace(|c: char| c.is_ascii_digit(), "#")
                         )
-                        .replace(|c: char| c.is_ascii_digit(), "#"),
-                        _ => String::new(),
-                    })
-                    .collect::<Vec<_>>(),
-            );
+                    }),
+                    _ => None,
+                })
+                .collect();
             repeated = if !passed && last_exchange.as_ref() == Some(&exchange) {
                 repeated + 1
             } else {

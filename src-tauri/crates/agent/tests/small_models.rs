@@ -669,3 +669,31 @@ async fn the_same_failure_with_other_timings_is_the_same_failure() {
     assert_eq!(handle.wait().await, RunOutcome::Done);
     assert_eq!(world.server.requests().len(), 3, "stopped after the third");
 }
+
+/// Reads between the same failing calls do not hide that the model goes round in circles
+/// (seen: a refused write and its check, with one read or two before them, until the time ran
+/// out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_between_the_same_failing_calls_do_not_hide_a_circle() {
+    use serde_json::json;
+    let world = World::new(Arc::new(|i, _: &serde_json::Value| {
+        let read = ("read_file", json!({"path": "leap.py"}));
+        let write = ("write_file", json!({"path": "leap.py", "content": STUB}));
+        if i % 2 == 0 {
+            common::calls(&[read, write])
+        } else {
+            common::calls(&[read.clone(), read, write])
+        }
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Fix leap.py."),
+        PermissionMode::Yolo,
+        world.model(),
+    );
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert_eq!(world.server.requests().len(), 3, "stopped after the third");
+}
