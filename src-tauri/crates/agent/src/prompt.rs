@@ -20,8 +20,7 @@ For multi-step work keep a plan with todo_write. Be concise: say what you did an
 const SMALL_INSTRUCTIONS: &str = "You are Codewright, a coding agent working in the user's \
 project folder. The files the user's message names are shown in it. To change a file, \
 write its path on a line by itself, then the whole new file in one fenced code block. To run a \
-command, call the bash tool. When the user names tests, run them to check your work. When you \
-are done, say in one sentence what you changed.";
+command, call the bash tool. When the user names tests, run them to check your work.";
 
 /// Whether `model` is a small local model: on a local server, with a window of 32k tokens or
 /// less (as its server says, or as the user described it). Such a model gets the short prompt

@@ -353,7 +353,8 @@ fn condensed(text: &str) -> Option<String> {
 }
 /// See [`condensed`].
 const SHOWN_LINES: usize = 20;
-/// How many times a run's small model is sent back to work while the user's checks fail.
+/// How many times in a row, with no change in between, a run's small model is sent back to work
+/// while the user's checks fail.
 const MAX_CHECK_REMINDERS: u32 = 3;
 /// Stored as the user's message when a task is continued without one.
 const CONTINUE: &str = "Continue.";
@@ -1341,7 +1342,9 @@ impl Run {
         let mut last_exchange: Option<Vec<String>> = None;
         // One reminder per run for a small model that ends without a change (sent, not stored).
         let (mut nudged, mut nudge_now) = (false, None::<String>);
-        let mut reminded = 0u32;
+        // (Counted since the model's last change: one that keeps changing the code is let go on
+        // within the iteration limit, one that keeps only talking is not.)
+        let (mut reminded, mut reminded_at) = (0u32, 0u32);
         let mut repeated = 0u32;
         let mut told_images = false;
         let mut overflow_retried = false;
@@ -1506,6 +1509,9 @@ impl Run {
                     .map(|w| w.failing(edits))
                     .unwrap_or_default();
                 if !failing.is_empty() {
+                    if edits != reminded_at {
+                        (reminded, reminded_at) = (0, edits);
+                    }
                     if reminded < MAX_CHECK_REMINDERS {
                         reminded += 1;
                         self.notice(format!(
@@ -1516,7 +1522,7 @@ impl Run {
                         continue;
                     }
                     self.notice(format!(
-                        "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times: the task is not done.",
+                        "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times without changing anything: the task is not done.",
                         failing.join(" and ")
                     ));
                 } else if asked_for_change && edits == 0 && !std::mem::replace(&mut nudged, true) {

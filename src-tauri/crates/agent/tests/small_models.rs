@@ -495,9 +495,9 @@ async fn a_small_model_is_sent_back_at_most_three_times() {
         "checked\n"
     );
     assert!(
-        notices
-            .iter()
-            .any(|n| n.contains("after being sent back 3 times: the task is not done")),
+        notices.iter().any(|n| n.contains(
+            "after being sent back 3 times without changing anything: the task is not done"
+        )),
         "{notices:?}"
     );
 }
@@ -696,4 +696,39 @@ async fn reads_between_the_same_failing_calls_do_not_hide_a_circle() {
     while rx.recv().await.is_some() {}
     assert_eq!(handle.wait().await, RunOutcome::Done);
     assert_eq!(world.server.requests().len(), 3, "stopped after the third");
+}
+
+/// One that changes the code each time it is sent back is let go on until it passes: the three
+/// are counted since its last change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_that_keeps_changing_the_code_is_sent_back_until_it_passes() {
+    let world = World::new(Arc::new(|i, body: &serde_json::Value| {
+        if !common::last_text(body).contains("still fails") && i > 0 {
+            return text("Done.");
+        }
+        match i {
+            0 => text("Done."),
+            // Sent back each time, it writes another wrong answer, then the right one.
+            1..=8 => text(&format!(
+                "leap.py\n```python\ndef leap_year(year):\n    return year % {} == 0\n```",
+                i + 1
+            )),
+            _ => text(&format!("leap.py\n```python\n{SOLVED}```")),
+        }
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(world.path("check.sh"), "grep 'year % 400' leap.py\n").unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement leap.py. Check it with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        SOLVED
+    );
 }
