@@ -5,7 +5,6 @@
 //! policy, and counted as the run's reads.
 
 use codewright_extensions::contained;
-use codewright_protocol::{Message, Part, Role, ToolContent, ToolDetail};
 use std::path::Path;
 
 /// The tool that reads them.
@@ -54,109 +53,6 @@ pub fn named_files(root: &Path, text: &str) -> Vec<String> {
         }
     }
     found
-}
-
-/// `messages` as a small model is sent them: where whole files were read right after a user's
-/// message (by Codewright, or by the model's first calls), they are shown in that message as
-/// aider shows them — each path on a line by itself, then the file in a fenced block, without line
-/// numbers — instead of as calls and results. It is the form its answer should take (the prompt
-/// asks for whole files so), and a 1.5B model shown calls answers with calls that echo them:
-/// seen, the instructions written over the tests. Nothing stored changes.
-pub fn as_shown(messages: &[Message]) -> Vec<Message> {
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
-    let mut i = 0;
-    while i < messages.len() {
-        let message = &messages[i];
-        if message.role == Role::User {
-            if let Some(files) = messages
-                .get(i + 1)
-                .zip(messages.get(i + 2))
-                .and_then(|(asked, read)| whole_files(asked, read))
-            {
-                let mut shown = message.clone();
-                shown
-                    .parts
-                    .extend(files.into_iter().map(|text| Part::Text { text }));
-                out.push(shown);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(message.clone());
-        i += 1;
-    }
-    out
-}
-
-/// The files `read` answers to `asked`, as a user's message shows them, when `asked` is only
-/// calls of [`READ_FILE`] and each was answered with a whole file.
-fn whole_files(asked: &Message, read: &Message) -> Option<Vec<String>> {
-    if asked.role != Role::Assistant || read.role != Role::Tool {
-        return None;
-    }
-    let mut ids = Vec::new();
-    for part in &asked.parts {
-        match part {
-            Part::ToolCall { id, name, .. } if name == READ_FILE => ids.push(id),
-            Part::Text { text } if text.trim().is_empty() => {}
-            _ => return None,
-        }
-    }
-    if ids.is_empty() || read.parts.len() != ids.len() {
-        return None;
-    }
-    let mut shown = Vec::new();
-    for (id, part) in ids.into_iter().zip(&read.parts) {
-        let Part::ToolResult {
-            call_id,
-            content,
-            is_error: false,
-            detail: Some(detail),
-        } = part
-        else {
-            return None;
-        };
-        let ToolDetail::File {
-            path,
-            first_line: 1,
-            last_line,
-            total_lines,
-        } = detail.as_ref()
-        else {
-            return None;
-        };
-        if call_id != id || last_line != total_lines {
-            return None;
-        }
-        let [ToolContent::Text { text }] = &content[..] else {
-            return None;
-        };
-        // `read_file` numbers each line as `{n:>6}\t`.
-        let mut body = String::new();
-        for line in text.lines() {
-            let (number, rest) = line.split_once('\t')?;
-            number.trim().parse::<u64>().ok()?;
-            body.push_str(rest);
-            body.push('\n');
-        }
-        let language = Path::new(path)
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(|e| match e {
-                "py" => "python",
-                "rs" => "rust",
-                "js" | "mjs" | "cjs" => "javascript",
-                "ts" => "typescript",
-                "md" => "markdown",
-                "sh" => "bash",
-                "rb" => "ruby",
-                other => other,
-            })
-            .unwrap_or("");
-        let fence = if body.contains("```") { "````" } else { "```" };
-        shown.push(format!("{path}\n{fence}{language}\n{body}{fence}"));
-    }
-    Some(shown)
 }
 
 #[cfg(test)]
@@ -210,56 +106,6 @@ mod tests {
             "read key.txt, big.txt, .git/config, ../leap.py, {abs}, missing.py, src and src/"
         );
         assert!(named_files(dir.path(), &prompt).is_empty());
-    }
-
-    #[test]
-    fn whole_files_read_after_a_message_are_shown_in_it_and_nothing_else_is() {
-        use codewright_protocol::conversation::interrupted_result;
-        let call = |id: &str| Part::ToolCall {
-            id: id.into(),
-            name: READ_FILE.into(),
-            arguments: "{}".into(),
-            truncated: false,
-            signature: None,
-        };
-        let read = |id: &str, last: u64, total: u64| Part::ToolResult {
-            call_id: id.into(),
-            content: vec![ToolContent::Text {
-                text: "     1\tdef f():\n     2\t    pass\n".into(),
-            }],
-            is_error: false,
-            detail: Some(Box::new(ToolDetail::File {
-                path: "src/f.py".into(),
-                first_line: 1,
-                last_line: last,
-                total_lines: total,
-            })),
-        };
-        let history = |result: Part, text: Option<&str>| {
-            let mut asked = vec![call("a")];
-            if let Some(text) = text {
-                asked.insert(0, Part::Text { text: text.into() });
-            }
-            vec![
-                Message::user("Fix f."),
-                Message::new(Role::Assistant, asked),
-                Message::new(Role::Tool, vec![result]),
-            ]
-        };
-        let shown = as_shown(&history(read("a", 2, 2), None));
-        assert_eq!(shown.len(), 1);
-        assert_eq!(
-            shown[0].text(),
-            "Fix f.\n\nsrc/f.py\n```python\ndef f():\n    pass\n```"
-        );
-        // Part of a file, a failed read, or calls the model explained stay as they are.
-        for kept in [
-            history(read("a", 2, 9), None),
-            history(interrupted_result("a", "no such file"), None),
-            history(read("a", 2, 2), Some("Let me read it.")),
-        ] {
-            assert_eq!(as_shown(&kept), kept);
-        }
     }
 
     #[test]

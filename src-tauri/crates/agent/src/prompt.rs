@@ -18,7 +18,7 @@ For multi-step work keep a plan with todo_write. Be concise: say what you did an
 /// model can take for the task, and the ways of working that such a model manages (files read
 /// for it, whole files in fenced blocks; issue 34).
 const SMALL_INSTRUCTIONS: &str = "You are Codewright, a coding agent working in the user's \
-project folder. The files the user's message names are shown in it. To change a file, \
+project folder. The files the user's message names have been read for you. To change a file, \
 write its path on a line by itself, then the whole new file in one fenced code block. To run a \
 command, call the bash tool. When the user names tests, run them to check your work.";
 

@@ -1403,17 +1403,10 @@ impl Run {
                 iteration,
                 model: model.info.id.clone(),
             });
-            // A small model is shown the files read for it as a user shows them (see
-            // [`crate::attach::as_shown`]).
-            let shown = if crate::prompt::is_small(model) {
-                crate::attach::as_shown(&view.messages)
+            let mut request_messages = if text_mode {
+                text_calls::as_text_protocol(&view.messages)
             } else {
                 view.messages.clone()
-            };
-            let mut request_messages = if text_mode {
-                text_calls::as_text_protocol(&shown)
-            } else {
-                shown
             };
             if empty_retry {
                 request_messages.push(Message::user(NUDGE));
