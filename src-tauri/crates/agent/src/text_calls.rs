@@ -410,6 +410,19 @@ pub fn repaired(mut call: TextCall, specs: &[ToolSpec]) -> TextCall {
             call.name = WRITE.to_string();
         }
     }
+    // Both edit shapes at once (seen: an `edits` list beside a whole-file `new_string`): the
+    // list, which says what to replace, is the edit.
+    if call.name == "edit_file" {
+        if let Some(a) = call.arguments.as_object_mut() {
+            if a.get("edits")
+                .and_then(Value::as_array)
+                .is_some_and(|e| !e.is_empty())
+            {
+                a.remove("old_string");
+                a.remove("new_string");
+            }
+        }
+    }
     call
 }
 
@@ -508,6 +521,15 @@ mod tests {
             assert_eq!(repaired(edit.clone(), &specs), edit);
         }
         assert_eq!(repaired(whole.clone(), &specs[..1]), whole);
+        // Both edit shapes: the list is the edit (Qwen2.5-Coder-1.5B on hamming, 2026-11-28).
+        let both = TextCall {
+            name: "edit_file".into(),
+            arguments: json!({"path": "h.py", "edits": [{"old_string": "a", "new_string": "b"}], "new_string": "def f(): pass"}),
+        };
+        assert_eq!(
+            repaired(both, &specs).arguments,
+            json!({"path": "h.py", "edits": [{"old_string": "a", "new_string": "b"}]})
+        );
     }
 
     #[test]

@@ -363,12 +363,16 @@ async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked
     let results = tool_results(&requests[2]);
     let n = results.len();
     assert!(
-        results[n - 2].1.contains("Not written: this is leap.py as it already is"),
+        results[n - 2]
+            .1
+            .contains("Not written: this is leap.py as it already is"),
         "{results:?}"
     );
     assert!(results[n - 3].1.contains("[exit code 1]"), "{results:?}");
     assert!(
-        results[n - 1].1.contains("`sh check.sh` fails as it did before"),
+        results[n - 1]
+            .1
+            .contains("`sh check.sh` fails as it did before"),
         "{results:?}"
     );
 }
