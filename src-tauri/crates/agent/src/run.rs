@@ -2245,24 +2245,16 @@ impl Run {
         // (After the writes: the checks see them.) The model's own run of a check command
         // is one too.
         let mut checks: Vec<(String, String)> = message
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                    ..
-                } if name == crate::written::BASH => {
-                    let arguments: serde_json::Value = serde_json::from_str(arguments).ok()?;
-                    let command = arguments["command"].as_str()?.trim();
-                    words
-                        .commands
-                        .iter()
-                        .find(|c| c.as_str() == command)
-                        .map(|c| (c.clone(), id.clone()))
-                }
-                _ => None,
+            .tool_calls()
+            .filter(|c| c.name == crate::written::BASH)
+            .filter_map(|c| {
+                let arguments: serde_json::Value = serde_json::from_str(c.arguments).ok()?;
+                let command = arguments["command"].as_str()?.trim();
+                words
+                    .commands
+                    .iter()
+                    .find(|known| known.as_str() == command)
+                    .map(|known| (known.clone(), c.id.to_string()))
             })
             .collect();
         for command in commands {
