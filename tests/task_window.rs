@@ -2045,6 +2045,17 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         json!([]),
     );
     save_screenshot("settings-models-dark-small", &app.screenshot());
+    // A local server's model added without its window: its server says, and the list says so.
+    app.find("#model-add").click();
+    app.find("#model-id").type_text("服务器-coder-with-a-long-name@scripted");
+    app.find("#model-save").click();
+    let models = app.find("#models-filter");
+    models.clear();
+    models.type_text("coder");
+    app.wait_until("the model asked of its server listed", WAIT,
+        "return document.querySelector('#models-list tr[data-id=\"服务器-coder-with-a-long-name@scripted\"]')?.textContent ?? null",
+        |v| v.as_str().is_some_and(|t| t.contains("from its server")));
+    save_screenshot("settings-model-from-server-dark-small", &app.screenshot());
 
     // The project's settings: what the agent is told, and the mode of a new task.
     app.wait_until("the project's settings", WAIT,
