@@ -2047,7 +2047,8 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     save_screenshot("settings-models-dark-small", &app.screenshot());
     // A local server's model added without its window: its server says, and the list says so.
     app.find("#model-add").click();
-    app.find("#model-id").type_text("服务器-coder-with-a-long-name@scripted");
+    app.find("#model-id")
+        .type_text("服务器-coder-with-a-long-name@scripted");
     app.find("#model-save").click();
     let models = app.find("#models-filter");
     models.clear();
