@@ -1077,9 +1077,32 @@ impl Run {
         &self,
         registry: &Registry,
         session: &Arc<Session>,
-        calls: Vec<Call>,
+        mut calls: Vec<Call>,
     ) -> Vec<Part> {
-        // A small model's write that would drop what the file defines is refused, not run.
+        // A small model's write of a part of a Python file (one function of two) is merged
+        // into the file by its definitions; one that would drop what the file defines
+        // otherwise is refused, not run.
+        if let Some(words) = self.words.as_ref().filter(|w| w.small) {
+            for call in calls
+                .iter_mut()
+                .filter(|c| c.name == crate::written::WRITE_FILE)
+            {
+                let Ok(mut arguments) = serde_json::from_str::<serde_json::Value>(&call.arguments)
+                else {
+                    continue;
+                };
+                let (Some(path), Some(content)) =
+                    (arguments["path"].as_str(), arguments["content"].as_str())
+                else {
+                    continue;
+                };
+                if let Some(whole) = crate::written::part_of(&words.root, path, content) {
+                    self.notice(format!("The model wrote part of {path} as if it were the whole file; what it wrote replaces the definitions of the same names, and the rest of the file is kept."));
+                    arguments["content"] = serde_json::Value::String(whole);
+                    call.arguments = arguments.to_string();
+                }
+            }
+        }
         let mut refused: std::collections::HashMap<String, Part> = self
             .words
             .as_ref()

@@ -4,7 +4,8 @@
 //! in backticks, becomes `bash` of that command. Both then go through the same policy, approval,
 //! diff and checkpoint as the model's own calls. Only files that exist in the project are
 //! written this way, never hidden ones, and never a fragment: a block much shorter than a long
-//! file is an excerpt, not the file.
+//! file is an excerpt, not the file — except a Python block made of whole definitions of the
+//! file, which is merged into it by name ([`crate::merge`]).
 
 use codewright_extensions::contained;
 use std::path::Path;
@@ -107,11 +108,15 @@ pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> W
         let script = |p: &String| p.ends_with(".sh") || p.ends_with(".bash");
         if let Some(path) = path.filter(|p| !shown || (script(p) && language != "diff")) {
             let new = content.join("\n") + "\n";
-            if whole_file(root, &path, &new)
-                && !written.files.iter().any(|(p, _)| *p == path)
-                && end.is_some()
-            {
-                written.files.push((path, new));
+            let new = if whole_file(root, &path, &new) {
+                Some(new)
+            } else {
+                part_of(root, &path, &new)
+            };
+            if let Some(new) = new.filter(|_| end.is_some()) {
+                if !written.files.iter().any(|(p, _)| *p == path) {
+                    written.files.push((path, new));
+                }
             }
         } else if matches!(info, "" | "bash" | "sh" | "shell" | "console" | "zsh") {
             for line in body {
@@ -135,9 +140,9 @@ pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> W
     written
 }
 
-/// The one file of `named` whose top-level definitions (`def`, `class`, `fn`…) are all in
-/// `body` and share at least one with it: a block with no path that is plainly the stub the
-/// user named, not its tests.
+/// The one file of `named` that defines at its top level (`def`, `class`, `fn`…) something
+/// `body` defines too: a block with no path that is plainly the stub the user named (or a part
+/// of it), not its tests.
 fn defining(root: &Path, named: &[String], body: &[&str]) -> Option<String> {
     let new = definitions(body.iter().copied());
     if new.is_empty() {
@@ -147,8 +152,7 @@ fn defining(root: &Path, named: &[String], body: &[&str]) -> Option<String> {
         let Ok(old) = std::fs::read_to_string(root.join(path)) else {
             return false;
         };
-        let old = definitions(old.lines());
-        !old.is_empty() && old.iter().all(|d| new.contains(d))
+        definitions(old.lines()).iter().any(|d| new.contains(d))
     });
     let first = matching.next()?;
     matching.next().is_none().then(|| first.clone())
@@ -326,6 +330,16 @@ fn whole_file(root: &Path, path: &str, new: &str) -> bool {
         && definitions(old.lines()).iter().all(|d| defined.contains(d))
         && (old_lines <= 5 || new_lines * 4 >= old_lines)
         && (old_lines <= SHORT_FILE_LINES || new_lines * 2 >= old_lines)
+}
+
+/// The project's Python file at `path` with `new`, a part of it a model wrote as if it were the
+/// whole file, merged in by its definitions (see [`crate::merge`]); `None` when `new` is not such
+/// a part (or the file is no Python file of the project).
+pub fn part_of(root: &Path, path: &str, new: &str) -> Option<String> {
+    let path = existing(root, path)?;
+    let module = path.strip_suffix(".py")?.rsplit('/').next()?;
+    let old = std::fs::read_to_string(root.join(&path)).ok()?;
+    crate::merge::merged(&old, new, module)
 }
 
 /// Why a small model's `write_file` of `new` over the project file at `path` is not the change

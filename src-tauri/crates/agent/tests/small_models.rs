@@ -556,6 +556,40 @@ async fn a_small_models_write_that_drops_what_a_file_defines_is_refused() {
     assert_eq!(refused.len(), 1, "{refused:?}");
 }
 
+/// A small model asked to fix one function of two writes that function alone — recorded from
+/// Qwen2.5-Coder-1.5B on grains, as a call and as a block — and it is merged into the file by
+/// name: the other function is kept, not lost nor the write refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_models_write_of_one_function_of_two_is_merged_into_the_file() {
+    use serde_json::json;
+    const GRAINS: &str = "def square(number):\n    pass\n\n\ndef total():\n    pass\n";
+    const SQUARE: &str = "def square(number):\n    if not (1 <= number <= 64):\n        raise ValueError(\"square must be between 1 and 64\")\n    return 2 ** (number - 1)\n";
+    const TOTAL: &str = "def total():\n    return 2 ** 64 - 1\n";
+    let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
+        0 => common::calls(&[("write_file", json!({"path": "grains.py", "content": SQUARE}))]),
+        1 => text(&format!("You need to change the `total` function:\n```python\n{TOTAL}```\nThen run the tests again.")),
+        _ => text("Done."),
+    }))
+    .await;
+    std::fs::write(world.path("grains.py"), GRAINS).unwrap();
+    std::fs::write(
+        world.path("grains_test.py"),
+        "import unittest\nfrom grains import square, total\n\nclass GrainsTest(unittest.TestCase):\n    pass\n",
+    )
+    .unwrap();
+    let (handle, _rx) = world.start_with(
+        world.task,
+        Some("Implement the stubs in grains.py so that the tests in grains_test.py pass."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert_eq!(
+        std::fs::read_to_string(world.path("grains.py")).unwrap(),
+        format!("{SQUARE}\n\n{TOTAL}")
+    );
+}
+
 /// A long command output is shown to a small model as its first and last lines (a test run's
 /// first failure and its summary), with how many were left out; the tool panel keeps it whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,257 @@
+//! A part of a Python file a small model wrote as if it were the whole file, merged into the
+//! file by its top-level definitions (issue 34). Asked to fix one function of two, a small model
+//! writes that function alone (recorded from Qwen2.5-Coder-1.5B on grains: `square` rewritten,
+//! `total` left out); written as it is, the file would lose `total`. Merged, each `def` or
+//! `class` it wrote replaces the one of the same name, a new one goes before the first it
+//! replaces, and an import it needs is added after the file's own — everything else in the file
+//! stays as it was. Only a part made of definitions and imports is merged: a statement of any
+//! other kind at its top level (or a part the file shares no definition with) is not a part of
+//! this file, and is left to the caller's refusal.
+
+/// One top-level piece of a Python file: a definition (with its decorators and the comments
+/// right above it), an import, or anything else.
+#[derive(Debug)]
+struct Unit<'a> {
+    kind: Kind<'a>,
+    lines: Vec<&'a str>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Kind<'a> {
+    /// `def name` / `async def name` / `class name`.
+    Definition(&'a str),
+    Import,
+    /// Blank lines and comments between pieces.
+    Trivia,
+    Other,
+}
+
+/// `new` merged into `old` (a Python file's text), if `new` is a part of it as the module's doc
+/// says: it defines at least one of `old`'s names, leaves out at least one, and holds nothing at
+/// its top level but definitions, imports, comments and an import of the module itself
+/// (`module`, the file's stem; dropped). `None` when it is not, or when merging changes nothing.
+pub fn merged(old: &str, new: &str, module: &str) -> Option<String> {
+    let (old_units, new_units) = (units(old), units(new));
+    let names = |units: &[Unit<'_>]| -> Vec<String> {
+        units
+            .iter()
+            .filter_map(|u| match u.kind {
+                Kind::Definition(name) => Some(name.to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    let (old_names, new_names) = (names(&old_units), names(&new_units));
+    let shared = new_names.iter().any(|n| old_names.contains(n));
+    let partial = old_names.iter().any(|n| !new_names.contains(n));
+    let self_import = |u: &Unit<'_>| {
+        let line = u.lines[0].trim();
+        line.strip_prefix("from ")
+            .and_then(|rest| rest.strip_prefix(module))
+            .is_some_and(|rest| rest.starts_with(' '))
+            || line == format!("import {module}")
+    };
+    let only_definitions = new_units.iter().all(|u| u.kind != Kind::Other);
+    if !shared || !partial || !only_definitions {
+        return None;
+    }
+    let old_imports: Vec<&str> = old_units
+        .iter()
+        .filter(|u| u.kind == Kind::Import)
+        .flat_map(|u| u.lines.iter().map(|l| l.trim()))
+        .collect();
+    let imports: Vec<&Unit<'_>> = new_units
+        .iter()
+        .filter(|u| u.kind == Kind::Import && !self_import(u))
+        .filter(|u| !u.lines.iter().all(|l| old_imports.contains(&l.trim())))
+        .collect();
+    let replacing = |name: &str| new_units.iter().find(|u| u.kind == Kind::Definition(name));
+    let added: Vec<&Unit<'_>> = new_units
+        .iter()
+        .filter(|u| matches!(u.kind, Kind::Definition(n) if !old_names.iter().any(|o| o == n)))
+        .collect();
+    let last_import = old_units.iter().rposition(|u| u.kind == Kind::Import);
+    let mut out: Vec<&str> = Vec::new();
+    let mut placed_added = false;
+    let import_lines: Vec<&str> = imports.iter().flat_map(|u| u.lines.clone()).collect();
+    if last_import.is_none() && !imports.is_empty() {
+        out.extend(&import_lines);
+        out.extend(["", ""]);
+    }
+    for (i, unit) in old_units.iter().enumerate() {
+        match unit.kind {
+            Kind::Definition(name) => match replacing(name) {
+                Some(new_unit) => {
+                    if !placed_added && !added.is_empty() {
+                        placed_added = true;
+                        for unit in &added {
+                            out.extend(&unit.lines);
+                            out.extend(["", ""]);
+                        }
+                    }
+                    out.extend(&new_unit.lines);
+                }
+                None => out.extend(&unit.lines),
+            },
+            _ => out.extend(&unit.lines),
+        }
+        if Some(i) == last_import {
+            out.extend(&import_lines);
+        }
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    (text.trim_end() != old.trim_end()).then_some(text)
+}
+
+/// The top-level pieces of Python `text`, in order; together they hold every line.
+fn units(text: &str) -> Vec<Unit<'_>> {
+    let mut units: Vec<Unit<'_>> = Vec::new();
+    // Decorators and comments that open the definition that follows them.
+    let mut lead: Vec<&str> = Vec::new();
+    let mut in_string = false;
+    for line in text.lines() {
+        let top = !in_string
+            && !line.is_empty()
+            && !line.starts_with([' ', '\t', ')', ']', '}'])
+            && !line.trim().is_empty();
+        // A line that opens or closes a triple-quoted string (an odd count of them).
+        if (line.matches("\"\"\"").count() + line.matches("'''").count()) % 2 == 1 {
+            in_string = !in_string;
+        }
+        if !top {
+            if !lead.is_empty() && line.trim().is_empty() {
+                // A blank line ends a lead: what it led is not a definition.
+                units.push(lead_unit(std::mem::take(&mut lead)));
+            }
+            if !lead.is_empty() {
+                lead.push(line);
+            } else if let Some(unit) = units.last_mut() {
+                unit.lines.push(line);
+            } else {
+                units.push(Unit {
+                    kind: Kind::Trivia,
+                    lines: vec![line],
+                });
+            }
+            continue;
+        }
+        if line.starts_with('#') || line.starts_with('@') {
+            lead.push(line);
+            continue;
+        }
+        let kind = definition(line).map(Kind::Definition).unwrap_or_else(|| {
+            if line.starts_with("import ") || line.starts_with("from ") {
+                Kind::Import
+            } else {
+                Kind::Other
+            }
+        });
+        let mut lines = std::mem::take(&mut lead);
+        // Comments above anything but a definition stay trivia of their own.
+        if !matches!(kind, Kind::Definition(_)) && !lines.is_empty() {
+            units.push(lead_unit(std::mem::take(&mut lines)));
+        }
+        lines.push(line);
+        units.push(Unit { kind, lines });
+    }
+    if !lead.is_empty() {
+        units.push(lead_unit(lead));
+    }
+    // Blank lines at a unit's end belong between units.
+    let mut split: Vec<Unit<'_>> = Vec::new();
+    for mut unit in units {
+        let mut blanks = Vec::new();
+        while unit.lines.len() > 1 && unit.lines.last().is_some_and(|l| l.trim().is_empty()) {
+            blanks.push(unit.lines.pop().expect("checked"));
+        }
+        split.push(unit);
+        if !blanks.is_empty() {
+            split.push(Unit {
+                kind: Kind::Trivia,
+                lines: blanks,
+            });
+        }
+    }
+    split
+}
+
+/// Comments (trivia) or decorators (not) that lead no definition.
+fn lead_unit(lines: Vec<&str>) -> Unit<'_> {
+    let decorated = lines.iter().any(|l| l.starts_with('@'));
+    Unit {
+        kind: if decorated { Kind::Other } else { Kind::Trivia },
+        lines,
+    }
+}
+
+/// The name a top-level `def`, `async def` or `class` line defines.
+fn definition(line: &str) -> Option<&str> {
+    let rest = ["def ", "async def ", "class "]
+        .iter()
+        .find_map(|k| line.strip_prefix(k))?;
+    let name = rest
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()?;
+    (!name.is_empty()).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GRAINS: &str = "def square(number):\n    pass\n\n\ndef total():\n    pass\n";
+
+    #[test]
+    fn a_function_written_alone_replaces_its_namesake_and_keeps_the_rest() {
+        // Recorded from Qwen2.5-Coder-1.5B on grains, sent back with a failing test.
+        let fix = "def square(number):\n    if not (1 <= number <= 64):\n        raise ValueError(\"square must be between 1 and 64\")\n    return 2 ** (number - 1)\n";
+        assert_eq!(
+            merged(GRAINS, fix, "grains").unwrap(),
+            format!("{fix}\n\ndef total():\n    pass\n")
+        );
+    }
+
+    #[test]
+    fn imports_and_new_helpers_are_added_and_a_self_import_is_dropped() {
+        let old = "import math\n\n\ndef a():\n    pass\n\n\ndef b():\n    pass\n";
+        let new = "import re\nfrom grains import a\n\n\n# Helper.\ndef helper(x):\n    return x\n\n\n@cache\ndef a():\n    return helper(re)\n";
+        assert_eq!(
+            merged(old, new, "grains").unwrap(),
+            "import math\nimport re\n\n\n# Helper.\ndef helper(x):\n    return x\n\n\n@cache\ndef a():\n    return helper(re)\n\n\ndef b():\n    pass\n"
+        );
+        // A file with no imports gets them at its top.
+        assert!(merged(
+            GRAINS,
+            "import os\ndef total():\n    return os.sep\n",
+            "grains"
+        )
+        .unwrap()
+        .starts_with("import os\n\n\ndef square"));
+    }
+
+    #[test]
+    fn what_is_not_a_part_of_the_file_is_not_merged() {
+        for new in [
+            // The whole file (the caller writes it as it is), nothing the file defines, a
+            // statement at the top level, a line of a function, the file as it is.
+            "def square(n):\n    return 1\n\n\ndef total():\n    return 2\n",
+            "def other():\n    return 1\n",
+            "def square(n):\n    return 1\n\nprint(square(2))\n",
+            "    return 2 ** (number - 1)\n",
+            "def square(number):\n    pass\n",
+        ] {
+            assert_eq!(merged(GRAINS, new, "grains"), None, "{new}");
+        }
+    }
+
+    #[test]
+    fn a_string_at_the_left_margin_inside_a_function_stays_in_it() {
+        let old = "def a():\n    s = \"\"\"\nnot top level\n\"\"\"\n    return s\n\n\ndef b():\n    pass\n";
+        let new = "def b():\n    return 1\n";
+        assert_eq!(
+            merged(old, new, "m").unwrap(),
+            "def a():\n    s = \"\"\"\nnot top level\n\"\"\"\n    return s\n\n\ndef b():\n    return 1\n"
+        );
+    }
+}
