@@ -12,6 +12,7 @@ mod approvals;
 mod attach;
 mod compaction;
 mod dispatch;
+mod focus;
 mod merge;
 mod prompt;
 mod repetition;

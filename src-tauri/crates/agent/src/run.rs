@@ -1365,6 +1365,8 @@ impl Run {
         let mut last_exchange: Option<Vec<String>> = None;
         // One reminder per run for a small model that ends without a change (sent, not stored).
         let (mut nudged, mut nudge_now) = (false, None::<String>);
+        // The checks failing when a small model was last sent back to fix them.
+        let mut sent_back = None::<Vec<String>>;
         // (Counted since the model's last change: one that keeps changing the code is let go on
         // within the iteration limit, one that keeps only talking is not.)
         let (mut reminded, mut reminded_at) = (0u32, 0u32);
@@ -1426,13 +1428,33 @@ impl Run {
                 iteration,
                 model: model.info.id.clone(),
             });
+            // While the user's check fails, a small model is sent the task, the file now and
+            // the failure, not its earlier attempts (see [`crate::focus`]).
+            let failing = self
+                .words
+                .as_ref()
+                .filter(|w| w.small)
+                .map(|w| {
+                    (
+                        w.failing(self.work.lock().expect("work lock").edits),
+                        &w.root,
+                    )
+                })
+                .filter(|(failing, _)| !failing.is_empty());
+            let focused = failing.and_then(|(failing, root)| {
+                crate::focus::request(&view.messages, root, &failing, sent_back.is_some())
+            });
+            let sent = focused.as_deref().unwrap_or(&view.messages);
             let mut request_messages = if text_mode {
-                text_calls::as_text_protocol(&view.messages)
+                text_calls::as_text_protocol(sent)
             } else {
-                view.messages.clone()
+                sent.to_vec()
             };
             if empty_retry {
                 request_messages.push(Message::user(NUDGE));
+            }
+            if let Some(failing) = sent_back.take().filter(|_| focused.is_none()) {
+                request_messages.push(Message::user(checks_fail(&failing)));
             }
             if let Some(reminder) = nudge_now.take() {
                 request_messages.push(Message::user(reminder));
@@ -1534,7 +1556,7 @@ impl Run {
                             "The model ended while {} still fails; it is sent back to fix it ({reminded} of {MAX_CHECK_REMINDERS}).",
                             failing.join(" and ")
                         ));
-                        nudge_now = Some(checks_fail(&failing));
+                        sent_back = Some(failing);
                         continue;
                     }
                     self.notice(format!(
@@ -1635,7 +1657,7 @@ impl Run {
                         {
                             if call_id == id {
                                 *content = vec![codewright_protocol::ToolContent::Text {
-                                    text: format!("`{command}` fails as it did before: nothing has changed since it last ran (its output is above). Change the code first: write the whole corrected file, its path on a line by itself, then its content in one fenced code block."),
+                                    text: crate::focus::fails_as_before(command),
                                 }];
                             }
                         }

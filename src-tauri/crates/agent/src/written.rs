@@ -89,7 +89,7 @@ pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> W
                 let first = body.first()?;
                 let path = existing(root, comment_path(first)?)?;
                 // The comment names the file; it is kept only when the file starts with it.
-                let old_first = std::fs::read_to_string(root.join(&path)).ok()?;
+                let old_first = read(root, &path)?;
                 if old_first.lines().next() != Some(*first) {
                     content.remove(0);
                 }
@@ -149,7 +149,7 @@ fn defining(root: &Path, named: &[String], body: &[&str]) -> Option<String> {
         return None;
     }
     let mut matching = named.iter().filter(|path| {
-        let Ok(old) = std::fs::read_to_string(root.join(path)) else {
+        let Some(old) = read(root, path) else {
             return false;
         };
         definitions(old.lines()).iter().any(|d| new.contains(d))
@@ -321,7 +321,7 @@ fn comment_path(line: &str) -> Option<&str> {
 /// Whether `new` can be the whole of the file at `path`, not an excerpt of it: it changes the
 /// file, keeps every name the file defines, and is not much shorter than a file of some length.
 fn whole_file(root: &Path, path: &str, new: &str) -> bool {
-    let Ok(old) = std::fs::read_to_string(root.join(path)) else {
+    let Some(old) = read(root, path) else {
         return false;
     };
     let (old_lines, new_lines) = (old.lines().count(), new.lines().count());
@@ -338,9 +338,25 @@ fn whole_file(root: &Path, path: &str, new: &str) -> bool {
 pub fn part_of(root: &Path, path: &str, new: &str) -> Option<String> {
     let path = existing(root, path)?;
     let module = path.strip_suffix(".py")?.rsplit('/').next()?;
-    let old = std::fs::read_to_string(root.join(&path)).ok()?;
+    let old = read(root, &path)?;
     crate::merge::merged(&old, new, module)
 }
+
+/// The text of the project's file at `path` (not hidden, not followed out of `root`), if it is
+/// at most `max` bytes.
+pub fn current(root: &Path, path: &str, max: usize) -> Option<String> {
+    let path = existing(root, path)?;
+    let text = contained::read_text(root, &root.join(path), max as u64).ok()??;
+    (!text.cut).then_some(text.text)
+}
+
+/// The text of a project file a model's words name, read contained, up to [`MAX_READ`].
+fn read(root: &Path, path: &str) -> Option<String> {
+    current(root, path, MAX_READ)
+}
+
+/// The longest file a model's words are compared with or merged into (bytes).
+const MAX_READ: usize = 1024 * 1024;
 
 /// Why a small model's `write_file` of `new` over the project file at `path` is not the change
 /// asked for, if it is not: it drops names the file defines at its top level (the wrong file or
@@ -349,7 +365,7 @@ pub fn part_of(root: &Path, path: &str, new: &str) -> Option<String> {
 /// `None` for a new file, or one outside the project.
 pub fn refusal(root: &Path, path: &str, new: &str) -> Option<String> {
     let path = existing(root, path)?;
-    let old = std::fs::read_to_string(root.join(&path)).ok()?;
+    let old = read(root, &path)?;
     if old.trim_end() == new.trim_end() {
         return Some(format!(
             "Not written: this is {path} as it already is. Write the code that makes the change."

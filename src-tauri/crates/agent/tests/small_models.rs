@@ -165,11 +165,19 @@ async fn a_small_model_is_shown_the_named_files_and_its_whole_file_and_test_run_
         system.contains("whole new file in one fenced code block"),
         "{system:.300}"
     );
-    // The first change was written and checked; the failing check went back to the model.
+    // The first change was written and checked; the failing check went back to the model,
+    // with the file as it is now and not the answer that wrote it (see `focus`).
     let second = tool_results(&requests[1]);
-    assert_eq!(second.len(), 5, "{second:?}");
-    assert!(second[3].1.contains("leap.py"), "{second:?}");
-    assert!(second[4].1.contains("exit code 1"), "{second:?}");
+    assert_eq!(second.len(), 3, "{second:?}");
+    let focus = common::last_text(&requests[1]);
+    assert!(
+        focus.starts_with(&format!(
+            "leap.py is now:\n````\n{WRONG}````\n\n`sh check.sh` fails:\n````\n"
+        )),
+        "{focus}"
+    );
+    assert!(focus.contains("exit code 1"), "{focus}");
+    assert!(!requests[1].to_string().contains("This should work."));
     // Its fix passed the check, and the run ended there.
     assert_eq!(
         std::fs::read_to_string(world.path("leap.py")).unwrap(),
@@ -359,21 +367,23 @@ async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked
         std::fs::read_to_string(world.path("log")).unwrap(),
         "checked\n".repeat(3)
     );
+    // (Sent as `focus` sends it: the failure once, then what the model did since.)
     let requests = world.server.requests();
     let results = tool_results(&requests[2]);
-    let n = results.len();
     assert!(
-        results[n - 2]
+        results
+            .last()
+            .unwrap()
             .1
             .contains("Not written: this is leap.py as it already is"),
         "{results:?}"
     );
-    assert!(results[n - 3].1.contains("[exit code 1]"), "{results:?}");
+    let sent = requests[2].to_string();
+    assert!(sent.contains("`sh check.sh` fails:"), "{sent}");
+    assert!(sent.contains("[exit code 1]"), "{sent}");
     assert!(
-        results[n - 1]
-            .1
-            .contains("`sh check.sh` fails as it did before"),
-        "{results:?}"
+        sent.contains("Run again with nothing changed, it fails the same way."),
+        "{sent}"
     );
 }
 
@@ -415,7 +425,7 @@ async fn a_small_model_that_ends_while_the_check_fails_is_shown_it_and_sent_back
     use codewright_protocol::AgentEvent;
     let world = World::new(Arc::new(|i, body: &serde_json::Value| match i {
         0 => text("I implemented `leap_year`; the tests pass now."),
-        _ if common::last_text(body).contains("still fails") => {
+        _ if common::last_text(body).contains("Your last answer changed no file") => {
             text(&format!("leap.py\n```python\n{SOLVED}```"))
         }
         _ => text("The function is correct."),
@@ -439,13 +449,17 @@ async fn a_small_model_that_ends_while_the_check_fails_is_shown_it_and_sent_back
     let requests = world.server.requests();
     assert_eq!(requests.len(), 3, "{notices:?}");
     // The check ran when the model first ended, and it saw the failure.
-    let second = tool_results(&requests[1]);
-    assert!(
-        second.last().unwrap().1.contains("exit code 1"),
-        "{second:?}"
-    );
+    let second = common::last_text(&requests[1]);
+    assert!(second.contains("`sh check.sh` fails:"), "{second}");
+    assert!(second.contains("exit code 1"), "{second}");
     // Ending again, it was sent back with what failed; its fix passed and ended the run.
-    assert!(common::last_text(&requests[2]).contains("`sh check.sh` still fails"));
+    let third = common::last_text(&requests[2]);
+    assert!(third.contains("`sh check.sh` fails:"), "{third}");
+    assert!(
+        third.contains("Your last answer changed no file."),
+        "{third}"
+    );
+    assert!(!requests[2].to_string().contains("The function is correct."));
     assert_eq!(
         std::fs::read_to_string(world.path("leap.py")).unwrap(),
         SOLVED
@@ -661,10 +675,12 @@ async fn a_small_models_own_check_counts_as_the_check() {
     assert_eq!(handle.wait().await, RunOutcome::Done);
     let requests = world.server.requests();
     assert_eq!(requests.len(), 3, "{notices:?}");
-    let again = tool_results(&requests[2]);
+    // (Sent the failure once, with the run again said in words: see `focus`.)
+    let again = common::last_text(&requests[2]);
     assert!(
-        again.last().unwrap().1.contains("fails as it did before: nothing has changed since it last ran (its output is above). Change the code first"),
-        "{again:?}"
+        again.contains("`sh check.sh` fails:")
+            && again.contains("Run again with nothing changed, it fails the same way."),
+        "{again}"
     );
     assert!(
         notices
@@ -732,7 +748,7 @@ async fn reads_between_the_same_failing_calls_do_not_hide_a_circle() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_model_that_keeps_changing_the_code_is_sent_back_until_it_passes() {
     let world = World::new(Arc::new(|i, body: &serde_json::Value| {
-        if !common::last_text(body).contains("still fails") && i > 0 {
+        if !common::last_text(body).contains("changed no file") && i > 0 {
             return text("Done.");
         }
         match i {

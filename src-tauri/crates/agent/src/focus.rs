@@ -1,0 +1,278 @@
+//! The request a small model is sent while the user's check fails (issue 34): the task and the
+//! files it was shown, then the files it changed as they are now and the check's latest output,
+//! then whatever it has looked up since — not every answer it wrote before. A 1.5B model shown
+//! its own failed attempts copies them: recorded on pangram and grains, it answered a failing
+//! test with the same empty fence, or the same wrong function, three times in a row. The task
+//! keeps the whole conversation; only what is sent is shorter (and its opening, the same each
+//! time, stays in a local server's prompt cache).
+
+use codewright_protocol::{Message, Part, Role, ToolContent};
+use std::path::Path;
+
+/// A changed file longer than this (bytes) is not shown whole: the model reads it itself.
+const MAX_SHOWN: usize = 16 * 1024;
+
+/// What a check's result says when it ran again with nothing changed since it failed.
+pub fn fails_as_before(command: &str) -> String {
+    format!("`{command}` fails as it did before: nothing has changed since it last ran (its output is above). Change the code first: write the whole corrected file, its path on a line by itself, then its content in one fenced code block.")
+}
+
+/// The messages to send instead of `messages` while the check commands `failing` fail (see the
+/// module's doc), or `None` when there is no failing result of theirs to show since the user's
+/// last message. `root` is the project, where the changed files are read; `sent_back` says
+/// the model's last answer ended its work without a change (it is not among those sent).
+pub fn request(
+    messages: &[Message],
+    root: &Path,
+    failing: &[String],
+    sent_back: bool,
+) -> Option<Vec<Message>> {
+    let asked = messages.iter().rposition(|m| m.role == Role::User)?;
+    // The files shown with the task (read for the model before its first answer).
+    let opening = match messages.get(asked + 1..asked + 3) {
+        Some([reads, results])
+            if reads.role == Role::Assistant
+                && results.role == Role::Tool
+                && !reads.parts.is_empty()
+                && reads
+                    .parts
+                    .iter()
+                    .all(|p| matches!(p, Part::ToolCall { name, .. } if name == crate::attach::READ_FILE)) =>
+        {
+            asked + 2
+        }
+        _ => asked,
+    };
+    let since = &messages[opening + 1..];
+    // Each failing check's latest output, and where its result is.
+    let mut outputs: Vec<(String, String)> = Vec::new();
+    let mut last = None;
+    for command in failing {
+        let ids: Vec<&str> = since
+            .iter()
+            .flat_map(|m| m.tool_calls())
+            .filter(|c| c.name == crate::written::BASH)
+            .filter(|c| {
+                serde_json::from_str::<serde_json::Value>(c.arguments)
+                    .ok()
+                    .and_then(|a| a["command"].as_str().map(|s| s.trim() == command))
+                    .unwrap_or(false)
+            })
+            .map(|c| c.id)
+            .collect();
+        let as_before = fails_as_before(command);
+        let found = since.iter().enumerate().rev().find_map(|(i, m)| {
+            m.parts.iter().find_map(|p| match p {
+                Part::ToolResult {
+                    call_id, content, ..
+                } if ids.contains(&call_id.as_str()) => {
+                    let text = text_of(content);
+                    (text != as_before).then_some((i, text))
+                }
+                _ => None,
+            })
+        });
+        let (i, text) = found?;
+        last = last.max(Some(i));
+        outputs.push((command.clone(), text));
+    }
+    let last = last?;
+    // The files it changed, as they are now.
+    let mut changed: Vec<String> = Vec::new();
+    for call in since.iter().flat_map(|m| m.tool_calls()) {
+        if call.name != crate::written::WRITE_FILE && call.name != crate::written::EDIT_FILE {
+            continue;
+        }
+        let path = serde_json::from_str::<serde_json::Value>(call.arguments)
+            .ok()
+            .and_then(|a| a["path"].as_str().map(String::from));
+        if let Some(path) = path.filter(|p| !changed.contains(p)) {
+            changed.push(path);
+        }
+    }
+    let mut focus = String::new();
+    for path in &changed {
+        let Some(content) = crate::written::current(root, path, MAX_SHOWN) else {
+            continue;
+        };
+        let content = if content.ends_with('\n') || content.is_empty() {
+            content
+        } else {
+            content + "\n"
+        };
+        focus.push_str(&format!("{path} is now:\n````\n{content}````\n\n"));
+    }
+    for (command, output) in &outputs {
+        let output = output.trim_end();
+        focus.push_str(&format!("`{command}` fails:\n````\n{output}\n````\n\n"));
+    }
+    // What it looked up since the failure (its calls and their results), not what it said,
+    // nor its runs of the failing check again.
+    let mut kept: Vec<String> = Vec::new();
+    let mut ran_again = false;
+    let mut after: Vec<Message> = Vec::new();
+    for message in &since[last + 1..] {
+        let mut message = message.clone();
+        message.parts.retain(|p| match p {
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => {
+                let check = name == crate::written::BASH
+                    && serde_json::from_str::<serde_json::Value>(arguments)
+                        .ok()
+                        .and_then(|a| {
+                            a["command"]
+                                .as_str()
+                                .map(|c| failing.iter().any(|f| f == c.trim()))
+                        })
+                        .unwrap_or(false);
+                if check {
+                    ran_again = true;
+                } else {
+                    kept.push(id.clone());
+                }
+                !check
+            }
+            Part::ToolResult { call_id, .. } => kept.contains(call_id),
+            _ => message.role != Role::Tool,
+        });
+        let useful = match message.role {
+            Role::Tool => !message.parts.is_empty(),
+            _ => message.tool_calls().next().is_some(),
+        };
+        if useful {
+            after.push(message);
+        }
+    }
+    if sent_back {
+        focus.push_str("Your last answer changed no file. ");
+    }
+    if ran_again {
+        focus.push_str("Run again with nothing changed, it fails the same way. ");
+    }
+    focus.push_str("So the task is not done yet. Find the cause in that output, then write the whole corrected file: its path on a line by itself, then its whole new content in one fenced code block.");
+    Some(
+        messages[..=opening]
+            .iter()
+            .cloned()
+            .chain(std::iter::once(Message::user(focus)))
+            .chain(after)
+            .collect(),
+    )
+}
+
+fn text_of(content: &[ToolContent]) -> String {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ToolContent::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(id: &str, name: &str, arguments: serde_json::Value) -> Part {
+        Part::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.to_string(),
+            truncated: false,
+            signature: None,
+        }
+    }
+
+    fn result(id: &str, text: &str, is_error: bool) -> Part {
+        Part::ToolResult {
+            call_id: id.into(),
+            content: vec![ToolContent::Text { text: text.into() }],
+            is_error,
+            detail: None,
+        }
+    }
+
+    fn assistant(parts: Vec<Part>) -> Message {
+        Message::new(Role::Assistant, parts)
+    }
+
+    fn tool(parts: Vec<Part>) -> Message {
+        Message::new(Role::Tool, parts)
+    }
+
+    const CHECK: &str = "python3 -m pytest -q";
+
+    #[test]
+    fn the_task_its_files_the_file_now_and_the_failure_are_sent_not_the_attempts() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pangram.py"),
+            "def is_pangram(s):\n    return False\n",
+        )
+        .unwrap();
+        let messages = vec![
+            Message::user("Implement the stub in pangram.py."),
+            assistant(vec![call("r1", "read_file", json!({"path": "pangram.py"}))]),
+            tool(vec![result("r1", "     1\tdef is_pangram(s):", false)]),
+            assistant(vec![
+                Part::Text {
+                    text: "pangram.py\n```python\n...\n```".into(),
+                },
+                call(
+                    "w1",
+                    "write_file",
+                    json!({"path": "pangram.py", "content": "x"}),
+                ),
+                call("c1", "bash", json!({"command": CHECK})),
+            ]),
+            tool(vec![
+                result("w1", "Edited pangram.py", false),
+                result("c1", ".F.F  2 failed", true),
+            ]),
+            // Recorded: the empty fence it answered with, then the same check again.
+            assistant(vec![Part::Text {
+                text: "```\njson\n```".into(),
+            }]),
+            assistant(vec![call("c2", "bash", json!({"command": CHECK}))]),
+            tool(vec![result("c2", &fails_as_before(CHECK), true)]),
+            // A read it made since: kept.
+            assistant(vec![call(
+                "r2",
+                "read_file",
+                json!({"path": "pangram_test.py"}),
+            )]),
+            tool(vec![result("r2", "class PangramTest", false)]),
+        ];
+        let sent = request(&messages, dir.path(), &[CHECK.to_string()], false).unwrap();
+        assert_eq!(sent[..3], messages[..3]);
+        assert_eq!(sent[3].role, Role::User);
+        let focus = sent[3].text();
+        assert!(
+            focus.starts_with("pangram.py is now:\n````\ndef is_pangram(s):\n    return False\n````\n\n`python3 -m pytest -q` fails:\n````\n.F.F  2 failed\n````"),
+            "{focus}"
+        );
+        assert!(
+            focus.ends_with("Run again with nothing changed, it fails the same way. So the task is not done yet. Find the cause in that output, then write the whole corrected file: its path on a line by itself, then its whole new content in one fenced code block."),
+            "{focus}"
+        );
+        assert_eq!(sent[4..], messages[8..]);
+        // Sent back after an answer that changed nothing, it is told so.
+        let sent = request(&messages[..6], dir.path(), &[CHECK.to_string()], true).unwrap();
+        assert_eq!(sent.len(), 4);
+        assert!(sent[3]
+            .text()
+            .contains("Your last answer changed no file. So"));
+        // Nothing has failed since the task was asked: nothing to focus on.
+        assert_eq!(
+            request(&messages[..4], dir.path(), &[CHECK.to_string()], false),
+            None
+        );
+    }
+}
