@@ -55,6 +55,23 @@ pub fn merged(old: &str, new: &str, module: &str) -> Option<String> {
     if !shared || !partial || !only_definitions {
         return None;
     }
+    // A definition much shorter than the one it would replace is an excerpt of it (three
+    // lines of a test class quoted to explain a failure), not its new version.
+    let excerpt = old_units.iter().any(|old| {
+        let Kind::Definition(name) = old.kind else {
+            return false;
+        };
+        new_units
+            .iter()
+            .find(|u| u.kind == Kind::Definition(name))
+            .is_some_and(|new| {
+                let (old, new) = (old.lines.len(), new.lines.len());
+                !((old <= 5 || new * 4 >= old) && (old <= 40 || new * 2 >= old))
+            })
+    });
+    if excerpt {
+        return None;
+    }
     let old_imports: Vec<&str> = old_units
         .iter()
         .filter(|u| u.kind == Kind::Import)
@@ -243,6 +260,17 @@ mod tests {
         ] {
             assert_eq!(merged(GRAINS, new, "grains"), None, "{new}");
         }
+        // Three lines of a long test class, quoted to explain a failure, are not the class.
+        let tests: String = "import unittest\n\n\nclass GrainsTest(unittest.TestCase):\n"
+            .to_string()
+            + &(0..10)
+                .map(|i| {
+                    format!("    def test_{i}(self):\n        self.assertEqual(square({i}), 1)\n\n")
+                })
+                .collect::<String>()
+            + "\n\ndef helper():\n    pass\n";
+        let quoted = "class GrainsTest(unittest.TestCase):\n    def test_1(self):\n        self.assertEqual(square(1), 2)\n";
+        assert_eq!(merged(&tests, quoted, "grains_test"), None);
     }
 
     #[test]
