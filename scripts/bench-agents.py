@@ -13,7 +13,8 @@ into ~/.cache/codewright/bench-agents (aider-chat 0.86.2 from PyPI; opencode-ai 
 each agent in turn (interleaved, so a busy minute hurts them all alike) gets a fresh folder with
 the stub, the tests and INSTRUCTIONS.md, the same prompt, its most permissive mode (no one is there
 to approve) and `--timeout` seconds. The task passes when `python3 -m pytest -q` passes afterwards,
-run by this script. Recorded per run: pass, wall time, model requests (counted by the proxy) and
+run by this script with the exercise's own test file put back (an agent that changed it is
+recorded as `tests_changed`). Recorded per run: pass, wall time, model requests (counted by the proxy) and
 prompt tokens the server processed (its /metrics, before and after).
 
 How each agent is pointed at the server, from its own documentation:
@@ -252,8 +253,15 @@ def run_one(agent, name, counter, server_port, pybin, args):
         output, _ = proc.communicate()
     wall = time.monotonic() - start
     counter.close_all()
+    # Graded against the exercise's own tests: an agent that changed them gets them back (and it
+    # is recorded), as Exercism and aider's benchmark grade.
+    original = os.path.join(EXERCISES, name, test)
+    tests_changed = not os.path.exists(os.path.join(folder, test)) or \
+        open(original, "rb").read() != open(os.path.join(folder, test), "rb").read()
+    shutil.copy(original, folder)
     ok, summary = passes(folder, pybin)
-    result = {"agent": agent, "task": name, "pass": ok, "tests": summary, "wall_s": round(wall, 1),
+    result = {"agent": agent, "task": name, "pass": ok, "tests": summary, "tests_changed": tests_changed,
+              "wall_s": round(wall, 1),
               "timed_out": timed_out, "exit": proc.returncode, "requests": counter.requests - before_requests,
               "prompt_tokens": int(prompt_tokens(server_port) - before_tokens)}
     if args.keep:
