@@ -682,6 +682,9 @@ struct Words {
     /// Each check command, with when it last ran: named again without a change since, it
     /// does not run again, so an answer that keeps naming it does not loop.
     ran: std::collections::HashMap<String, Ran>,
+    /// Each `read_file` a small model's run made (its arguments), with the run's count of edits
+    /// then: the same read again with nothing changed since is not made again.
+    read: Mutex<std::collections::HashMap<String, u32>>,
 }
 
 impl Run {
@@ -985,6 +988,7 @@ impl Run {
                 root: session.root.clone(),
                 small,
                 ran: Default::default(),
+                read: Default::default(),
             });
         }
         // A message not answered yet (stored by this run, or by the host before it started):
@@ -1134,6 +1138,37 @@ impl Run {
                     .collect()
             })
             .unwrap_or_default();
+        // A small model's read of a file it has read already, with nothing changed since, is
+        // answered with where to find it (seen: the same two files read 22 times, on acronym).
+        if let Some(words) = self.words.as_ref().filter(|w| w.small) {
+            let edits = self.work.lock().expect("work lock").edits;
+            let mut read = words.read.lock().expect("read lock");
+            for call in calls.iter().filter(|c| c.name == crate::attach::READ_FILE) {
+                let Ok(arguments) = serde_json::from_str::<serde_json::Value>(&call.arguments)
+                else {
+                    continue;
+                };
+                let key = arguments.to_string();
+                if read.get(&key) == Some(&edits) {
+                    let path = arguments["path"].as_str().unwrap_or("the file");
+                    let why = format!("Not read again: you read {path} above already, and no file has changed since. Do not read it again; write the change: the file's path on a line by itself, then its whole new content in one fenced code block.");
+                    self.emit(AgentEvent::ToolFinished {
+                        task_id: self.task,
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        is_error: true,
+                        preview: why.clone(),
+                        detail: None,
+                    });
+                    refused.insert(
+                        call.id.clone(),
+                        codewright_protocol::conversation::interrupted_result(&call.id, &why),
+                    );
+                } else {
+                    read.insert(key, edits);
+                }
+            }
+        }
         let order: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
         let calls: Vec<Call> = calls
             .into_iter()
@@ -2356,7 +2391,9 @@ fn with_text_calls(
         parsed
             .calls
             .retain(|c| specs.iter().any(|s| s.name == c.name));
-        if parsed.calls.is_empty() || !text_calls::mostly_calls(&parsed.text) {
+        if parsed.calls.is_empty()
+            || !text_calls::mostly_calls(text_calls::before_made_up_result(&parsed.text))
+        {
             return message;
         }
     }

@@ -9,8 +9,8 @@
 //! several, doubled braces (`{{ … }}`) read as single, a value written as a Python triple-quoted
 //! string (`"content": """…"""`) read as the string it means — as small local models write them
 //! even when offered native tools (recordings: `tests/fixtures/local-model-replies.jsonl`). An echo of a
-//! tool's definition (a `description` and a JSON schema as its parameters) is not a call.
-//! `<think>` blocks are split off as thinking.
+//! tool's definition (a `description` and a JSON schema as its parameters) is not a call, nor is
+//! anything from a `<tool_response>` the model writes itself on. `<think>` blocks are split off as thinking.
 
 use codewright_protocol::{Message, Part, Role, ToolContent, ToolSpec};
 use serde_json::{Map, Value};
@@ -35,23 +35,33 @@ pub struct Parsed {
 pub fn parse(answer: &str) -> Parsed {
     let cleaned = answer.replace("｜DSML｜", "");
     let (thinking, text) = split_thinking(&cleaned);
+    let searched = before_made_up_result(&text);
     let mut calls = Vec::new();
-    calls.extend(function_tags(&text));
-    calls.extend(invokes(&text));
+    calls.extend(function_tags(searched));
+    calls.extend(invokes(searched));
     if calls.is_empty() {
-        calls.extend(hermes(&text));
+        calls.extend(hermes(searched));
     }
     if calls.is_empty() {
-        calls.extend(json_array(&text));
+        calls.extend(json_array(searched));
     }
     if calls.is_empty() {
-        calls.extend(json_objects(&text).into_iter().map(|(call, _)| call));
+        calls.extend(json_objects(searched).into_iter().map(|(call, _)| call));
     }
     Parsed {
         thinking,
         text,
         calls,
     }
+}
+
+/// `text` up to the first `<tool_response>` it writes: from there on a model imagines what its
+/// calls return (its chat template shows results so), and a call quoted in that is no call of its
+/// own. Recorded from Qwen2.5-Coder-1.5B on acronym: answers made only of
+/// `<tool_response>` blocks quoting `read_file` calls, run as reads 22 times until the time ran out.
+pub fn before_made_up_result(text: &str) -> &str {
+    text.find("<tool_response>")
+        .map_or(text, |end| &text[..end])
 }
 
 fn split_thinking(text: &str) -> (Option<String>, String) {
@@ -734,5 +744,18 @@ mod tests {
             "Here is how a call looks in general. ".repeat(10)
         );
         assert!(!mostly_calls(&long));
+    }
+
+    #[test]
+    fn a_call_quoted_in_a_result_the_model_makes_up_is_no_call() {
+        // Recorded from Qwen2.5-Coder-1.5B on acronym (22 such answers, each run as reads).
+        let made_up = "<tool_response>\n     1\t{\"name\": \"read_file\", \"arguments\": {\"path\": \"acronym.py\"}}\n</tool_response>\n<tool_response>\n     1\t{\"name\": \"read_file\", \"arguments\": {\"path\": \"acronym_test.py\"}}\n</tool_response>";
+        assert!(parse(made_up).calls.is_empty());
+        // A call before it is the model's own; what it imagines after is not read.
+        let parsed = parse(&format!(
+            "{{\"name\": \"bash\", \"arguments\": {{\"command\": \"ls\"}}}}\n{made_up}"
+        ));
+        assert_eq!(parsed.calls.len(), 1);
+        assert!(mostly_calls(before_made_up_result(&parsed.text)));
     }
 }

@@ -652,17 +652,20 @@ async fn a_full_window_is_compacted_before_the_request() {
         if is_summary_request(body) {
             text(SUMMARY)
         } else if i < 3 {
-            calls(&[("read_file", json!({"path": "a.txt"}))])
+            // (Three files: a small model's read of one it has, unchanged, is not made again.)
+            calls(&[("read_file", json!({"path": format!("{i}.txt")}))])
         } else {
             text("done")
         }
     }))
     .await;
-    std::fs::write(
-        world.path("a.txt"),
-        format!("{}\n", "y".repeat(79)).repeat(100),
-    )
-    .unwrap();
+    for i in 0..3 {
+        std::fs::write(
+            world.path(&format!("{i}.txt")),
+            format!("{}\n", "y".repeat(79)).repeat(100),
+        )
+        .unwrap();
+    }
     let mut model = world.model();
     // A small window: 3 reads of ~2,000 tokens each, with the system prompt and the tools (a
     // small model's few), pass 10,000 − reserve (2,000 for the answer + 1,250).
@@ -675,7 +678,7 @@ async fn a_full_window_is_compacted_before_the_request() {
     let handle = world.agent.start(
         codewright_agent::RunRequest {
             task: world.task,
-            prompt: Some("Read it thrice".into()),
+            prompt: Some("Read the three files".into()),
             model,
             mode: PermissionMode::Normal,
             sandbox: false,

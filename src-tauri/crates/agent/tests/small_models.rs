@@ -604,6 +604,44 @@ async fn a_small_models_write_of_one_function_of_two_is_merged_into_the_file() {
     );
 }
 
+/// A small model that reads again a file it was shown, with nothing changed since, is told
+/// where it is instead (seen on acronym: the same two files read 22 times until the time ran
+/// out); once it has changed a file, a read is made again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_models_read_of_a_file_it_has_and_that_has_not_changed_is_not_made_again() {
+    use serde_json::json;
+    let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
+        0 => common::calls(&[("read_file", json!({"path": "leap.py"}))]),
+        1 => common::calls(&[("write_file", json!({"path": "leap.py", "content": SOLVED}))]),
+        2 => common::calls(&[("read_file", json!({"path": "leap.py"}))]),
+        _ => text("Done."),
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    let (handle, _rx) = world.start_with(
+        world.task,
+        Some("Implement the stub in leap.py."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    let again = tool_results(&requests[1]);
+    assert!(
+        again
+            .last()
+            .unwrap()
+            .1
+            .contains("Not read again: you read leap.py above already"),
+        "{again:?}"
+    );
+    let after_change = tool_results(&requests[3]);
+    assert!(
+        after_change.last().unwrap().1.contains("year % 400"),
+        "{after_change:?}"
+    );
+}
+
 /// A long command output is shown to a small model as its first and last lines (a test run's
 /// first failure and its summary), with how many were left out; the tool panel keeps it whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
