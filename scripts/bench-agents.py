@@ -13,8 +13,8 @@ into ~/.cache/codewright/bench-agents (aider-chat 0.86.2 from PyPI; opencode-ai 
 each agent in turn (interleaved, so a busy minute hurts them all alike) gets a fresh folder with
 the stub, the tests and INSTRUCTIONS.md, the same prompt, its most permissive mode (no one is there
 to approve) and `--timeout` seconds. The task passes when `python3 -m pytest -q` passes afterwards,
-run by this script with the exercise's own test file put back (an agent that changed it is
-recorded as `tests_changed`). Recorded per run: pass, wall time, model requests (counted by the proxy) and
+run by this script on the agent's stub beside the exercise's own test file in a fresh folder (an
+agent that changed the tests is recorded as `tests_changed`). Recorded per run: pass, wall time, model requests (counted by the proxy) and
 prompt tokens the server processed (its /metrics, before and after).
 
 How each agent is pointed at the server, from its own documentation:
@@ -229,11 +229,27 @@ def test_env(pybin):
     return {**os.environ, "PATH": f"{pybin}:{os.environ['PATH']}", "PYTHONPATH": site}
 
 
-def passes(folder, pybin):
-    r = subprocess.run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=folder,
-                       env=test_env(pybin), capture_output=True, text=True, timeout=120)
+def passes(name, folder, stub, test, pybin):
+    """Whether the agent's stub passes the exercise's own tests: both copied (never through a link
+    the agent left) into a fresh folder, so no conftest.py, pytest.ini or test file of the agent's
+    counts."""
+    with tempfile.TemporaryDirectory(prefix=f"grade-{name}-") as clean:
+        made = os.path.join(folder, stub)
+        if os.path.isfile(made) and not os.path.islink(made):
+            shutil.copyfile(made, os.path.join(clean, stub))
+        shutil.copyfile(os.path.join(EXERCISES, name, test), os.path.join(clean, test))
+        r = subprocess.run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", test], cwd=clean,
+                           env=test_env(pybin), capture_output=True, text=True, timeout=120)
     last = (r.stdout.strip().splitlines() or [""])[-1]
     return r.returncode == 0, last
+
+
+def same_file(a, b):
+    try:
+        with open(a, "rb") as x, open(b, "rb") as y:
+            return x.read() == y.read()
+    except OSError:
+        return False
 
 
 def run_one(agent, name, counter, server_port, pybin, args):
@@ -253,13 +269,11 @@ def run_one(agent, name, counter, server_port, pybin, args):
         output, _ = proc.communicate()
     wall = time.monotonic() - start
     counter.close_all()
-    # Graded against the exercise's own tests: an agent that changed them gets them back (and it
-    # is recorded), as Exercism and aider's benchmark grade.
-    original = os.path.join(EXERCISES, name, test)
-    tests_changed = not os.path.exists(os.path.join(folder, test)) or \
-        open(original, "rb").read() != open(os.path.join(folder, test), "rb").read()
-    shutil.copy(original, folder)
-    ok, summary = passes(folder, pybin)
+    # Graded against the exercise's own tests, as Exercism and aider's benchmark grade; an agent
+    # that changed them is recorded.
+    tests_changed = os.path.islink(os.path.join(folder, test)) or \
+        not same_file(os.path.join(EXERCISES, name, test), os.path.join(folder, test))
+    ok, summary = passes(name, folder, stub, test, pybin)
     result = {"agent": agent, "task": name, "pass": ok, "tests": summary, "tests_changed": tests_changed,
               "wall_s": round(wall, 1),
               "timed_out": timed_out, "exit": proc.returncode, "requests": counter.requests - before_requests,

@@ -52,7 +52,30 @@ pub fn merged(old: &str, new: &str, module: &str) -> Option<String> {
             || line == format!("import {module}")
     };
     let only_definitions = new_units.iter().all(|u| u.kind != Kind::Other);
-    if !shared || !partial || !only_definitions {
+    // A name written twice (a first try, then a "corrected" one) is not one clear part; nor is
+    // a `from __future__` import, which must open the file.
+    let twice = new_names
+        .iter()
+        .enumerate()
+        .any(|(i, n)| new_names[..i].contains(n));
+    let future = new_units
+        .iter()
+        .any(|u| u.kind == Kind::Import && u.lines[0].starts_with("from __future__"));
+    if !shared || !partial || !only_definitions || twice || future {
+        return None;
+    }
+    // A class written with some of its methods is an excerpt of it, not its new version.
+    let methods_lost = old_units.iter().any(|old| {
+        let Kind::Definition(name) = old.kind else {
+            return false;
+        };
+        let Some(new) = new_units.iter().find(|u| u.kind == Kind::Definition(name)) else {
+            return false;
+        };
+        let kept = methods(&new.lines);
+        methods(&old.lines).iter().any(|m| !kept.contains(m))
+    });
+    if methods_lost {
         return None;
     }
     // A definition much shorter than the one it would replace is an excerpt of it (three
@@ -88,14 +111,19 @@ pub fn merged(old: &str, new: &str, module: &str) -> Option<String> {
         .filter(|u| matches!(u.kind, Kind::Definition(n) if !old_names.iter().any(|o| o == n)))
         .collect();
     let last_import = old_units.iter().rposition(|u| u.kind == Kind::Import);
+    // With no imports of its own, the file gets them before its first definition (below a
+    // shebang, a licence comment or the module's docstring).
+    let first_definition = old_units
+        .iter()
+        .position(|u| matches!(u.kind, Kind::Definition(_)));
     let mut out: Vec<&str> = Vec::new();
     let mut placed_added = false;
     let import_lines: Vec<&str> = imports.iter().flat_map(|u| u.lines.clone()).collect();
-    if last_import.is_none() && !imports.is_empty() {
-        out.extend(&import_lines);
-        out.extend(["", ""]);
-    }
     for (i, unit) in old_units.iter().enumerate() {
+        if last_import.is_none() && !imports.is_empty() && Some(i) == first_definition {
+            out.extend(&import_lines);
+            out.extend(["", ""]);
+        }
         match unit.kind {
             Kind::Definition(name) => match replacing(name) {
                 Some(new_unit) => {
@@ -116,9 +144,24 @@ pub fn merged(old: &str, new: &str, module: &str) -> Option<String> {
             out.extend(&import_lines);
         }
     }
-    let mut text = out.join("\n");
-    text.push('\n');
+    let newline = if old.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut text = out.join(newline);
+    text.push_str(newline);
     (text.trim_end() != old.trim_end()).then_some(text)
+}
+
+/// The names of the methods a class's lines define (its `def`s one level in).
+fn methods<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let indent = lines
+        .iter()
+        .skip(1)
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .map(|l| l.len() - l.trim_start().len());
+    lines
+        .iter()
+        .filter(|l| Some(l.len() - l.trim_start().len()) == indent)
+        .filter_map(|l| definition(l.trim_start()))
+        .collect()
 }
 
 /// The top-level pieces of Python `text`, in order; together they hold every line.
@@ -126,16 +169,37 @@ fn units(text: &str) -> Vec<Unit<'_>> {
     let mut units: Vec<Unit<'_>> = Vec::new();
     // Decorators and comments that open the definition that follows them.
     let mut lead: Vec<&str> = Vec::new();
+    // Which lines start a top-level statement: not indented, not inside a triple-quoted
+    // string, not closing a bracket (`None`: a blank line or a comment).
+    let lines: Vec<&str> = text.lines().collect();
     let mut in_string = false;
-    for line in text.lines() {
-        let top = !in_string
-            && !line.is_empty()
-            && !line.starts_with([' ', '\t', ')', ']', '}'])
-            && !line.trim().is_empty();
+    let mut code_top: Vec<Option<bool>> = Vec::with_capacity(lines.len());
+    for line in &lines {
+        let blank = line.trim().is_empty();
+        let comment = !in_string && line.trim_start().starts_with('#');
+        code_top.push(
+            (!blank && !comment)
+                .then(|| !in_string && !line.starts_with([' ', '\t', ')', ']', '}'])),
+        );
         // A line that opens or closes a triple-quoted string (an odd count of them).
-        if (line.matches("\"\"\"").count() + line.matches("'''").count()) % 2 == 1 {
+        let quotes = line.matches("\"\"\"").count() + line.matches("'''").count();
+        if !comment && quotes % 2 == 1 {
             in_string = !in_string;
         }
+    }
+    for (i, line) in lines.iter().copied().enumerate() {
+        // A comment at the left margin is top level only when the code after it is (one put
+        // at the margin inside a function stays in it).
+        let top = match code_top[i] {
+            Some(top) => top,
+            None if line.starts_with('#') => code_top[i + 1..]
+                .iter()
+                .flatten()
+                .next()
+                .copied()
+                .unwrap_or(true),
+            None => false,
+        };
         if !top {
             if !lead.is_empty() && line.trim().is_empty() {
                 // A blank line ends a lead: what it led is not a definition.
@@ -271,6 +335,33 @@ mod tests {
             + "\n\ndef helper():\n    pass\n";
         let quoted = "class GrainsTest(unittest.TestCase):\n    def test_1(self):\n        self.assertEqual(square(1), 2)\n";
         assert_eq!(merged(&tests, quoted, "grains_test"), None);
+    }
+
+    #[test]
+    fn a_class_with_some_of_its_methods_a_name_written_twice_or_a_future_import_is_not_merged() {
+        let old = "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n        self.items.append(x)\n\n    def pop(self):\n        return self.items.pop()\n\n\ndef helper():\n    pass\n";
+        let pop_only = "class Stack:\n    def pop(self):\n        return self.items.pop() if self.items else None\n";
+        assert_eq!(merged(old, pop_only, "stack"), None);
+        let twice = "def square(n):\n    return 1\n\n\ndef square(n):\n    return 2\n";
+        assert_eq!(merged(GRAINS, twice, "grains"), None);
+        let future = "from __future__ import annotations\n\n\ndef square(n):\n    return 1\n";
+        assert_eq!(merged(GRAINS, future, "grains"), None);
+    }
+
+    #[test]
+    fn a_comment_at_the_margin_inside_a_function_stays_in_it_and_imports_go_below_a_docstring() {
+        let old = "\"\"\"Grains.\"\"\"\n\n\ndef square(number):\n    x = 1\n# note\n    return x\n\n\ndef total():\n    pass\n";
+        let new =
+            "import math\n\n\ndef square(number):\n    y = 2\n# kept\n    return math.pow(2, y)\n";
+        assert_eq!(
+            merged(old, new, "grains").unwrap(),
+            "\"\"\"Grains.\"\"\"\n\n\nimport math\n\n\ndef square(number):\n    y = 2\n# kept\n    return math.pow(2, y)\n\n\ndef total():\n    pass\n"
+        );
+        // Line ends stay as the file has them.
+        let crlf = GRAINS.replace('\n', "\r\n");
+        assert!(merged(&crlf, "def total():\n    return 1\n", "grains")
+            .unwrap()
+            .ends_with("def total():\r\n    return 1\r\n"));
     }
 
     #[test]

@@ -682,9 +682,16 @@ struct Words {
     /// Each check command, with when it last ran: named again without a change since, it
     /// does not run again, so an answer that keeps naming it does not loop.
     ran: std::collections::HashMap<String, Ran>,
-    /// Each `read_file` a small model's run made (its arguments), with the run's count of edits
-    /// then: the same read again with nothing changed since is not made again.
-    read: Mutex<std::collections::HashMap<String, u32>>,
+    /// The `read_file` calls a small model's run made, for not making one again needlessly.
+    reads: Mutex<Reads>,
+}
+
+/// The reads a small model's run made (keyed by their arguments) with the run's count of
+/// changes when each was made, and those whose results its last request held.
+#[derive(Default)]
+struct Reads {
+    made: HashMap<String, u32>,
+    shown: std::collections::HashSet<String>,
 }
 
 impl Run {
@@ -727,6 +734,13 @@ impl Run {
 
     fn step(&mut self, step: Step) {
         self.tracker.step(step);
+    }
+
+    /// How many files the run has changed and commands it has run: a read made before the
+    /// last of them may no longer say what the file holds.
+    fn changes(&self) -> u32 {
+        let work = self.work.lock().expect("work lock");
+        work.edits + work.commands
     }
 
     fn store(&self) -> std::sync::MutexGuard<'_, Store> {
@@ -988,7 +1002,7 @@ impl Run {
                 root: session.root.clone(),
                 small,
                 ran: Default::default(),
-                read: Default::default(),
+                reads: Default::default(),
             });
         }
         // A message not answered yet (stored by this run, or by the host before it started):
@@ -1087,6 +1101,8 @@ impl Run {
         // into the file by its definitions; one that would drop what the file defines
         // otherwise is refused, not run.
         if let Some(words) = self.words.as_ref().filter(|w| w.small) {
+            // (Two parts of one file in one answer: the second is merged into the first's.)
+            let mut written: HashMap<String, String> = HashMap::new();
             for call in calls
                 .iter_mut()
                 .filter(|c| c.name == crate::written::WRITE_FILE)
@@ -1100,11 +1116,15 @@ impl Run {
                 else {
                     continue;
                 };
-                if let Some(whole) = crate::written::part_of(&words.root, path, content) {
+                let (path, content) = (path.to_string(), content.to_string());
+                let base = written.get(&path).map(String::as_str);
+                let whole = crate::written::part_of(&words.root, &path, &content, base);
+                if let Some(whole) = &whole {
                     self.notice(format!("The model wrote part of {path} as if it were the whole file; what it wrote replaces the definitions of the same names, and the rest of the file is kept."));
-                    arguments["content"] = serde_json::Value::String(whole);
+                    arguments["content"] = serde_json::Value::String(whole.clone());
                     call.arguments = arguments.to_string();
                 }
+                written.insert(path, whole.unwrap_or(content));
             }
         }
         let mut refused: std::collections::HashMap<String, Part> = self
@@ -1138,18 +1158,24 @@ impl Run {
                     .collect()
             })
             .unwrap_or_default();
-        // A small model's read of a file it has read already, with nothing changed since, is
-        // answered with where to find it (seen: the same two files read 22 times, on acronym).
+        // A small model's read of a file it read already and still sees in its request, with
+        // nothing changed or run since, is answered with where it is (seen: the same two files
+        // read 22 times, on acronym). Not in an answer that also changes or runs something.
+        let only_reads = calls.iter().all(|c| c.name == crate::attach::READ_FILE);
+        let mut reading: Vec<(String, String)> = Vec::new();
         if let Some(words) = self.words.as_ref().filter(|w| w.small) {
-            let edits = self.work.lock().expect("work lock").edits;
-            let mut read = words.read.lock().expect("read lock");
+            let changes = self.changes();
+            let reads = words.reads.lock().expect("reads lock");
             for call in calls.iter().filter(|c| c.name == crate::attach::READ_FILE) {
                 let Ok(arguments) = serde_json::from_str::<serde_json::Value>(&call.arguments)
                 else {
                     continue;
                 };
                 let key = arguments.to_string();
-                if read.get(&key) == Some(&edits) {
+                if only_reads
+                    && reads.made.get(&key) == Some(&changes)
+                    && reads.shown.contains(&key)
+                {
                     let path = arguments["path"].as_str().unwrap_or("the file");
                     let why = format!("Not read again: you read {path} above already, and no file has changed since. Do not read it again; write the change: the file's path on a line by itself, then its whole new content in one fenced code block.");
                     self.emit(AgentEvent::ToolFinished {
@@ -1165,7 +1191,7 @@ impl Run {
                         codewright_protocol::conversation::interrupted_result(&call.id, &why),
                     );
                 } else {
-                    read.insert(key, edits);
+                    reading.push((call.id.clone(), key));
                 }
             }
         }
@@ -1199,6 +1225,22 @@ impl Run {
                                 *text = short;
                             }
                         }
+                    }
+                }
+            }
+        }
+        if let Some(words) = self.words.as_ref().filter(|w| w.small) {
+            let changes = self.changes();
+            let mut reads = words.reads.lock().expect("reads lock");
+            for result in &results {
+                if let Part::ToolResult {
+                    call_id,
+                    is_error: false,
+                    ..
+                } = result
+                {
+                    if let Some((_, key)) = reading.iter().find(|(id, _)| id == call_id) {
+                        reads.made.insert(key.clone(), changes);
                     }
                 }
             }
@@ -1480,6 +1522,9 @@ impl Run {
                 crate::focus::request(&view.messages, root, &failing, sent_back.is_some())
             });
             let sent = focused.as_deref().unwrap_or(&view.messages);
+            if let Some(words) = self.words.as_ref().filter(|w| w.small) {
+                words.reads.lock().expect("reads lock").shown = shown_reads(sent);
+            }
             let mut request_messages = if text_mode {
                 text_calls::as_text_protocol(sent)
             } else {
@@ -1494,6 +1539,7 @@ impl Run {
             if let Some(reminder) = nudge_now.take() {
                 request_messages.push(Message::user(reminder));
             }
+            let mut request_messages = one_user_message_at_a_time(request_messages);
             if !model.info.images && without_images(&mut request_messages) && !told_images {
                 told_images = true;
                 self.notice(format!("{} does not take images (as far as Codewright knows), so the images in this task are named to it, not shown. Choose a model that takes images to have them seen.", model.info.id));
@@ -2364,6 +2410,45 @@ impl Run {
     }
 }
 
+/// The `read_file` calls (their arguments, as keys) whose results `messages` hold, not failed.
+fn shown_reads(messages: &[Message]) -> std::collections::HashSet<String> {
+    let succeeded: std::collections::HashSet<&str> = messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            Part::ToolResult {
+                call_id,
+                is_error: false,
+                ..
+            } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    messages
+        .iter()
+        .flat_map(|m| m.tool_calls())
+        .filter(|c| c.name == crate::attach::READ_FILE && succeeded.contains(c.id))
+        .filter_map(|c| serde_json::from_str::<serde_json::Value>(c.arguments).ok())
+        .map(|a| a.to_string())
+        .collect()
+}
+
+/// `messages` with user messages that follow one another made one (their parts in order): a
+/// reminder sent after the user's message or after results read as text, or the focus after the
+/// task, would otherwise be two user turns in a row, which strict chat templates refuse.
+fn one_user_message_at_a_time(messages: Vec<Message>) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    for message in messages {
+        match out.last_mut() {
+            Some(last) if last.role == Role::User && message.role == Role::User => {
+                last.parts.extend(message.parts)
+            }
+            _ => out.push(message),
+        }
+    }
+    out
+}
+
 /// A new id for a call Codewright read from a model's text.
 fn call_id() -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -2392,7 +2477,7 @@ fn with_text_calls(
             .calls
             .retain(|c| specs.iter().any(|s| s.name == c.name));
         if parsed.calls.is_empty()
-            || !text_calls::mostly_calls(text_calls::before_made_up_result(&parsed.text))
+            || !text_calls::mostly_calls(&text_calls::without_made_up_results(&parsed.text))
         {
             return message;
         }

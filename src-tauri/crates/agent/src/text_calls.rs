@@ -35,7 +35,7 @@ pub struct Parsed {
 pub fn parse(answer: &str) -> Parsed {
     let cleaned = answer.replace("｜DSML｜", "");
     let (thinking, text) = split_thinking(&cleaned);
-    let searched = before_made_up_result(&text);
+    let searched = &without_made_up_results(&text);
     let mut calls = Vec::new();
     calls.extend(function_tags(searched));
     calls.extend(invokes(searched));
@@ -55,13 +55,22 @@ pub fn parse(answer: &str) -> Parsed {
     }
 }
 
-/// `text` up to the first `<tool_response>` it writes: from there on a model imagines what its
-/// calls return (its chat template shows results so), and a call quoted in that is no call of its
-/// own. Recorded from Qwen2.5-Coder-1.5B on acronym: answers made only of
-/// `<tool_response>` blocks quoting `read_file` calls, run as reads 22 times until the time ran out.
-pub fn before_made_up_result(text: &str) -> &str {
-    text.find("<tool_response>")
-        .map_or(text, |end| &text[..end])
+/// `text` without the `<tool_response>` blocks it writes (one left open runs to the end): in
+/// them a model imagines what its calls return (its chat template shows results so), and a call
+/// quoted there is no call of its own. Recorded from Qwen2.5-Coder-1.5B on acronym: answers made
+/// only of such blocks quoting `read_file` calls, run as reads 22 times until the time ran out.
+pub fn without_made_up_results(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<tool_response>") {
+        out.push_str(&rest[..start]);
+        rest = match rest[start..].find("</tool_response>") {
+            Some(end) => &rest[start + end + "</tool_response>".len()..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
 }
 
 fn split_thinking(text: &str) -> (Option<String>, String) {
@@ -751,11 +760,15 @@ mod tests {
         // Recorded from Qwen2.5-Coder-1.5B on acronym (22 such answers, each run as reads).
         let made_up = "<tool_response>\n     1\t{\"name\": \"read_file\", \"arguments\": {\"path\": \"acronym.py\"}}\n</tool_response>\n<tool_response>\n     1\t{\"name\": \"read_file\", \"arguments\": {\"path\": \"acronym_test.py\"}}\n</tool_response>";
         assert!(parse(made_up).calls.is_empty());
-        // A call before it is the model's own; what it imagines after is not read.
-        let parsed = parse(&format!(
-            "{{\"name\": \"bash\", \"arguments\": {{\"command\": \"ls\"}}}}\n{made_up}"
-        ));
-        assert_eq!(parsed.calls.len(), 1);
-        assert!(mostly_calls(before_made_up_result(&parsed.text)));
+        // A call beside it (before or after) is the model's own.
+        for text in [
+            format!("{{\"name\": \"bash\", \"arguments\": {{\"command\": \"ls\"}}}}\n{made_up}"),
+            format!("{made_up}\n<tool_call>{{\"name\": \"bash\", \"arguments\": {{\"command\": \"ls\"}}}}</tool_call>"),
+        ] {
+            let parsed = parse(&text);
+            assert_eq!(parsed.calls.len(), 1, "{text}");
+            assert_eq!(parsed.calls[0].name, "bash");
+            assert!(mostly_calls(&without_made_up_results(&parsed.text)));
+        }
     }
 }

@@ -108,15 +108,23 @@ pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> W
         let script = |p: &String| p.ends_with(".sh") || p.ends_with(".bash");
         if let Some(path) = path.filter(|p| !shown || (script(p) && language != "diff")) {
             let new = content.join("\n") + "\n";
+            // A later block for the same file wins, as a later definition does in Python: a
+            // whole file replaces the earlier one, a part is merged into it.
+            let earlier = written.files.iter().position(|(p, _)| *p == path);
             let new = if whole_file(root, &path, &new) {
                 Some(new)
             } else {
-                part_of(root, &path, &new)
+                part_of(
+                    root,
+                    &path,
+                    &new,
+                    earlier.map(|i| written.files[i].1.as_str()),
+                )
             };
-            if let Some(new) = new.filter(|_| end.is_some()) {
-                if !written.files.iter().any(|(p, _)| *p == path) {
-                    written.files.push((path, new));
-                }
+            match (new.filter(|_| end.is_some()), earlier) {
+                (Some(new), Some(i)) => written.files[i].1 = new,
+                (Some(new), None) => written.files.push((path, new)),
+                (None, _) => {}
             }
         } else if matches!(info, "" | "bash" | "sh" | "shell" | "console" | "zsh") {
             for line in body {
@@ -334,11 +342,15 @@ fn whole_file(root: &Path, path: &str, new: &str) -> bool {
 
 /// The project's Python file at `path` with `new`, a part of it a model wrote as if it were the
 /// whole file, merged in by its definitions (see [`crate::merge`]); `None` when `new` is not such
-/// a part (or the file is no Python file of the project).
-pub fn part_of(root: &Path, path: &str, new: &str) -> Option<String> {
+/// a part (or the file is no Python file of the project). `base` is the file as an earlier write
+/// of the same answer leaves it, if one does.
+pub fn part_of(root: &Path, path: &str, new: &str, base: Option<&str>) -> Option<String> {
     let path = existing(root, path)?;
     let module = path.strip_suffix(".py")?.rsplit('/').next()?;
-    let old = read(root, &path)?;
+    let old = match base {
+        Some(base) => base.to_string(),
+        None => read(root, &path)?,
+    };
     crate::merge::merged(&old, new, module)
 }
 

@@ -579,9 +579,14 @@ async fn a_small_models_write_of_one_function_of_two_is_merged_into_the_file() {
     const GRAINS: &str = "def square(number):\n    pass\n\n\ndef total():\n    pass\n";
     const SQUARE: &str = "def square(number):\n    if not (1 <= number <= 64):\n        raise ValueError(\"square must be between 1 and 64\")\n    return 2 ** (number - 1)\n";
     const TOTAL: &str = "def total():\n    return 2 ** 64 - 1\n";
+    const SUMMED: &str = "def total():\n    return sum(square(n) for n in range(1, 65))\n";
     let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
-        0 => common::calls(&[("write_file", json!({"path": "grains.py", "content": SQUARE}))]),
-        1 => text(&format!("You need to change the `total` function:\n```python\n{TOTAL}```\nThen run the tests again.")),
+        // Two parts of one file in one answer: both are kept.
+        0 => common::calls(&[
+            ("write_file", json!({"path": "grains.py", "content": SQUARE})),
+            ("write_file", json!({"path": "grains.py", "content": TOTAL})),
+        ]),
+        1 => text(&format!("You need to change the `total` function:\n```python\n{SUMMED}```\nThen run the tests again.")),
         _ => text("Done."),
     }))
     .await;
@@ -600,7 +605,17 @@ async fn a_small_models_write_of_one_function_of_two_is_merged_into_the_file() {
     assert_eq!(handle.wait().await, RunOutcome::Done);
     assert_eq!(
         std::fs::read_to_string(world.path("grains.py")).unwrap(),
-        format!("{SQUARE}\n\n{TOTAL}")
+        format!("{SQUARE}\n\n{SUMMED}")
+    );
+    let first = &world.server.requests()[1];
+    let results = tool_results(first);
+    assert!(
+        results
+            .iter()
+            .filter(|(_, r)| r.contains("grains.py"))
+            .count()
+            >= 2,
+        "{results:?}"
     );
 }
 
@@ -640,6 +655,36 @@ async fn a_small_models_read_of_a_file_it_has_and_that_has_not_changed_is_not_ma
         after_change.last().unwrap().1.contains("year % 400"),
         "{after_change:?}"
     );
+}
+
+/// With no file to show first, the focus that follows the task is sent in the task's user turn,
+/// not as a second user message in a row (strict chat templates refuse two).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_models_requests_never_have_two_user_turns_in_a_row() {
+    let world = World::new(Arc::new(|_, _: &serde_json::Value| text("Done."))).await;
+    std::fs::write(world.path("check.sh"), "exit 1\n").unwrap();
+    let (handle, _rx) = world.start_with(
+        world.task,
+        Some("Make the check pass: `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    assert!(requests.len() > 2);
+    for request in &requests {
+        let roles: Vec<&str> = request["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert!(
+            !roles.windows(2).any(|w| w == ["user", "user"]),
+            "{roles:?}"
+        );
+    }
+    assert!(common::last_text(requests.last().unwrap()).contains("`sh check.sh` fails:"));
 }
 
 /// A long command output is shown to a small model as its first and last lines (a test run's
