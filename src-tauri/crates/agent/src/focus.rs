@@ -51,13 +51,7 @@ pub fn request(
         let ids: Vec<&str> = since
             .iter()
             .flat_map(|m| m.tool_calls())
-            .filter(|c| c.name == crate::written::BASH)
-            .filter(|c| {
-                serde_json::from_str::<serde_json::Value>(c.arguments)
-                    .ok()
-                    .and_then(|a| a["command"].as_str().map(|s| s.trim() == command))
-                    .unwrap_or(false)
-            })
+            .filter(|c| ran(c.name, c.arguments).as_deref() == Some(command.as_str()))
             .map(|c| c.id)
             .collect();
         let as_before = fails_as_before(command);
@@ -120,15 +114,7 @@ pub fn request(
                 arguments,
                 ..
             } => {
-                let check = name == crate::written::BASH
-                    && serde_json::from_str::<serde_json::Value>(arguments)
-                        .ok()
-                        .and_then(|a| {
-                            a["command"]
-                                .as_str()
-                                .map(|c| failing.iter().any(|f| f == c.trim()))
-                        })
-                        .unwrap_or(false);
+                let check = ran(name, arguments).is_some_and(|c| failing.contains(&c));
                 if check {
                     ran_again = true;
                 } else {
@@ -162,6 +148,14 @@ pub fn request(
             .chain(after)
             .collect(),
     )
+}
+
+/// The command a call of `name` with `arguments` runs, if it is a `bash` call.
+fn ran(name: &str, arguments: &str) -> Option<String> {
+    let arguments: serde_json::Value = serde_json::from_str(arguments).ok()?;
+    (name == crate::written::BASH)
+        .then(|| arguments["command"].as_str().map(|c| c.trim().to_string()))
+        .flatten()
 }
 
 fn text_of(content: &[ToolContent]) -> String {

@@ -994,17 +994,15 @@ impl Run {
                 .map(Message::text)
                 .unwrap_or_default();
             let own = self.parent_approver.is_none();
+            let named = crate::attach::named_files(&session.root, &asked);
             self.words = Some(Words {
                 commands: if own {
                     crate::written::named_commands(&asked, &session.root)
                 } else {
                     Vec::new()
                 },
-                keep: crate::written::measures(
-                    &crate::attach::named_files(&session.root, &asked),
-                    &asked,
-                ),
-                files: crate::attach::named_files(&session.root, &asked),
+                keep: crate::written::measures(&named, &asked),
+                files: named,
                 root: session.root.clone(),
                 small,
                 ran: Default::default(),
@@ -2334,13 +2332,7 @@ impl Run {
                 &words.keep,
             )
         };
-        for path in &written.kept {
-            // (`self.events`, not `notice`: `words` borrows `self.words`.)
-            let _ = self.events.send(AgentEvent::Notice {
-                task_id: self.task,
-                message: format!("The model wrote out {path} in its answer; it is not written over the file, since the tests you named are what the task is measured by. Ask for a change to the tests to have one made."),
-            });
-        }
+        let kept = written.kept;
         let mut calls = Vec::new();
         if offers(crate::written::WRITE_FILE) {
             for (path, content) in written.files {
@@ -2412,6 +2404,9 @@ impl Run {
                 signature: None,
             });
             checks.push((command, id));
+        }
+        for path in &kept {
+            self.notice(format!("The model wrote out {path} in its answer; it is not written over the file, since the tests you named are what the task is measured by. Ask for a change to the tests to have one made."));
         }
         let ended = ended && !checks.is_empty();
         if ended {
