@@ -189,6 +189,9 @@ def agent_command(agent, folder, stub, test, url, env, args, home=None, prompt=P
         if fresh:
             sh(base + ["providers", "add", "llama", "--protocol", "openai", "--base-url", f"{url}/v1"],
                cwd=folder, stdout=subprocess.DEVNULL)
+            if args.temperature is not None:
+                sh(base + ["models", "add", "qwen@llama", "--temperature", str(args.temperature)],
+                   cwd=folder, stdout=subprocess.DEVNULL)
         return base + ["exec", "--mode", "yolo", "--model", "qwen@llama", prompt], env, home
     if agent == "aider":
         return ([f"{CACHE}/aider/bin/aider", "--model", "openai/qwen", "--openai-api-base", f"{url}/v1",
@@ -298,6 +301,8 @@ def main():
     p.add_argument("--model", default="1.5b", choices=["1.5b", "0.5b"])
     p.add_argument("--timeout", type=float, default=300)
     p.add_argument("--runs", type=int, default=1)
+    p.add_argument("--temperature", type=float,
+                   help="Codewright's sampling temperature for the model (default: its own; aider sends 0)")
     p.add_argument("--target", default=os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")))
     p.add_argument("--cli", help="the codewright-cli binary (default: TARGET/release/codewright-cli)")
     p.add_argument("--out", help="write every run as JSON here")

@@ -191,7 +191,7 @@ fn bad_input_comes_back_as_a_clear_error() {
     assert_eq!(err["kind"], "alreadyAdded");
     assert_eq!(
         h.err("create_task", json!({"projectId": pid, "title": "  "}))["kind"],
-        "invalid"
+        "badInput"
     );
     assert_eq!(
         h.invoke("task-999", "get_task", json!({"id": 999}))

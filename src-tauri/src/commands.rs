@@ -4,8 +4,9 @@
 
 use crate::{windows, AppState};
 use codewright_host::task_files::TaskFiles;
+use codewright_host::HostError;
+use codewright_protocol::ErrorKind;
 use codewright_protocol::{Project, ProjectId, SearchHit, Task, TaskId};
-use codewright_store::StoreError;
 use serde::Serialize;
 use std::path::PathBuf;
 use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
@@ -15,7 +16,7 @@ use tauri_plugin_dialog::DialogExt;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandError {
-    pub kind: String,
+    pub kind: ErrorKind,
     pub message: String,
     /// True when the store is unusable and the window should show the error screen.
     pub fatal: bool,
@@ -23,13 +24,13 @@ pub struct CommandError {
     pub saved: bool,
 }
 
-impl From<StoreError> for CommandError {
-    fn from(e: StoreError) -> Self {
+impl From<HostError> for CommandError {
+    fn from(e: HostError) -> Self {
         CommandError {
-            kind: e.kind().into(),
-            message: e.to_string(),
-            fatal: e.is_fatal(),
-            saved: false,
+            kind: e.kind,
+            message: e.message,
+            fatal: e.kind.is_fatal(),
+            saved: e.saved,
         }
     }
 }
@@ -37,7 +38,7 @@ impl From<StoreError> for CommandError {
 impl From<tauri::Error> for CommandError {
     fn from(e: tauri::Error) -> Self {
         CommandError {
-            kind: "window".into(),
+            kind: ErrorKind::Window,
             message: format!("the window system failed: {e}"),
             fatal: false,
             saved: false,
@@ -67,7 +68,7 @@ pub fn app_info(state: State<'_, AppState>) -> AppInfo {
 
 #[tauri::command]
 pub fn list_projects(state: State<'_, AppState>) -> Result<Vec<Project>> {
-    Ok(state.store()?.projects()?)
+    Ok(state.host()?.projects()?)
 }
 
 #[tauri::command]
@@ -81,7 +82,7 @@ pub fn add_project(
     // The app's working directory means nothing to the user: a relative path is ambiguous.
     if !path.as_os_str().is_empty() && !path.is_absolute() {
         return Err(CommandError {
-            kind: "badPath".into(),
+            kind: ErrorKind::BadPath,
             message: format!(
                 "{} is a relative path; type the full path of the folder (starting with / or ~/), or use Browse…",
                 path.display()
@@ -90,14 +91,14 @@ pub fn add_project(
             saved: false,
         });
     }
-    let project = state.store()?.add_project(&path, name.as_deref())?;
+    let project = state.host()?.add_project(&path, name.as_deref())?;
     state.changed();
     Ok(project)
 }
 
 #[tauri::command]
 pub fn rename_project(state: State<'_, AppState>, id: ProjectId, name: String) -> Result<Project> {
-    let project = state.store()?.rename_project(id, &name)?;
+    let project = state.host()?.rename_project(id, &name)?;
     state.changed();
     Ok(project)
 }
@@ -105,7 +106,7 @@ pub fn rename_project(state: State<'_, AppState>, id: ProjectId, name: String) -
 /// Removes the project and its tasks from Codewright; the folder on disk is never touched.
 #[tauri::command]
 pub fn remove_project(state: State<'_, AppState>, id: ProjectId) -> Result<()> {
-    state.store()?.remove_project(id)?;
+    state.host()?.remove_project(id)?;
     state.changed();
     Ok(())
 }
@@ -134,7 +135,7 @@ pub(crate) async fn choose(
     let picked = tauri::async_runtime::spawn_blocking(pick)
         .await
         .map_err(|e| CommandError {
-            kind: "dialog".into(),
+            kind: ErrorKind::Window,
             message: format!("the {what} chooser failed: {e}; type the path instead"),
             fatal: false,
             saved: false,
@@ -157,13 +158,13 @@ pub(crate) fn system_open(target: &std::ffi::OsStr) -> std::io::Result<()> {
 
 #[tauri::command]
 pub fn list_tasks(state: State<'_, AppState>, project_id: ProjectId) -> Result<Vec<Task>> {
-    Ok(state.store()?.tasks(project_id)?)
+    Ok(state.host()?.tasks(project_id)?)
 }
 
 /// A task (a task window may read only its own: see `guard.rs`).
 #[tauri::command]
 pub fn get_task(state: State<'_, AppState>, id: TaskId) -> Result<Task> {
-    Ok(state.store()?.task(id)?)
+    Ok(state.host()?.task(id)?)
 }
 
 #[tauri::command]
@@ -172,14 +173,14 @@ pub fn create_task(
     project_id: ProjectId,
     title: String,
 ) -> Result<Task> {
-    let task = state.store()?.add_task(project_id, &title)?;
+    let task = state.host()?.add_task(project_id, &title)?;
     state.changed();
     Ok(task)
 }
 
 #[tauri::command]
 pub fn rename_task(state: State<'_, AppState>, id: TaskId, title: String) -> Result<Task> {
-    let task = state.store()?.rename_task(id, &title)?;
+    let task = state.host()?.rename_task(id, &title)?;
     state.changed();
     Ok(task)
 }
@@ -187,8 +188,7 @@ pub fn rename_task(state: State<'_, AppState>, id: TaskId, title: String) -> Res
 #[tauri::command]
 pub fn delete_task(state: State<'_, AppState>, id: TaskId) -> Result<()> {
     // Its run stops and its background processes end with it.
-    state.host()?.close_task(id);
-    state.store()?.remove_task(id)?;
+    state.host()?.remove_task(id)?;
     state.changed();
     Ok(())
 }
@@ -202,12 +202,12 @@ pub async fn open_task<R: Runtime>(
     id: TaskId,
     at: Option<i64>,
 ) -> Result<()> {
-    let task = state.store()?.task(id)?;
+    let task = state.host()?.task(id)?;
     windows::open_task_window(&app, &task, at).await?;
     // In front now (the window manager may not say so: without one, no focus event comes).
     app.state::<crate::tree::TreeState>().focused(id);
     if task.unread {
-        state.store()?.mark_task_read(id)?;
+        state.host()?.mark_task_read(id)?;
         state.changed();
     }
     Ok(())
@@ -216,10 +216,7 @@ pub async fn open_task<R: Runtime>(
 /// The project's task files (`.codewright/tasks`, `.ayder/tasks`), and those that cannot be read.
 #[tauri::command]
 pub fn task_files(state: State<'_, AppState>, project_id: ProjectId) -> Result<TaskFiles> {
-    Ok(codewright_host::task_files::list(
-        &*state.store()?,
-        project_id,
-    )?)
+    Ok(state.host()?.task_files(project_id)?)
 }
 
 /// Starts implementing the project's task file `id` in a new task (returned; the window opens
@@ -245,21 +242,21 @@ pub fn spare_ready<R: Runtime>(app: AppHandle<R>, window: WebviewWindow<R>) {
 /// Full-text search across every conversation, best matches first (at most 60).
 #[tauri::command]
 pub fn search_conversations(state: State<'_, AppState>, query: String) -> Result<Vec<SearchHit>> {
-    Ok(state.store()?.search_messages(&query, 60)?)
+    Ok(state.host()?.search_messages(&query, 60)?)
 }
 
 /// Tasks of every project whose title holds all of `query`'s words, most recently active first
 /// (at most 50), for the command palette.
 #[tauri::command]
 pub fn find_tasks(state: State<'_, AppState>, query: String) -> Result<Vec<Task>> {
-    Ok(state.store()?.find_tasks(&query, 50)?)
+    Ok(state.host()?.find_tasks(&query, 50)?)
 }
 
 /// The tasks of every project that need the user (an approval or a question waiting, a result
 /// not yet seen), for the sidebar's counts.
 #[tauri::command]
 pub fn tasks_needing_you(state: State<'_, AppState>) -> Result<Vec<Task>> {
-    Ok(state.store()?.tasks_needing_you()?)
+    Ok(state.host()?.tasks_needing_you()?)
 }
 
 /// Closes the window that asks (Ctrl+W); a window can close only itself.

@@ -5,6 +5,7 @@
 
 use crate::commands::CommandError;
 use crate::windows;
+use codewright_protocol::ErrorKind;
 use tauri::ipc::{Invoke, InvokeBody};
 use tauri::{Manager, Runtime};
 
@@ -35,7 +36,7 @@ pub(crate) fn check<R: Runtime>(invoke: &Invoke<R>) -> Result<(), CommandError> 
         .find(|id| id.as_i64() != Some(own))
     {
         Some(id) => Err(CommandError {
-            kind: "denied".into(),
+            kind: ErrorKind::Denied,
             message: format!("this window shows task {own} and cannot act on task {id}"),
             fatal: false,
             saved: false,

@@ -1,13 +1,11 @@
 //! The main window's settings page and first-run setup: providers, their keys and the model
-//! roles. Thin calls into `codewright_host::settings`; no command ever returns a key. Only the
+//! roles. Thin calls into the host; no command ever returns a key. Only the
 //! main window's capability grants these commands.
 
 use crate::commands::{CommandError, Result};
 use crate::AppState;
-use codewright_host::models::{self, ModelChoice};
 use codewright_host::settings::{
-    self, FieldError, KeySaved, LocalServer, ModelRole, OsKeyring, ProviderForm, ProviderStatus,
-    Readiness, TestOutcome,
+    self, FieldError, KeySaved, LocalServer, ModelRole, Overview, ProviderForm, TestOutcome,
 };
 use codewright_host::{mcp, project, rules};
 use codewright_protocol::{PermissionRule, ProjectId, SavedRule};
@@ -19,31 +17,9 @@ use tauri_plugin_dialog::DialogExt;
 /// How long the first-run page waits for a local model server to answer on its usual port.
 const LOCAL_WAIT: Duration = Duration::from_millis(800);
 
-/// What the settings page shows.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Settings {
-    pub readiness: Readiness,
-    pub providers: Vec<ProviderStatus>,
-    pub models: Vec<ModelChoice>,
-    /// The model each role names itself (`None`: it falls back, small → main).
-    pub roles: Vec<(ModelRole, Option<String>)>,
-}
-
 #[tauri::command]
-pub fn settings_overview(state: State<'_, AppState>) -> Result<Settings> {
-    let store = state.store()?;
-    let mut roles = Vec::new();
-    for role in ModelRole::ALL {
-        let own = models::model_for(&store, role)?.filter(|(_, from)| *from == role);
-        roles.push((role, own.map(|(id, _)| id)));
-    }
-    Ok(Settings {
-        readiness: settings::readiness(&store, &OsKeyring)?,
-        providers: settings::provider_statuses(&store, &OsKeyring)?,
-        models: models::choices(&store)?,
-        roles,
-    })
+pub fn settings_overview(state: State<'_, AppState>) -> Result<Overview> {
+    Ok(state.host()?.settings_overview()?)
 }
 
 /// The local model servers answering on their usual ports, with their models.
@@ -58,18 +34,15 @@ pub fn save_provider(
     state: State<'_, AppState>,
     form: ProviderForm,
 ) -> std::result::Result<String, FieldError> {
-    let store = state.store().map_err(|e| FieldError {
-        field: "name",
-        message: e.message,
-    })?;
-    let saved = settings::save_provider(&store, &form)?;
+    let host = host_for(&state, "name")?;
+    let saved = host.save_provider(&form)?;
     state.changed();
     Ok(saved.name)
 }
 
 #[tauri::command]
 pub fn remove_provider(state: State<'_, AppState>, name: String) -> Result<()> {
-    settings::remove_provider(&*state.store()?, &name)?;
+    state.host()?.remove_provider(&name)?;
     Ok(())
 }
 
@@ -81,29 +54,19 @@ pub fn set_provider_key(
     provider: String,
     key: String,
 ) -> Result<KeySaved> {
-    Ok(settings::set_key(
-        &*state.store()?,
-        &OsKeyring,
-        &provider,
-        &key,
-    )?)
+    Ok(state.host()?.set_key(&provider, &key)?)
 }
 
 #[tauri::command]
 pub fn remove_provider_key(state: State<'_, AppState>, provider: String) -> Result<bool> {
-    Ok(settings::remove_key(
-        &*state.store()?,
-        &OsKeyring,
-        &provider,
-    )?)
+    Ok(state.host()?.remove_key(&provider)?)
 }
 
 /// Sends MODEL@PROVIDER one short request with its provider's key, and says what happened.
 #[tauri::command]
 pub async fn test_model(state: State<'_, AppState>, model: String) -> Result<TestOutcome> {
-    // The store is not held across the request.
-    let provider = models::provider_of(&*state.store()?, &model)?;
-    Ok(settings::test_model(&OsKeyring, &provider, &model).await?)
+    let host = state.host()?.clone();
+    Ok(host.test_model(&model).await?)
 }
 
 #[tauri::command]
@@ -112,7 +75,7 @@ pub fn set_model_role(
     role: ModelRole,
     model: Option<String>,
 ) -> std::result::Result<(), CommandError> {
-    settings::set_role(&*state.store()?, role, model.as_deref())?;
+    state.host()?.set_role(role, model.as_deref())?;
     Ok(())
 }
 
@@ -121,7 +84,7 @@ pub fn set_model_role(
 /// The configured MCP servers (secret values never included: only their names).
 #[tauri::command]
 pub fn mcp_servers(state: State<'_, AppState>) -> Result<Vec<mcp::ServerView>> {
-    Ok(mcp::server_views(&*state.store()?)?)
+    Ok(state.host()?.mcp_server_views()?)
 }
 
 /// Adds a server; a wrong field is named in the error (`field`, `message`). Runs started from
@@ -135,9 +98,7 @@ pub fn add_mcp_server(
         field: "name",
         message: e.message,
     };
-    let view = mcp::add_server(&*state.store().map_err(unusable)?, &OsKeyring, &form)?;
-    state.host().map_err(unusable)?.mcp_changed();
-    Ok(view)
+    state.host().map_err(unusable)?.add_mcp_server(&form)
 }
 
 /// Imports the servers of a Claude Desktop / Cursor / `.mcp.json` file, for `project_id` (or
@@ -158,11 +119,11 @@ pub fn import_mcp_servers(
     }
     let text = std::fs::read_to_string(path)
         .map_err(|e| file(format!("{path} could not be read: {e}.")))?;
-    let store = state.store().map_err(|e| file(e.message))?;
-    let report = mcp::import_servers(&store, &OsKeyring, &text, project_id)
-        .map_err(|e| file(format!("{path}: {e}.")))?;
-    state.host().map_err(|e| file(e.message))?.mcp_changed();
-    Ok(report)
+    state
+        .host()
+        .map_err(|e| file(e.message))?
+        .import_mcp_servers(&text, project_id)
+        .map_err(|e| file(format!("{path}: {e}.")))
 }
 
 /// Shows the native file chooser for an MCP configuration file; `None` if cancelled.
@@ -182,9 +143,7 @@ pub async fn pick_mcp_config<R: Runtime>(
 
 #[tauri::command]
 pub fn remove_mcp_server(state: State<'_, AppState>, name: String) -> Result<()> {
-    mcp::remove_server(&*state.store()?, &OsKeyring, &name)?;
-    state.host()?.mcp_changed();
-    Ok(())
+    Ok(state.host()?.remove_mcp_server(&name)?)
 }
 
 #[tauri::command]
@@ -193,9 +152,7 @@ pub fn set_mcp_server_enabled(
     name: String,
     enabled: bool,
 ) -> Result<()> {
-    state.store()?.set_mcp_enabled(&name, enabled)?;
-    state.host()?.mcp_changed();
-    Ok(())
+    Ok(state.host()?.set_mcp_enabled(&name, enabled)?)
 }
 
 /// Sets how long a call to a server may wait for an answer (`seconds` as typed; empty: the
@@ -210,9 +167,10 @@ pub fn set_mcp_call_timeout(
         field: "callTimeout",
         message: e.message,
     };
-    let view = mcp::set_call_timeout(&*state.store().map_err(unusable)?, &name, &seconds)?;
-    state.host().map_err(unusable)?.mcp_changed();
-    Ok(view)
+    state
+        .host()
+        .map_err(unusable)?
+        .set_mcp_call_timeout(&name, &seconds)
 }
 
 /// Connects to a server once: its tools and prompts, or why it failed (with the tail of its
@@ -222,9 +180,8 @@ pub async fn check_mcp_server(
     state: State<'_, AppState>,
     name: String,
 ) -> Result<mcp::ServerCheck> {
-    // The store is not held while connecting.
-    let check = mcp::check_server(&*state.store()?, &name)?;
-    Ok(check.await)
+    let host = state.host()?.clone();
+    Ok(host.check_mcp_server(&name).await?)
 }
 
 // ---- approval rules ---------------------------------------------------------------------------
@@ -240,7 +197,7 @@ pub struct ProjectRules {
 #[tauri::command]
 pub fn project_rules(state: State<'_, AppState>, project_id: ProjectId) -> Result<ProjectRules> {
     Ok(ProjectRules {
-        rules: rules::rules(&*state.store()?, project_id)?,
+        rules: state.host()?.rules(project_id)?,
         tools: rules::tool_names(),
     })
 }
@@ -252,16 +209,13 @@ pub fn add_rule(
     project_id: ProjectId,
     rule: PermissionRule,
 ) -> std::result::Result<SavedRule, FieldError> {
-    let store = state.store().map_err(|e| FieldError {
-        field: "tool",
-        message: e.message,
-    })?;
-    rules::add_rule(&store, project_id, &rule)
+    let host = host_for(&state, "tool")?;
+    host.add_rule(project_id, &rule)
 }
 
 #[tauri::command]
 pub fn remove_rule(state: State<'_, AppState>, id: i64) -> Result<()> {
-    Ok(rules::remove_rule(&*state.store()?, id)?)
+    Ok(state.host()?.remove_rule(id)?)
 }
 
 // ---- project settings -------------------------------------------------------------------------
@@ -271,7 +225,7 @@ pub fn project_settings(
     state: State<'_, AppState>,
     project_id: ProjectId,
 ) -> Result<project::ProjectForm> {
-    Ok(project::project_form(&*state.store()?, project_id)?)
+    Ok(state.host()?.project_form(project_id)?)
 }
 
 /// Saves a project's settings whole; a wrong field is named in the error.
@@ -281,11 +235,8 @@ pub fn save_project_settings(
     project_id: ProjectId,
     form: project::ProjectForm,
 ) -> std::result::Result<(), FieldError> {
-    let store = state.store().map_err(|e| FieldError {
-        field: "context",
-        message: e.message,
-    })?;
-    project::save_project(&store, project_id, &form)?;
+    let host = host_for(&state, "context")?;
+    host.save_project(project_id, &form)?;
     state.changed();
     Ok(())
 }
@@ -315,7 +266,7 @@ pub fn set_project_trusted(
 
 #[tauri::command]
 pub fn app_settings(state: State<'_, AppState>) -> Result<settings::AppSettings> {
-    Ok(settings::app_settings(&*state.store()?))
+    Ok(state.host()?.app_settings())
 }
 
 /// Saves the app's settings whole; a wrong field is named. How many tasks may run at once
@@ -325,18 +276,15 @@ pub fn save_app_settings(
     state: State<'_, AppState>,
     settings: settings::AppSettings,
 ) -> std::result::Result<(), FieldError> {
-    let store = state.store().map_err(|e| FieldError {
-        field: "maxRunning",
-        message: e.message,
-    })?;
-    settings::save_app_settings(&store, &settings)
+    let host = host_for(&state, "maxRunning")?;
+    host.save_app_settings(&settings)
 }
 
 // ---- models -------------------------------------------------------------------------------------
 
 #[tauri::command]
 pub fn model_catalog(state: State<'_, AppState>) -> Result<Vec<settings::CatalogEntry>> {
-    Ok(settings::catalog(&*state.store()?)?)
+    Ok(state.host()?.catalog()?)
 }
 
 /// Adds or changes a model (its limits and prices); a wrong field is named.
@@ -345,14 +293,22 @@ pub fn save_model(
     state: State<'_, AppState>,
     form: settings::ModelForm,
 ) -> std::result::Result<String, FieldError> {
-    let store = state.store().map_err(|e| FieldError {
-        field: "id",
-        message: e.message,
-    })?;
-    Ok(settings::save_model(&store, &form)?.id)
+    let host = host_for(&state, "id")?;
+    Ok(host.save_model(&form)?.id)
 }
 
 #[tauri::command]
 pub fn remove_model(state: State<'_, AppState>, id: String) -> Result<bool> {
-    Ok(settings::remove_model(&*state.store()?, &id)?)
+    Ok(state.host()?.remove_model(&id)?)
+}
+
+/// The host, or why the data cannot be used as an error on the form's `field`.
+fn host_for<'a>(
+    state: &'a State<'_, AppState>,
+    field: &'static str,
+) -> std::result::Result<&'a codewright_host::Host, FieldError> {
+    state.host().map_err(|e| FieldError {
+        field,
+        message: e.message,
+    })
 }

@@ -1,20 +1,21 @@
-//! What the shell keeps between commands: the data folder and the store (or why it failed to open).
+//! What the shell keeps between commands: the data folder and the host (or why the data could not
+//! be opened).
 
 use crate::commands::CommandError;
-use codewright_agent::AgentConfig;
+use codewright_host::default_data_dir;
 use codewright_host::Host;
-use codewright_store::{default_data_dir, Store};
+use codewright_protocol::ErrorKind;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Shared state of the running app.
 pub struct AppState {
     home: PathBuf,
-    /// Runs the tasks (the same host `codewright-cli exec` uses) and holds the store; or why the
-    /// store could not be opened.
+    /// The one door into the engine (the same host `codewright-cli` uses); or why the data could
+    /// not be opened.
     host: Result<Host, CommandError>,
     /// Wakes the sync thread right after a write, so windows update without waiting for a poll.
     wake: Sender<()>,
@@ -33,18 +34,7 @@ impl AppState {
     /// Opens the store in `home`. A failure is kept, not raised: the windows show it on an error
     /// screen with the path and what to do.
     pub fn open(home: &Path) -> AppState {
-        let host = Store::open_in(home)
-            .map(|store| {
-                let app = codewright_host::settings::app_settings(&store);
-                let config = AgentConfig {
-                    max_running: app.max_running,
-                    max_subagents: app.max_subagents,
-                    ..AgentConfig::default()
-                };
-                Host::new(Arc::new(Mutex::new(store)), home.to_path_buf(), config)
-            })
-            .map_err(CommandError::from);
-        AppState::with(home, host)
+        AppState::with(home, Host::open(home, None).map_err(CommandError::from))
     }
 
     fn with(home: &Path, host: Result<Host, CommandError>) -> AppState {
@@ -72,7 +62,7 @@ impl AppState {
             None => AppState::with(
                 Path::new(""),
                 Err(CommandError {
-                    kind: "dataDir".into(),
+                    kind: ErrorKind::DataDir,
                     message: "cannot find a home folder to keep Codewright's data in; set CODEWRIGHT_HOME or start Codewright with --home DIR".into(),
                     fatal: true,
                     saved: false,
@@ -89,17 +79,6 @@ impl AppState {
     /// Why the store could not be opened, if it could not.
     pub fn startup_error(&self) -> Option<&CommandError> {
         self.host.as_ref().err()
-    }
-
-    /// The store, or the error that kept it from opening.
-    pub fn store(&self) -> Result<MutexGuard<'_, Store>, CommandError> {
-        match &self.host {
-            Ok(host) => Ok(host
-                .store()
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())),
-            Err(e) => Err(e.clone()),
-        }
     }
 
     /// The host that runs tasks, or the error that kept the store from opening.

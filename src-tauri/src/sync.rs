@@ -4,8 +4,9 @@
 //! deleted → closed.
 
 use crate::{windows, AppState, AGENT_EVENT, STORE_EVENT};
+use codewright_host::feed::ChangeFeed;
+use codewright_host::DB_FILE_NAME;
 use codewright_protocol::{AgentEvent, RunOutcome, StoreEvent, TaskId};
-use codewright_store::{Store, DB_FILE_NAME};
 use std::path::Path;
 use std::sync::mpsc::{RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
@@ -32,15 +33,12 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
     let Some(wake) = state.take_wake_receiver() else {
         return;
     };
-    if state.startup_error().is_some() {
-        return;
-    }
-    let Ok(store) = Store::open_in(state.home()) else {
+    let Ok(host) = state.host() else {
         return;
     };
-    // Watching before the cursor is taken: a write in between wakes the thread.
+    // Watching before the feed starts: a write in between wakes the thread.
     let watch = watch_writes(state.home(), state.waker());
-    let Ok(mut cursor) = store.change_cursor() else {
+    let Ok(mut feed) = host.change_feed() else {
         return;
     };
     let idle = if watch.is_some() {
@@ -84,13 +82,13 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
                 while wake.try_recv().is_ok() {
                     woken = true;
                 }
-                match store.events_since(&mut cursor) {
+                match feed.next() {
                     Ok(events) => {
                         // More may follow (a backlog is read a batch at a time).
                         woken |= !events.is_empty();
                         events
                             .into_iter()
-                            .for_each(|event| deliver(&app, &store, event))
+                            .for_each(|event| deliver(&app, &feed, event))
                     }
                     Err(e) => eprintln!("codewright: cannot read the change feed: {e}"),
                 }
@@ -131,7 +129,7 @@ fn watch_writes(home: &Path, wake: Sender<()>) -> Option<notify::RecommendedWatc
 
 /// The main window gets every change; a task window only the changes to its own task. A task
 /// that ended while its window is open has been seen: it is marked read before anyone is told.
-fn deliver<R: Runtime>(app: &AppHandle<R>, store: &Store, mut event: StoreEvent) {
+fn deliver<R: Runtime>(app: &AppHandle<R>, feed: &ChangeFeed, mut event: StoreEvent) {
     // A sub-agent's task is its parent's business: it is listed nowhere and has no window.
     if let StoreEvent::TaskUpserted { task } = &event {
         if task.parent.is_some() {
@@ -143,7 +141,7 @@ fn deliver<R: Runtime>(app: &AppHandle<R>, store: &Store, mut event: StoreEvent)
             && app
                 .get_webview_window(&windows::label(app, task.id))
                 .is_some()
-            && store.mark_task_read(task.id).is_ok()
+            && feed.mark_task_read(task.id).is_ok()
         {
             task.unread = false;
         }
@@ -252,8 +250,8 @@ pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
                     state.changed();
                     // A sub-agent's run is its parent's business: its end is not announced.
                     let sub_agent = state
-                        .store()
-                        .is_ok_and(|s| s.task(event.task_id()).is_ok_and(|t| t.parent.is_some()));
+                        .host()
+                        .is_ok_and(|h| h.task(event.task_id()).is_ok_and(|t| t.parent.is_some()));
                     if sub_agent {
                         continue;
                     }
@@ -278,23 +276,24 @@ pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
 /// Which notifications the user wants (all, when the settings cannot be read).
 fn notifications(state: &AppState) -> codewright_host::settings::AppSettings {
     state
-        .store()
-        .map(|store| codewright_host::settings::app_settings(&store))
+        .host()
+        .map(|host| host.app_settings())
         .unwrap_or_default()
 }
 
 /// A task's title, for a notification ("a task" when it cannot be read).
 fn task_title(state: &AppState, task: TaskId) -> String {
     state
-        .store()
+        .host()
         .ok()
-        .and_then(|store| store.task(task).ok())
+        .and_then(|host| host.task(task).ok())
         .map_or_else(|| "a task".to_string(), |t| t.title)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use codewright_store::Store;
 
     /// Another process's write wakes the sync thread at once, with no poll: the app's own
     /// connection is open (as it is while the app runs), another one writes.

@@ -6,6 +6,7 @@
 use crate::commands::{CommandError, Result};
 use crate::{windows, AppState};
 use codewright_host::tree::{self, Folder, GitStatus, TreeWatcher};
+use codewright_protocol::ErrorKind;
 use codewright_protocol::{ProjectId, TaskId};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -63,7 +64,7 @@ struct TreeChanged {
 }
 
 fn root_of(state: &AppState, project: ProjectId) -> Result<PathBuf> {
-    Ok(PathBuf::from(state.store()?.project(project)?.root_path))
+    Ok(PathBuf::from(state.host()?.project(project)?.root_path))
 }
 
 /// The folder `path` ("" for the top) of a project, with git marks.
@@ -115,7 +116,7 @@ fn file_of(state: &AppState, project: ProjectId, path: &str) -> Result<PathBuf> 
     let file = tree::folder_path(&root, path)?;
     if !file.is_file() {
         return Err(CommandError {
-            kind: "notFound".into(),
+            kind: ErrorKind::NotFound,
             message: format!("{path} is not a file of the project any more"),
             fatal: false,
             saved: false,
@@ -129,7 +130,7 @@ fn file_of(state: &AppState, project: ProjectId, path: &str) -> Result<PathBuf> 
 pub fn open_file(state: State<'_, AppState>, project_id: ProjectId, path: String) -> Result<()> {
     let file = file_of(&state, project_id, &path)?;
     crate::commands::system_open(file.as_os_str()).map_err(|e| CommandError {
-            kind: "open".into(),
+            kind: ErrorKind::Setup,
             message: format!(
                 "{path} could not be opened: no app to open it could be started (xdg-open: {e}); open it from its folder instead"
             ),
@@ -150,7 +151,7 @@ pub fn attach_file<R: Runtime>(
 ) -> Result<TaskId> {
     file_of(&state, project_id, &path)?;
     let no_window = || CommandError {
-        kind: "noTaskWindow".into(),
+        kind: ErrorKind::NotFound,
         message: "Open a task of this project first: the file goes into its message.".into(),
         fatal: false,
         saved: false,
@@ -161,10 +162,10 @@ pub fn attach_file<R: Runtime>(
         .unwrap_or_else(|p| p.into_inner())
         .clone();
     let (task, window) = {
-        let store = state.store()?;
+        let host = state.host()?;
         order
             .into_iter()
-            .filter(|t| store.task(*t).is_ok_and(|t| t.project_id == project_id))
+            .filter(|t| host.task(*t).is_ok_and(|t| t.project_id == project_id))
             .find_map(|t| {
                 app.get_webview_window(&windows::label(&app, t))
                     .map(|w| (t, w))

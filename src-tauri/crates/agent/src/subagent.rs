@@ -24,8 +24,6 @@ use std::sync::Arc;
 
 /// The tool's name.
 pub const NAME: &str = "agent";
-/// Characters of the job kept in the sub-agent task's title.
-const TITLE_CHARS: usize = 60;
 /// Characters of a sub-agent's tool result shown in its parent's panel while it works.
 const PROGRESS_CHARS: usize = 160;
 
@@ -149,7 +147,7 @@ impl Tool for SubAgents {
             store.add_child_task(
                 self.parent,
                 &cx.call_id,
-                &format!("{name}: {}", title_of(prompt)),
+                &format!("{name}: {}", codewright_protocol::Task::title_from(prompt)),
                 &Message::user(prompt),
                 &settings,
             )
@@ -307,23 +305,6 @@ impl Said {
         self.at_line_start = text.ends_with('\n');
         out
     }
-}
-
-/// A sub-agent task's title: its job's first line, without control characters, cut short.
-fn title_of(prompt: &str) -> String {
-    let line: String = prompt
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let line = line.trim();
-    let mut title: String = line.chars().take(TITLE_CHARS).collect();
-    if line.chars().count() > TITLE_CHARS {
-        title.push('…');
-    }
-    title
 }
 
 /// A sub-agent's approvals and questions, asked in its parent's window (the parent task's

@@ -3,8 +3,8 @@
 //! With `--task`, which one the task runs as; `exec --agent NAME` chooses.
 
 use crate::output::{table, to_json};
+use codewright_host::Host;
 use codewright_protocol::{ProjectId, TaskId};
-use codewright_store::Store;
 
 #[derive(clap::Args)]
 pub struct AgentsArgs {
@@ -14,18 +14,18 @@ pub struct AgentsArgs {
     task: Option<TaskId>,
 }
 
-pub fn agents(store: &Store, args: AgentsArgs, json: bool) -> Result<String, String> {
-    use codewright_host::agents::{project_agents, task_agents, TaskAgents};
+pub fn agents(host: &Host, args: AgentsArgs, json: bool) -> Result<String, String> {
+    use codewright_host::agents::TaskAgents;
     let listed = match (args.project, args.task) {
         (Some(project), _) => {
-            let found = project_agents(store, project).map_err(|e| e.message)?;
+            let found = host.project_agents(project).map_err(|e| e.message)?;
             TaskAgents {
                 agents: found.agents,
                 current: String::new(),
                 broken: found.broken,
             }
         }
-        (None, Some(task)) => task_agents(store, task).map_err(|e| e.message)?,
+        (None, Some(task)) => host.task_agents(task).map_err(|e| e.message)?,
         (None, None) => unreachable!("clap requires --project or --task"),
     };
     if json {

@@ -6,18 +6,14 @@
 
 use crate::output::to_json;
 use crate::tools::{terminal_answer, terminal_decision};
-use codewright_agent::{Agent, AgentConfig};
-use codewright_host::commands::{self, Action, Resolved};
-use codewright_host::{models, Host, HostError, RunOptions};
-use codewright_llm::ModelRole;
+use codewright_host::commands::{self, Action, Typed};
+use codewright_host::{Host, HostError, RunOptions};
 use codewright_protocol::{
     visible, AgentEvent, Decision, ErrorKind, Message, PermissionMode, RunOutcome, TaskId,
 };
-use codewright_store::Store;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 
 #[derive(clap::Args, Clone)]
 pub struct ExecArgs {
@@ -42,7 +38,7 @@ pub struct ExecArgs {
     sandbox: bool,
     /// Requests before the task pauses with a summary.
     #[arg(long, default_value_t = 100)]
-    max_iterations: u32,
+    pub(crate) max_iterations: u32,
     /// Implement the project's task file with this id (`tasks files`), in a new task; the file
     /// is marked done when the run finishes.
     #[arg(long, value_name = "ID", conflicts_with_all = ["task", "prompt", "implement_all"])]
@@ -72,15 +68,15 @@ fn out(text: &str) {
 }
 
 /// Runs `exec`; returns the exit code (0 done, 1 error, 130 stopped).
-pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result<ExitCode, String> {
+pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<ExitCode, String> {
     if args.implement.is_some() || args.implement_all {
-        return implement(store, home, args, json);
+        return implement(host, home, args, json);
     }
     let project = match args.task {
         Some(id) => {
-            let task = store.task(id).map_err(|e| e.to_string())?;
+            let task = host.task(id)?;
             if let Some(dir) = &args.project {
-                let project = store.project(task.project_id).map_err(|e| e.to_string())?;
+                let project = host.project(task.project_id)?;
                 let dir = dir
                     .canonicalize()
                     .map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
@@ -104,46 +100,32 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
                 None => std::env::current_dir()
                     .map_err(|e| format!("cannot read the current folder: {e}"))?,
             };
-            find_or_add_project(&store, &dir)?
+            host.project_in(&dir)?
         }
     };
-    trust_step(&store, project, json)?;
+    trust_step(&host, project, json)?;
     // A slash command becomes its prompt (and its model); actions belong to other commands.
     if let Some(typed) = args.prompt.take() {
-        match commands::resolve(&store, project, &typed).map_err(|e| e.message)? {
-            Resolved::McpPrompt {
-                server,
-                prompt,
-                arguments,
-            } => {
-                let row = codewright_host::mcp::prompt_server(&store, project, &server)?
-                    .ok_or_else(|| format!("there is no MCP server {server}"))?;
-                let asked =
-                    codewright_host::mcp::prompt_text(&store, project, &row, &prompt, &arguments)?;
-                let text = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| format!("cannot start the async runtime: {e}"))?
-                    .block_on(asked)?;
-                args.prompt = Some(text);
-            }
-            Resolved::Message { text } => args.prompt = Some(text),
-            Resolved::Prompt {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        match runtime.block_on(host.resolve_command(project, &typed))? {
+            Typed::Send {
                 text,
                 model,
-                agent,
-                tools,
+                this_run,
             } => {
                 args.prompt = Some(text);
                 if args.model.is_none() {
                     args.model_once = model.is_some();
                     args.model = model;
                 }
-                args.this_run = codewright_agent::ThisRun { agent, tools };
+                args.this_run = this_run;
             }
-            Resolved::Action { action, .. } => {
+            Typed::Action { action, .. } => {
                 if action == Action::Help {
-                    let list = commands::list(&store, project).map_err(|e| e.message)?;
+                    let list = host.commands(project)?;
                     out(&if json { to_json(&list) } else { help(&list) });
                     return Ok(ExitCode::SUCCESS);
                 }
@@ -161,33 +143,24 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
         }
     }
     if let Some(agent) = &args.agent {
-        codewright_host::agents::check_agent(&store, project, agent).map_err(|e| e.message)?;
+        host.check_agent(project, agent)?;
     }
     // A new task is stored with its prompt at once: nothing after (the model lookup, MCP
     // servers starting, a crash) can lose it. An existing task's message is sent to it.
     let mut send_text = args.prompt.clone();
     let args_task = args.task;
     let task = match args.task {
-        Some(id) => store.task(id).map_err(|e| e.to_string())?,
+        Some(id) => host.task(id)?,
         None => {
-            let prompt = args.prompt.as_deref().unwrap_or("").trim();
             let first = Message::user(args.prompt.clone().unwrap_or_default());
-            let task = store
-                .add_task_with(
-                    project,
-                    &args.title.clone().unwrap_or_else(|| title_of(prompt)),
-                    &first,
-                )
-                .map_err(|e| e.to_string())?;
+            let task = host.add_task_with(project, args.title.as_deref(), &first)?;
             send_text = None;
             task
         }
     };
     if let Some(agent) = &args.agent {
-        codewright_host::agents::choose_agent(&store, task.id, agent).map_err(|e| e.message)?;
+        host.choose_agent(task.id, agent)?;
     }
-    // The app's setting, which this command shares.
-    let max_subagents = codewright_host::settings::app_settings(&store).max_subagents;
     let interactive = std::io::stdin().is_terminal();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -196,15 +169,7 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let mode = args.mode;
     let task_id = task.id;
-    let host = Host::new(
-        Arc::new(Mutex::new(store)),
-        home.to_path_buf(),
-        AgentConfig {
-            max_iterations: args.max_iterations,
-            max_subagents,
-            ..AgentConfig::default()
-        },
-    );
+    let named_model = args.model.clone();
     let outcome = runtime.block_on(async move {
         let mut rx = host.subscribe(Some(task_id));
         let options = RunOptions {
@@ -251,7 +216,7 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
                     eprintln!("codewright-cli: {}", visible::terminal_safe(message))
                 }
                 AgentEvent::Error { message, kind, .. } if !json => {
-                    eprintln!("codewright-cli: {}{}", visible::terminal_safe(message), hint(*kind))
+                    eprintln!("codewright-cli: {}{}", visible::terminal_safe(message), hint(*kind, None))
                 }
                 AgentEvent::ApprovalRequested { request } => {
                     let decision = if interactive {
@@ -320,7 +285,11 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
                 true => format!(". Your message is saved in task {0}: continue it with `codewright-cli exec --task {0}`", task_id.0),
                 false => String::new(),
             };
-            return Err(format!("{}{}{saved}", e.message, hint(e.kind)));
+            return Err(format!(
+                "{}{}{saved}",
+                e.message,
+                hint(e.kind, named_model.as_deref())
+            ));
         }
     };
     Ok(match outcome {
@@ -330,71 +299,50 @@ pub fn exec(store: Store, home: &Path, mut args: ExecArgs, json: bool) -> Result
     })
 }
 
-/// What to do about an error, in the CLI's words.
-fn hint(kind: ErrorKind) -> &'static str {
+/// What to do about an error, in the CLI's words (`model`: MODEL@PROVIDER, when one was named).
+pub(crate) fn hint(kind: ErrorKind, model: Option<&str>) -> String {
+    let provider = model
+        .and_then(|m| m.rsplit_once('@'))
+        .map_or("PROVIDER", |(_, p)| p);
     match kind {
-        ErrorKind::NoModel => ": pass --model MODEL@PROVIDER, or set one with `codewright-cli models role main MODEL@PROVIDER`",
-        ErrorKind::MissingKey | ErrorKind::Auth => " (keep a key with `codewright-cli auth set PROVIDER`, or set the provider's environment variable)",
-        ErrorKind::UnknownModel => " (see `codewright-cli models list` and `codewright-cli providers list`)",
-        ErrorKind::ContextOverflow => " (`codewright-cli tasks compact ID` compacts it now)",
-        _ => "",
+        ErrorKind::NoModel => ": pass --model MODEL@PROVIDER, or set one with `codewright-cli models role main MODEL@PROVIDER`".into(),
+        ErrorKind::MissingKey | ErrorKind::Auth => format!(" (keep a key with `codewright-cli auth set {provider}`, or set the provider's environment variable)"),
+        ErrorKind::UnknownModel => " (see `codewright-cli models list` and `codewright-cli providers list`)".into(),
+        ErrorKind::ContextOverflow => " (`codewright-cli tasks compact ID` compacts it now)".into(),
+        _ => String::new(),
     }
 }
 
 /// `tasks compact ID`: summarizes the task's older messages now.
 pub fn compact(
-    store: Store,
-    home: &Path,
+    host: &Host,
     task: TaskId,
     model_id: Option<&str>,
     json: bool,
 ) -> Result<String, String> {
-    store.task(task).map_err(|e| e.to_string())?;
-    let model_id = match model_id {
-        Some(id) => Some(id.to_string()),
-        None => models::model_for(&store, ModelRole::Compaction)?.map(|(m, _)| m),
-    };
-    let model = models::resolve(&store, model_id.as_deref())
-        .map_err(|e| format!("{}{}", e.message, hint(e.kind)))?;
-    let agent = Agent::new(
-        Arc::new(Mutex::new(store)),
-        home.to_path_buf(),
-        AgentConfig::default(),
-    );
+    host.task(task)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let compacted = runtime.block_on(agent.compact(task, model, tx));
-    let mut report = None;
-    let mut error = None;
-    while let Ok(event) = rx.try_recv() {
-        match event {
-            AgentEvent::Compaction {
-                tokens_before,
-                tokens_after,
-                ..
-            } => report = Some((tokens_before, tokens_after)),
-            AgentEvent::Error { message, .. } => error = Some(message),
-            _ => {}
-        }
-    }
-    match (compacted, report) {
-        (Ok(true), Some((before, after))) => Ok(if json {
+    match runtime.block_on(host.compact(task, model_id)) {
+        Ok(Some(done)) => Ok(if json {
             format!(
                 "{}\n",
-                serde_json::json!({"compacted": true, "tokensBefore": before, "tokensAfter": after})
+                serde_json::json!({"compacted": true, "tokensBefore": done.tokens_before, "tokensAfter": done.tokens_after})
             )
         } else {
-            format!("Compacted task {task}: about {before} → {after} tokens. The earlier messages stay in the task, marked as compacted.\n")
+            format!(
+                "Compacted task {task}: about {} → {} tokens. The earlier messages stay in the task, marked as compacted.\n",
+                done.tokens_before, done.tokens_after
+            )
         }),
-        (Ok(_), _) => Ok(if json {
+        Ok(None) => Ok(if json {
             format!("{}\n", serde_json::json!({"compacted": false}))
         } else {
             "Nothing to compact: the task's history is already short.\n".to_string()
         }),
-        (Err(e), _) => Err(error.unwrap_or(e)),
+        Err(e) => Err(format!("{}{}", e.message, hint(e.kind, model_id))),
     }
 }
 
@@ -402,11 +350,11 @@ pub fn compact(
 /// says what it defines and asks whether to trust it; otherwise says they are not used and how
 /// to trust it. Until trusted only the user's own and the built-in ones apply.
 fn trust_step(
-    store: &Store,
+    host: &Host,
     project: codewright_protocol::ProjectId,
     json: bool,
 ) -> Result<(), String> {
-    let trust = codewright_host::project::project_trust(store, project)?;
+    let trust = host.project_trust(project)?;
     if !trust.ask {
         return Ok(());
     }
@@ -416,7 +364,7 @@ fn trust_step(
             "\n? This project's folder defines its own {defines} (in .codewright/ or .claude/). They change what the agent is told and may do. Trust this project and use them? [y/N] "
         ));
         if answer.is_some_and(|a| matches!(a.to_lowercase().as_str(), "y" | "yes")) {
-            codewright_host::project::set_project_trusted(store, project, true)?;
+            host.set_project_trusted(project, true)?;
             eprintln!(
                 "codewright-cli: project {} is trusted; its {defines} are used",
                 project.0
@@ -433,16 +381,16 @@ fn trust_step(
 
 /// `--implement ID` and `--implement-all`: each task file in a new task of its own, marked done
 /// in the file when its run finishes.
-fn implement(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<ExitCode, String> {
+fn implement(host: Host, home: &Path, args: ExecArgs, json: bool) -> Result<ExitCode, String> {
     let dir = match &args.project {
         Some(dir) => dir.clone(),
         None => {
             std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?
         }
     };
-    let project = find_or_add_project(&store, &dir)?;
-    trust_step(&store, project, json)?;
-    let root = PathBuf::from(store.project(project).map_err(|e| e.to_string())?.root_path);
+    let project = host.project_in(&dir)?;
+    trust_step(&host, project, json)?;
+    let root = PathBuf::from(host.project(project)?.root_path);
     let chosen: Vec<_> = match &args.implement {
         Some(id) => vec![codewright_host::task_files::find(&root, id)?],
         None => codewright_extensions::task_files::discover(&root)
@@ -455,11 +403,12 @@ fn implement(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Ex
         eprintln!("codewright-cli: every task file is done already");
         return Ok(ExitCode::SUCCESS);
     }
-    let mut store = Some(store);
+    // Each file's run has a host of its own (as a separate `exec` would): the first is this one.
+    let mut host = Some(host);
     for file in chosen {
-        let store = match store.take() {
-            Some(store) => store,
-            None => crate::open_store(home)?,
+        let host = match host.take() {
+            Some(host) => host,
+            None => crate::open_host(home, Some(args.max_iterations))?,
         };
         let shown = file
             .path
@@ -476,7 +425,7 @@ fn implement(store: Store, home: &Path, args: ExecArgs, json: bool) -> Result<Ex
             title: Some(title),
             ..args.clone()
         };
-        let code = exec(store, home, run, json)?;
+        let code = exec(host, home, run, json)?;
         if code != ExitCode::SUCCESS {
             eprintln!(
                 "codewright-cli: {} did not finish; its file stays as it was",
@@ -531,32 +480,4 @@ fn help(list: &commands::CommandList) -> String {
     }
     out.push_str(&crate::output::not_loaded(&list.broken));
     out
-}
-
-/// The project whose folder is `dir`, added if it is not one yet.
-fn find_or_add_project(
-    store: &Store,
-    dir: &Path,
-) -> Result<codewright_protocol::ProjectId, String> {
-    let real = dir
-        .canonicalize()
-        .map_err(|e| format!("cannot open the project folder {}: {e}", dir.display()))?;
-    let projects = store.projects().map_err(|e| e.to_string())?;
-    if let Some(p) = projects.iter().find(|p| Path::new(&p.root_path) == real) {
-        return Ok(p.id);
-    }
-    store
-        .add_project(&real, None)
-        .map(|p| p.id)
-        .map_err(|e| e.to_string())
-}
-
-/// A task title from the prompt's first line.
-fn title_of(prompt: &str) -> String {
-    let line = prompt.lines().next().unwrap_or("").trim();
-    let mut title: String = line.chars().take(80).collect();
-    if title.len() < line.len() {
-        title.push('…');
-    }
-    title
 }

@@ -12,8 +12,7 @@ mod skills;
 mod tools;
 
 use clap::{Parser, Subcommand};
-use codewright_llm::credentials::OsKeyring;
-use codewright_store::{default_data_dir, Store};
+use codewright_host::{default_data_dir, Host};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -117,11 +116,15 @@ enum Finished {
     Code(ExitCode),
 }
 
-/// Opens the data folder's database; while another process holds it (the store waits up to 10 s
-/// for a write to finish), says so on stderr after a second instead of sitting silent.
-pub(crate) fn open_store(home: &std::path::Path) -> Result<Store, String> {
+/// Opens the data folder (through the host, the one door into it); while another process holds
+/// its database (the store waits up to 10 s for a write to finish), says so on stderr after a
+/// second instead of sitting silent. `max_iterations` bounds each run's model requests.
+pub(crate) fn open_host(
+    home: &std::path::Path,
+    max_iterations: Option<u32>,
+) -> Result<Host, String> {
     let (done, waiting) = std::sync::mpsc::channel::<()>();
-    let shown = home.join(codewright_store::DB_FILE_NAME);
+    let shown = home.join(codewright_host::DB_FILE_NAME);
     let notice = std::thread::spawn(move || {
         if waiting.recv_timeout(std::time::Duration::from_secs(1))
             == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
@@ -132,7 +135,7 @@ pub(crate) fn open_store(home: &std::path::Path) -> Result<Store, String> {
             );
         }
     });
-    let opened = Store::open_in(home).map_err(|e| e.to_string());
+    let opened = Host::open(home, max_iterations).map_err(|e| e.message);
     let _ = done.send(());
     let _ = notice.join();
     opened
@@ -144,32 +147,32 @@ fn run(cli: Cli) -> Result<Finished, String> {
         .home
         .or_else(default_data_dir)
         .ok_or("cannot find a home folder for the data; pass --home DIR or set CODEWRIGHT_HOME")?;
-    let store = open_store(&home)?;
+    let max_iterations = match &cli.command {
+        Command::Exec(args) => Some(args.max_iterations),
+        _ => None,
+    };
+    let host = open_host(&home, max_iterations)?;
     let json = cli.json;
     match cli.command {
-        Command::Exec(args) => return exec::exec(store, &home, args, json).map(Finished::Code),
-        Command::Chat(args) => return chat::chat(store, args, json).map(Finished::Code),
+        Command::Exec(args) => return exec::exec(host, &home, args, json).map(Finished::Code),
+        Command::Chat(args) => return chat::chat(host, args, json).map(Finished::Code),
         Command::Tasks(records::TasksCommand::Compact { id, model }) => {
-            return exec::compact(store, &home, id, model.as_deref(), json).map(Finished::Print)
+            return exec::compact(&host, id, model.as_deref(), json).map(Finished::Print)
         }
         _ => {}
     }
     let text = match cli.command {
-        Command::Projects(command) => records::projects(&store, command, json),
-        Command::Tasks(command) => {
-            // A run a crash left behind shows as interrupted, not running.
-            codewright_agent::mark_interrupted(&store, &home);
-            records::tasks(&store, command, json)
-        }
-        Command::Providers(command) => providers::providers(&store, command, json),
-        Command::Models(command) => providers::models(&store, command, json),
-        Command::Auth(command) => providers::auth(&store, command, &OsKeyring),
-        Command::Tool(command) => tools::tool(store, &home, command, json),
-        Command::Rules(command) => tools::rules(&store, command, json),
-        Command::Mcp(command) => mcp::mcp(&store, command, json),
-        Command::Agents(args) => agents::agents(&store, args, json),
-        Command::Skills(command) => skills::skills(&store, command, json),
-        Command::Checkpoints(command) => tools::checkpoints(store, &home, command, json),
+        Command::Projects(command) => records::projects(&host, command, json),
+        Command::Tasks(command) => records::tasks(&host, command, json),
+        Command::Providers(command) => providers::providers(&host, command, json),
+        Command::Models(command) => providers::models(&host, command, json),
+        Command::Auth(command) => providers::auth(&host, command),
+        Command::Tool(command) => tools::tool(&host, command, json),
+        Command::Rules(command) => tools::rules(&host, command, json),
+        Command::Mcp(command) => mcp::mcp(&host, command, json),
+        Command::Agents(args) => agents::agents(&host, args, json),
+        Command::Skills(command) => skills::skills(&host, command, json),
+        Command::Checkpoints(command) => tools::checkpoints(&host, command, json),
         Command::Exec(_) | Command::Chat(_) => unreachable!("handled above"),
     }?;
     Ok(Finished::Print(text))

@@ -3,12 +3,9 @@
 
 use crate::output::{table, to_json};
 use clap::Subcommand;
-use codewright_host::mcp::{self, environment_for, read_secret};
-use codewright_llm::credentials::OsKeyring;
-use codewright_mcp::{Connection, McpServers, Redactor, ServerState};
+use codewright_host::mcp::{self, McpServerRow, McpTransport, ServerState};
+use codewright_host::Host;
 use codewright_protocol::ProjectId;
-use codewright_store::{McpServerRow, McpTransport, Store};
-use codewright_tools::EnvFilter;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -93,17 +90,6 @@ fn pairs(list: &[String], what: &str) -> Result<BTreeMap<String, String>, String
         .collect()
 }
 
-fn find(store: &Store, name: &str) -> Result<McpServerRow, String> {
-    store
-        .mcp_servers()
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .find(|s| s.name == name)
-        .ok_or_else(|| {
-            format!("there is no MCP server named '{name}'; see `codewright-cli mcp list`")
-        })
-}
-
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -112,38 +98,15 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
-/// Connects to the server; with what takes its secrets out of what it sends back.
-async fn connect(store: &Store, row: &McpServerRow) -> Result<(Connection, Redactor), String> {
-    let (endpoint, redactor) = mcp::endpoint_of(store, row)?;
-    let connection = Connection::once(&endpoint)
-        .await
-        .map_err(|e| redactor.redact(&format!("{}: {e}", row.name)))?;
-    Ok((connection, redactor))
-}
-
 /// Runs an `mcp` command.
-pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, String> {
+pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, String> {
     match command {
         McpCommand::List => {
-            let rows = store.mcp_servers().map_err(|e| e.to_string())?;
+            let rows = host.mcp_servers()?;
             if rows.is_empty() {
                 return Ok("No MCP servers. Add one with `codewright-cli mcp add NAME -- COMMAND …` or import a config with `codewright-cli mcp import FILE`.\n".into());
             }
-            let states = runtime()?.block_on(async {
-                let servers = McpServers::start(
-                    &rows,
-                    &read_secret,
-                    &environment_for(
-                        rows.iter().filter(|r| r.enabled),
-                        &EnvFilter::read(store, None),
-                    ),
-                    std::env::temp_dir(),
-                )
-                .await;
-                let states = servers.states();
-                servers.shutdown().await;
-                states
-            });
+            let states = runtime()?.block_on(host.mcp_states())?;
             let status = |name: &str| -> String {
                 match states.iter().find(|(n, _)| n == name).map(|(_, s)| s) {
                     Some(ServerState::Connected {
@@ -202,8 +165,7 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
                 project,
                 call_timeout_secs,
             };
-            let (row, secrets) = mcp::split_secrets(row);
-            mcp::save_server(store, &OsKeyring, row, secrets)?;
+            host.save_mcp_server(row)?;
             Ok(format!(
                 "Added MCP server {name}. Check it with: codewright-cli mcp tools {name}\n"
             ))
@@ -211,7 +173,8 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
         McpCommand::Import { file, project } => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-            let report = mcp::import_servers(store, &OsKeyring, &text, project)
+            let report = host
+                .import_mcp_servers(&text, project)
                 .map_err(|e| format!("{}: {e}", file.display()))?;
             if json {
                 return Ok(to_json(
@@ -230,9 +193,8 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
             Ok(out)
         }
         McpCommand::Tools { name } => {
-            let row = find(store, &name)?;
             let tools = runtime()?.block_on(async {
-                let (c, redactor) = connect(store, &row).await?;
+                let (c, redactor) = host.connect_mcp(&name).await?;
                 let tools = c.tools().await.map_err(|e| redactor.redact(&e.to_string()));
                 c.close().await;
                 tools
@@ -251,9 +213,8 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
             ))
         }
         McpCommand::Prompts { name } => {
-            let row = find(store, &name)?;
             let prompts = runtime()?.block_on(async {
-                let (c, redactor) = connect(store, &row).await?;
+                let (c, redactor) = host.connect_mcp(&name).await?;
                 let prompts = c
                     .prompts()
                     .await
@@ -283,11 +244,10 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
             tool,
             arguments,
         } => {
-            let row = find(store, &name)?;
             let args: serde_json::Value = serde_json::from_str(&arguments)
                 .map_err(|e| format!("the arguments are not valid JSON ({e})"))?;
             let (outcome, redactor) = runtime()?.block_on(async {
-                let (c, redactor) = connect(store, &row).await?;
+                let (c, redactor) = host.connect_mcp(&name).await?;
                 let never = tokio_util::sync::CancellationToken::new();
                 let r = c
                     .call(&tool, args, Duration::from_secs(120), &never, None)
@@ -319,19 +279,16 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
             }
         }
         McpCommand::Disable { name } => {
-            store
-                .set_mcp_enabled(&name, false)
-                .map_err(|e| e.to_string())?;
+            host.set_mcp_enabled(&name, false)?;
             Ok(format!("Disabled MCP server {name}\n"))
         }
         McpCommand::Enable { name } => {
-            store
-                .set_mcp_enabled(&name, true)
-                .map_err(|e| e.to_string())?;
+            host.set_mcp_enabled(&name, true)?;
             Ok(format!("Enabled MCP server {name}\n"))
         }
         McpCommand::Timeout { name, seconds } => {
-            let server = mcp::set_call_timeout(store, &name, seconds.as_deref().unwrap_or(""))
+            let server = host
+                .set_mcp_call_timeout(&name, seconds.as_deref().unwrap_or(""))
                 .map_err(|e| e.message)?;
             Ok(match server.call_timeout_secs {
                 Some(s) => format!("Calls to MCP server {name} now wait up to {s} s\n"),
@@ -342,8 +299,7 @@ pub fn mcp(store: &Store, command: McpCommand, json: bool) -> Result<String, Str
             })
         }
         McpCommand::Rm { name } => {
-            find(store, &name)?;
-            mcp::remove_server(store, &OsKeyring, &name).map_err(|e| e.message)?;
+            host.remove_mcp_server(&name)?;
             Ok(format!("Removed MCP server {name}\n"))
         }
     }

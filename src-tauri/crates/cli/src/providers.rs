@@ -2,11 +2,10 @@
 
 use crate::output::{table, to_json};
 use clap::Subcommand;
-use codewright_host::models::{all_providers, model_for};
 use codewright_host::settings::{self, KeyStatus, ProviderForm};
-use codewright_llm::credentials::{OsKeyring, SecretStore};
+use codewright_host::Host;
+use codewright_llm::credentials::OsKeyring;
 use codewright_llm::{ModelRole, Provider};
-use codewright_store::Store;
 use std::io::Read;
 
 #[derive(Subcommand)]
@@ -102,10 +101,10 @@ fn key_status(p: &Provider) -> String {
     }
 }
 
-pub fn providers(store: &Store, command: ProvidersCommand, json: bool) -> Result<String, String> {
+pub fn providers(host: &Host, command: ProvidersCommand, json: bool) -> Result<String, String> {
     Ok(match command {
         ProvidersCommand::List => {
-            let all = all_providers(store)?;
+            let all = host.providers()?;
             if json {
                 to_json(&all)
             } else {
@@ -130,18 +129,16 @@ pub fn providers(store: &Store, command: ProvidersCommand, json: bool) -> Result
             first_byte_timeout,
             idle_timeout,
         } => {
-            let p = settings::save_provider(
-                store,
-                &ProviderForm {
+            let p = host
+                .save_provider(&ProviderForm {
                     name,
                     protocol,
                     base_url,
                     api_key_env,
                     first_byte_timeout,
                     idle_timeout,
-                },
-            )
-            .map_err(|e| e.to_string())?;
+                })
+                .map_err(|e| e.to_string())?;
             if json {
                 to_json(&p)
             } else {
@@ -154,7 +151,7 @@ pub fn providers(store: &Store, command: ProvidersCommand, json: bool) -> Result
             }
         }
         ProvidersCommand::Rm { name } => {
-            settings::remove_provider(store, &name)?;
+            host.remove_provider(&name)?;
             if json {
                 to_json(&serde_json::json!({"removed": name}))
             } else {
@@ -164,10 +161,10 @@ pub fn providers(store: &Store, command: ProvidersCommand, json: bool) -> Result
     })
 }
 
-pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<String, String> {
+pub fn models(host: &Host, command: ModelsCommand, json: bool) -> Result<String, String> {
     Ok(match command {
         ModelsCommand::List => {
-            let all = codewright_host::settings::catalog(store)?;
+            let all = host.catalog()?;
             if json {
                 to_json(&all)
             } else {
@@ -217,8 +214,7 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
                 top_p,
                 seed: seed.map(f64::from),
             };
-            let saved =
-                codewright_host::settings::save_model(store, &form).map_err(|e| e.message)?;
+            let saved = host.save_model(&form).map_err(|e| e.message)?;
             if json {
                 to_json(&saved)
             } else if !saved.known {
@@ -233,7 +229,7 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
         ModelsCommand::Roles => {
             let mut rows = Vec::new();
             for role in ModelRole::ALL {
-                let (model, from) = match model_for(store, role)? {
+                let (model, from) = match host.model_for(role)? {
                     Some((m, r)) if r == role => (m, "set".to_string()),
                     Some((m, r)) => (m, format!("from {}", r.as_str())),
                     None => ("-".into(), "not set".into()),
@@ -257,7 +253,7 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
         }
         ModelsCommand::Role { role, model } => {
             let role = ModelRole::parse(&role)?;
-            settings::set_role(store, role, model.as_deref())?;
+            host.set_role(role, model.as_deref())?;
             match model {
                 Some(m) => format!("The {} model is now {m}\n", role.as_str()),
                 None => format!("Cleared the {} model; it falls back\n", role.as_str()),
@@ -266,7 +262,7 @@ pub fn models(store: &Store, command: ModelsCommand, json: bool) -> Result<Strin
     })
 }
 
-pub fn auth(store: &Store, command: AuthCommand, keys: &dyn SecretStore) -> Result<String, String> {
+pub fn auth(host: &Host, command: AuthCommand) -> Result<String, String> {
     Ok(match command {
         AuthCommand::Set { provider: name } => {
             let mut input = String::new();
@@ -277,11 +273,11 @@ pub fn auth(store: &Store, command: AuthCommand, keys: &dyn SecretStore) -> Resu
             if key.trim().is_empty() {
                 return Err(format!("no key on standard input; pipe it in, e.g. `codewright-cli auth set {name} < keyfile`"));
             }
-            settings::set_key(store, keys, &name, key)?;
+            host.set_key(&name, key)?;
             format!("Saved the key for {name} in the system keyring\n")
         }
         AuthCommand::Rm { provider: name } => {
-            if settings::remove_key(store, keys, &name)? {
+            if host.remove_key(&name)? {
                 format!("Removed the key for {name} from the system keyring\n")
             } else {
                 format!("The system keyring had no key for {name}\n")

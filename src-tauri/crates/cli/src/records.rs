@@ -2,9 +2,9 @@
 
 use crate::output::{table, to_json};
 use clap::Subcommand;
+use codewright_host::Host;
 use codewright_protocol::{ProjectId, TaskId};
-use codewright_store::Store;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Subcommand)]
 pub enum ProjectsCommand {
@@ -86,7 +86,7 @@ pub enum TasksCommand {
 }
 
 /// Runs a `projects` command and returns what to print.
-pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<String, String> {
+pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<String, String> {
     Ok(match command {
         ProjectsCommand::Settings {
             id,
@@ -95,7 +95,7 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
             pass_env,
             trusted,
         } => {
-            let mut settings = store.project_settings(id).map_err(|e| e.to_string())?;
+            let mut settings = host.project_settings(id)?;
             if sandbox.is_some()
                 || private_network.is_some()
                 || pass_env.is_some()
@@ -113,9 +113,7 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
                         .map(String::from)
                         .collect();
                 }
-                store
-                    .set_project_settings(id, &settings)
-                    .map_err(|e| e.to_string())?;
+                host.set_project_settings(id, &settings)?;
             }
             if json {
                 to_json(&settings)
@@ -135,7 +133,7 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
             }
         }
         ProjectsCommand::List => {
-            let projects = store.projects().map_err(|e| e.to_string())?;
+            let projects = host.projects()?;
             if json {
                 to_json(&projects)
             } else if projects.is_empty() {
@@ -150,9 +148,7 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
             }
         }
         ProjectsCommand::Add { path, name } => {
-            let p = store
-                .add_project(&path, name.as_deref())
-                .map_err(|e| e.to_string())?;
+            let p = host.add_project(&path, name.as_deref())?;
             if json {
                 to_json(&p)
             } else {
@@ -160,7 +156,7 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
             }
         }
         ProjectsCommand::Rename { id, name } => {
-            let p = store.rename_project(id, &name).map_err(|e| e.to_string())?;
+            let p = host.rename_project(id, &name)?;
             if json {
                 to_json(&p)
             } else {
@@ -168,8 +164,8 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
             }
         }
         ProjectsCommand::Rm { id } => {
-            let p = store.project(id).map_err(|e| e.to_string())?;
-            store.remove_project(id).map_err(|e| e.to_string())?;
+            let p = host.project(id)?;
+            host.remove_project(id)?;
             if json {
                 to_json(&serde_json::json!({ "removed": p.id }))
             } else {
@@ -183,11 +179,12 @@ pub fn projects(store: &Store, command: ProjectsCommand, json: bool) -> Result<S
 }
 
 /// Runs a `tasks` command and returns what to print.
-pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String, String> {
+pub fn tasks(host: &Host, command: TasksCommand, json: bool) -> Result<String, String> {
     Ok(match command {
         TasksCommand::Files { project } => {
-            let root = store.project(project).map_err(|e| e.to_string())?.root_path;
-            let (files, broken) = codewright_extensions::task_files::discover(Path::new(&root));
+            let root = host.project(project)?.root_path;
+            let codewright_host::task_files::TaskFiles { files, broken } =
+                host.task_files(project)?;
             if json {
                 to_json(&serde_json::json!({ "files": files, "broken": broken }))
             } else {
@@ -215,7 +212,7 @@ pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String,
             }
         }
         TasksCommand::List { project } => {
-            let tasks = store.tasks(project).map_err(|e| e.to_string())?;
+            let tasks = host.tasks(project)?;
             if json {
                 to_json(&tasks)
             } else if tasks.is_empty() {
@@ -230,7 +227,7 @@ pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String,
             }
         }
         TasksCommand::Add { project, title } => {
-            let t = store.add_task(project, &title).map_err(|e| e.to_string())?;
+            let t = host.add_task(project, &title)?;
             if json {
                 to_json(&t)
             } else {
@@ -242,8 +239,8 @@ pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String,
         }
         TasksCommand::Compact { .. } => unreachable!("run by exec::compact"),
         TasksCommand::Show { id } => {
-            let task = store.task(id).map_err(|e| e.to_string())?;
-            let history = store.history(id).map_err(|e| e.to_string())?;
+            let task = host.task(id)?;
+            let history = host.history(id)?;
             if json {
                 to_json(&serde_json::json!({ "task": task, "messages": history }))
             } else {
@@ -251,7 +248,7 @@ pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String,
             }
         }
         TasksCommand::Rename { id, title } => {
-            let t = store.rename_task(id, &title).map_err(|e| e.to_string())?;
+            let t = host.rename_task(id, &title)?;
             if json {
                 to_json(&t)
             } else {
@@ -259,8 +256,8 @@ pub fn tasks(store: &Store, command: TasksCommand, json: bool) -> Result<String,
             }
         }
         TasksCommand::Rm { id } => {
-            let t = store.task(id).map_err(|e| e.to_string())?;
-            store.remove_task(id).map_err(|e| e.to_string())?;
+            let t = host.task(id)?;
+            host.remove_task(id)?;
             if json {
                 to_json(&serde_json::json!({ "removed": t.id }))
             } else {

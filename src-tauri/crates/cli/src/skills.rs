@@ -4,8 +4,8 @@
 
 use crate::output::{table, to_json};
 use clap::Subcommand;
+use codewright_host::Host;
 use codewright_protocol::{ProjectId, TaskId};
-use codewright_store::Store;
 
 #[derive(Subcommand)]
 pub enum SkillsCommand {
@@ -46,10 +46,8 @@ pub enum SkillsCommand {
     },
 }
 
-pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<String, String> {
-    use codewright_host::skills::{
-        project_skills, rank_skill, switch_skill, task_skills, TaskSkill,
-    };
+pub fn skills(host: &Host, command: SkillsCommand, json: bool) -> Result<String, String> {
+    use codewright_host::skills::TaskSkill;
     let for_task = !matches!(
         command,
         SkillsCommand::List {
@@ -62,7 +60,7 @@ pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<Strin
             project: Some(project),
             ..
         } => {
-            let catalog = project_skills(store, project).map_err(|e| e.message)?;
+            let catalog = host.project_skills(project).map_err(|e| e.message)?;
             if json {
                 return Ok(to_json(&catalog));
             }
@@ -82,10 +80,10 @@ pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<Strin
         }
         SkillsCommand::List { task, .. } => {
             let task = task.expect("clap requires --project or --task");
-            task_skills(store, task).map_err(|e| e.message)?
+            host.task_skills(task).map_err(|e| e.message)?
         }
         SkillsCommand::Show { name, project } => {
-            let catalog = project_skills(store, project).map_err(|e| e.message)?;
+            let catalog = host.project_skills(project).map_err(|e| e.message)?;
             let Some(skill) = catalog.get(&name) else {
                 let closest = catalog.closest(&name);
                 return Err(if closest.is_empty() {
@@ -104,17 +102,19 @@ pub fn skills(store: &Store, command: SkillsCommand, json: bool) -> Result<Strin
                 format!("{text}\n")
             });
         }
-        SkillsCommand::On { name, task } => {
-            switch_skill(store, task, &name, true).map_err(|e| e.message)?
-        }
-        SkillsCommand::Off { name, task } => {
-            switch_skill(store, task, &name, false).map_err(|e| e.message)?
-        }
+        SkillsCommand::On { name, task } => host
+            .switch_skill(task, &name, true)
+            .map_err(|e| e.message)?,
+        SkillsCommand::Off { name, task } => host
+            .switch_skill(task, &name, false)
+            .map_err(|e| e.message)?,
         SkillsCommand::Rank {
             name,
             priority,
             task,
-        } => rank_skill(store, task, &name, priority).map_err(|e| e.message)?,
+        } => host
+            .rank_skill(task, &name, priority)
+            .map_err(|e| e.message)?,
     };
     if json {
         return Ok(to_json(&listed));

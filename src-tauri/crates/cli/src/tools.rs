@@ -4,16 +4,16 @@
 use crate::output::{table, to_json};
 use async_trait::async_trait;
 use clap::Subcommand;
+use codewright_host::by_hand::{ByHand, Restore};
+use codewright_host::Host;
 use codewright_protocol::{
     visible, ApprovalRequest, Decision, DecisionKind, LineKind, PermissionMode, PermissionRule,
     ProjectId, Question, RuleAction, TaskId,
 };
-use codewright_store::Store;
-use codewright_tools::{Approver, CallContext, NonInteractive, Registry, Session, SessionConfig};
+use codewright_tools::{Approver, NonInteractive, Registry};
 use serde_json::json;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 #[derive(Subcommand)]
 pub enum ToolCommand {
@@ -90,7 +90,7 @@ fn parse_action(s: &str) -> Result<RuleAction, String> {
 }
 
 /// Runs a `tool` command.
-pub fn tool(store: Store, home: &Path, command: ToolCommand, json: bool) -> Result<String, String> {
+pub fn tool(host: &Host, command: ToolCommand, json: bool) -> Result<String, String> {
     let registry = Registry::builtin();
     match command {
         ToolCommand::List => {
@@ -119,44 +119,32 @@ pub fn tool(store: Store, home: &Path, command: ToolCommand, json: bool) -> Resu
             turn,
             sandbox,
         } => {
-            let task = store.task(task).map_err(|e| e.to_string())?;
-            let project = store.project(task.project_id).map_err(|e| e.to_string())?;
             let approver: Arc<dyn Approver> = if std::io::stdin().is_terminal() {
                 Arc::new(Terminal)
             } else {
                 Arc::new(NonInteractive)
             };
-            let session = Session::new(
-                SessionConfig {
-                    task: task.id,
-                    project: project.id,
-                    root: project.root_path.clone().into(),
-                    home: home.to_path_buf(),
-                    mode,
-                    sandbox,
-                    allow_private_network: false,
-                    rules: vec![],
-                },
-                Arc::new(Mutex::new(store)),
-                approver,
-            )?;
-            session.set_turn(turn);
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
                 .build()
                 .map_err(|e| format!("cannot start the async runtime: {e}"))?;
             let output = runtime.block_on(async {
-                let cx = CallContext::new(session.clone(), &name);
-                let cancel = cx.cancel.clone();
+                let cancel = tokio_util::sync::CancellationToken::new();
+                let on_ctrl_c = cancel.clone();
                 tokio::spawn(async move {
                     if tokio::signal::ctrl_c().await.is_ok() {
-                        cancel.cancel();
+                        on_ctrl_c.cancel();
                     }
                 });
-                registry.call(&name, &arguments, &cx).await
-            });
-            session.shutdown();
+                let how = ByHand {
+                    mode,
+                    turn,
+                    sandbox,
+                };
+                host.run_tool(task, &name, &arguments, how, approver, cancel)
+                    .await
+            })?;
             if json {
                 return Ok(to_json(&json!({
                     "content": output.content,
@@ -178,10 +166,10 @@ pub fn tool(store: Store, home: &Path, command: ToolCommand, json: bool) -> Resu
 }
 
 /// Runs a `rules` command.
-pub fn rules(store: &Store, command: RulesCommand, json: bool) -> Result<String, String> {
+pub fn rules(host: &Host, command: RulesCommand, json: bool) -> Result<String, String> {
     match command {
         RulesCommand::List { project } => {
-            let rules = codewright_host::rules::rules(store, project).map_err(|e| e.message)?;
+            let rules = host.rules(project)?;
             if json {
                 return Ok(to_json(&rules));
             }
@@ -206,16 +194,16 @@ pub fn rules(store: &Store, command: RulesCommand, json: bool) -> Result<String,
             pattern,
             action,
         } => {
-            let saved = codewright_host::rules::add_rule(
-                store,
-                project,
-                &PermissionRule {
-                    tool,
-                    pattern,
-                    action,
-                },
-            )
-            .map_err(|e| e.message)?;
+            let saved = host
+                .add_rule(
+                    project,
+                    &PermissionRule {
+                        tool,
+                        pattern,
+                        action,
+                    },
+                )
+                .map_err(|e| e.message)?;
             Ok(if json {
                 to_json(&saved)
             } else {
@@ -223,23 +211,18 @@ pub fn rules(store: &Store, command: RulesCommand, json: bool) -> Result<String,
             })
         }
         RulesCommand::Rm { id } => {
-            codewright_host::rules::remove_rule(store, id).map_err(|e| e.message)?;
+            host.remove_rule(id)?;
             Ok(format!("Removed rule {id}\n"))
         }
     }
 }
 
 /// Runs a `checkpoints` command.
-pub fn checkpoints(
-    store: Store,
-    home: &Path,
-    command: CheckpointsCommand,
-    json: bool,
-) -> Result<String, String> {
+pub fn checkpoints(host: &Host, command: CheckpointsCommand, json: bool) -> Result<String, String> {
     match command {
         CheckpointsCommand::List { task } => {
-            store.task(task).map_err(|e| e.to_string())?;
-            let list = store.checkpoints(task).map_err(|e| e.to_string())?;
+            host.task(task)?;
+            let list = host.checkpoints(task)?;
             if json {
                 return Ok(to_json(&list));
             }
@@ -276,12 +259,12 @@ pub fn checkpoints(
             turn,
             checkpoint,
         } => {
-            let checkpoints = codewright_tools::Checkpoints::new(home, Arc::new(Mutex::new(store)));
-            let restored = match (turn, checkpoint) {
-                (Some(turn), _) => checkpoints.restore_turn(task, turn)?,
-                (None, Some(id)) => checkpoints.restore(task, id)?,
+            let which = match (turn, checkpoint) {
+                (Some(turn), _) => Restore::Turn(turn),
+                (None, Some(id)) => Restore::Checkpoint(id),
                 (None, None) => return Err("give --turn N or --checkpoint ID".into()),
             };
+            let restored = host.restore_files(task, which)?;
             if json {
                 return Ok(to_json(&json!({
                     "undoCheckpoint": restored.undo_checkpoint,

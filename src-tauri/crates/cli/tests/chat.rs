@@ -196,12 +196,22 @@ fn chat_streams_an_answer_and_stores_it_in_the_task_with_its_cost() {
         stored["inputTokens"].as_i64().unwrap() > 0 && stored["cost"].as_f64().unwrap() > 0.0,
         "{stored}"
     );
-    for entry in std::fs::read_dir(cli.home.path().join("data")).unwrap() {
-        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
-        assert!(
-            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
-            "the key reached the data folder"
-        );
+    // Every file under the data folder (the database, the task locks' folder…).
+    let mut folders = vec![cli.home.path().join("data")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "the key reached {}",
+                path.display()
+            );
+        }
     }
 
     // A second question in the same task sends the history along; with the main role set,

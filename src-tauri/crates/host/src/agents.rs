@@ -81,3 +81,24 @@ fn capitalized(text: &str) -> String {
         .map(|c| c.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
 }
+
+impl crate::Host {
+    /// The agents a project's tasks can run as.
+    pub fn project_agents(&self, project: ProjectId) -> Result<Agents, HostError> {
+        project_agents(&self.inner.store(), project)
+    }
+
+    pub fn task_agents(&self, task: TaskId) -> Result<TaskAgents, HostError> {
+        task_agents(&self.inner.store(), task)
+    }
+
+    /// The task runs as the agent `name` from its next run.
+    pub fn choose_agent(&self, task: TaskId, name: &str) -> Result<TaskAgents, HostError> {
+        choose_agent(&self.inner.store(), task, name)
+    }
+
+    /// Whether the project has an agent `name` (the error names the closest).
+    pub fn check_agent(&self, project: ProjectId, name: &str) -> Result<(), HostError> {
+        check_agent(&self.inner.store(), project, name)
+    }
+}

@@ -323,6 +323,87 @@ pub fn resolve(store: &Store, project: ProjectId, typed: &str) -> Result<Resolve
     ))
 }
 
+/// What a person typed, once resolved: what to send, or an action of the window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Typed {
+    /// Send `text`; a command's model, agent and tools are for its run only
+    /// (see [`crate::RunOptions`]).
+    Send {
+        text: String,
+        model: Option<String>,
+        this_run: codewright_agent::ThisRun,
+    },
+    /// Do this; `arguments` is what followed the name.
+    Action { action: Action, arguments: String },
+}
+
+impl crate::Host {
+    /// Every command a project's task can use: built-in, custom, and the prompts of the
+    /// project's MCP servers once they have started, by name.
+    pub fn commands(&self, project: ProjectId) -> Result<CommandList, HostError> {
+        let mut list = list(&self.inner.store(), project)?;
+        list.commands.extend(self.mcp_prompt_commands(project));
+        list.commands.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(list)
+    }
+
+    /// Resolves what was typed in a project's task: a prompt command becomes its prompt, an
+    /// MCP server's prompt is asked of the server (the store is not held meanwhile), an
+    /// action comes back, an unknown command is an error naming the closest.
+    pub async fn resolve_command(
+        &self,
+        project: ProjectId,
+        typed: &str,
+    ) -> Result<Typed, HostError> {
+        let (resolved, asked) = {
+            let store = self.inner.store();
+            let resolved = resolve(&store, project, typed)?;
+            let asked = match &resolved {
+                Resolved::McpPrompt {
+                    server,
+                    prompt,
+                    arguments,
+                } => match crate::mcp::prompt_server(&store, project, server)? {
+                    Some(row) => Some(crate::mcp::prompt_text(
+                        &store, project, &row, prompt, arguments,
+                    )?),
+                    None => {
+                        return Err(HostError::new(
+                            ErrorKind::NotFound,
+                            format!("There is no MCP server {server} any more."),
+                        ))
+                    }
+                },
+                _ => None,
+            };
+            (resolved, asked)
+        };
+        Ok(match resolved {
+            Resolved::Message { text } => Typed::Send {
+                text,
+                model: None,
+                this_run: Default::default(),
+            },
+            Resolved::Prompt {
+                text,
+                model,
+                agent,
+                tools,
+            } => Typed::Send {
+                text,
+                model,
+                this_run: codewright_agent::ThisRun { agent, tools },
+            },
+            Resolved::McpPrompt { .. } => Typed::Send {
+                text: asked.expect("asked above").await?,
+                model: None,
+                this_run: Default::default(),
+            },
+            Resolved::Action { action, arguments } => Typed::Action { action, arguments },
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

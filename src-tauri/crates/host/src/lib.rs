@@ -5,7 +5,10 @@
 //! ([`Host::subscribe`]).
 
 pub mod agents;
+pub mod by_hand;
+pub mod chat;
 pub mod commands;
+pub mod feed;
 pub mod git;
 pub mod mcp;
 pub mod memory;
@@ -15,8 +18,10 @@ pub mod rules;
 pub mod settings;
 pub mod skills;
 pub mod task_files;
+pub mod tasks;
 pub mod tree;
 
+pub use codewright_store::{default_data_dir, DB_FILE_NAME};
 pub use codewright_tools::{
     env_var, files, protect_own_environment, reaper::remember_starting_limits, taken_secrets,
 };
@@ -24,7 +29,7 @@ pub use codewright_tools::{
 use codewright_agent::{Agent, AgentConfig, Refusal, RunRequest, TaskHandle};
 use codewright_mcp::{McpServers, ServerState};
 use codewright_protocol::{
-    AgentEvent, AgentState, ApprovalRequest, Attachment, AttachmentKind, Checkpoint, Decision,
+    AgentEvent, AgentState, ApprovalRequest, Attachment, AttachmentKind, Compaction, Decision,
     ErrorKind, Message, Part, PermissionMode, ProjectId, Question, TaskId, TaskStatus,
 };
 use codewright_store::Store;
@@ -79,8 +84,15 @@ impl From<HostError> for String {
     }
 }
 
-fn store_error(e: codewright_store::StoreError) -> HostError {
-    HostError::new(ErrorKind::Store, e.to_string())
+impl From<codewright_store::StoreError> for HostError {
+    fn from(e: codewright_store::StoreError) -> HostError {
+        HostError::new(e.kind(), e.to_string())
+    }
+}
+
+/// A store error as the host reports it (its kind kept).
+pub(crate) fn store_error(e: codewright_store::StoreError) -> HostError {
+    e.into()
 }
 
 /// Where a project's extensions (skills, commands, memory) are looked for: its folder and the
@@ -271,9 +283,30 @@ impl Host {
         });
     }
 
-    /// The store the host writes through.
-    pub fn store(&self) -> &Arc<Mutex<Store>> {
-        &self.inner.store
+    /// Opens the data folder `home` (its database, made or migrated as needed) and a host on
+    /// it, run by the app's settings; `max_iterations` bounds each run's model requests
+    /// (`None`: the default).
+    pub fn open(home: &Path, max_iterations: Option<u32>) -> Result<Host, HostError> {
+        let store = Store::open_in(home)?;
+        let app = settings::app_settings(&store);
+        let mut config = AgentConfig {
+            max_running: app.max_running,
+            max_subagents: app.max_subagents,
+            ..AgentConfig::default()
+        };
+        if let Some(max) = max_iterations {
+            config.max_iterations = max;
+        }
+        Ok(Host::new(
+            Arc::new(Mutex::new(store)),
+            home.to_path_buf(),
+            config,
+        ))
+    }
+
+    /// The data folder.
+    pub fn home(&self) -> &Path {
+        &self.inner.home
     }
 
     /// The events of one task (or of every task), from now on, in order.
@@ -500,7 +533,7 @@ impl Host {
     /// Says the MCP configuration changed (a server added, removed, turned on or off): each
     /// project's servers start again from it at its next run that no other run of the project
     /// is using them for.
-    pub fn mcp_changed(&self) {
+    pub(crate) fn mcp_changed(&self) {
         self.inner
             .mcp_generation
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -619,7 +652,7 @@ impl Host {
 
     /// The prompts of the project's MCP servers as commands, once its servers have started (at
     /// its first run in this host); none before.
-    pub fn mcp_prompt_commands(&self, project: ProjectId) -> Vec<commands::CommandInfo> {
+    pub(crate) fn mcp_prompt_commands(&self, project: ProjectId) -> Vec<commands::CommandInfo> {
         let started = self
             .inner
             .servers
@@ -633,9 +666,13 @@ impl Host {
     }
 
     /// Compacts the task now (`/compact`): its older messages are summarized by the compaction
-    /// model (else the task's), reported through the events like a run. `Ok(false)`: too little
-    /// to compact. Refused while the task runs.
-    pub async fn compact(&self, task: TaskId) -> Result<bool, HostError> {
+    /// model (else the task's), or by `model` (MODEL@PROVIDER) when given, reported through the
+    /// events like a run. `Ok(false)`: too little to compact. Refused while the task runs.
+    pub async fn compact(
+        &self,
+        task: TaskId,
+        model: Option<&str>,
+    ) -> Result<Option<Compaction>, HostError> {
         if self.inner.run(task).is_some_and(|h| !h.is_finished()) {
             return Err(HostError::new(
                 ErrorKind::Busy,
@@ -645,19 +682,40 @@ impl Host {
         let mut model = {
             let store = self.inner.store();
             let t = store.task(task).map_err(store_error)?;
-            let main = models::resolve(&store, options_of(&store, &t).model.as_deref())?;
-            match models::compaction_model(&store, &main)? {
-                Some(compaction) => compaction,
-                None => main,
+            match model {
+                Some(named) => models::resolve(&store, Some(named))?,
+                None => {
+                    let main = models::resolve(&store, options_of(&store, &t).model.as_deref())?;
+                    match models::compaction_model(&store, &main)? {
+                        Some(compaction) => compaction,
+                        None => main,
+                    }
+                }
             }
         };
         models::fit_local_model(&mut model, &self.inner.home).await;
         self.forward();
-        self.inner
-            .agent
-            .compact(task, model, self.inner.events.clone())
-            .await
-            .map_err(|e| HostError::new(ErrorKind::Compaction, e))
+        // Its events pass on as they come; the error among them is what the caller is told.
+        let (tx, mut rx) = unbounded_channel();
+        let events = self.inner.events.clone();
+        let relay = tokio::spawn(async move {
+            let mut why = None;
+            while let Some(event) = rx.recv().await {
+                if let AgentEvent::Error { message, .. } = &event {
+                    why = Some(message.clone());
+                }
+                let _ = events.send(event);
+            }
+            why
+        });
+        let compacted = self.inner.agent.compact(task, model, tx).await;
+        // The compaction's sender is gone: the relay has passed on everything.
+        let why = relay.await.ok().flatten();
+        match compacted {
+            Ok(false) => Ok(None),
+            Ok(true) => Ok(self.inner.store().compactions(task)?.pop()),
+            Err(e) => Err(HostError::new(ErrorKind::Compaction, why.unwrap_or(e))),
+        }
     }
 
     /// Stops the task's run: streaming ends (what arrived is kept), tools are killed, waiting
@@ -697,30 +755,6 @@ impl Host {
             approvals,
             questions,
         })
-    }
-
-    /// Restores the files of a checkpoint (a turn's, or a restore's: that undoes the restore).
-    /// Returns the checkpoint that undoes this restore.
-    pub fn restore(&self, task: TaskId, checkpoint: i64) -> Result<Checkpoint, HostError> {
-        // No run may change files while they are put back, in this process or another.
-        let _lock = self.inner.agent.hold(task).map_err(|_| {
-            HostError::new(
-                ErrorKind::Busy,
-                "the task is running; stop it before restoring files",
-            )
-        })?;
-        let checkpoints =
-            codewright_tools::Checkpoints::new(&self.inner.home, self.inner.store.clone());
-        let restored = checkpoints
-            .restore(task, checkpoint)
-            .map_err(|e| HostError::new(ErrorKind::Checkpoint, e))?;
-        self.inner
-            .store()
-            .checkpoints(task)
-            .map_err(store_error)?
-            .into_iter()
-            .find(|c| c.id == restored.undo_checkpoint)
-            .ok_or_else(|| HostError::new(ErrorKind::Checkpoint, "the restore was not recorded"))
     }
 
     /// Whether the user trusts a project, and what its folder defines (see [`project::ProjectTrust`]).

@@ -4,11 +4,14 @@
 //! with the host.
 
 use crate::settings::FieldError;
+use crate::store_error;
 use crate::HostError;
 use codewright_llm::credentials::{OsKeyring, SecretStore};
+pub use codewright_mcp::ServerState;
 use codewright_mcp::{Connection, Endpoint, McpServers, Redactor};
-use codewright_protocol::{ErrorKind, ProjectId};
-use codewright_store::{McpServerRow, McpTransport, Store};
+use codewright_protocol::{ErrorKind, ProjectId, TaskId};
+use codewright_store::Store;
+pub use codewright_store::{McpServerRow, McpTransport};
 use codewright_tools::EnvFilter;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -46,7 +49,7 @@ pub fn environment_for<'a>(
 pub fn servers_for(store: &Store, project: ProjectId) -> Result<Vec<McpServerRow>, HostError> {
     Ok(store
         .mcp_servers()
-        .map_err(|e| HostError::new(ErrorKind::Store, e.to_string()))?
+        .map_err(store_error)?
         .into_iter()
         .filter(|r| r.project.is_none_or(|p| p == project))
         .collect())
@@ -97,12 +100,7 @@ pub fn prompt_text(
 ) -> Result<impl std::future::Future<Output = Result<String, HostError>> + Send + 'static, HostError>
 {
     // Started as a run of the project starts it: in its folder, with its environment.
-    let root = PathBuf::from(
-        store
-            .project(project)
-            .map_err(|e| HostError::new(ErrorKind::Store, e.to_string()))?
-            .root_path,
-    );
+    let root = PathBuf::from(store.project(project).map_err(store_error)?.root_path);
     let env = environment_for(std::iter::once(row), &EnvFilter::read(store, Some(project)));
     let (endpoint, redactor) = codewright_mcp::endpoint(row, &read_secret, &env, Some(root))
         .map_err(|e| HostError::new(ErrorKind::Setup, e))?;
@@ -256,10 +254,6 @@ impl ServerView {
             call_timeout_secs: row.call_timeout_secs,
         }
     }
-}
-
-fn store_error(e: codewright_store::StoreError) -> HostError {
-    HostError::new(ErrorKind::Store, e.to_string())
 }
 
 /// Every configured server, by name.
@@ -680,4 +674,136 @@ pub fn check_server(
             Err(e) => failed(e.to_string()),
         }
     })
+}
+
+/// An MCP server as `/mcp` lists it (no settings, no secrets).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskServer {
+    pub name: String,
+    pub transport: &'static str,
+    pub enabled: bool,
+}
+
+/// The MCP servers, through the host: every change reaches the runs started from then on
+/// ([`crate::Host::mcp_changed`]).
+impl crate::Host {
+    /// Every configured server (secret values never included: only their names).
+    pub fn mcp_servers(&self) -> Result<Vec<McpServerRow>, HostError> {
+        Ok(self.inner.store().mcp_servers()?)
+    }
+
+    /// The configured servers as the settings page shows them.
+    pub fn mcp_server_views(&self) -> Result<Vec<ServerView>, HostError> {
+        server_views(&self.inner.store())
+    }
+
+    /// The servers a task's runs use (every project's and its project's own), for `/mcp`.
+    pub fn task_mcp_servers(&self, task: TaskId) -> Result<Vec<TaskServer>, HostError> {
+        let store = self.inner.store();
+        let project = store.task(task)?.project_id;
+        Ok(server_views(&store)?
+            .into_iter()
+            .filter(|s| s.project.is_none_or(|p| p == project))
+            .map(|s| TaskServer {
+                name: s.name,
+                transport: s.transport,
+                enabled: s.enabled,
+            })
+            .collect())
+    }
+
+    /// Adds a server from the settings page's form.
+    pub fn add_mcp_server(&self, form: &ServerForm) -> Result<ServerView, FieldError> {
+        let view = add_server(&self.inner.store(), &OsKeyring, form)?;
+        self.mcp_changed();
+        Ok(view)
+    }
+
+    /// Adds or replaces a server; values that look secret go to the keyring.
+    pub fn save_mcp_server(&self, row: McpServerRow) -> Result<ServerView, String> {
+        let (row, secrets) = split_secrets(row);
+        let view = save_server(&self.inner.store(), &OsKeyring, row, secrets)?;
+        self.mcp_changed();
+        Ok(view)
+    }
+
+    /// Imports the servers of a Claude Desktop / Cursor / `.mcp.json` file's `text`.
+    pub fn import_mcp_servers(
+        &self,
+        text: &str,
+        project: Option<ProjectId>,
+    ) -> Result<ImportReport, String> {
+        let report = import_servers(&self.inner.store(), &OsKeyring, text, project)?;
+        self.mcp_changed();
+        Ok(report)
+    }
+
+    /// Removes a server and its secrets.
+    pub fn remove_mcp_server(&self, name: &str) -> Result<(), HostError> {
+        self.mcp_server(name)?;
+        remove_server(&self.inner.store(), &OsKeyring, name)?;
+        self.mcp_changed();
+        Ok(())
+    }
+
+    pub fn set_mcp_enabled(&self, name: &str, enabled: bool) -> Result<(), HostError> {
+        self.inner.store().set_mcp_enabled(name, enabled)?;
+        self.mcp_changed();
+        Ok(())
+    }
+
+    /// Sets how long a call may wait (`text` as typed; empty: the default).
+    pub fn set_mcp_call_timeout(&self, name: &str, text: &str) -> Result<ServerView, FieldError> {
+        let view = set_call_timeout(&self.inner.store(), name, text)?;
+        self.mcp_changed();
+        Ok(view)
+    }
+
+    /// The server called `name`, or an error that says how to list them.
+    pub fn mcp_server(&self, name: &str) -> Result<McpServerRow, HostError> {
+        self.mcp_servers()?
+            .into_iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| {
+                HostError::new(
+                    ErrorKind::NotFound,
+                    format!("there is no MCP server named {name}"),
+                )
+            })
+    }
+
+    /// Connects to a server once: its tools and prompts, or why it failed (the store is not
+    /// held meanwhile).
+    pub async fn check_mcp_server(&self, name: &str) -> Result<ServerCheck, HostError> {
+        let check = check_server(&self.inner.store(), name)?;
+        Ok(check.await)
+    }
+
+    /// Connects to the server `name`; with what takes its secrets out of what it sends back.
+    pub async fn connect_mcp(&self, name: &str) -> Result<(Connection, Redactor), String> {
+        let row = self.mcp_server(name).map_err(|e| e.message)?;
+        let (endpoint, redactor) = endpoint_of(&self.inner.store(), &row)?;
+        let connection = Connection::once(&endpoint)
+            .await
+            .map_err(|e| redactor.redact(&format!("{}: {e}", row.name)))?;
+        Ok((connection, redactor))
+    }
+
+    /// Starts every configured server once and reports where each got to.
+    pub async fn mcp_states(&self) -> Result<Vec<(String, ServerState)>, HostError> {
+        let (rows, env) = {
+            let store = self.inner.store();
+            let rows = store.mcp_servers()?;
+            let env = environment_for(
+                rows.iter().filter(|r| r.enabled),
+                &EnvFilter::read(&store, None),
+            );
+            (rows, env)
+        };
+        let servers = McpServers::start(&rows, &read_secret, &env, std::env::temp_dir()).await;
+        let states = servers.states();
+        servers.shutdown().await;
+        Ok(states)
+    }
 }

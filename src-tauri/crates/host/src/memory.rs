@@ -72,3 +72,19 @@ pub fn save_memory(
         text: text.to_string(),
     })
 }
+
+impl crate::Host {
+    /// The memory files a task's runs read (the project's and the user's).
+    pub fn memory_files(&self, task: TaskId) -> Result<Vec<MemoryFile>, HostError> {
+        memory_files(&self.inner.store(), task)
+    }
+
+    pub fn save_memory(
+        &self,
+        task: TaskId,
+        scope: Scope,
+        text: &str,
+    ) -> Result<MemoryFile, HostError> {
+        save_memory(&self.inner.store(), task, scope, text)
+    }
+}

@@ -1,6 +1,7 @@
 //! Who Codewright talks to and with which key: built-in and custom providers, the model catalog
 //! with the user's models, the roles (main, small, compaction), and the [`Model`] a run uses.
 
+use crate::store_error;
 use crate::HostError;
 use codewright_agent::Model;
 use codewright_llm::catalog::{builtin_models, parse_model_id, resolve_model, ModelInfo, Pricing};
@@ -10,10 +11,6 @@ use codewright_protocol::ErrorKind;
 use codewright_store::Store;
 use serde::Serialize;
 use std::collections::HashMap;
-
-fn store_error(e: codewright_store::StoreError) -> HostError {
-    HostError::new(ErrorKind::Store, e.to_string())
-}
 
 /// The model the user chose for `role`, following fallbacks; `None` if none is set.
 pub fn model_for(store: &Store, role: ModelRole) -> Result<Option<(String, ModelRole)>, HostError> {
@@ -316,4 +313,21 @@ pub fn choices(store: &Store) -> Result<Vec<ModelChoice>, HostError> {
         .collect();
     all.dedup_by(|a, b| a.id == b.id);
     Ok(all)
+}
+
+impl crate::Host {
+    /// The models a person can choose, by provider.
+    pub fn model_choices(&self) -> Result<Vec<ModelChoice>, HostError> {
+        choices(&self.inner.store())
+    }
+
+    /// The model a role uses and the role it comes from (a role without one falls back).
+    pub fn model_for(&self, role: ModelRole) -> Result<Option<(String, ModelRole)>, HostError> {
+        model_for(&self.inner.store(), role)
+    }
+
+    /// Every provider, built-in and custom.
+    pub fn providers(&self) -> Result<Vec<Provider>, HostError> {
+        all_providers(&self.inner.store())
+    }
 }

@@ -3,8 +3,9 @@
 //! has none of its own, the sandbox for commands, and web access to local addresses.
 
 use crate::settings::FieldError;
+use crate::store_error;
 use crate::HostError;
-use codewright_protocol::{ErrorKind, PermissionMode, ProjectId};
+use codewright_protocol::{PermissionMode, ProjectId};
 use codewright_store::Store;
 use serde::{Deserialize, Serialize};
 
@@ -22,10 +23,6 @@ pub struct ProjectForm {
     pub allow_private_network: bool,
     /// Use the agents, commands and skills the project's folder defines.
     pub trusted: bool,
-}
-
-fn store_error(e: codewright_store::StoreError) -> HostError {
-    HostError::new(ErrorKind::Store, e.to_string())
 }
 
 /// The project's settings now.
@@ -105,4 +102,15 @@ pub fn set_project_trusted(store: &Store, id: ProjectId, trusted: bool) -> Resul
     store
         .set_project_settings(id, &settings)
         .map_err(store_error)
+}
+
+impl crate::Host {
+    /// The project's settings as its settings screen shows them.
+    pub fn project_form(&self, id: ProjectId) -> Result<ProjectForm, HostError> {
+        project_form(&self.inner.store(), id)
+    }
+
+    pub fn save_project(&self, id: ProjectId, form: &ProjectForm) -> Result<(), FieldError> {
+        save_project(&self.inner.store(), id, form)
+    }
 }

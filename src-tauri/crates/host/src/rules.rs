@@ -3,14 +3,11 @@
 //! `rules` and the app's settings page.
 
 use crate::settings::FieldError;
+use crate::store_error;
 use crate::HostError;
-use codewright_protocol::{ErrorKind, PermissionRule, ProjectId, SavedRule};
+use codewright_protocol::{PermissionRule, ProjectId, SavedRule};
 use codewright_store::Store;
 use codewright_tools::Registry;
-
-fn store_error(e: codewright_store::StoreError) -> HostError {
-    HostError::new(ErrorKind::Store, e.to_string())
-}
 
 /// The built-in tools' names, which rules name (MCP tools are `server__tool`).
 pub fn tool_names() -> Vec<String> {
@@ -54,4 +51,24 @@ pub fn add_rule(
 /// Removes a saved rule.
 pub fn remove_rule(store: &Store, id: i64) -> Result<(), HostError> {
     store.remove_rule(id).map_err(store_error)
+}
+
+impl crate::Host {
+    /// The permission rules a project saved ("always allow").
+    pub fn rules(&self, project: ProjectId) -> Result<Vec<SavedRule>, HostError> {
+        rules(&self.inner.store(), project)
+    }
+
+    /// Saves a rule for a project, after checking it could match something.
+    pub fn add_rule(
+        &self,
+        project: ProjectId,
+        rule: &PermissionRule,
+    ) -> Result<SavedRule, FieldError> {
+        add_rule(&self.inner.store(), project, rule)
+    }
+
+    pub fn remove_rule(&self, id: i64) -> Result<(), HostError> {
+        remove_rule(&self.inner.store(), id)
+    }
 }

@@ -4,6 +4,7 @@
 //! The CLI's `providers`, `models role` and `auth` commands go through the same functions.
 
 use crate::models::{all_providers, main_model, provider, provider_of};
+use crate::store_error;
 use crate::HostError;
 use codewright_llm::catalog::{builtin_models, parse_model_id};
 use codewright_llm::credentials::{find_key, KeySource, SecretStore};
@@ -363,10 +364,6 @@ pub async fn local_servers(timeout: Duration) -> Vec<LocalServer> {
     found
 }
 
-fn store_error(e: codewright_store::StoreError) -> HostError {
-    HostError::new(ErrorKind::Store, e.to_string())
-}
-
 /// The app's settings (the CLI reads only `max_subagents`, which `exec` shares).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -593,7 +590,98 @@ pub fn save_model(
 
 /// Removes the user's entry of a model; `false` if it had none.
 pub fn remove_model(store: &Store, id: &str) -> Result<bool, HostError> {
-    store
-        .remove_model(id)
-        .map_err(|e| HostError::new(ErrorKind::Store, e.to_string()))
+    store.remove_model(id).map_err(store_error)
+}
+
+/// What the settings page shows.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Overview {
+    pub readiness: Readiness,
+    pub providers: Vec<ProviderStatus>,
+    pub models: Vec<crate::models::ModelChoice>,
+    /// The model each role names itself (`None`: it falls back, small → main).
+    pub roles: Vec<(ModelRole, Option<String>)>,
+}
+
+/// Providers, keys, model roles and the app's settings, through the host (keys in the OS
+/// keyring, the environment as a fallback).
+impl crate::Host {
+    /// Everything the settings page shows.
+    pub fn settings_overview(&self) -> Result<Overview, HostError> {
+        let store = self.inner.store();
+        let mut roles = Vec::new();
+        for role in ModelRole::ALL {
+            let own = crate::models::model_for(&store, role)?.filter(|(_, from)| *from == role);
+            roles.push((role, own.map(|(id, _)| id)));
+        }
+        Ok(Overview {
+            readiness: readiness(&store, &OsKeyring)?,
+            providers: provider_statuses(&store, &OsKeyring)?,
+            models: crate::models::choices(&store)?,
+            roles,
+        })
+    }
+
+    /// Whether a model and its key are set up, and what to do if not.
+    pub fn readiness(&self) -> Result<Readiness, HostError> {
+        readiness(&self.inner.store(), &OsKeyring)
+    }
+
+    /// Every provider with where its key comes from.
+    pub fn provider_statuses(&self) -> Result<Vec<ProviderStatus>, HostError> {
+        provider_statuses(&self.inner.store(), &OsKeyring)
+    }
+
+    pub fn save_provider(&self, form: &ProviderForm) -> Result<Provider, FieldError> {
+        save_provider(&self.inner.store(), form)
+    }
+
+    pub fn remove_provider(&self, name: &str) -> Result<(), HostError> {
+        remove_provider(&self.inner.store(), name)
+    }
+
+    /// Keeps `key` for the provider in the keyring (see [`set_key`]).
+    pub fn set_key(&self, provider: &str, key: &str) -> Result<KeySaved, HostError> {
+        set_key(&self.inner.store(), &OsKeyring, provider, key)
+    }
+
+    /// Removes the provider's key from the keyring; `false` if it had none there.
+    pub fn remove_key(&self, provider: &str) -> Result<bool, HostError> {
+        remove_key(&self.inner.store(), &OsKeyring, provider)
+    }
+
+    /// Sends MODEL@PROVIDER one short request with its provider's key (the store is not held
+    /// meanwhile).
+    pub async fn test_model(&self, model: &str) -> Result<TestOutcome, HostError> {
+        let provider = provider_of(&self.inner.store(), model)?;
+        test_model(&OsKeyring, &provider, model).await
+    }
+
+    /// Chooses the model of a role; `None` clears it (it falls back).
+    pub fn set_role(&self, role: ModelRole, model: Option<&str>) -> Result<(), HostError> {
+        set_role(&self.inner.store(), role, model)
+    }
+
+    pub fn app_settings(&self) -> AppSettings {
+        app_settings(&self.inner.store())
+    }
+
+    pub fn save_app_settings(&self, settings: &AppSettings) -> Result<(), FieldError> {
+        save_app_settings(&self.inner.store(), settings)
+    }
+
+    /// The catalog's models and the user's own.
+    pub fn catalog(&self) -> Result<Vec<CatalogEntry>, HostError> {
+        catalog(&self.inner.store())
+    }
+
+    pub fn save_model(&self, form: &ModelForm) -> Result<codewright_llm::ModelInfo, FieldError> {
+        save_model(&self.inner.store(), form)
+    }
+
+    /// Removes the user's entry for the model; `false` if there was none.
+    pub fn remove_model(&self, id: &str) -> Result<bool, HostError> {
+        remove_model(&self.inner.store(), id)
+    }
 }

@@ -130,3 +130,33 @@ fn switched_off(task: &codewright_protocol::Task) -> Vec<String> {
         .and_then(|v| serde_json::from_value(v.clone()).ok())
         .unwrap_or_default()
 }
+
+impl crate::Host {
+    /// The skills a project's runs can use.
+    pub fn project_skills(&self, project: ProjectId) -> Result<Catalog, HostError> {
+        project_skills(&self.inner.store(), project)
+    }
+
+    /// A task's skills, in its order, with which are switched off.
+    pub fn task_skills(&self, task: TaskId) -> Result<TaskSkills, HostError> {
+        task_skills(&self.inner.store(), task)
+    }
+
+    pub fn switch_skill(
+        &self,
+        task: TaskId,
+        name: &str,
+        on: bool,
+    ) -> Result<TaskSkills, HostError> {
+        switch_skill(&self.inner.store(), task, name, on)
+    }
+
+    pub fn rank_skill(
+        &self,
+        task: TaskId,
+        name: &str,
+        priority: i64,
+    ) -> Result<TaskSkills, HostError> {
+        rank_skill(&self.inner.store(), task, name, priority)
+    }
+}

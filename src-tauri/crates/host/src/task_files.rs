@@ -70,6 +70,11 @@ fn root(store: &Store, project: ProjectId) -> Result<PathBuf, HostError> {
 }
 
 impl Host {
+    /// The project's task files, and those that cannot be read.
+    pub fn task_files(&self, project: ProjectId) -> Result<TaskFiles, HostError> {
+        list(&self.inner.store(), project)
+    }
+
     /// Starts implementing the project's task file `id` in a new task (returned): its first
     /// message asks for the file's work, and the file is marked done when a run of that task
     /// finishes done while this host runs. The task's `taskFile` setting names the file (and

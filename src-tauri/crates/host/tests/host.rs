@@ -9,7 +9,8 @@ use codewright_store::{ProviderRow, Store};
 use std::sync::{Arc, Mutex};
 
 /// A host on a fresh data folder with one task and a main model (whose server is never reached).
-fn world() -> (tempfile::TempDir, Host, TaskId) {
+/// A task in a project, a host on its data, and the data itself (as a test reads and seeds it).
+fn world() -> (tempfile::TempDir, Host, TaskId, Arc<Mutex<Store>>) {
     let dir = tempfile::tempdir().unwrap();
     let project_dir = dir.path().join("project");
     std::fs::create_dir_all(&project_dir).unwrap();
@@ -31,13 +32,14 @@ fn world() -> (tempfile::TempDir, Host, TaskId) {
         .unwrap();
     std::env::set_var("CODEWRIGHT_HOST_TEST_KEY", "k");
     let home = dir.path().join("data");
-    let host = Host::new(Arc::new(Mutex::new(store)), home, AgentConfig::default());
-    (dir, host, task)
+    let store = Arc::new(Mutex::new(store));
+    let host = Host::new(store.clone(), home, AgentConfig::default());
+    (dir, host, task, store)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_running_elsewhere_refuses_the_message_and_stores_nothing() {
-    let (dir, host, task) = world();
+    let (dir, host, task, data) = world();
     // Another run holds the task (the lock is the same across processes).
     let other = Arc::new(Mutex::new(
         Store::open_in(&dir.path().join("data")).unwrap(),
@@ -51,16 +53,49 @@ async fn a_task_running_elsewhere_refuses_the_message_and_stores_nothing() {
         .await
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::Busy, "{err:?}");
-    let store = host.store().lock().unwrap();
+    let store = data.lock().unwrap();
     assert!(
         store.history(task).unwrap().is_empty(),
         "the message was taken"
     );
 }
 
+/// `chat --task` writes into the task: it waits for no run and races none. While a run holds
+/// the task (here, another process's), the chat is refused before anything is stored or sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_in_a_task_running_elsewhere_is_refused_and_stores_nothing() {
+    let (dir, host, task, data) = world();
+    let other = Arc::new(Mutex::new(
+        Store::open_in(&dir.path().join("data")).unwrap(),
+    ));
+    let held = codewright_agent::Agent::new(other, dir.path().join("data"), AgentConfig::default())
+        .hold(task)
+        .unwrap();
+    let never = tokio_util::sync::CancellationToken::new();
+    let mut heard = 0;
+    let refused = host
+        .chat(None, Some(task), "hello", &never, &mut |_| heard += 1)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.error.kind, ErrorKind::Busy, "{:?}", refused.error);
+    assert_eq!(heard, 0, "the model was asked");
+    assert!(
+        data.lock().unwrap().history(task).unwrap().is_empty(),
+        "the prompt was stored in a task another run holds"
+    );
+    // Once the run lets go, the chat takes the task (and fails only at the provider here).
+    drop(held);
+    let failed = host
+        .chat(None, Some(task), "hello", &never, &mut |_| {})
+        .await
+        .unwrap_err();
+    assert_ne!(failed.error.kind, ErrorKind::Busy, "{:?}", failed.error);
+    assert_eq!(data.lock().unwrap().history(task).unwrap().len(), 2);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_nobody_waits_for_are_refused() {
-    let (_dir, host, task) = world();
+    let (_dir, host, task, _data) = world();
     let err = host.decide(task, 1, Decision::Approve).unwrap_err();
     assert_eq!(err.kind, ErrorKind::AlreadyAnswered);
     let err = host.answer(task, 1, None).unwrap_err();
@@ -75,8 +110,8 @@ async fn answers_nobody_waits_for_are_refused() {
 
 #[test]
 fn runs_left_behind_are_marked_interrupted_unless_someone_holds_them() {
-    let (dir, host, task) = world();
-    let store = host.store().clone();
+    let (dir, host, task, data) = world();
+    let store = data.clone();
     let second = {
         let store = store.lock().unwrap();
         let project = store.task(task).unwrap().project_id;
@@ -124,7 +159,7 @@ fn runs_left_behind_are_marked_interrupted_unless_someone_holds_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_is_stored_before_the_model_is_looked_up() {
-    let (_dir, host, task) = world();
+    let (_dir, host, task, data) = world();
     let err = host
         .send(
             task,
@@ -138,7 +173,7 @@ async fn a_message_is_stored_before_the_model_is_looked_up() {
         .unwrap_err();
     assert!(err.saved, "{err:?}");
     assert!(err.message.contains("nowhere"), "{err:?}");
-    let store = host.store().lock().unwrap();
+    let store = data.lock().unwrap();
     let history = store.history(task).unwrap();
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].message.text(), "PROMPT that must survive");
@@ -152,7 +187,7 @@ async fn a_message_is_stored_before_the_model_is_looked_up() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attachments_that_cannot_be_sent_are_refused_before_anything_is_stored() {
     use codewright_protocol::{Attachment, AttachmentKind};
-    let (_dir, host, task) = world();
+    let (_dir, host, task, data) = world();
     let image = |name: &str, mime: &str, data: String| Attachment {
         kind: AttachmentKind::Image,
         name: name.into(),
@@ -209,22 +244,16 @@ async fn attachments_that_cannot_be_sent_are_refused_before_anything_is_stored()
         "no text and nothing attached"
     );
     assert!(!Message::user_with("", vec![image("a.png", "image/png", png)]).is_empty_prompt());
-    assert!(host
-        .store()
-        .lock()
-        .unwrap()
-        .history(task)
-        .unwrap()
-        .is_empty());
+    assert!(data.lock().unwrap().history(task).unwrap().is_empty());
 }
 
 #[test]
 fn a_task_without_a_mode_of_its_own_takes_its_projects_default() {
     use codewright_protocol::PermissionMode;
-    let (_dir, host, task) = world();
+    let (_dir, host, task, data) = world();
     assert_eq!(host.options(task).unwrap().mode, PermissionMode::Normal);
     {
-        let store = host.store().lock().unwrap();
+        let store = data.lock().unwrap();
         let project = store.task(task).unwrap().project_id;
         let mut settings = store.project_settings(project).unwrap();
         settings.default_mode = Some(PermissionMode::Plan);
@@ -244,9 +273,9 @@ fn a_task_without_a_mode_of_its_own_takes_its_projects_default() {
 /// request stored, and the error says so (`saved`): the user continues it once that is fixed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_file_whose_run_cannot_start_keeps_its_task_and_request() {
-    let (dir, host, task) = world();
+    let (dir, host, task, data) = world();
     let project = {
-        let store = host.store().lock().unwrap();
+        let store = data.lock().unwrap();
         store
             .set_setting("model.main", Some(&serde_json::json!("nosuch@nowhere")))
             .unwrap();
@@ -258,7 +287,7 @@ async fn a_task_file_whose_run_cannot_start_keeps_its_task_and_request() {
     let err = host.implement(project, "TASK-001").await.unwrap_err();
     assert!(err.saved && err.message.contains("nowhere"), "{err:?}");
     {
-        let store = host.store().lock().unwrap();
+        let store = data.lock().unwrap();
         let made = store
             .tasks(project)
             .unwrap()
@@ -283,7 +312,7 @@ async fn a_task_file_whose_run_cannot_start_keeps_its_task_and_request() {
 /// runs with it unless the task has a model of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tasks_agent_is_chosen_by_name_and_brings_its_model() {
-    let (dir, host, task) = world();
+    let (dir, host, task, data) = world();
     let agents = dir.path().join("project/.codewright/agents");
     std::fs::create_dir_all(&agents).unwrap();
     std::fs::write(
@@ -292,7 +321,7 @@ async fn a_tasks_agent_is_chosen_by_name_and_brings_its_model() {
     )
     .unwrap();
     {
-        let store = host.store().lock().unwrap();
+        let store = data.lock().unwrap();
         trust(&store, task);
         let err = codewright_host::agents::choose_agent(&store, task, "planer").unwrap_err();
         assert_eq!(err.kind, ErrorKind::NotFound);
@@ -327,7 +356,7 @@ async fn a_tasks_agent_is_chosen_by_name_and_brings_its_model() {
 /// An agent may name a model role; its run uses the model the user chose for that role.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agents_model_role_is_the_model_chosen_for_it() {
-    let (dir, host, task) = world();
+    let (dir, host, task, data) = world();
     let agents = dir.path().join("project/.codewright/agents");
     std::fs::create_dir_all(&agents).unwrap();
     std::fs::write(
@@ -336,7 +365,7 @@ async fn an_agents_model_role_is_the_model_chosen_for_it() {
     )
     .unwrap();
     {
-        let store = host.store().lock().unwrap();
+        let store = data.lock().unwrap();
         trust(&store, task);
         store
             .set_setting("model.small", Some(&serde_json::json!("tiny@faraway")))
@@ -359,8 +388,8 @@ async fn an_agents_model_role_is_the_model_chosen_for_it() {
 /// forgets them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commands_agent_and_tools_are_kept_until_the_next_message() {
-    let (_dir, host, task) = world();
-    let kept = || host.store().lock().unwrap().task(task).unwrap().settings["thisRun"].clone();
+    let (_dir, host, task, data) = world();
+    let kept = || data.lock().unwrap().task(task).unwrap().settings["thisRun"].clone();
     // (Each run fails: its provider's port refuses, after the usual retries, ~3 s.)
     let ended = || async {
         for _ in 0..1200 {
@@ -409,9 +438,9 @@ async fn a_server_that_never_starts_holds_the_run_where_a_stop_ends_it() {
     use codewright_protocol::{AgentEvent, AgentState, RunOutcome};
     use codewright_store::{McpServerRow, McpTransport};
     const MUTE: &str = "97.3125"; // a unique `sleep`, to find its process
-    let (_dir, host, task) = world();
+    let (_dir, host, task, data) = world();
     {
-        let store = host.store().lock().unwrap();
+        let store = data.lock().unwrap();
         let project = store.task(task).unwrap().project_id;
         store
             .save_mcp_server(&McpServerRow {
@@ -489,7 +518,7 @@ async fn a_server_that_never_starts_holds_the_run_where_a_stop_ends_it() {
         }
     }
     {
-        let store = host.store().lock().unwrap();
+        let store = data.lock().unwrap();
         assert_eq!(store.history(task).unwrap()[0].message.text(), "Use it");
         assert_eq!(store.task(task).unwrap().status, TaskStatus::Idle);
     }

@@ -84,6 +84,30 @@ pub enum ErrorKind {
     Store,
     /// Anything else that kept the run from starting (a project folder gone, a lock file).
     Setup,
+    /// The data folder or its database cannot be used (unwritable, locked, the disk full).
+    DataDir,
+    /// The database is not a readable Codewright database.
+    Corrupt,
+    /// The database was written by a newer Codewright.
+    TooNew,
+    /// A folder the user gave does not exist, is a file, or cannot be read.
+    BadPath,
+    /// The folder is already a project.
+    AlreadyAdded,
+    /// A window asked for what it may not have (another task's data).
+    Denied,
+    /// The window system failed (a window, a native dialog).
+    Window,
+}
+
+impl ErrorKind {
+    /// The data cannot be used at all: a window shows an error screen, not a passing message.
+    pub fn is_fatal(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::DataDir | ErrorKind::Corrupt | ErrorKind::TooNew
+        )
+    }
 }
 
 /// One thing that happened in a running task.

@@ -123,6 +123,29 @@ pub struct Task {
     pub parent: Option<ParentCall>,
 }
 
+/// The longest title made from a message (characters, before the "…").
+const TITLE_CHARS: usize = 80;
+
+impl Task {
+    /// A title for a task started with `text`: its first line, control characters made spaces,
+    /// cut at 80 characters with "…".
+    pub fn title_from(text: &str) -> String {
+        let line: String = text
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let line = line.trim();
+        let mut title: String = line.chars().take(TITLE_CHARS).collect();
+        if line.chars().count() > TITLE_CHARS {
+            title.push('…');
+        }
+        title
+    }
+}
+
 /// The task and tool call that started a sub-agent's task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,3 +1,4 @@
+use codewright_protocol::ErrorKind;
 use rusqlite::ErrorCode;
 use std::path::{Path, PathBuf};
 
@@ -61,28 +62,28 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// A stable, machine-readable name for the kind of error (the UI branches on it).
-    pub fn kind(&self) -> &'static str {
+    /// What kind of error it is, in the one vocabulary front ends branch on.
+    pub fn kind(&self) -> ErrorKind {
         match self {
             StoreError::DataDir { .. }
             | StoreError::CannotOpen { .. }
             | StoreError::Locked { .. }
-            | StoreError::DiskFull { .. } => "dataDir",
-            StoreError::Corrupt { .. } => "corrupt",
-            StoreError::TooNew { .. } => "tooNew",
-            StoreError::NotFound { .. } => "notFound",
-            StoreError::Invalid(_) => "invalid",
+            | StoreError::DiskFull { .. } => ErrorKind::DataDir,
+            StoreError::Corrupt { .. } => ErrorKind::Corrupt,
+            StoreError::TooNew { .. } => ErrorKind::TooNew,
+            StoreError::NotFound { .. } => ErrorKind::NotFound,
+            StoreError::Invalid(_) => ErrorKind::BadInput,
             StoreError::PathNotFound { .. }
             | StoreError::NotADirectory { .. }
-            | StoreError::PathUnreadable { .. } => "badPath",
-            StoreError::AlreadyAdded { .. } => "alreadyAdded",
-            StoreError::Sqlite(_) => "database",
+            | StoreError::PathUnreadable { .. } => ErrorKind::BadPath,
+            StoreError::AlreadyAdded { .. } => ErrorKind::AlreadyAdded,
+            StoreError::Sqlite(_) => ErrorKind::Store,
         }
     }
 
     /// True for errors that make the whole store unusable (shown as an error screen, not a toast).
     pub fn is_fatal(&self) -> bool {
-        matches!(self.kind(), "dataDir" | "corrupt" | "tooNew")
+        self.kind().is_fatal()
     }
 
     /// Classifies an error met while opening or migrating the file at `path`.
