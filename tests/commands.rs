@@ -394,17 +394,15 @@ fn what_needs_you_and_search_reach_the_main_window_only() {
     };
 
     // A result that arrives with the task's window closed is unread until the task is opened.
-    other
-        .set_task_status(away.id, TaskStatus::Completed)
-        .unwrap();
+    other.set_task_status(away.id, TaskStatus::Done).unwrap();
     other
         .set_task_status(watched.id, TaskStatus::AwaitingApproval)
         .unwrap();
     assert_eq!(
         needing(&h),
         vec![
-            (away.id.0, true, "completed".into()),
-            (watched.id.0, false, "awaiting_approval".into())
+            (away.id.0, true, "done".into()),
+            (watched.id.0, false, "awaitingApproval".into())
         ]
     );
     h.ok("open_task", json!({"id": away.id.0}));
@@ -412,13 +410,11 @@ fn what_needs_you_and_search_reach_the_main_window_only() {
 
     // One that arrives with its window open is read before any window is told of it.
     h.ok("open_task", json!({"id": watched.id.0}));
-    other
-        .set_task_status(watched.id, TaskStatus::Completed)
-        .unwrap();
+    other.set_task_status(watched.id, TaskStatus::Done).unwrap();
     let done = h.event("the watched task done", |e| {
         e["type"] == "taskUpserted"
             && e["task"]["id"] == watched.id.0
-            && e["task"]["status"] == "completed"
+            && e["task"]["status"] == "done"
     });
     assert_eq!(done["task"]["unread"], false, "{done}");
     assert!(!other.task(watched.id).unwrap().unread);

@@ -1100,7 +1100,7 @@ fn a_crash_of_the_app_mid_answer_loses_nothing() {
     wait_idle(&app);
     let shown: Value =
         serde_json::from_str(&cli(&data, &["tasks", "show", &task, "--json"])).unwrap();
-    assert_eq!(shown["task"]["status"], "completed", "{shown}");
+    assert_eq!(shown["task"]["status"], "done", "{shown}");
     let users: Vec<&str> = shown["messages"]
         .as_array()
         .unwrap()
@@ -1245,7 +1245,7 @@ fn a_crash_of_the_app_while_it_asks_or_runs_a_command_loses_nothing() {
     );
     let shown: Value =
         serde_json::from_str(&cli(&data, &["tasks", "show", &task, "--json"])).unwrap();
-    assert_eq!(shown["task"]["status"], "completed", "{shown}");
+    assert_eq!(shown["task"]["status"], "done", "{shown}");
     let db = rusqlite::Connection::open(data.join("codewright.db")).unwrap();
     let integrity: String = db
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))

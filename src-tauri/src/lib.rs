@@ -24,6 +24,15 @@ pub const AGENT_EVENT: &str = "agent";
 /// Name of the event that asks an open task window to show one of its messages (a search's
 /// match): the message's seq.
 pub const REVEAL_EVENT: &str = "reveal";
+/// Every event the backend sends to windows (written into `ui/js/protocol.js`).
+pub const EVENTS: &[&str] = &[
+    STORE_EVENT,
+    AGENT_EVENT,
+    REVEAL_EVENT,
+    tree::TREE_EVENT,
+    tree::ATTACH_EVENT,
+    windows::ADOPT_EVENT,
+];
 
 /// Registers Codewright's state, commands and background sync on `builder`. Shared by [`run`]
 /// and the mock-runtime tests, so both exercise the same wiring.

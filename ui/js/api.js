@@ -1,6 +1,8 @@
 // The only door to the backend: commands in, store and agent events out. Every error a command
 // returns is `{kind, message, fatal}`; `message` is written for people and shown as is.
 
+import { COMMANDS, EVENTS } from './protocol.js';
+
 const tauri = window.__TAURI__;
 
 /** Invokes a backend command. Rejects with `{kind, message, fatal}`. */
@@ -8,12 +10,16 @@ export function call(command, args = {}) {
   if (!tauri) {
     return Promise.reject({ kind: 'noBackend', message: 'This page must be opened by the Codewright app.', fatal: true });
   }
+  if (!COMMANDS.includes(command)) {
+    return Promise.reject({ kind: 'notFound', message: `This window asked for “${command}”, which this version of Codewright does not have.`, fatal: false });
+  }
   return tauri.core.invoke(command, args);
 }
 
 // Listens as this window (not as "any"), so it hears only what is sent to it: a task window gets
 // its own task's events, not every window's.
 function listen(name, handler) {
+  if (!EVENTS.includes(name)) throw new Error(`no event ${name}`);
   if (!tauri) return Promise.resolve(() => {});
   return tauri.webviewWindow.getCurrentWebviewWindow().listen(name, (e) => handler(e.payload));
 }

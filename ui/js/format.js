@@ -17,18 +17,37 @@ export function ago(ms, now = Date.now()) {
 /** Full date and time, for tooltips. */
 export const when = (ms) => absolute.format(new Date(ms));
 
+/** A task's status in words, the same on every screen (the statuses: `TASK_STATUSES`). */
+const STATUS_WORDS = {
+  idle: 'Ready',
+  queued: 'Queued',
+  running: 'Running',
+  awaitingApproval: 'Needs approval',
+  paused: 'Paused',
+  done: 'Done',
+  failed: 'Failed',
+  interrupted: 'Interrupted',
+};
+
 /** Human name of a task status. */
 export function statusLabel(status) {
-  return {
-    idle: 'Idle',
-    queued: 'Queued',
-    running: 'Running',
-    awaiting_approval: 'Needs approval',
-    paused: 'Paused',
-    completed: 'Done',
-    failed: 'Failed',
-    interrupted: 'Interrupted',
-  }[status] ?? status;
+  return STATUS_WORDS[status] ?? status;
+}
+
+/** What the agent is doing in words, while it runs in this app (the states: `AGENT_STATES`). */
+const STATE_WORDS = {
+  queued: 'Queued',
+  startingServers: 'Starting MCP servers',
+  streaming: 'Streaming',
+  awaitingApproval: 'Needs approval',
+  runningTools: 'Running tools',
+  compacting: 'Compacting',
+  idle: 'Ready',
+};
+
+/** Human name of where a running agent is. */
+export function stateLabel(state) {
+  return STATE_WORDS[state] ?? state;
 }
 
 const short = (x, digits) => x.toFixed(digits).replace(/\.0$/, '');

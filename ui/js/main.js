@@ -37,7 +37,7 @@ function projectMarks(projectId) {
   let unread = 0;
   for (const t of view.needing.values()) {
     if (t.projectId !== projectId) continue;
-    if (t.status === 'awaiting_approval') asking += 1;
+    if (t.status === 'awaitingApproval') asking += 1;
     else if (t.unread) unread += 1;
   }
   const marks = [];
@@ -141,10 +141,10 @@ async function loadProjects() {
 /** Follows what needs the user in every project; true if a project's marks changed. */
 function noteNeeding(task, deleted = false) {
   const before = view.needing.get(task.id);
-  const needs = !deleted && (task.unread || task.status === 'awaiting_approval');
+  const needs = !deleted && (task.unread || task.status === 'awaitingApproval');
   if (needs) view.needing.set(task.id, task);
   else view.needing.delete(task.id);
-  return (before?.status === 'awaiting_approval') !== (needs && task.status === 'awaiting_approval')
+  return (before?.status === 'awaitingApproval') !== (needs && task.status === 'awaitingApproval')
     || Boolean(before?.unread) !== Boolean(needs && task.unread);
 }
 

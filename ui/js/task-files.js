@@ -50,7 +50,7 @@ function render({ files, broken, error }) {
       h('span', { class: 'task-file-text' },
         h('code', { class: 'task-file-id', text: file.id }),
         h('span', { class: 'task-file-title', text: file.title || '(untitled)', title: file.path })),
-      h('span', { class: `badge ${done ? 'status-completed' : ''}`, text: file.status }),
+      h('span', { class: `badge ${done ? 'status-done' : ''}`, text: file.status }),
       h('button', {
         type: 'button', class: 'button small task-file-run', text: done ? 'Run again' : 'Run',
         disabled: starting.has(file.id),

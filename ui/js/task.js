@@ -4,6 +4,7 @@
 
 import { call, closeWindow, messageOf, onAdopt, onAgentEvent, onAttach, onReveal, onStoreEvent } from './api.js';
 import { $, h, restFocusInBackground, showFatal } from './dom.js';
+import { LIVE_STATUSES } from './protocol.js';
 import { addApproval, addQuestion, initPrompts, resolvePrompt } from './task/approval.js';
 import { initActions, runAction } from './task/actions.js';
 import { initCheckpoints, showCheckpoints } from './task/checkpoints.js';
@@ -44,7 +45,7 @@ async function load(asked = call('task_view', { taskId })) {
   conversation.show(view.messages, view.hasOlder, view.compactions);
   applyCallStates(view.calls, view.task.status === 'interrupted');
   // Sent while the agent worked and not delivered yet (kept through a crash).
-  const runs = ['queued', 'running', 'awaiting_approval'].includes(view.task.status);
+  const runs = LIVE_STATUSES.includes(view.task.status);
   for (const message of view.queued) {
     conversation.enqueue(textOf(message), message.parts.filter((p) => p.type === 'attachment').length, !runs);
   }

@@ -3,28 +3,13 @@
 
 import { call, messageOf } from '../api.js';
 import { $, h } from '../dom.js';
-import { ago, dollars, tokens, visible, when } from '../format.js';
+import { ago, dollars, stateLabel, statusLabel, tokens, visible, when } from '../format.js';
 import { todoItems } from './todos.js';
 
-const AGENT_WORDS = {
-  queued: 'Queued',
-  startingServers: 'Starting MCP servers',
-  streaming: 'Streaming',
-  awaitingApproval: 'Awaiting approval',
-  runningTools: 'Running tools',
-  compacting: 'Compacting',
-};
-
-// The stored status, for when the task is not running in this app.
-const STATUS_WORDS = {
-  idle: 'Ready',
-  running: 'Running (in another window or process)',
-  awaiting_approval: 'Needs approval',
-  paused: 'Paused',
-  failed: 'Failed',
-  completed: 'Done',
-  queued: 'Queued',
-  interrupted: 'Interrupted — send a message to continue',
+// What a stored status adds when the task is not running in this app.
+const NOT_HERE = {
+  running: ' (in another window or process)',
+  interrupted: ' — send a message to continue',
 };
 
 const view = { taskId: 0, task: null, agentState: null };
@@ -77,7 +62,7 @@ function showState() {
   const here = agentState && agentState !== 'idle';
   const key = here ? agentState : task?.status;
   const badge = $('#task-state');
-  badge.textContent = (here ? AGENT_WORDS[agentState] : STATUS_WORDS[key]) ?? key ?? '';
+  badge.textContent = key ? (here ? stateLabel(key) : statusLabel(key) + (NOT_HERE[key] ?? '')) : '';
   badge.className = `badge state-${key}`;
 }
 

@@ -783,7 +783,7 @@ impl Run {
             }
         }
         let status = match outcome {
-            RunOutcome::Done => TaskStatus::Completed,
+            RunOutcome::Done => TaskStatus::Done,
             RunOutcome::Paused => TaskStatus::Paused,
             RunOutcome::Failed => TaskStatus::Failed,
             RunOutcome::Stopped => TaskStatus::Idle,

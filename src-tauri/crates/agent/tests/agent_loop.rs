@@ -139,7 +139,7 @@ async fn read_edit_approved_bash_answer() {
     );
     assert!(stored.iter().all(|m| m.complete));
     let task = world.store.lock().unwrap().task(world.task).unwrap();
-    assert_eq!(task.status, TaskStatus::Completed);
+    assert_eq!(task.status, TaskStatus::Done);
     let counted: i64 = requests
         .iter()
         .map(|r| (r.to_string().len() / 4) as i64)
@@ -1928,8 +1928,10 @@ async fn jobs_handed_to_sub_agents_run_in_tasks_of_their_own_and_come_back_as_re
     let store = world.store.lock().unwrap();
     let children = store.child_tasks(world.task).unwrap();
     assert_eq!(children.len(), 2);
-    assert!(children.iter().all(|c| c.status == TaskStatus::Completed
-        && c.parent.as_ref().is_some_and(|p| p.task == world.task)));
+    assert!(children
+        .iter()
+        .all(|c| c.status == TaskStatus::Done
+            && c.parent.as_ref().is_some_and(|p| p.task == world.task)));
     let project = store.task(world.task).unwrap().project_id;
     assert_eq!(
         store.tasks(project).unwrap().len(),
@@ -2213,7 +2215,7 @@ async fn a_run_waits_for_its_servers_visibly_and_a_stop_ends_the_wait() {
     assert!(events.iter().any(starting));
     assert_eq!(
         world.store.lock().unwrap().task(world.task).unwrap().status,
-        TaskStatus::Completed
+        TaskStatus::Done
     );
 
     // Servers that never come up: a stop ends the wait; nothing is asked, the message stays.

@@ -576,7 +576,7 @@ async fn sigkill_anywhere_then_resume_loses_nothing() {
         repairs.answered
     );
     assert_eq!(repairs.dropped_results, 0);
-    assert_eq!(shown["task"]["status"], "completed");
+    assert_eq!(shown["task"]["status"], "done");
     drill_file_version(&big).unwrap();
     server.assert_clean();
 }

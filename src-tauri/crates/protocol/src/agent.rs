@@ -6,7 +6,7 @@ use crate::{ApprovalRequest, Decision, MessageId, Question, TaskId, ToolDetail, 
 use serde::{Deserialize, Serialize};
 
 /// Where the loop is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::EnumIter)]
 #[serde(rename_all = "camelCase")]
 pub enum AgentState {
     /// Waiting for a free slot (too many tasks are running).
@@ -27,7 +27,7 @@ pub enum AgentState {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::EnumIter)]
 #[serde(rename_all = "camelCase")]
 pub enum RunOutcome {
     /// The model answered without calling more tools.
@@ -42,7 +42,7 @@ pub enum RunOutcome {
 
 /// What kind of error ended a run or refused a request: front ends branch on it (which hint to
 /// show, whether to offer a retry); the message that comes with it is written for the user.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::EnumIter)]
 #[serde(rename_all = "camelCase")]
 pub enum ErrorKind {
     /// The provider refused the key.
@@ -111,8 +111,9 @@ impl ErrorKind {
 }
 
 /// One thing that happened in a running task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[strum(serialize_all = "camelCase")]
 pub enum AgentEvent {
     /// A run began (`turn` numbers the user's messages; checkpoints are kept per turn).
     #[serde(rename_all = "camelCase")]

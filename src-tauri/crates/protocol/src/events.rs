@@ -5,8 +5,9 @@ use crate::{MessageRecord, Project, ProjectId, Task, TaskId};
 use serde::{Deserialize, Serialize};
 
 /// A change to the stored projects, tasks or messages.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[strum(serialize_all = "camelCase")]
 pub enum StoreEvent {
     /// A project was added or changed; carries its current state.
     ProjectUpserted { project: Project },

@@ -42,9 +42,10 @@ pub struct ProjectSettings {
     pub trusted: bool,
 }
 
-/// Where a task stands. New tasks are `Idle`; the agent loop moves them through the others.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Where a task stands, in the one vocabulary of the store, the events, the command line and the
+/// UI. New tasks are `Idle`; the agent loop moves them through the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::EnumIter)]
+#[serde(rename_all = "camelCase")]
 pub enum TaskStatus {
     Idle,
     /// Waiting for a free slot (too many tasks run at once).
@@ -52,41 +53,45 @@ pub enum TaskStatus {
     Running,
     AwaitingApproval,
     Paused,
-    Completed,
+    /// The last run finished (`RunOutcome::Done`).
+    Done,
     Failed,
     /// A run was going when Codewright quit or crashed; continuing the task picks it up.
     Interrupted,
 }
 
 impl TaskStatus {
-    /// The name stored in the database and shown on the command line.
+    /// The name stored in the database, sent to windows and shown on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
             TaskStatus::Idle => "idle",
             TaskStatus::Queued => "queued",
             TaskStatus::Running => "running",
-            TaskStatus::AwaitingApproval => "awaiting_approval",
+            TaskStatus::AwaitingApproval => "awaitingApproval",
             TaskStatus::Paused => "paused",
-            TaskStatus::Completed => "completed",
+            TaskStatus::Done => "done",
             TaskStatus::Failed => "failed",
             TaskStatus::Interrupted => "interrupted",
         }
     }
 
+    /// A run is going in some window or process: waiting for a slot, working, or waiting for
+    /// the user.
+    pub fn is_live(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Queued | TaskStatus::Running | TaskStatus::AwaitingApproval
+        )
+    }
+
+    /// Every status.
+    pub fn all() -> impl Iterator<Item = TaskStatus> {
+        <TaskStatus as strum::IntoEnumIterator>::iter()
+    }
+
     /// Parses a stored name; `None` for names this build does not know.
     pub fn parse(s: &str) -> Option<Self> {
-        [
-            TaskStatus::Idle,
-            TaskStatus::Queued,
-            TaskStatus::Running,
-            TaskStatus::AwaitingApproval,
-            TaskStatus::Paused,
-            TaskStatus::Completed,
-            TaskStatus::Failed,
-            TaskStatus::Interrupted,
-        ]
-        .into_iter()
-        .find(|status| status.as_str() == s)
+        TaskStatus::all().find(|status| status.as_str() == s)
     }
 }
 
@@ -222,18 +227,17 @@ mod tests {
 
     #[test]
     fn status_names_round_trip() {
-        for s in [
-            "idle",
-            "running",
-            "awaiting_approval",
-            "paused",
-            "completed",
-            "failed",
-        ] {
-            let status = TaskStatus::parse(s).unwrap();
-            assert_eq!(status.as_str(), s);
-            assert_eq!(serde_json::to_value(status).unwrap(), s);
+        use strum::IntoEnumIterator;
+        for status in TaskStatus::iter() {
+            let name = status.as_str();
+            assert_eq!(TaskStatus::parse(name), Some(status));
+            assert_eq!(serde_json::to_value(status).unwrap(), name);
         }
         assert_eq!(TaskStatus::parse("bogus"), None);
+        assert_eq!(
+            TaskStatus::parse("awaiting_approval"),
+            None,
+            "the old spelling"
+        );
     }
 }

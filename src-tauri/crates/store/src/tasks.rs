@@ -151,9 +151,14 @@ impl Store {
     /// Tasks whose stored status says a run is going (queued, running, awaiting approval): after
     /// a crash or a quit, some of them have no run any more.
     pub fn unfinished_tasks(&self) -> Result<Vec<TaskId>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id FROM tasks WHERE status IN ('queued', 'running', 'awaiting_approval')",
-        )?;
+        let live: Vec<String> = TaskStatus::all()
+            .filter(|s| s.is_live())
+            .map(|s| format!("'{}'", s.as_str()))
+            .collect();
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT id FROM tasks WHERE status IN ({})",
+            live.join(", ")
+        ))?;
         let ids = stmt.query_map([], |r| r.get(0).map(TaskId))?;
         Ok(ids.collect::<rusqlite::Result<_>>()?)
     }
@@ -161,7 +166,7 @@ impl Store {
     /// Sets the task's status (running, paused, …). A task that ends (done or failed) becomes
     /// unread until [`Store::mark_task_read`].
     pub fn set_task_status(&self, id: TaskId, status: TaskStatus) -> Result<()> {
-        let ended = matches!(status, TaskStatus::Completed | TaskStatus::Failed);
+        let ended = matches!(status, TaskStatus::Done | TaskStatus::Failed);
         let changed = self.conn.execute(
             "UPDATE tasks SET status = ?1, updated_at = ?2, unread = (unread OR ?4)
              WHERE id = ?3 AND status != ?1",
@@ -211,7 +216,7 @@ impl Store {
     /// result not yet seen.
     pub fn tasks_needing_you(&self) -> Result<Vec<Task>> {
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM tasks WHERE (unread = 1 OR status = 'awaiting_approval') AND parent_id IS NULL"
+            "SELECT {COLUMNS} FROM tasks WHERE (unread = 1 OR status = 'awaitingApproval') AND parent_id IS NULL"
         ))?;
         let rows = stmt.query_map([], from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -499,7 +499,7 @@ fn a_sub_agents_task_is_its_parents_alone() {
         .append_message(child.id, &text(Role::Assistant, "the zebra is in zoo.rs"))
         .unwrap();
     store
-        .set_task_status(child.id, codewright_protocol::TaskStatus::Completed)
+        .set_task_status(child.id, codewright_protocol::TaskStatus::Done)
         .unwrap();
     let listed: Vec<TaskId> = store.tasks(project).unwrap().iter().map(|t| t.id).collect();
     assert_eq!(listed, [parent]);

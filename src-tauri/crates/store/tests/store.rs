@@ -1,6 +1,6 @@
 //! The store against real SQLite files in temporary folders.
 
-use codewright_protocol::{ProjectId, StoreEvent, TaskId};
+use codewright_protocol::{ProjectId, StoreEvent, TaskId, TaskStatus};
 use codewright_store::{migrations, Store, StoreError, DB_FILE_NAME};
 use rusqlite::Connection;
 use std::path::Path;
@@ -47,6 +47,39 @@ fn migrates_from_empty_and_from_every_earlier_version() {
         drop(store);
         Store::open(&path).unwrap();
     }
+}
+
+/// Tasks stored in the old words (`awaiting_approval`, `completed`) read in the one vocabulary
+/// after the upgrade, and one waiting for approval still needs the user.
+#[test]
+fn statuses_stored_in_the_old_words_are_read_in_the_new_ones() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join(DB_FILE_NAME);
+    {
+        let conn = Connection::open(&path).unwrap();
+        for _ in 0..18 {
+            migrations::apply_next(&conn).unwrap();
+        }
+        conn.execute_batch(&format!(
+            "INSERT INTO projects (name, root_path, created_at, updated_at) VALUES ('p', '{}', 0, 0);
+             INSERT INTO tasks (project_id, title, status, created_at, updated_at) VALUES
+                 (1, 'asking', 'awaiting_approval', 0, 0), (1, 'finished', 'completed', 0, 0);",
+            home.path().display()
+        ))
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let tasks = store.tasks(ProjectId(1)).unwrap();
+    let status = |title: &str| tasks.iter().find(|t| t.title == title).unwrap().status;
+    assert_eq!(status("asking"), TaskStatus::AwaitingApproval);
+    assert_eq!(status("finished"), TaskStatus::Done);
+    let needing: Vec<String> = store
+        .tasks_needing_you()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.title)
+        .collect();
+    assert_eq!(needing, ["asking"]);
 }
 
 #[test]
@@ -576,9 +609,7 @@ fn a_task_that_ends_is_unread_until_marked_and_the_needing_list_follows() {
         !store.task(done.id).unwrap().unread,
         "running is not a result"
     );
-    store
-        .set_task_status(done.id, TaskStatus::Completed)
-        .unwrap();
+    store.set_task_status(done.id, TaskStatus::Done).unwrap();
     store
         .set_task_status(asking.id, TaskStatus::AwaitingApproval)
         .unwrap();
