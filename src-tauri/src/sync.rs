@@ -82,7 +82,7 @@ pub(crate) fn start<R: Runtime>(app: &AppHandle<R>) {
                 while wake.try_recv().is_ok() {
                     woken = true;
                 }
-                match feed.next() {
+                match feed.read() {
                     Ok(events) => {
                         // More may follow (a backlog is read a batch at a time).
                         woken |= !events.is_empty();

@@ -23,7 +23,7 @@ impl Host {
 
 impl ChangeFeed {
     /// What changed since the last read (a long backlog comes a batch at a time).
-    pub fn next(&mut self) -> Result<Vec<StoreEvent>, HostError> {
+    pub fn read(&mut self) -> Result<Vec<StoreEvent>, HostError> {
         Ok(self.store.events_since(&mut self.cursor)?)
     }
 
