@@ -3,30 +3,33 @@
 //! With `--task`, which one the task runs as; `exec --agent NAME` chooses.
 
 use crate::output::{table, to_json};
+use crate::project_arg::{existing, ProjectArg};
 use codewright_host::Host;
-use codewright_protocol::{ProjectId, TaskId};
+use codewright_protocol::TaskId;
 
 #[derive(clap::Args)]
 pub struct AgentsArgs {
-    #[arg(long, value_name = "ID", required_unless_present = "task")]
-    project: Option<ProjectId>,
+    /// A project's id or folder (default: the current folder's project).
+    #[arg(long, value_name = "ID|DIR")]
+    project: Option<ProjectArg>,
     #[arg(long, value_name = "ID", conflicts_with = "project")]
     task: Option<TaskId>,
 }
 
 pub fn agents(host: &Host, args: AgentsArgs, json: bool) -> Result<String, String> {
     use codewright_host::agents::TaskAgents;
-    let listed = match (args.project, args.task) {
-        (Some(project), _) => {
-            let found = host.project_agents(project).map_err(|e| e.message)?;
+    let listed = match (args.task, args.project) {
+        (Some(task), _) => host.task_agents(task).map_err(|e| e.message)?,
+        (None, project) => {
+            let found = host
+                .project_agents(existing(host, project.as_ref())?)
+                .map_err(|e| e.message)?;
             TaskAgents {
                 agents: found.agents,
                 current: String::new(),
                 broken: found.broken,
             }
         }
-        (None, Some(task)) => host.task_agents(task).map_err(|e| e.message)?,
-        (None, None) => unreachable!("clap requires --project or --task"),
     };
     if json {
         return Ok(to_json(&listed));

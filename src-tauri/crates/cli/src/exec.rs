@@ -5,6 +5,7 @@
 //! a custom command) runs as the command's prompt; `/help` lists them.
 
 use crate::output::to_json;
+use crate::project_arg::{existing, found_or_added, ProjectArg};
 use crate::tools::{terminal_answer, terminal_decision};
 use codewright_host::commands::{self, Action, Typed};
 use codewright_host::{Host, HostError, RunOptions};
@@ -17,9 +18,10 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Clone)]
 pub struct ExecArgs {
-    /// The project folder (default: the current folder; added as a project if new).
-    #[arg(long, value_name = "DIR")]
-    project: Option<PathBuf>,
+    /// A project's id or folder (default: the current folder; a folder is added as a project
+    /// if it is none yet).
+    #[arg(long, value_name = "ID|DIR")]
+    project: Option<ProjectArg>,
     /// Continue this task instead of starting a new one.
     #[arg(long, value_name = "ID")]
     task: Option<TaskId>,
@@ -75,16 +77,13 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
     let project = match args.task {
         Some(id) => {
             let task = host.task(id)?;
-            if let Some(dir) = &args.project {
-                let project = host.project(task.project_id)?;
-                let dir = dir
-                    .canonicalize()
-                    .map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
-                if Path::new(&project.root_path) != dir {
+            if let Some(given) = &args.project {
+                let named = existing(&host, Some(given))?;
+                if named != task.project_id {
+                    let project = host.project(task.project_id)?;
                     return Err(format!(
-                        "task {id} belongs to the project in {}, not {}",
-                        project.root_path,
-                        dir.display()
+                        "task {id} belongs to project {} ({}), not project {}",
+                        project.id.0, project.root_path, named.0
                     ));
                 }
             }
@@ -95,12 +94,7 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
                 eprintln!("codewright-cli: say what the agent should do: codewright-cli exec \"PROMPT\" (or continue a task with --task ID)");
                 return Ok(ExitCode::from(2));
             }
-            let dir = match &args.project {
-                Some(dir) => dir.clone(),
-                None => std::env::current_dir()
-                    .map_err(|e| format!("cannot read the current folder: {e}"))?,
-            };
-            host.project_in(&dir)?
+            found_or_added(&host, args.project.as_ref())?
         }
     };
     trust_step(&host, project, json)?;
@@ -382,13 +376,7 @@ fn trust_step(
 /// `--implement ID` and `--implement-all`: each task file in a new task of its own, marked done
 /// in the file when its run finishes.
 fn implement(host: Host, home: &Path, args: ExecArgs, json: bool) -> Result<ExitCode, String> {
-    let dir = match &args.project {
-        Some(dir) => dir.clone(),
-        None => {
-            std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?
-        }
-    };
-    let project = host.project_in(&dir)?;
+    let project = found_or_added(&host, args.project.as_ref())?;
     trust_step(&host, project, json)?;
     let root = PathBuf::from(host.project(project)?.root_path);
     let chosen: Vec<_> = match &args.implement {
@@ -418,7 +406,7 @@ fn implement(host: Host, home: &Path, args: ExecArgs, json: bool) -> Result<Exit
             .to_string();
         let (title, prompt) = codewright_host::task_files::request(&root, &file);
         let run = ExecArgs {
-            project: Some(root.clone()),
+            project: Some(ProjectArg::Id(project)),
             implement: None,
             implement_all: false,
             prompt: Some(prompt),

@@ -6,6 +6,7 @@ mod chat;
 mod exec;
 mod mcp;
 mod output;
+mod project_arg;
 mod providers;
 mod records;
 mod skills;

@@ -2,10 +2,10 @@
 //! `.mcp.json` files), see their state and tools, call one tool. `exec` uses the enabled ones.
 
 use crate::output::{table, to_json};
+use crate::project_arg::{optional, ProjectArg};
 use clap::Subcommand;
 use codewright_host::mcp::{self, McpServerRow, McpTransport, ServerState};
 use codewright_host::Host;
-use codewright_protocol::ProjectId;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -29,9 +29,9 @@ pub enum McpCommand {
         /// An environment variable for a stdio server, K=V (secret-looking ones go to the keyring).
         #[arg(long = "env", value_name = "K=V")]
         env: Vec<String>,
-        /// Only for this project (default: every project).
-        #[arg(long, value_name = "ID")]
-        project: Option<ProjectId>,
+        /// Only for this project, by id or folder (default: every project).
+        #[arg(long, value_name = "ID|DIR")]
+        project: Option<ProjectArg>,
         /// Seconds a call may wait for an answer or progress (default: 120).
         #[arg(long, value_name = "SECS")]
         timeout: Option<String>,
@@ -42,8 +42,9 @@ pub enum McpCommand {
     /// Import the servers of a Claude Desktop / Cursor / .mcp.json file.
     Import {
         file: PathBuf,
-        #[arg(long, value_name = "ID")]
-        project: Option<ProjectId>,
+        /// Only for this project, by id or folder (default: every project).
+        #[arg(long, value_name = "ID|DIR")]
+        project: Option<ProjectArg>,
     },
     /// The tools a server offers.
     Tools {
@@ -162,7 +163,7 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, Strin
                 headers,
                 secrets: vec![],
                 enabled: true,
-                project,
+                project: optional(host, project.as_ref())?,
                 call_timeout_secs,
             };
             host.save_mcp_server(row)?;
@@ -174,7 +175,7 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, Strin
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
             let report = host
-                .import_mcp_servers(&text, project)
+                .import_mcp_servers(&text, optional(host, project.as_ref())?)
                 .map_err(|e| format!("{}: {e}", file.display()))?;
             if json {
                 return Ok(to_json(

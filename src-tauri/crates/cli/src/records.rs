@@ -1,6 +1,7 @@
 //! `projects` and `tasks`: the same records the desktop app shows.
 
 use crate::output::{table, to_json};
+use crate::project_arg::{existing, ProjectArg};
 use clap::Subcommand;
 use codewright_host::Host;
 use codewright_protocol::{ProjectId, TaskId};
@@ -55,13 +56,15 @@ fn on_off(value: &str) -> Result<bool, String> {
 pub enum TasksCommand {
     /// List a project's tasks, most recent first.
     List {
-        #[arg(long, value_name = "ID")]
-        project: ProjectId,
+        /// A project's id or folder (default: the current folder's project).
+        #[arg(long, value_name = "ID|DIR")]
+        project: Option<ProjectArg>,
     },
     /// Start a new task in a project.
     Add {
-        #[arg(long, value_name = "ID")]
-        project: ProjectId,
+        /// A project's id or folder (default: the current folder's project).
+        #[arg(long, value_name = "ID|DIR")]
+        project: Option<ProjectArg>,
         title: String,
     },
     /// Print a task's conversation.
@@ -69,8 +72,9 @@ pub enum TasksCommand {
     /// The project's task files (.codewright/tasks/*.md, .ayder/tasks/*.md): their ids, titles
     /// and statuses; run one with `exec --implement ID`.
     Files {
-        #[arg(long, value_name = "ID")]
-        project: ProjectId,
+        /// A project's id or folder (default: the current folder's project).
+        #[arg(long, value_name = "ID|DIR")]
+        project: Option<ProjectArg>,
     },
     /// Summarize a task's older messages so it fits the model's context again.
     Compact {
@@ -182,6 +186,7 @@ pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<Str
 pub fn tasks(host: &Host, command: TasksCommand, json: bool) -> Result<String, String> {
     Ok(match command {
         TasksCommand::Files { project } => {
+            let project = existing(host, project.as_ref())?;
             let root = host.project(project)?.root_path;
             let codewright_host::task_files::TaskFiles { files, broken } =
                 host.task_files(project)?;
@@ -212,6 +217,7 @@ pub fn tasks(host: &Host, command: TasksCommand, json: bool) -> Result<String, S
             }
         }
         TasksCommand::List { project } => {
+            let project = existing(host, project.as_ref())?;
             let tasks = host.tasks(project)?;
             if json {
                 to_json(&tasks)
@@ -227,6 +233,7 @@ pub fn tasks(host: &Host, command: TasksCommand, json: bool) -> Result<String, S
             }
         }
         TasksCommand::Add { project, title } => {
+            let project = existing(host, project.as_ref())?;
             let t = host.add_task(project, &title)?;
             if json {
                 to_json(&t)

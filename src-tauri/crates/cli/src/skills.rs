@@ -3,25 +3,28 @@
 //! a task.
 
 use crate::output::{table, to_json};
+use crate::project_arg::{existing, ProjectArg};
 use clap::Subcommand;
 use codewright_host::Host;
-use codewright_protocol::{ProjectId, TaskId};
+use codewright_protocol::TaskId;
 
 #[derive(Subcommand)]
 pub enum SkillsCommand {
     /// The skills of a project (`.codewright/skills`, `.claude/skills`, then the same under your
     /// home folder), or of a task with whether each is on for it.
     List {
-        #[arg(long, value_name = "ID", required_unless_present = "task")]
-        project: Option<ProjectId>,
+        /// A project's id or folder (default: the current folder's project).
+        #[arg(long, value_name = "ID|DIR")]
+        project: Option<ProjectArg>,
         #[arg(long, value_name = "ID", conflicts_with = "project")]
         task: Option<TaskId>,
     },
     /// A skill's instructions and files, as the model loads them.
     Show {
         name: String,
-        #[arg(long, value_name = "ID")]
-        project: ProjectId,
+        /// A project's id or folder (default: the current folder's project).
+        #[arg(long, value_name = "ID|DIR")]
+        project: Option<ProjectArg>,
     },
     /// Offer a skill to a task's runs again (from its next message).
     On {
@@ -48,19 +51,18 @@ pub enum SkillsCommand {
 
 pub fn skills(host: &Host, command: SkillsCommand, json: bool) -> Result<String, String> {
     use codewright_host::skills::TaskSkill;
-    let for_task = !matches!(
-        command,
-        SkillsCommand::List {
-            project: Some(_),
-            ..
-        }
-    );
+    let for_task = !matches!(command, SkillsCommand::List { task: None, .. });
     let listed = match command {
         SkillsCommand::List {
-            project: Some(project),
-            ..
+            task: Some(task), ..
+        } => host.task_skills(task).map_err(|e| e.message)?,
+        SkillsCommand::List {
+            project,
+            task: None,
         } => {
-            let catalog = host.project_skills(project).map_err(|e| e.message)?;
+            let catalog = host
+                .project_skills(existing(host, project.as_ref())?)
+                .map_err(|e| e.message)?;
             if json {
                 return Ok(to_json(&catalog));
             }
@@ -78,11 +80,8 @@ pub fn skills(host: &Host, command: SkillsCommand, json: bool) -> Result<String,
                 broken: catalog.broken,
             }
         }
-        SkillsCommand::List { task, .. } => {
-            let task = task.expect("clap requires --project or --task");
-            host.task_skills(task).map_err(|e| e.message)?
-        }
         SkillsCommand::Show { name, project } => {
+            let project = existing(host, project.as_ref())?;
             let catalog = host.project_skills(project).map_err(|e| e.message)?;
             let Some(skill) = catalog.get(&name) else {
                 let closest = catalog.closest(&name);

@@ -2,13 +2,14 @@
 //! the terminal), manage the rules a project saved, and restore or undo a turn's file changes.
 
 use crate::output::{table, to_json};
+use crate::project_arg::{existing, ProjectArg};
 use async_trait::async_trait;
 use clap::Subcommand;
 use codewright_host::by_hand::{ByHand, Restore};
 use codewright_host::Host;
 use codewright_protocol::{
     visible, ApprovalRequest, Decision, DecisionKind, LineKind, PermissionMode, PermissionRule,
-    ProjectId, Question, RuleAction, TaskId,
+    Question, RuleAction, TaskId,
 };
 use codewright_tools::{Approver, NonInteractive, Registry};
 use serde_json::json;
@@ -43,13 +44,15 @@ pub enum ToolCommand {
 pub enum RulesCommand {
     /// The rules a project saved.
     List {
-        #[arg(long, value_name = "ID")]
-        project: ProjectId,
+        /// A project's id or folder (default: the current folder's project).
+        #[arg(long, value_name = "ID|DIR")]
+        project: Option<ProjectArg>,
     },
     /// Save a rule: TOOL (or *) and an optional PATTERN (path glob, command prefix or host).
     Add {
-        #[arg(long, value_name = "ID")]
-        project: ProjectId,
+        /// A project's id or folder (default: the current folder's project).
+        #[arg(long, value_name = "ID|DIR")]
+        project: Option<ProjectArg>,
         tool: String,
         #[arg(default_value = "")]
         pattern: String,
@@ -169,7 +172,7 @@ pub fn tool(host: &Host, command: ToolCommand, json: bool) -> Result<String, Str
 pub fn rules(host: &Host, command: RulesCommand, json: bool) -> Result<String, String> {
     match command {
         RulesCommand::List { project } => {
-            let rules = host.rules(project)?;
+            let rules = host.rules(existing(host, project.as_ref())?)?;
             if json {
                 return Ok(to_json(&rules));
             }
@@ -196,7 +199,7 @@ pub fn rules(host: &Host, command: RulesCommand, json: bool) -> Result<String, S
         } => {
             let saved = host
                 .add_rule(
-                    project,
+                    existing(host, project.as_ref())?,
                     &PermissionRule {
                         tool,
                         pattern,

@@ -27,6 +27,26 @@ impl Cli {
             .unwrap()
     }
 
+    /// Runs a command in the folder `cwd`; it must succeed, and its stdout is returned.
+    fn ok_in(&self, cwd: &Path, args: &[&str]) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_codewright-cli"))
+            .arg("--home")
+            .arg(self.home.path().join("data"))
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("CODEWRIGHT_HOME")
+            .env("HOME", self.home.path().join("user"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?} in {} failed: {}",
+            cwd.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     /// Runs a command that must succeed and returns its stdout.
     fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
@@ -143,6 +163,45 @@ fn projects_and_tasks_round_trip() {
     assert_eq!(cli.json(&["projects", "list"]), serde_json::json!([]));
 }
 
+/// `--project` takes an id or a folder and defaults to the current folder's project, so a user
+/// in their project (or a folder inside it) types no id at all.
+#[test]
+fn project_is_an_id_or_a_folder_and_defaults_to_the_current_one() {
+    let cli = Cli::new();
+    let folder = cli.home.path().join("shop");
+    std::fs::create_dir_all(folder.join("src/deep")).unwrap();
+    let id = cli.json(&["projects", "add", folder.to_str().unwrap()])["id"].to_string();
+
+    // In the project's folder, and in a folder inside it: no --project needed.
+    cli.ok_in(&folder, &["tasks", "add", "from the folder"]);
+    cli.ok_in(&folder.join("src/deep"), &["tasks", "add", "from inside"]);
+    let by_id = cli.json(&["tasks", "list", "--project", &id]);
+    let by_folder = cli.json(&["tasks", "list", "--project", folder.to_str().unwrap()]);
+    assert_eq!(by_id, by_folder);
+    let titles: Vec<&str> = by_id
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    assert!(titles.contains(&"from the folder") && titles.contains(&"from inside"));
+    let rules = cli.ok_in(&folder.join("src"), &["rules", "list"]);
+    assert!(rules.contains("No saved rules"), "{rules}");
+
+    // A folder in no project says how to add it, and adds nothing.
+    let elsewhere = cli.home.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let err = cli.fails(&["tasks", "list", "--project", elsewhere.to_str().unwrap()]);
+    assert!(
+        err.contains("is in no project") && err.contains("projects add"),
+        "{err}"
+    );
+    let err = cli.fails(&["tasks", "list", "--project", "999"]);
+    assert!(err.contains("999"), "{err}");
+    assert_eq!(cli.json(&["projects", "list"]).as_array().unwrap().len(), 1);
+}
+
 #[test]
 fn bad_input_is_a_one_line_error_naming_the_problem() {
     let cli = Cli::new();
@@ -179,7 +238,7 @@ fn bad_input_is_a_one_line_error_naming_the_problem() {
         .contains("task 7 does not exist"));
     assert!(cli
         .fails(&["tasks", "list", "--project", "abc"])
-        .contains("'abc' is not a project id"));
+        .contains("there is no folder abc: --project takes a project's id"));
 }
 
 #[test]

@@ -98,6 +98,24 @@ impl Host {
         }
     }
 
+    /// The project whose folder is `dir` or holds it (the innermost), if there is one.
+    pub fn project_containing(&self, dir: &Path) -> Result<Option<ProjectId>, HostError> {
+        let dir = dir.canonicalize().map_err(|e| {
+            HostError::new(
+                codewright_protocol::ErrorKind::BadPath,
+                format!("cannot open {}: {e}", dir.display()),
+            )
+        })?;
+        Ok(self
+            .inner
+            .store()
+            .projects()?
+            .into_iter()
+            .filter(|p| dir.starts_with(&p.root_path))
+            .max_by_key(|p| p.root_path.len())
+            .map(|p| p.id))
+    }
+
     pub fn rename_project(&self, id: ProjectId, name: &str) -> Result<Project, HostError> {
         Ok(self.inner.store().rename_project(id, name)?)
     }
