@@ -1,0 +1,766 @@
+//! A run of the agent on a task: the API a front end holds (`Agent`, `TaskHandle`) and the task
+//! locks, with the state of a run. The loop is in `turns.rs`, the model call in `model_call.rs`,
+//! compaction and the iteration budget in `limits.rs`, picking a task up after a crash in
+//! `recovery.rs`.
+
+mod limits;
+mod model_call;
+mod recovery;
+mod turns;
+
+use model_call::*;
+use recovery::*;
+
+use crate::approvals::{EventApprover, Pending, Refusal};
+use crate::compaction::{self, View};
+use crate::dispatch::{run_calls, Call};
+use crate::state::Step;
+use crate::status::Tracker;
+use crate::text_calls;
+use crate::Events;
+use codewright_llm::request::build_body;
+use codewright_llm::{
+    ChatRequest, Client, Delta, ErrorKind as LlmErrorKind, ModelInfo, Provider, RetryPolicy,
+};
+use codewright_protocol::{
+    answer_every_call, AgentEvent, AgentState, ApprovalRequest, AttachmentKind, Compaction,
+    ErrorKind, Message, Part, PermissionMode, ProjectId, Question, Role, RunOutcome, StopReason,
+    TaskId, TaskStatus, ToolCategory,
+};
+use codewright_store::{CallState, Checkpointer, Store, UsageEvent};
+use codewright_tools::{ProcessTable, Registry, Session, SessionConfig};
+use futures_util::future::{BoxFuture, FutureExt};
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+/// How the loop behaves.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// Requests per run before the task pauses with a summary (default 100).
+    pub max_iterations: u32,
+    /// Tasks running at once; more wait, visibly queued (default 3).
+    pub max_running: usize,
+    /// Retries of a provider call that failed before anything arrived.
+    pub retry: RetryPolicy,
+    /// A request that brings nothing for this long gets a notice saying so, and why it may be
+    /// (a local model reads the whole prompt before it writes), so the wait is not silent.
+    pub quiet_notice_after: std::time::Duration,
+    /// The user's home folder, where their own skills are (`~/.codewright`, `~/.claude`);
+    /// `None` reads only the project's.
+    pub user_home: Option<std::path::PathBuf>,
+    /// Sub-agents (the `agent` tool) running at once, across tasks; more wait (default 3).
+    pub max_subagents: usize,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            max_iterations: 100,
+            max_running: 3,
+            retry: RetryPolicy::default(),
+            quiet_notice_after: std::time::Duration::from_secs(10),
+            user_home: codewright_extensions::user_home(),
+            max_subagents: 3,
+        }
+    }
+}
+
+/// The task setting that lists the skills switched off for the task (names).
+pub const SKILLS_OFF: &str = "skillsOff";
+/// The task setting that ranks skills for the task (name → priority, higher first; 0 unset).
+pub const SKILL_PRIORITY: &str = "skillPriority";
+/// The task setting that names the task's agent (see [`codewright_extensions::agents`]).
+pub const AGENT: &str = "agent";
+
+/// Finds the model an agent file names (MODEL@PROVIDER, or a role), with its key: the front
+/// end knows the user's providers and roles ([`Agent::set_model_resolver`]).
+pub type ModelResolver = Arc<dyn Fn(&str) -> Result<Model, String> + Send + Sync>;
+
+/// The model a run uses. Its `Debug` never shows the key (it may end up in a log or a panic).
+#[derive(Clone)]
+pub struct Model {
+    pub info: ModelInfo,
+    pub provider: Provider,
+    pub key: Option<String>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("info", &self.info)
+            .field("provider", &self.provider)
+            .field("key", &self.key.as_ref().map(|_| "[hidden]"))
+            .finish()
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub task: TaskId,
+    /// The user's new message; `None` continues the task as it is (after a pause or a crash).
+    pub prompt: Option<String>,
+    pub model: Model,
+    pub mode: PermissionMode,
+    /// Run commands under the Landlock sandbox (also when the project's settings say so; always
+    /// in yolo mode).
+    pub sandbox: bool,
+    /// The model that writes compaction summaries (the compaction role); `None`: `model`.
+    pub compaction: Option<Model>,
+    /// What this run does differently from the task's own settings.
+    pub this_run: ThisRun,
+}
+
+/// What one run does differently from its task's own settings: a slash command that names the
+/// agent to run it, or the only tools it may use.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThisRun {
+    /// The agent that runs instead of the task's.
+    pub agent: Option<String>,
+    /// The only tools the run may use (and only those its agent may).
+    pub tools: Option<Vec<String>>,
+}
+
+/// Runs tasks. Cheap to clone; clones share the running-task limit.
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: Arc<Mutex<Store>>,
+    pub(crate) home: PathBuf,
+    client: Client,
+    /// The built-in tools alone: what a project without extra tools gets.
+    builtin: Arc<Registry>,
+    /// Each project's tools: the built-in ones plus its own (its MCP servers'); replaced whole
+    /// by [`Agent::set_tools`]. One project's tools are never offered to another's tasks.
+    registries: RwLock<HashMap<ProjectId, Arc<Registry>>>,
+    config: AgentConfig,
+    slots: Arc<Semaphore>,
+    /// Sub-agents running at once (they take no slot: their parent holds one).
+    pub(crate) children: Arc<Semaphore>,
+    /// Finds a sub-agent's own model; without it, sub-agents run with their parent's.
+    pub(crate) models: RwLock<Option<ModelResolver>>,
+    /// Each task's background processes: they outlive a run (a dev server keeps serving after
+    /// the answer) and end with [`Agent::close_task`] or the agent.
+    processes: Mutex<HashMap<TaskId, Arc<ProcessTable>>>,
+    /// WAL checkpoints on a thread of their own, not inside a turn's commits (`None` if it
+    /// could not start: then they happen inline, as everywhere else).
+    _checkpointer: Option<Checkpointer>,
+    /// Calls of an interrupted run that may have taken effect, settled by
+    /// [`Agent::take_message`], for the notice of the run that follows.
+    may_have_run: Mutex<HashMap<TaskId, Vec<String>>>,
+}
+
+/// A task held for one run (or a restore): an advisory lock on `<home>/locks/task-<id>.lock`,
+/// released when dropped or when the process dies, so two runs never write one conversation at
+/// once, in any window or process.
+pub struct TaskLock {
+    task: TaskId,
+    _file: std::fs::File,
+}
+
+/// Marks interrupted the tasks whose stored status says a run is going but whose lock nobody
+/// holds: Codewright quit or crashed while they ran. What their answers got to is indexed for
+/// search. `home` is the data folder.
+pub fn mark_interrupted(store: &Store, home: &std::path::Path) {
+    for task in store.unfinished_tasks().unwrap_or_default() {
+        if let Ok(_lock) = hold_task(home, task) {
+            let _ = store.set_task_status(task, TaskStatus::Interrupted);
+            let _ = store.index_interrupted(task);
+        }
+    }
+}
+
+pub(crate) fn hold_task(
+    home: &std::path::Path,
+    task: TaskId,
+) -> Result<TaskLock, (ErrorKind, String)> {
+    let setup = |m: String| (ErrorKind::Setup, m);
+    let dir = home.join("locks");
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        setup(format!(
+            "cannot create the lock folder {}: {e}",
+            dir.display()
+        ))
+    })?;
+    let path = dir.join(format!("task-{}.lock", task.0));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| setup(format!("cannot open the task lock {}: {e}", path.display())))?;
+    match file.try_lock() {
+        Ok(()) => Ok(TaskLock { task, _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => Err((
+            ErrorKind::Busy,
+            format!(
+                "task {} is already running (in another window or process); stop that run or wait for it to finish, then send the message again",
+                task.0
+            ),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(setup(format!(
+            "cannot lock the task ({}): {e}",
+            path.display()
+        ))),
+    }
+}
+
+impl Inner {
+    /// A project's tools as they are now.
+    fn registry(&self, project: ProjectId) -> Arc<Registry> {
+        self.registries
+            .read()
+            .expect("registry lock")
+            .get(&project)
+            .unwrap_or(&self.builtin)
+            .clone()
+    }
+}
+
+/// A running task: stop it, steer it, answer its approvals, wait for it.
+pub struct TaskHandle {
+    task: TaskId,
+    pub(crate) cancel: CancellationToken,
+    steer: Arc<Mutex<Steer>>,
+    store: Arc<Mutex<Store>>,
+    pending: Arc<Pending>,
+    /// Weak: the tracker holds the run's event sender, which must close when the run ends.
+    tracker: std::sync::Weak<Tracker>,
+    join: tokio::task::JoinHandle<RunOutcome>,
+}
+
+impl TaskHandle {
+    pub fn task(&self) -> TaskId {
+        self.task
+    }
+
+    /// Stops the run: streaming ends (what arrived is kept), running tools are killed, waiting
+    /// approvals are resolved as rejected, and every unanswered call gets a result.
+    pub fn stop(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Queues the user's message (text, or [`Message::user`] with attachments) for the model;
+    /// it is delivered at the next turn boundary (before the next request). `Err` gives it back
+    /// when the run has already ended: start a new run with it. A queued message is kept in the
+    /// store before this returns: one still queued when a run stops or fails is put in the task,
+    /// and one queued when the process died is delivered by the task's next run, so none is ever
+    /// lost.
+    pub fn steer(&self, message: impl Into<Message>) -> Result<(), Box<Message>> {
+        let mut steer = self.steer.lock().expect("steer lock");
+        let message = message.into();
+        if steer.closed {
+            return Err(Box::new(message));
+        }
+        // (Should the store refuse, the message is still delivered from memory.)
+        let id = self
+            .store
+            .lock()
+            .expect("store lock")
+            .queue_message(self.task, &message)
+            .ok();
+        steer.queue.push_back(Queued { id, message });
+        Ok(())
+    }
+
+    /// Answers an approval request: refused if it no longer waits (answered elsewhere, the run
+    /// ended) or if the decision is not one it offered; then nothing changes.
+    pub fn decide(&self, id: u64, decision: codewright_protocol::Decision) -> Result<(), Refusal> {
+        self.pending.decide(id, decision)
+    }
+
+    /// Answers a question: refused if it no longer waits.
+    pub fn answer(&self, id: u64, answer: Option<String>) -> Result<(), Refusal> {
+        self.pending.answer(id, answer)
+    }
+
+    /// The approval requests and questions waiting for the user now, oldest first.
+    pub fn waiting(&self) -> (Vec<ApprovalRequest>, Vec<Question>) {
+        self.pending.waiting()
+    }
+
+    /// Where the run is now.
+    pub fn state(&self) -> AgentState {
+        self.tracker
+            .upgrade()
+            .map_or(AgentState::Idle, |tracker| tracker.get())
+    }
+
+    /// Whether the run has ended.
+    pub fn is_finished(&self) -> bool {
+        self.join.is_finished()
+    }
+
+    /// Waits for the run to end.
+    pub async fn wait(self) -> RunOutcome {
+        self.join.await.unwrap_or(RunOutcome::Failed)
+    }
+}
+
+/// Messages sent while a task runs, waiting for the next turn boundary; closed when the run
+/// ends, so a late one is handed back instead of lost.
+#[derive(Default)]
+struct Steer {
+    queue: VecDeque<Queued>,
+    closed: bool,
+}
+
+/// A message waiting for a turn boundary, and its row in the store's queue (see
+/// [`Store::queue_message`]).
+struct Queued {
+    id: Option<i64>,
+    message: Message,
+}
+
+/// The tools a request offers: all of the project's, less `skill` when the run has no skills.
+fn offered_tools(
+    specs: &[codewright_protocol::ToolSpec],
+    session: &Session,
+) -> Vec<codewright_protocol::ToolSpec> {
+    let skills = !session.extensions().skills.skills.is_empty();
+    specs
+        .iter()
+        .filter(|s| skills || s.name != codewright_tools::builtin::SKILL_TOOL)
+        .cloned()
+        .collect()
+}
+
+/// Sent (not stored) when the model answered with nothing.
+const NUDGE: &str =
+    "Your last answer was empty. Continue with the task: call a tool, or answer the user.";
+/// Sent (not stored) when a small model ends without changing the files the user named.
+const NOTHING_CHANGED: &str = "No file has been changed yet. To change a file, write its path on a line by itself, then its whole new content in one fenced code block.";
+/// What a small model that ends while the user's checks fail is told (sent, not stored), at
+/// most [`MAX_CHECK_REMINDERS`] times a run.
+fn checks_fail(commands: &[String]) -> String {
+    format!(
+        "{} still fails (the output is above), so the task is not done yet. Find the cause in that output, then write the whole corrected file: its path on a line by itself, then its whole new content in one fenced code block.",
+        commands.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" and ")
+    )
+}
+/// A command's output as a small model is shown it when it is long: its first and last
+/// [`SHOWN_LINES`] lines — where a test run says what failed first, and its summary — and how many
+/// were left out between. A CPU reads every line before it writes a word (~30 tokens a second:
+/// a failing test run of 900 tokens cost half a minute a turn), and a small model loses its way
+/// in a long one. The task's tool panel keeps the whole output.
+fn condensed(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= SHOWN_LINES * 5 / 2 {
+        return None;
+    }
+    let (head, tail) = (&lines[..SHOWN_LINES], &lines[lines.len() - SHOWN_LINES..]);
+    Some(format!(
+        "{}\n[… {} lines not shown …]\n{}\n",
+        head.join("\n"),
+        lines.len() - 2 * SHOWN_LINES,
+        tail.join("\n")
+    ))
+}
+/// See [`condensed`].
+const SHOWN_LINES: usize = 20;
+/// How many times in a row, with no change in between, a run's small model is sent back to work
+/// while the user's checks fail.
+const MAX_CHECK_REMINDERS: u32 = 3;
+/// Stored as the user's message when a task is continued without one.
+const CONTINUE: &str = "Continue.";
+/// What a stop leaves as the result of calls that did not run.
+const STOPPED: &str = "interrupted: the user stopped the task before this tool ran";
+/// What the pause summary's calls get instead of running.
+const PAUSED: &str = "not run: the task paused at the iteration limit; the user can continue it";
+/// What a crash leaves as the result of the calls its last answer made: they may have run.
+const CRASHED: &str = "interrupted: Codewright stopped (it was closed or crashed) while this call was waiting or running, so it may or may not have taken effect. Check (read the file, look at the state) before doing it again.";
+/// What a crash leaves as the result of calls that had not run (or only waited for the user)
+/// when the task goes on with a new message.
+const NOT_RUN: &str = "not run: Codewright stopped (it was closed or crashed) before this call ran. Do it again if it is still needed.";
+const SUMMARY_REQUEST: &str = "Stop here: the iteration limit is reached. Without calling tools, write a short checkpoint of this task for whoever continues it: Goal; Progress (done / in progress); Key decisions; Next steps; Files touched.";
+
+impl Agent {
+    /// An agent whose tasks get the built-in tools; [`Agent::set_tools`] adds a project's own.
+    pub fn new(store: Arc<Mutex<Store>>, home: PathBuf, config: AgentConfig) -> Agent {
+        let checkpointer = store
+            .lock()
+            .expect("store lock")
+            .checkpoint_in_background(std::time::Duration::from_millis(500))
+            .ok();
+        Agent {
+            inner: Arc::new(Inner {
+                _checkpointer: checkpointer,
+                may_have_run: Mutex::new(HashMap::new()),
+                store,
+                home,
+                client: Client::new(config.retry.clone()),
+                builtin: Arc::new(Registry::builtin()),
+                registries: RwLock::new(HashMap::new()),
+                slots: Arc::new(Semaphore::new(config.max_running.max(1))),
+                children: Arc::new(Semaphore::new(config.max_subagents.max(1))),
+                models: RwLock::new(None),
+                processes: Mutex::new(HashMap::new()),
+                config,
+            }),
+        }
+    }
+
+    /// Lets sub-agents whose agent names a model run with it (see [`ModelResolver`]).
+    pub fn set_model_resolver(&self, resolve: ModelResolver) {
+        *self.inner.models.write().expect("models lock") = Some(resolve);
+    }
+
+    /// Sets a project's extra tools (its MCP servers' tools, or a new set after they changed).
+    /// The project's running tasks see the new set from their next request on; calls already
+    /// made finish with the tools they started with. Tools the registry refuses (a name taken,
+    /// a schema that does not compile) are left out; the result says which and why.
+    pub fn set_tools(
+        &self,
+        project: ProjectId,
+        tools: Vec<Arc<dyn codewright_tools::Tool>>,
+    ) -> Vec<String> {
+        let mut registry = Registry::builtin();
+        let mut refused = Vec::new();
+        for tool in tools {
+            let name = tool.name().to_string();
+            if let Err(e) = registry.register(tool) {
+                refused.push(format!("the tool {name} was left out: {e}"));
+            }
+        }
+        self.inner
+            .registries
+            .write()
+            .expect("registry lock")
+            .insert(project, Arc::new(registry));
+        refused
+    }
+
+    /// Compacts a task now (the user asked, `/compact`): summarizes all but the recent messages.
+    /// `Ok(false)` when there is too little to compact. Reports through `events` like a run.
+    pub async fn compact(
+        &self,
+        task: TaskId,
+        model: Model,
+        events: Events,
+    ) -> Result<bool, String> {
+        let tracker = Arc::new(Tracker::new(
+            task,
+            events.clone(),
+            self.inner.store.clone(),
+            AgentState::Idle,
+        ));
+        let mut run = Run {
+            inner: self.inner.clone(),
+            task,
+            events,
+            cancel: CancellationToken::new(),
+            steer: Arc::new(Mutex::new(Steer::default())),
+            pending: Arc::new(Pending::default()),
+            tracker,
+            compaction: None,
+            allowed: None,
+            parent_approver: None,
+            subagents: None,
+            servers: Mutex::new(None),
+            work: Mutex::default(),
+            words: None,
+            checked_in_words: None,
+            corrected: false,
+        };
+        // Not while a run writes the conversation.
+        let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
+        let (mut view, status) = {
+            let store = self.inner.store.lock().expect("store lock");
+            let status = store.task(task).map_err(|e| e.to_string())?.status;
+            (compaction::view(&store, task)?, status)
+        };
+        // (Its "before" figure counts the conversation only, unless the provider counted it.)
+        let compacted = run.compact(&model, &mut view, 0).await;
+        run.step(Step::End);
+        // Compacting showed the task as running; it is again what it was.
+        let _ = self
+            .inner
+            .store
+            .lock()
+            .expect("store lock")
+            .set_task_status(task, status);
+        compacted.map_err(|_| {
+            "the conversation was not compacted (the error above says why)".to_string()
+        })
+    }
+
+    /// Ends what a task left running: its background processes are killed. Call it when the
+    /// task is closed or deleted.
+    pub fn close_task(&self, task: TaskId) {
+        let table = self
+            .inner
+            .processes
+            .lock()
+            .expect("processes lock")
+            .remove(&task);
+        drop(table);
+    }
+
+    /// Stores the user's message in the task before anything else can fail (a model that cannot
+    /// be used, MCP servers starting): settles what an interrupted run left open, then appends
+    /// it. A run started after it continues the task without a prompt.
+    pub fn take_message(&self, held: &TaskLock, message: &Message) -> Result<(), String> {
+        // With a message, nothing is left to queue: whatever a dead run had queued goes first.
+        let loaded = load(&self.inner, held.task, Some(message), &[])?;
+        if !loaded.may_have_run.is_empty() {
+            self.inner
+                .may_have_run
+                .lock()
+                .expect("may_have_run lock")
+                .insert(held.task, loaded.may_have_run);
+        }
+        Ok(())
+    }
+
+    /// Holds the task (see [`TaskLock`]): `Err` with [`ErrorKind::Busy`] when a run of it goes on
+    /// in another window or process.
+    pub fn hold(&self, task: TaskId) -> Result<TaskLock, (ErrorKind, String)> {
+        hold_task(&self.inner.home, task)
+    }
+
+    /// Ends what every task left running (background processes), as the agent's end does.
+    pub fn close_all(&self) {
+        let tables: Vec<_> = self
+            .inner
+            .processes
+            .lock()
+            .expect("processes lock")
+            .drain()
+            .collect();
+        drop(tables);
+    }
+
+    /// Starts a run on the current tokio runtime. The run takes the task's lock itself; a run
+    /// that cannot (the task runs elsewhere) fails with an error event.
+    pub fn start(&self, request: RunRequest, events: Events) -> TaskHandle {
+        self.start_held(None, request, events, None)
+    }
+
+    /// Starts a run with the task's lock already taken ([`Agent::hold`]), so a front end knows
+    /// before it starts that the run can go. `servers`, if given, is the project's MCP servers
+    /// starting: the run waits for it before its first request, as
+    /// [`AgentState::StartingServers`] (a stop ends the wait), so that a slow server holds up
+    /// the run where the user sees it, not the front end that sent the message.
+    pub fn start_held(
+        &self,
+        lock: Option<TaskLock>,
+        request: RunRequest,
+        events: Events,
+        servers: Option<BoxFuture<'static, ()>>,
+    ) -> TaskHandle {
+        self.start_run(lock, request, events, None, servers)
+    }
+
+    /// Starts a sub-agent's run (see [`crate::subagent`]): it takes no running slot (its
+    /// parent holds one), asks through `approver` (its parent's window), and cannot hand work on.
+    pub(crate) fn start_child(
+        &self,
+        lock: TaskLock,
+        request: RunRequest,
+        events: Events,
+        approver: Arc<dyn codewright_tools::Approver>,
+    ) -> TaskHandle {
+        self.start_run(Some(lock), request, events, Some(approver), None)
+    }
+
+    fn start_run(
+        &self,
+        lock: Option<TaskLock>,
+        request: RunRequest,
+        events: Events,
+        parent_approver: Option<Arc<dyn codewright_tools::Approver>>,
+        servers: Option<BoxFuture<'static, ()>>,
+    ) -> TaskHandle {
+        let cancel = CancellationToken::new();
+        let steer = Arc::new(Mutex::new(Steer::default()));
+        let pending = Arc::new(Pending::default());
+        let tracker = Arc::new(Tracker::new(
+            request.task,
+            events.clone(),
+            self.inner.store.clone(),
+            AgentState::Idle,
+        ));
+        let run = Run {
+            inner: self.inner.clone(),
+            task: request.task,
+            events,
+            cancel: cancel.clone(),
+            steer: steer.clone(),
+            pending: pending.clone(),
+            tracker: tracker.clone(),
+            compaction: request.compaction.clone(),
+            allowed: None,
+            parent_approver,
+            subagents: None,
+            servers: Mutex::new(servers),
+            work: Mutex::default(),
+            words: None,
+            checked_in_words: None,
+            corrected: false,
+        };
+        TaskHandle {
+            task: request.task,
+            cancel,
+            steer,
+            store: self.inner.store.clone(),
+            pending,
+            tracker: Arc::downgrade(&tracker),
+            join: tokio::spawn(run.run(request, lock)),
+        }
+    }
+}
+
+struct Run {
+    inner: Arc<Inner>,
+    task: TaskId,
+    events: Events,
+    cancel: CancellationToken,
+    steer: Arc<Mutex<Steer>>,
+    pending: Arc<Pending>,
+    tracker: Arc<Tracker>,
+    /// Writes compaction summaries, when not the run's model.
+    compaction: Option<Model>,
+    /// The tools the task's agent may use; `None`: all of the project's.
+    allowed: Option<Vec<String>>,
+    /// A sub-agent's run asks through its parent's approver (and takes no running slot).
+    parent_approver: Option<Arc<dyn codewright_tools::Approver>>,
+    /// The `agent` tool, when this run may hand work to sub-agents.
+    subagents: Option<Arc<crate::subagent::SubAgents>>,
+    /// The project's MCP servers starting, waited for before the first request (in a mutex only
+    /// so that the run can be shared between threads).
+    servers: Mutex<Option<BoxFuture<'static, ()>>>,
+    /// What the run's tools did, told when it finishes.
+    work: Mutex<codewright_protocol::Work>,
+    /// What a model's words may ask for (see [`crate::written`]), once the run has its project.
+    words: Option<Words>,
+    /// The check commands the last answer's words ran, and whether it wrote a file.
+    checked_in_words: Option<Checked>,
+    /// The run's one corrective turn for a call that could not be read was given.
+    corrected: bool,
+}
+
+/// The check commands run for one answer: each with its call's id.
+struct Checked {
+    calls: Vec<(String, String)>,
+    /// The answer changed a file.
+    wrote: bool,
+    /// The answer ended the model's work (no calls of its own): the checks say whether it is done.
+    ended: bool,
+}
+
+impl Words {
+    /// The check commands that failed when they last ran, with `edits` changes made (that is,
+    /// since the last change).
+    fn failing(&self, edits: u32) -> Vec<String> {
+        self.commands
+            .iter()
+            .filter(|c| {
+                self.ran.get(*c)
+                    == Some(&Ran {
+                        edits,
+                        passed: false,
+                    })
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+/// When a check command last ran: the run's count of edits then, and whether it passed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Ran {
+    edits: u32,
+    passed: bool,
+}
+
+/// The name of a call Codewright could not read (never a tool's): answered with the format.
+const UNREADABLE: &str = "unreadable_call";
+
+/// The project and the commands the user named, for work a model writes in words.
+struct Words {
+    root: PathBuf,
+    /// The model is a small one (else one without native tools).
+    small: bool,
+    commands: Vec<String>,
+    /// The files the user named: a block with no path may be one of them.
+    files: Vec<String>,
+    /// The tests among them, never written from words (see [`crate::written::measures`]).
+    keep: Vec<String>,
+    /// Each check command, with when it last ran: named again without a change since, it
+    /// does not run again, so an answer that keeps naming it does not loop.
+    ran: std::collections::HashMap<String, Ran>,
+    /// The `read_file` calls a small model's run made, for not making one again needlessly.
+    reads: Mutex<Reads>,
+}
+
+/// The reads a small model's run made (keyed by their arguments) with the run's count of
+/// changes when each was made, and those whose results its last request held.
+#[derive(Default)]
+struct Reads {
+    made: HashMap<String, u32>,
+    shown: std::collections::HashSet<String>,
+}
+
+/// The longest answer asked of a local model whose own limit is unknown (Settings → Models
+/// sets it per model).
+pub const LOCAL_UNKNOWN_MAX_OUTPUT: u64 = 2_048;
+
+/// A new id for a call Codewright read from a model's text.
+fn call_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("text_{stamp}_{n}")
+}
+
+/// A call as the user would recognise it: its tool and the start of its arguments.
+fn describe_call(name: &str, arguments: &str) -> String {
+    let arguments: String = arguments.chars().take(120).collect();
+    format!("{name} {arguments}")
+}
+
+/// Today's date (UTC), for the system prompt.
+fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() / 86_400)
+        .unwrap_or(0) as i64;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codewright_llm::Protocol;
+
+    #[test]
+    fn a_models_debug_never_shows_its_key() {
+        let model = Model {
+            info: codewright_llm::resolve_model("m@p", &[]),
+            provider: Provider::new("p", Protocol::OpenAiChat, "http://127.0.0.1:9/v1", None),
+            key: Some("sk-never-shown".into()),
+        };
+        let request = format!("{model:?}");
+        assert!(!request.contains("sk-never-shown"), "{request}");
+        assert!(request.contains("[hidden]"), "{request}");
+    }
+}
