@@ -16,12 +16,9 @@
 
 pub mod builtin;
 pub mod checkpoint;
-mod command;
 mod diff;
 pub mod files;
 mod nofollow;
-pub mod paths;
-mod policy;
 pub mod reaper;
 mod registry;
 mod sandbox;
@@ -30,9 +27,10 @@ mod shell;
 
 pub use builtin::ProcessTable;
 pub use checkpoint::Checkpoints;
-pub use command::{parse_command, SimpleCommand};
+pub use codewright_policy::{
+    check_rule, parse_command, paths, Policy, SimpleCommand, Subject, Verdict,
+};
 pub use diff::{apply_hunks, hunks};
-pub use policy::{check_rule, Policy, Subject, Verdict};
 pub use registry::Registry;
 pub use sandbox::{sandbox_support, SandboxSupport};
 pub use session::{Approver, CallContext, Grant, NonInteractive, Progress, Session, SessionConfig};
