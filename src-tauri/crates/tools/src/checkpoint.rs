@@ -323,7 +323,7 @@ impl Checkpoints {
 fn stamps(root: &Path) -> Result<HashMap<PathBuf, Stamp>, String> {
     let found = Mutex::new(HashMap::new());
     let too_many = std::sync::atomic::AtomicBool::new(false);
-    crate::builtin::walker(root).build_parallel().run(|| {
+    crate::files::walker(root).build_parallel().run(|| {
         Box::new(|entry| {
             let Ok(entry) = entry else {
                 return ignore::WalkState::Continue;

@@ -19,22 +19,20 @@ pub mod checkpoint;
 mod diff;
 pub mod files;
 mod nofollow;
-pub mod reaper;
 mod registry;
-mod sandbox;
 mod session;
-mod shell;
 
-pub use builtin::ProcessTable;
 pub use checkpoint::Checkpoints;
+pub use codewright_exec::sandbox::{sandbox_support, SandboxSupport};
+pub use codewright_exec::shell::{env_var, protect_own_environment, taken_secrets, EnvFilter};
+pub use codewright_exec::ProcessTable;
+pub use codewright_exec::{reaper, sandbox};
 pub use codewright_policy::{
     check_rule, parse_command, paths, Policy, SimpleCommand, Subject, Verdict,
 };
 pub use diff::{apply_hunks, hunks};
 pub use registry::Registry;
-pub use sandbox::{sandbox_support, SandboxSupport};
 pub use session::{Approver, CallContext, Grant, NonInteractive, Progress, Session, SessionConfig};
-pub use shell::{env_var, protect_own_environment, taken_secrets, EnvFilter};
 
 use async_trait::async_trait;
 use codewright_protocol::{ToolCategory, ToolContent, ToolDetail};

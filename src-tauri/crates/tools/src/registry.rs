@@ -2,8 +2,8 @@
 //! malformed JSON and schema violations become error results that quote the problem, and every
 //! result is bounded (a tool or an MCP server answering with megabytes cannot fill the context).
 
-use crate::builtin::output::BoundedOutput;
 use crate::{CallContext, Tool, ToolOutput};
+use codewright_exec::output::{human_bytes, BoundedOutput};
 use codewright_protocol::{ToolContent, ToolSpec};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -25,17 +25,6 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The built-in tools.
-    pub fn builtin() -> Registry {
-        let mut registry = Registry::default();
-        for tool in crate::builtin::all() {
-            registry
-                .register(tool)
-                .expect("built-in tools have valid names and schemas");
-        }
-        registry
-    }
-
     /// Adds a tool. Fails on a name providers would refuse, a name already taken, or a schema
     /// that does not compile.
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
@@ -159,8 +148,8 @@ fn bounded(mut output: ToolOutput) -> ToolOutput {
                 *part = ToolContent::Text {
                     text: format!(
                         "[an image ({mime}, {}) was left out: larger than the {} a model accepts]",
-                        crate::builtin::human_bytes(data.len() as u64 * 3 / 4),
-                        crate::builtin::human_bytes(MAX_IMAGE as u64 * 3 / 4),
+                        human_bytes(data.len() as u64 * 3 / 4),
+                        human_bytes(MAX_IMAGE as u64 * 3 / 4),
                     ),
                 };
             }

@@ -1,8 +1,9 @@
 //! One task's tool state, and the approval gate every tool call with side effects goes through.
 
 use crate::checkpoint::Checkpoints;
-use crate::{builtin::process::ProcessTable, ToolOutput};
+use crate::ToolOutput;
 use async_trait::async_trait;
+use codewright_exec::ProcessTable;
 use codewright_policy::{Policy, Subject, Verdict};
 use codewright_protocol::{
     Action, ApprovalRequest, Decision, DecisionKind, PermissionMode, PermissionRule, ProjectId,

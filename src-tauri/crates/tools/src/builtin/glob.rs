@@ -95,7 +95,7 @@ pub(crate) fn find(
     let found = Mutex::new(Vec::new());
     let count = AtomicUsize::new(0);
     let truncated = std::sync::atomic::AtomicBool::new(false);
-    super::grep::walker(base).build_parallel().run(|| {
+    crate::files::walker(base).build_parallel().run(|| {
         Box::new(|entry| {
             if cancel.is_cancelled() {
                 return ignore::WalkState::Quit;

@@ -75,8 +75,7 @@ impl Tool for Grep {
     }
 }
 
-/// The walker every search uses ([`crate::files::walker`]).
-pub(crate) use crate::files::walker;
+use crate::files::walker;
 
 fn search(root: &Path, base: &Path, input: &Input, cancel: &CancellationToken) -> ToolOutput {
     let matcher = match RegexMatcherBuilder::new()

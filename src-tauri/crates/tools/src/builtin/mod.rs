@@ -8,21 +8,33 @@ mod grep;
 mod list_dir;
 mod matching;
 mod memory;
-pub(crate) mod output;
-pub(crate) mod process;
 mod read_file;
 mod skill;
 mod todo_write;
 mod web_fetch;
 mod write_file;
 
-use crate::{CallContext, Tool, ToolOutput};
+use crate::{CallContext, Registry, Tool, ToolOutput};
 use std::path::Path;
 use std::sync::Arc;
 
-pub(crate) use grep::walker;
-pub use process::ProcessTable;
+pub(crate) use codewright_exec::output::human_bytes;
+pub use codewright_exec::ProcessTable;
+pub(crate) use codewright_exec::{output, process};
 pub use skill::NAME as SKILL_TOOL;
+
+impl Registry {
+    /// The built-in tools.
+    pub fn builtin() -> Registry {
+        let mut registry = Registry::default();
+        for tool in all() {
+            registry
+                .register(tool)
+                .expect("built-in tools have valid names and schemas");
+        }
+        registry
+    }
+}
 
 /// How `edit_file` finds `old` in `text`: the byte ranges to replace and their replacement, or
 /// `None` when `old` is found nowhere or (without `replace_all`) at several places. For the fuzz
@@ -59,21 +71,6 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(memory::MemoryRead),
         Arc::new(memory::MemoryWrite),
     ]
-}
-
-/// `1.5 MB`, `312 KB`, `20 bytes`.
-pub(crate) fn human_bytes(n: u64) -> String {
-    const KB: f64 = 1024.0;
-    let f = n as f64;
-    if f >= KB * KB * KB {
-        format!("{:.1} GB", f / KB / KB / KB)
-    } else if f >= KB * KB {
-        format!("{:.1} MB", f / KB / KB)
-    } else if f >= KB {
-        format!("{:.0} KB", f / KB)
-    } else {
-        format!("{n} bytes")
-    }
 }
 
 /// Files larger than this are not read whole (read a range) nor edited.

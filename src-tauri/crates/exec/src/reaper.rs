@@ -128,19 +128,19 @@ for id in $groups; do kill -s KILL -- "-$id" 2>/dev/null; done
 static WATCHER: Mutex<Option<Child>> = Mutex::new(None);
 
 /// Lists a process group with the watcher: it is killed if Codewright dies before [`forget`].
-pub(crate) fn watch(pgid: u32) {
+pub fn watch(pgid: u32) {
     tell(&format!("+{pgid}\n"));
 }
 
 /// Takes a group that is gone off the watcher's list.
-pub(crate) fn forget(pgid: u32) {
+pub fn forget(pgid: u32) {
     tell(&format!("-{pgid}\n"));
 }
 
 /// Waits (blocking) until no process of the group is left, then [`forget`]s it. The group may
 /// outlive its leader while something it started runs on.
-pub(crate) fn forget_when_empty(pgid: u32) {
-    while crate::builtin::process::group_alive(pgid) {
+pub fn forget_when_empty(pgid: u32) {
+    while crate::process::group_alive(pgid) {
         std::thread::sleep(EMPTY_POLL);
     }
     forget(pgid);

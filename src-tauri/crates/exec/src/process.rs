@@ -1,8 +1,8 @@
 //! Shell processes: starting a command in its own process group (so the whole tree can be killed
-//! — no orphans), collecting its output (bounded: [`super::output`]), and the table of background
+//! — no orphans), collecting its output (bounded: [`crate::output`]), and the table of background
 //! processes a task started.
 
-use super::output::CommandOutput;
+use crate::output::CommandOutput;
 use codewright_protocol::ProcessInfo;
 use std::collections::HashMap;
 use std::path::Path;
@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 const GRACE: Duration = Duration::from_millis(1000);
 
 /// A started shell command.
-pub(crate) struct Started {
+pub struct Started {
     /// Process id, which is also its process group id.
     pub pid: u32,
     /// Its output (stdout and stderr interleaved, in order), collected as it arrives.
@@ -28,7 +28,7 @@ pub(crate) struct Started {
 
 /// Starts `command` under bash (or sh) in `cwd` with `env`, in a new process group that dies
 /// with Codewright ([`crate::reaper`]), optionally confined by a Landlock ruleset.
-pub(crate) fn spawn_shell(
+pub fn spawn_shell(
     command: &str,
     cwd: &Path,
     env: &HashMap<String, String>,
@@ -86,7 +86,7 @@ pub(crate) fn spawn_shell(
 }
 
 /// Sends `signal` to every process of the group.
-pub(crate) fn signal_group(pgid: u32, signal: i32) {
+pub fn signal_group(pgid: u32, signal: i32) {
     // SAFETY: plain syscall; a group that is already gone gives ESRCH, which is fine.
     unsafe {
         libc::killpg(pgid as libc::pid_t, signal);
@@ -94,13 +94,13 @@ pub(crate) fn signal_group(pgid: u32, signal: i32) {
 }
 
 /// Whether any process of the group is still alive.
-pub(crate) fn group_alive(pgid: u32) -> bool {
+pub fn group_alive(pgid: u32) -> bool {
     // SAFETY: signal 0 only checks for existence.
     unsafe { libc::killpg(pgid as libc::pid_t, 0) == 0 }
 }
 
 /// SIGTERM to the group, then SIGKILL to whatever is left after a grace period.
-pub(crate) async fn terminate_group(pgid: u32) {
+pub async fn terminate_group(pgid: u32) {
     signal_group(pgid, libc::SIGTERM);
     let deadline = tokio::time::Instant::now() + GRACE;
     while group_alive(pgid) && tokio::time::Instant::now() < deadline {
@@ -132,7 +132,7 @@ impl Drop for ProcessTable {
 
 impl ProcessTable {
     /// Registers a started process (its output keeps being collected until it ends).
-    pub(crate) fn adopt(&self, command: &str, started: Started) -> u32 {
+    pub fn adopt(&self, command: &str, started: Started) -> u32 {
         let Started {
             pid, output, exit, ..
         } = started;

@@ -23,18 +23,18 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// Output kept from the start of a command's output (and of each unread stretch of it).
-pub(crate) const HEAD_BYTES: usize = 12 * 1024;
+pub const HEAD_BYTES: usize = 12 * 1024;
 /// Output kept from the end of a command's output (and of each unread stretch of it).
-pub(crate) const TAIL_BYTES: usize = 12 * 1024;
+pub const TAIL_BYTES: usize = 12 * 1024;
 /// A foreground command's live output is reported at most this often.
-pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 /// How much one read from the pipe takes (a Linux pipe holds 64 KB).
 const READ_BYTES: usize = 64 * 1024;
 
 /// Output with the middle left out past a size: the first `head_limit` bytes, the last
 /// `tail_limit` bytes, and how many bytes and line ends were pushed in all.
 #[derive(Debug, Clone)]
-pub(crate) struct BoundedOutput {
+pub struct BoundedOutput {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     head_limit: usize,
@@ -109,7 +109,7 @@ impl BoundedOutput {
         }
         out.push_str(&format!(
             "[… {} / {} left out …]\n",
-            super::human_bytes(shown.left_bytes),
+            human_bytes(shown.left_bytes),
             count(shown.left_lines, "line")
         ));
         out.push_str(&String::from_utf8_lossy(&shown.tail));
@@ -125,7 +125,7 @@ impl BoundedOutput {
         }
         format!(
             "[… output is arriving faster than shown: {} / {} skipped …]\n{}",
-            super::human_bytes(self.bytes - shown.tail.len() as u64),
+            human_bytes(self.bytes - shown.tail.len() as u64),
             count(self.lines - line_ends(&shown.tail), "line"),
             String::from_utf8_lossy(&shown.tail)
         )
@@ -213,7 +213,7 @@ fn count(n: u64, what: &str) -> String {
 }
 
 /// What a reader thread has collected of one command's output (stdout and stderr interleaved).
-pub(crate) struct CommandOutput {
+pub struct CommandOutput {
     state: Mutex<State>,
 }
 
@@ -299,6 +299,21 @@ impl State {
         self.all.push_counted(bytes, lines);
         self.unread.push_counted(bytes, lines);
         self.last_output = Instant::now();
+    }
+}
+
+/// `1.5 MB`, `312 KB`, `20 bytes`.
+pub fn human_bytes(n: u64) -> String {
+    const KB: f64 = 1024.0;
+    let f = n as f64;
+    if f >= KB * KB * KB {
+        format!("{:.1} GB", f / KB / KB / KB)
+    } else if f >= KB * KB {
+        format!("{:.1} MB", f / KB / KB)
+    } else if f >= KB {
+        format!("{:.0} KB", f / KB)
+    } else {
+        format!("{n} bytes")
     }
 }
 

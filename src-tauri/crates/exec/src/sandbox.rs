@@ -46,7 +46,7 @@ pub fn sandbox_support() -> &'static SandboxSupport {
 }
 
 /// The folders a sandboxed command may write to.
-pub(crate) fn writable_paths(root: &Path) -> Vec<PathBuf> {
+pub fn writable_paths(root: &Path) -> Vec<PathBuf> {
     let mut paths = vec![
         root.to_path_buf(),
         std::env::temp_dir(),
@@ -61,7 +61,7 @@ pub(crate) fn writable_paths(root: &Path) -> Vec<PathBuf> {
 }
 
 /// A ruleset ready to apply (prepared in the parent: applying it after fork only makes syscalls).
-pub(crate) fn ruleset(writable: &[PathBuf]) -> Result<RulesetCreated, String> {
+pub fn ruleset(writable: &[PathBuf]) -> Result<RulesetCreated, String> {
     let write = AccessFs::from_write(TARGET);
     Ruleset::default()
         .handle_access(write)
@@ -71,7 +71,7 @@ pub(crate) fn ruleset(writable: &[PathBuf]) -> Result<RulesetCreated, String> {
 }
 
 /// Makes `command` restrict itself with `ruleset` right before it starts the program.
-pub(crate) fn confine(command: &mut std::process::Command, ruleset: RulesetCreated) {
+pub fn confine(command: &mut std::process::Command, ruleset: RulesetCreated) {
     use std::os::unix::process::CommandExt;
     let mut ruleset = Some(ruleset);
     // SAFETY: runs in the child between fork and exec; restrict_self only makes syscalls
