@@ -3,7 +3,7 @@
 //! or the command is refused before it runs. Which commands a window may call at all is set by
 //! its capability in tauri.conf.json.
 
-use crate::commands::CommandError;
+use crate::error::CommandError;
 use crate::windows;
 use codewright_protocol::ErrorKind;
 use tauri::ipc::{Invoke, InvokeBody};

@@ -3,6 +3,7 @@
 //! windows are opened and focused here (`windows`). No business logic lives in this crate.
 
 pub mod commands;
+mod error;
 mod guard;
 pub mod markdown;
 pub mod settings;

@@ -2,7 +2,7 @@
 //! roles. Thin calls into the host; no command ever returns a key. Only the
 //! main window's capability grants these commands.
 
-use crate::commands::{CommandError, Result};
+use crate::error::{CommandError, Result};
 use crate::AppState;
 use codewright_host::settings::{
     self, FieldError, KeySaved, LocalServer, ModelRole, Overview, ProviderForm, TestOutcome,

@@ -1,7 +1,7 @@
 //! What the shell keeps between commands: the data folder and the host (or why the data could not
 //! be opened).
 
-use crate::commands::CommandError;
+use crate::error::CommandError;
 use codewright_host::default_data_dir;
 use codewright_host::Host;
 use codewright_protocol::ErrorKind;

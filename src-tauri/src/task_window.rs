@@ -6,7 +6,7 @@
 //! thin call into the host; the guard (`guard.rs`) has already checked that a task window names
 //! only its own task.
 
-use crate::commands::{CommandError, Result};
+use crate::error::{CommandError, Result};
 use crate::markdown::{self, MarkdownText, Rendered};
 use crate::AppState;
 use codewright_host::commands::{self, Typed};
@@ -343,7 +343,7 @@ pub fn open_link(task_id: TaskId, url: String) -> Result<()> {
             saved: false,
         });
     }
-    crate::commands::system_open(url.as_ref()).map_err(|e| CommandError {
+    crate::error::system_open(url.as_ref()).map_err(|e| CommandError {
         kind: ErrorKind::BadInput,
         message: format!("the browser could not be started ({e}); copy the link instead: {url}"),
         fatal: false,

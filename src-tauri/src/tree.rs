@@ -3,7 +3,7 @@
 //! changes pushed as the [`TREE_EVENT`], and a file opened in the system's default app or put
 //! into the composer of the task window last in front.
 
-use crate::commands::{CommandError, Result};
+use crate::error::{CommandError, Result};
 use crate::{windows, AppState};
 use codewright_host::tree::{self, Folder, GitStatus, TreeWatcher};
 use codewright_protocol::ErrorKind;
@@ -129,7 +129,7 @@ fn file_of(state: &AppState, project: ProjectId, path: &str) -> Result<PathBuf> 
 #[tauri::command]
 pub fn open_file(state: State<'_, AppState>, project_id: ProjectId, path: String) -> Result<()> {
     let file = file_of(&state, project_id, &path)?;
-    crate::commands::system_open(file.as_os_str()).map_err(|e| CommandError {
+    crate::error::system_open(file.as_os_str()).map_err(|e| CommandError {
             kind: ErrorKind::Setup,
             message: format!(
                 "{path} could not be opened: no app to open it could be started (xdg-open: {e}); open it from its folder instead"

@@ -10,7 +10,9 @@
 //! at most [`AgentConfig::max_subagents`](crate::AgentConfig) at a time.
 
 use crate::approvals::EventApprover;
-use crate::run::{hold_task, Agent, RunRequest};
+use crate::handle::TaskHandle;
+use crate::lock::{hold_task, TaskLock};
+use crate::request::{Model, RunRequest};
 use crate::Events;
 use async_trait::async_trait;
 use codewright_extensions::agents::AgentDef;
@@ -27,9 +29,30 @@ pub const NAME: &str = "agent";
 /// Characters of a sub-agent's tool result shown in its parent's panel while it works.
 const PROGRESS_CHARS: usize = 160;
 
+/// What the `agent` tool needs of the agent whose run it serves (the `Agent` of the run).
+pub(crate) trait Runner: Send + Sync {
+    /// The model an agent file names, when the front end can find models (`None`: it cannot).
+    fn model_named(&self, named: &str) -> Option<Result<Model, String>>;
+    /// Sub-agents running at once take one of these.
+    fn child_slots(&self) -> Arc<tokio::sync::Semaphore>;
+    fn store(&self) -> Arc<std::sync::Mutex<codewright_store::Store>>;
+    /// The data folder (the task locks are under it).
+    fn home(&self) -> &std::path::Path;
+    /// Starts a child task's run, held by `lock`, its approvals asked of `approver`.
+    fn start_child(
+        &self,
+        lock: TaskLock,
+        request: RunRequest,
+        events: Events,
+        approver: Arc<dyn Approver>,
+    ) -> TaskHandle;
+    /// Ends what the task left running (its background processes).
+    fn close_task(&self, task: TaskId);
+}
+
 /// The `agent` tool of one run.
 pub(crate) struct SubAgents {
-    pub agent: Agent,
+    pub agent: Arc<dyn Runner>,
     pub parent: TaskId,
     /// What the sub-agents run with: the parent run's model, mode and sandbox.
     pub request: RunRequest,
@@ -45,7 +68,7 @@ pub(crate) struct SubAgents {
 
 impl SubAgents {
     pub fn new(
-        agent: Agent,
+        agent: Arc<dyn Runner>,
         parent: TaskId,
         request: RunRequest,
         events: Events,
@@ -112,7 +135,6 @@ impl Tool for SubAgents {
         if prompt.is_empty() {
             return ToolOutput::error("`prompt` is empty: write the whole job for the agent");
         }
-        let inner = &self.agent.inner;
         // Its agent's own model, when it names one and the front end can find it; else the
         // parent's.
         let mut request = self.request.clone();
@@ -121,9 +143,12 @@ impl Tool for SubAgents {
             .iter()
             .find(|a| a.name == name)
             .and_then(|a| a.model.clone());
-        let resolver = inner.models.read().expect("models lock").clone();
-        if let (Some(named), Some(resolve)) = (named, resolver) {
-            match resolve(&named) {
+        if let Some(found) = named
+            .as_deref()
+            .and_then(|named| self.agent.model_named(named))
+        {
+            let named = named.unwrap_or_default();
+            match found {
                 Ok(model) => {
                     request.model = model;
                     request.compaction = None;
@@ -137,13 +162,14 @@ impl Tool for SubAgents {
         }
         // Bounded: more wait here (the parent's stop ends the wait), before anything is stored.
         let _slot = tokio::select! {
-            slot = inner.children.clone().acquire_owned() => slot.ok(),
+            slot = self.agent.child_slots().acquire_owned() => slot.ok(),
             _ = cx.cancel.cancelled() => return ToolOutput::error(codewright_llm::request::INTERRUPTED),
         };
         let child = {
-            let store = inner.store.lock().expect("store lock");
+            let store = self.agent.store();
+            let store = store.lock().expect("store lock");
             let mut settings = codewright_protocol::TaskSettings::new();
-            settings.insert(crate::AGENT.into(), json!(name));
+            settings.insert(crate::request::AGENT.into(), json!(name));
             store.add_child_task(
                 self.parent,
                 &cx.call_id,
@@ -156,7 +182,7 @@ impl Tool for SubAgents {
             Ok(child) => child.id,
             Err(e) => return ToolOutput::error(format!("the job could not be stored: {e}")),
         };
-        let lock = match hold_task(&inner.home, child) {
+        let lock = match hold_task(self.agent.home(), child) {
             Ok(lock) => lock,
             Err((_, e)) => return ToolOutput::error(e),
         };
@@ -210,7 +236,7 @@ impl Tool for SubAgents {
             RunRequest {
                 task: child,
                 prompt: None,
-                this_run: crate::ThisRun {
+                this_run: crate::request::ThisRun {
                     agent: None,
                     tools: self.allowed.clone(),
                 },
@@ -237,7 +263,8 @@ impl Tool for SubAgents {
         // Its background processes end with it: its report is final.
         self.agent.close_task(child);
         let last_error = relay.await.ok().flatten();
-        let store = inner.store.lock().expect("store lock");
+        let store = self.agent.store();
+        let store = store.lock().expect("store lock");
         let last = store.history(child).ok().and_then(|h| {
             h.into_iter()
                 .rev()

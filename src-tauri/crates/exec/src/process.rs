@@ -3,6 +3,7 @@
 //! processes a task started.
 
 use crate::output::CommandOutput;
+pub use crate::reaper::group_alive;
 use codewright_protocol::ProcessInfo;
 use std::collections::HashMap;
 use std::path::Path;
@@ -91,12 +92,6 @@ pub fn signal_group(pgid: u32, signal: i32) {
     unsafe {
         libc::killpg(pgid as libc::pid_t, signal);
     }
-}
-
-/// Whether any process of the group is still alive.
-pub fn group_alive(pgid: u32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    unsafe { libc::killpg(pgid as libc::pid_t, 0) == 0 }
 }
 
 /// SIGTERM to the group, then SIGKILL to whatever is left after a grace period.

@@ -140,7 +140,7 @@ pub fn forget(pgid: u32) {
 /// Waits (blocking) until no process of the group is left, then [`forget`]s it. The group may
 /// outlive its leader while something it started runs on.
 pub fn forget_when_empty(pgid: u32) {
-    while crate::process::group_alive(pgid) {
+    while group_alive(pgid) {
         std::thread::sleep(EMPTY_POLL);
     }
     forget(pgid);
@@ -182,4 +182,10 @@ fn start_watcher() -> Option<Child> {
         .process_group(0)
         .spawn()
         .ok()
+}
+
+/// Whether any process of the group is still alive.
+pub fn group_alive(pgid: u32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::killpg(pgid as libc::pid_t, 0) == 0 }
 }

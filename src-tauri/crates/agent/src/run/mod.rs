@@ -11,7 +11,15 @@ mod turns;
 use model_call::*;
 use recovery::*;
 
-use crate::approvals::{EventApprover, Pending, Refusal};
+pub use crate::handle::TaskHandle;
+pub(crate) use crate::handle::{Queued, Steer};
+pub(crate) use crate::lock::hold_task;
+pub use crate::lock::{mark_interrupted, TaskLock};
+pub use crate::request::{
+    Model, ModelResolver, RunRequest, ThisRun, AGENT, SKILLS_OFF, SKILL_PRIORITY,
+};
+
+use crate::approvals::{EventApprover, Pending};
 use crate::compaction::{self, View};
 use crate::dispatch::{run_calls, Call};
 use crate::state::Step;
@@ -19,18 +27,15 @@ use crate::status::Tracker;
 use crate::text_calls;
 use crate::Events;
 use codewright_llm::request::build_body;
-use codewright_llm::{
-    ChatRequest, Client, Delta, ErrorKind as LlmErrorKind, ModelInfo, Provider, RetryPolicy,
-};
+use codewright_llm::{ChatRequest, Client, Delta, ErrorKind as LlmErrorKind, RetryPolicy};
 use codewright_protocol::{
-    answer_every_call, AgentEvent, AgentState, ApprovalRequest, AttachmentKind, Compaction,
-    ErrorKind, Message, Part, PermissionMode, ProjectId, Question, Role, RunOutcome, StopReason,
-    TaskId, TaskStatus, ToolCategory,
+    answer_every_call, AgentEvent, AgentState, AttachmentKind, Compaction, ErrorKind, Message,
+    Part, ProjectId, Role, RunOutcome, StopReason, TaskId, TaskStatus, ToolCategory,
 };
 use codewright_store::{CallState, Checkpointer, Store, UsageEvent};
 use codewright_tools::{ProcessTable, Registry, Session, SessionConfig};
 use futures_util::future::{BoxFuture, FutureExt};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::Semaphore;
@@ -68,62 +73,6 @@ impl Default for AgentConfig {
     }
 }
 
-/// The task setting that lists the skills switched off for the task (names).
-pub const SKILLS_OFF: &str = "skillsOff";
-/// The task setting that ranks skills for the task (name → priority, higher first; 0 unset).
-pub const SKILL_PRIORITY: &str = "skillPriority";
-/// The task setting that names the task's agent (see [`codewright_extensions::agents`]).
-pub const AGENT: &str = "agent";
-
-/// Finds the model an agent file names (MODEL@PROVIDER, or a role), with its key: the front
-/// end knows the user's providers and roles ([`Agent::set_model_resolver`]).
-pub type ModelResolver = Arc<dyn Fn(&str) -> Result<Model, String> + Send + Sync>;
-
-/// The model a run uses. Its `Debug` never shows the key (it may end up in a log or a panic).
-#[derive(Clone)]
-pub struct Model {
-    pub info: ModelInfo,
-    pub provider: Provider,
-    pub key: Option<String>,
-}
-
-impl std::fmt::Debug for Model {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Model")
-            .field("info", &self.info)
-            .field("provider", &self.provider)
-            .field("key", &self.key.as_ref().map(|_| "[hidden]"))
-            .finish()
-    }
-}
-
-/// What to run.
-#[derive(Debug, Clone)]
-pub struct RunRequest {
-    pub task: TaskId,
-    /// The user's new message; `None` continues the task as it is (after a pause or a crash).
-    pub prompt: Option<String>,
-    pub model: Model,
-    pub mode: PermissionMode,
-    /// Run commands under the Landlock sandbox (also when the project's settings say so; always
-    /// in yolo mode).
-    pub sandbox: bool,
-    /// The model that writes compaction summaries (the compaction role); `None`: `model`.
-    pub compaction: Option<Model>,
-    /// What this run does differently from the task's own settings.
-    pub this_run: ThisRun,
-}
-
-/// What one run does differently from its task's own settings: a slash command that names the
-/// agent to run it, or the only tools it may use.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ThisRun {
-    /// The agent that runs instead of the task's.
-    pub agent: Option<String>,
-    /// The only tools the run may use (and only those its agent may).
-    pub tools: Option<Vec<String>>,
-}
-
 /// Runs tasks. Cheap to clone; clones share the running-task limit.
 #[derive(Clone)]
 pub struct Agent {
@@ -156,61 +105,6 @@ pub(crate) struct Inner {
     may_have_run: Mutex<HashMap<TaskId, Vec<String>>>,
 }
 
-/// A task held for one run (or a restore): an advisory lock on `<home>/locks/task-<id>.lock`,
-/// released when dropped or when the process dies, so two runs never write one conversation at
-/// once, in any window or process.
-pub struct TaskLock {
-    task: TaskId,
-    _file: std::fs::File,
-}
-
-/// Marks interrupted the tasks whose stored status says a run is going but whose lock nobody
-/// holds: Codewright quit or crashed while they ran. What their answers got to is indexed for
-/// search. `home` is the data folder.
-pub fn mark_interrupted(store: &Store, home: &std::path::Path) {
-    for task in store.unfinished_tasks().unwrap_or_default() {
-        if let Ok(_lock) = hold_task(home, task) {
-            let _ = store.set_task_status(task, TaskStatus::Interrupted);
-            let _ = store.index_interrupted(task);
-        }
-    }
-}
-
-pub(crate) fn hold_task(
-    home: &std::path::Path,
-    task: TaskId,
-) -> Result<TaskLock, (ErrorKind, String)> {
-    let setup = |m: String| (ErrorKind::Setup, m);
-    let dir = home.join("locks");
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        setup(format!(
-            "cannot create the lock folder {}: {e}",
-            dir.display()
-        ))
-    })?;
-    let path = dir.join(format!("task-{}.lock", task.0));
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| setup(format!("cannot open the task lock {}: {e}", path.display())))?;
-    match file.try_lock() {
-        Ok(()) => Ok(TaskLock { task, _file: file }),
-        Err(std::fs::TryLockError::WouldBlock) => Err((
-            ErrorKind::Busy,
-            format!(
-                "task {} is already running (in another window or process); stop that run or wait for it to finish, then send the message again",
-                task.0
-            ),
-        )),
-        Err(std::fs::TryLockError::Error(e)) => Err(setup(format!(
-            "cannot lock the task ({}): {e}",
-            path.display()
-        ))),
-    }
-}
-
 impl Inner {
     /// A project's tools as they are now.
     fn registry(&self, project: ProjectId) -> Arc<Registry> {
@@ -223,99 +117,39 @@ impl Inner {
     }
 }
 
-/// A running task: stop it, steer it, answer its approvals, wait for it.
-pub struct TaskHandle {
-    task: TaskId,
-    pub(crate) cancel: CancellationToken,
-    steer: Arc<Mutex<Steer>>,
-    store: Arc<Mutex<Store>>,
-    pending: Arc<Pending>,
-    /// Weak: the tracker holds the run's event sender, which must close when the run ends.
-    tracker: std::sync::Weak<Tracker>,
-    join: tokio::task::JoinHandle<RunOutcome>,
-}
-
-impl TaskHandle {
-    pub fn task(&self) -> TaskId {
-        self.task
+/// A sub-agent's run (see [`crate::subagent`]) takes no running slot (its parent holds one), asks
+/// through the approver it is given (its parent's window), and cannot hand work on.
+impl crate::subagent::Runner for Agent {
+    fn model_named(&self, named: &str) -> Option<Result<Model, String>> {
+        let resolve = self.inner.models.read().expect("models lock").clone()?;
+        Some(resolve(named))
     }
 
-    /// Stops the run: streaming ends (what arrived is kept), running tools are killed, waiting
-    /// approvals are resolved as rejected, and every unanswered call gets a result.
-    pub fn stop(&self) {
-        self.cancel.cancel();
+    fn child_slots(&self) -> Arc<Semaphore> {
+        self.inner.children.clone()
     }
 
-    /// Queues the user's message (text, or [`Message::user`] with attachments) for the model;
-    /// it is delivered at the next turn boundary (before the next request). `Err` gives it back
-    /// when the run has already ended: start a new run with it. A queued message is kept in the
-    /// store before this returns: one still queued when a run stops or fails is put in the task,
-    /// and one queued when the process died is delivered by the task's next run, so none is ever
-    /// lost.
-    pub fn steer(&self, message: impl Into<Message>) -> Result<(), Box<Message>> {
-        let mut steer = self.steer.lock().expect("steer lock");
-        let message = message.into();
-        if steer.closed {
-            return Err(Box::new(message));
-        }
-        // (Should the store refuse, the message is still delivered from memory.)
-        let id = self
-            .store
-            .lock()
-            .expect("store lock")
-            .queue_message(self.task, &message)
-            .ok();
-        steer.queue.push_back(Queued { id, message });
-        Ok(())
+    fn store(&self) -> Arc<Mutex<Store>> {
+        self.inner.store.clone()
     }
 
-    /// Answers an approval request: refused if it no longer waits (answered elsewhere, the run
-    /// ended) or if the decision is not one it offered; then nothing changes.
-    pub fn decide(&self, id: u64, decision: codewright_protocol::Decision) -> Result<(), Refusal> {
-        self.pending.decide(id, decision)
+    fn home(&self) -> &std::path::Path {
+        &self.inner.home
     }
 
-    /// Answers a question: refused if it no longer waits.
-    pub fn answer(&self, id: u64, answer: Option<String>) -> Result<(), Refusal> {
-        self.pending.answer(id, answer)
+    fn start_child(
+        &self,
+        lock: TaskLock,
+        request: RunRequest,
+        events: Events,
+        approver: Arc<dyn codewright_tools::Approver>,
+    ) -> TaskHandle {
+        self.start_run(Some(lock), request, events, Some(approver), None)
     }
 
-    /// The approval requests and questions waiting for the user now, oldest first.
-    pub fn waiting(&self) -> (Vec<ApprovalRequest>, Vec<Question>) {
-        self.pending.waiting()
+    fn close_task(&self, task: TaskId) {
+        Agent::close_task(self, task)
     }
-
-    /// Where the run is now.
-    pub fn state(&self) -> AgentState {
-        self.tracker
-            .upgrade()
-            .map_or(AgentState::Idle, |tracker| tracker.get())
-    }
-
-    /// Whether the run has ended.
-    pub fn is_finished(&self) -> bool {
-        self.join.is_finished()
-    }
-
-    /// Waits for the run to end.
-    pub async fn wait(self) -> RunOutcome {
-        self.join.await.unwrap_or(RunOutcome::Failed)
-    }
-}
-
-/// Messages sent while a task runs, waiting for the next turn boundary; closed when the run
-/// ends, so a late one is handed back instead of lost.
-#[derive(Default)]
-struct Steer {
-    queue: VecDeque<Queued>,
-    closed: bool,
-}
-
-/// A message waiting for a turn boundary, and its row in the store's queue (see
-/// [`Store::queue_message`]).
-struct Queued {
-    id: Option<i64>,
-    message: Message,
 }
 
 /// The tools a request offers: all of the project's, less `skill` when the run has no skills.
@@ -557,18 +391,6 @@ impl Agent {
         self.start_run(lock, request, events, None, servers)
     }
 
-    /// Starts a sub-agent's run (see [`crate::subagent`]): it takes no running slot (its
-    /// parent holds one), asks through `approver` (its parent's window), and cannot hand work on.
-    pub(crate) fn start_child(
-        &self,
-        lock: TaskLock,
-        request: RunRequest,
-        events: Events,
-        approver: Arc<dyn codewright_tools::Approver>,
-    ) -> TaskHandle {
-        self.start_run(Some(lock), request, events, Some(approver), None)
-    }
-
     fn start_run(
         &self,
         lock: Option<TaskLock>,
@@ -745,22 +567,4 @@ fn today() -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use codewright_llm::Protocol;
-
-    #[test]
-    fn a_models_debug_never_shows_its_key() {
-        let model = Model {
-            info: codewright_llm::resolve_model("m@p", &[]),
-            provider: Provider::new("p", Protocol::OpenAiChat, "http://127.0.0.1:9/v1", None),
-            key: Some("sk-never-shown".into()),
-        };
-        let request = format!("{model:?}");
-        assert!(!request.contains("sk-never-shown"), "{request}");
-        assert!(request.contains("[hidden]"), "{request}");
-    }
 }

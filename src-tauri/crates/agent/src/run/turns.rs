@@ -244,9 +244,9 @@ impl Run {
             .is_none_or(|a| a.iter().any(|t| t == crate::subagent::NAME));
         if let Some(own_approver) = own_approver.filter(|_| may_hand_on) {
             self.subagents = Some(Arc::new(crate::subagent::SubAgents::new(
-                Agent {
+                Arc::new(Agent {
                     inner: self.inner.clone(),
-                },
+                }),
                 task,
                 subagent_request.clone(),
                 self.events.clone(),
