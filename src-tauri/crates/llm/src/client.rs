@@ -69,6 +69,8 @@ pub struct Client {
     retry: RetryPolicy,
     max_answer_bytes: u64,
     max_keep_alive_only: Duration,
+    /// Answers in process instead of a server (tests; see [`crate::fake`]).
+    fake: Option<crate::fake::FakeModel>,
 }
 
 impl Client {
@@ -84,7 +86,15 @@ impl Client {
             retry,
             max_answer_bytes: MAX_ANSWER_BYTES,
             max_keep_alive_only: MAX_KEEP_ALIVE_ONLY,
+            fake: None,
         }
+    }
+
+    /// The client with every request answered by `fake`, in process (tests that drive a run
+    /// step by step; see [`crate::fake`]).
+    pub fn with_fake(mut self, fake: crate::fake::FakeModel) -> Client {
+        self.fake = Some(fake);
+        self
     }
 
     /// The client with a different limit on one answer's size (see [`MAX_ANSWER_BYTES`]).
@@ -188,6 +198,13 @@ impl Client {
         out: &mut Assembly,
         on_delta: &mut (dyn FnMut(&Delta, &[Part]) + Send),
     ) -> Result<(), LlmError> {
+        if let Some(fake) = &self.fake {
+            let answer = futures_util::stream::unfold(fake.ask(model, body), |mut answer| async {
+                answer.recv().await.map(|piece| (piece, answer))
+            });
+            let mut decoder = decoder(provider.protocol, &provider.name);
+            return pump(answer, decoder.as_mut(), out, on_delta, None).await;
+        }
         let url = provider.stream_url(model);
         let shown = display_url(&url);
         let limits = provider.timeouts();

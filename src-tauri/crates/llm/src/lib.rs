@@ -33,6 +33,7 @@ mod client;
 pub mod credentials;
 mod decode;
 mod error;
+pub mod fake;
 pub mod probe;
 pub mod provider;
 pub mod request;

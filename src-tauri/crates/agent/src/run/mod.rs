@@ -58,6 +58,9 @@ pub struct AgentConfig {
     pub user_home: Option<std::path::PathBuf>,
     /// Sub-agents (the `agent` tool) running at once, across tasks; more wait (default 3).
     pub max_subagents: usize,
+    /// Every request answered in process by this model instead of its provider's server: for
+    /// tests that drive a run step by step (see [`codewright_llm::fake`]). `None` in use.
+    pub fake_model: Option<codewright_llm::fake::FakeModel>,
 }
 
 impl Default for AgentConfig {
@@ -69,6 +72,7 @@ impl Default for AgentConfig {
             quiet_notice_after: std::time::Duration::from_secs(10),
             user_home: codewright_extensions::user_home(),
             max_subagents: 3,
+            fake_model: None,
         }
     }
 }
@@ -228,7 +232,10 @@ impl Agent {
                 may_have_run: Mutex::new(HashMap::new()),
                 store,
                 home,
-                client: Client::new(config.retry.clone()),
+                client: match &config.fake_model {
+                    Some(fake) => Client::new(config.retry.clone()).with_fake(fake.clone()),
+                    None => Client::new(config.retry.clone()),
+                },
                 builtin: Arc::new(Registry::builtin()),
                 registries: RwLock::new(HashMap::new()),
                 slots: Arc::new(Semaphore::new(config.max_running.max(1))),
