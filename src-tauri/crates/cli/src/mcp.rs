@@ -101,6 +101,25 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 
 /// Runs an `mcp` command.
 pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, String> {
+    // A command about one server names one that exists, or says how to see them.
+    let named = match &command {
+        McpCommand::Tools { name }
+        | McpCommand::Prompts { name }
+        | McpCommand::Call { name, .. }
+        | McpCommand::Disable { name }
+        | McpCommand::Enable { name }
+        | McpCommand::Timeout { name, .. }
+        | McpCommand::Rm { name } => Some(name),
+        McpCommand::List | McpCommand::Add { .. } | McpCommand::Import { .. } => None,
+    };
+    if let Some(name) = named {
+        host.mcp_server(name).map_err(|e| match e.kind {
+            codewright_protocol::ErrorKind::NotFound => {
+                format!("{}; see `codewright-cli mcp list`", e.message)
+            }
+            _ => e.message,
+        })?;
+    }
     match command {
         McpCommand::List => {
             let rows = host.mcp_servers()?;

@@ -595,6 +595,21 @@ pub fn endpoint_of(store: &Store, row: &McpServerRow) -> Result<(Endpoint, Redac
     codewright_mcp::endpoint(row, &read_secret, &env, None)
 }
 
+/// The server called `name` (`NotFound` when there is none).
+fn server_named(store: &Store, name: &str) -> Result<McpServerRow, HostError> {
+    store
+        .mcp_servers()
+        .map_err(store_error)?
+        .into_iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| {
+            HostError::new(
+                ErrorKind::NotFound,
+                format!("there is no MCP server named {name}"),
+            )
+        })
+}
+
 /// What connecting to a server found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "state", rename_all = "camelCase")]
@@ -625,17 +640,7 @@ pub fn check_server(
     store: &Store,
     name: &str,
 ) -> Result<impl std::future::Future<Output = ServerCheck> + Send + 'static, HostError> {
-    let row = store
-        .mcp_servers()
-        .map_err(store_error)?
-        .into_iter()
-        .find(|s| s.name == name)
-        .ok_or_else(|| {
-            HostError::new(
-                ErrorKind::NotFound,
-                format!("there is no MCP server named {name}"),
-            )
-        })?;
+    let row = server_named(store, name)?;
     let endpoint = endpoint_of(store, &row);
     Ok(async move {
         let (endpoint, redactor) = match endpoint {
@@ -760,17 +765,9 @@ impl crate::Host {
         Ok(view)
     }
 
-    /// The server called `name`, or an error that says how to list them.
+    /// The server called `name` (`NotFound` when there is none).
     pub fn mcp_server(&self, name: &str) -> Result<McpServerRow, HostError> {
-        self.mcp_servers()?
-            .into_iter()
-            .find(|s| s.name == name)
-            .ok_or_else(|| {
-                HostError::new(
-                    ErrorKind::NotFound,
-                    format!("there is no MCP server named {name}"),
-                )
-            })
+        server_named(&self.inner.store(), name)
     }
 
     /// Connects to a server once: its tools and prompts, or why it failed (the store is not
