@@ -5,7 +5,7 @@ memory, and the time it spends between a tool call's answer and its next request
 
     cargo build --release -p codewright-cli
     python3 scripts/bench-peers.py [--agents codewright,opencode,codex,aider] [--runs 7] [--n 5]
-                                   [--cli PATH] [--timeout 120] [--out results.json] [--keep DIR]
+                                   [--cli PATH] [--base-cli PATH] [--timeout 120] [--out results.json] [--keep DIR]
 
 The agents are installed and pointed at a server exactly as scripts/bench-agents.py does it
 (imported: its install_peers, task_folder, agent_command and test_env), each run in a fresh copy of
@@ -322,11 +322,16 @@ class RssSampler(threading.Thread):
 def run_agent(agent, mode, mock, pybin, args, home):
     folder, stub, test = ba.task_folder(TASK)
     env = ba.test_env(pybin)
-    cmd, env, home = ba.agent_command(agent, folder, stub, test, mock.url, env, args, home, PROMPT)
-    env = {**env, **OFFLINE.get(agent, {})}
+    # `codewright-base` is Codewright too, another build of it (--base-cli): a change measured
+    # beside the commit before it, in one run.
+    real, real_args = agent, args
+    if agent == BASE:
+        real, real_args = "codewright", argparse.Namespace(**{**vars(args), "cli": args.base_cli})
+    cmd, env, home = ba.agent_command(real, folder, stub, test, mock.url, env, real_args, home, PROMPT)
+    env = {**env, **OFFLINE.get(real, {})}
     rss_file = os.path.join(home, "time-rss")
     cmd = ["/usr/bin/time", "-f", "%M", "-o", rss_file, *cmd]
-    mock.start_run(agent, folder, mode, args.n)
+    mock.start_run(real, folder, mode, args.n)
     out = open(os.path.join(home, "output.log"), "wb")
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=out,
@@ -391,6 +396,10 @@ def run_agent(agent, mode, mock, pybin, args, home):
         r["log"] = name + ".log"
     shutil.rmtree(folder, ignore_errors=True)
     return r
+
+
+# The label of the second Codewright build (--base-cli).
+BASE = "codewright-base"
 
 
 def pct(values, q):
@@ -470,13 +479,16 @@ def main():
     p.add_argument("--target", default=os.environ.get("CARGO_TARGET_DIR") or
                    (cached if os.path.isdir(cached) else os.path.join(ba.ROOT, "target")))
     p.add_argument("--cli", help="the codewright-cli binary (default: TARGET/release/codewright-cli; TARGET is $CARGO_TARGET_DIR, else ~/.cache/codewright/target if present, else ./target)")
+    p.add_argument("--base-cli", help="another codewright-cli build (the commit before a change), run beside the first as `codewright-base`")
     p.add_argument("--out", help="write every run and the summary as JSON here")
     p.add_argument("--keep", help="keep each run's output and the mock's request log under this folder")
     args = p.parse_args()
     agents = args.agents.split(",")
+    if args.base_cli and BASE not in agents:
+        agents.insert(agents.index("codewright") + 1 if "codewright" in agents else 0, BASE)
     if not os.path.exists("/usr/bin/time"):
         sys.exit("GNU time is needed at /usr/bin/time (apt-get install time)")
-    pybin = ba.install_peers(agents)
+    pybin = ba.install_peers([a for a in agents if a != BASE])
     mock = Mock()
     results = []
     # Each agent keeps one home folder, as a user's does, set up by a first run that is not
