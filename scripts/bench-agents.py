@@ -189,7 +189,7 @@ def agent_command(agent, folder, stub, test, url, env, args, home=None, prompt=P
         if fresh:
             sh(base + ["providers", "add", "llama", "--protocol", "openai", "--base-url", f"{url}/v1"],
                cwd=folder, stdout=subprocess.DEVNULL)
-            if args.temperature is not None:
+            if getattr(args, "temperature", None) is not None:
                 sh(base + ["models", "add", "qwen@llama", "--temperature", str(args.temperature)],
                    cwd=folder, stdout=subprocess.DEVNULL)
         return base + ["exec", "--mode", "yolo", "--model", "qwen@llama", prompt], env, home
