@@ -150,7 +150,7 @@ pub fn chat(host: Host, args: ChatArgs, json: bool) -> Result<ExitCode, String> 
                         return Err(format!(
                             "{}{}",
                             error.message,
-                            crate::exec::hint(error.kind, args.model.as_deref())
+                            crate::exec::hint(&host, error.kind, args.task, args.model.as_deref())
                         ))
                     }
                 };
@@ -167,7 +167,7 @@ pub fn chat(host: Host, args: ChatArgs, json: bool) -> Result<ExitCode, String> 
             Err(format!(
                 "{}{}",
                 error.message,
-                crate::exec::hint(error.kind, args.model.as_deref())
+                crate::exec::hint(&host, error.kind, args.task, args.model.as_deref())
             ))
         }
     }

@@ -164,6 +164,8 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
     let mode = args.mode;
     let task_id = task.id;
     let named_model = args.model.clone();
+    let named_in_run = args.model.clone();
+    let host_after = host.clone();
     let outcome = runtime.block_on(async move {
         let mut rx = host.subscribe(Some(task_id));
         let options = RunOptions {
@@ -210,7 +212,7 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
                     eprintln!("codewright-cli: {}", visible::terminal_safe(message))
                 }
                 AgentEvent::Error { message, kind, .. } if !json => {
-                    eprintln!("codewright-cli: {}{}", visible::terminal_safe(message), hint(*kind, None))
+                    eprintln!("codewright-cli: {}{}", visible::terminal_safe(message), hint(&host, *kind, Some(task_id), named_in_run.as_deref()))
                 }
                 AgentEvent::ApprovalRequested { request } => {
                     let decision = if interactive {
@@ -282,7 +284,7 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
             return Err(format!(
                 "{}{}{saved}",
                 e.message,
-                hint(e.kind, named_model.as_deref())
+                hint(&host_after, e.kind, Some(task_id), named_model.as_deref())
             ));
         }
     };
@@ -293,9 +295,19 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
     })
 }
 
-/// What to do about an error, in the CLI's words (`model`: MODEL@PROVIDER, when one was named).
-pub(crate) fn hint(kind: ErrorKind, model: Option<&str>) -> String {
+/// What to do about an error, in the CLI's words; a missing or refused key names the provider of
+/// the model in use (`named`, else `task`'s, else the main model).
+pub(crate) fn hint(
+    host: &Host,
+    kind: ErrorKind,
+    task: Option<TaskId>,
+    named: Option<&str>,
+) -> String {
+    let model = matches!(kind, ErrorKind::MissingKey | ErrorKind::Auth)
+        .then(|| host.model_in_use(task, named))
+        .flatten();
     let provider = model
+        .as_deref()
         .and_then(|m| m.rsplit_once('@'))
         .map_or("PROVIDER", |(_, p)| p);
     match kind {
@@ -336,7 +348,11 @@ pub fn compact(
         } else {
             "Nothing to compact: the task's history is already short.\n".to_string()
         }),
-        Err(e) => Err(format!("{}{}", e.message, hint(e.kind, model_id))),
+        Err(e) => Err(format!(
+            "{}{}",
+            e.message,
+            hint(host, e.kind, Some(task), model_id)
+        )),
     }
 }
 

@@ -57,14 +57,20 @@ pub fn existing(host: &Host, given: Option<&ProjectArg>) -> Result<ProjectId, St
     })
 }
 
-/// The project `given` names, else the current folder's; a folder that is no project yet is
-/// added as one (as `exec` does for the folder it works in).
+/// The project `given` names, else the current folder's; a folder inside a project is that
+/// project, and a folder in none is added as one (as `exec` does for the folder it works in).
 pub fn found_or_added(host: &Host, given: Option<&ProjectArg>) -> Result<ProjectId, String> {
-    match given {
-        Some(ProjectArg::Id(id)) => host.project(*id).map(|p| p.id).map_err(String::from),
-        Some(ProjectArg::Folder(folder)) => Ok(host.project_in(folder)?),
-        None => Ok(host.project_in(&current_folder()?)?),
+    let folder = match given {
+        Some(ProjectArg::Id(id)) => return host.project(*id).map(|p| p.id).map_err(String::from),
+        Some(ProjectArg::Folder(folder)) => folder.clone(),
+        None => current_folder()?,
+    };
+    if folder.is_dir() {
+        if let Some(project) = host.project_containing(&folder)? {
+            return Ok(project);
+        }
     }
+    Ok(host.project_in(&folder)?)
 }
 
 /// An optional `--project` (one project, or every project without it).

@@ -293,6 +293,19 @@ fn missing_keys_and_bad_ids_are_one_line_errors_that_say_what_to_do() {
 
     let err = String::from_utf8(cli.run(&["chat", "hi"], &[]).stderr).unwrap();
     assert!(err.contains("models role main"), "{err}");
+    // Without --model the main model's provider is named all the same.
+    let set = cli.run(
+        &["models", "role", "main", "claude-sonnet-4-5@anthropic"],
+        &[],
+    );
+    assert!(set.status.success(), "{set:?}");
+    let err = String::from_utf8(
+        cli.run(&["chat", "hi"], &[("ANTHROPIC_API_KEY", "")])
+            .stderr,
+    )
+    .unwrap();
+    assert!(err.contains("auth set anthropic"), "{err}");
+    assert!(cli.run(&["models", "role", "main"], &[]).status.success());
     let err =
         String::from_utf8(cli.run(&["chat", "--model", "nomodel", "hi"], &[]).stderr).unwrap();
     assert!(err.contains("MODEL@PROVIDER"), "{err}");

@@ -15,29 +15,26 @@ impl Cli {
         }
     }
 
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_codewright-cli"))
+    /// The CLI on this data folder, with the user's own skills looked for here, never in the
+    /// machine's real home.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_codewright-cli"));
+        command
             .arg("--home")
             .arg(self.home.path().join("data"))
             .args(args)
             .env_remove("CODEWRIGHT_HOME")
-            // The user's own skills are looked for here, never in the machine's real home.
-            .env("HOME", self.home.path().join("user"))
-            .output()
-            .unwrap()
+            .env("HOME", self.home.path().join("user"));
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
     }
 
     /// Runs a command in the folder `cwd`; it must succeed, and its stdout is returned.
     fn ok_in(&self, cwd: &Path, args: &[&str]) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_codewright-cli"))
-            .arg("--home")
-            .arg(self.home.path().join("data"))
-            .args(args)
-            .current_dir(cwd)
-            .env_remove("CODEWRIGHT_HOME")
-            .env("HOME", self.home.path().join("user"))
-            .output()
-            .unwrap();
+        let out = self.command(args).current_dir(cwd).output().unwrap();
         assert!(
             out.status.success(),
             "{args:?} in {} failed: {}",
@@ -45,6 +42,17 @@ impl Cli {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs a command in the folder `cwd`; it must fail, and its stderr is returned.
+    fn fails_in(&self, cwd: &Path, args: &[&str]) -> String {
+        let out = self.command(args).current_dir(cwd).output().unwrap();
+        assert!(
+            !out.status.success(),
+            "{args:?} in {} should have failed",
+            cwd.display()
+        );
+        String::from_utf8(out.stderr).unwrap()
     }
 
     /// Runs a command that must succeed and returns its stdout.
@@ -188,6 +196,10 @@ fn project_is_an_id_or_a_folder_and_defaults_to_the_current_one() {
     assert!(titles.contains(&"from the folder") && titles.contains(&"from inside"));
     let rules = cli.ok_in(&folder.join("src"), &["rules", "list"]);
     assert!(rules.contains("No saved rules"), "{rules}");
+    // `exec` in a folder inside the project works in that project; it adds no nested one.
+    let no_model = cli.fails_in(&folder.join("src/deep"), &["exec", "hello"]);
+    assert!(no_model.contains("--model"), "{no_model}");
+    assert_eq!(cli.json(&["projects", "list"]).as_array().unwrap().len(), 1);
 
     // A folder in no project says how to add it, and adds nothing.
     let elsewhere = cli.home.path().join("elsewhere");

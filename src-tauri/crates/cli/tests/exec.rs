@@ -863,4 +863,30 @@ async fn task_files_are_listed_implemented_one_by_one_and_marked_done() {
         titles.contains(&"TASK-001: Fix the notes") && titles.contains(&"TASK-002: Add login"),
         "{titles:?}"
     );
+    // In JSON every path is a full one, the broken files' as the others'.
+    std::fs::write(
+        cli.project.path().join(".ayder/tasks/copy.md"),
+        "# Again
+
+- **ID:** TASK-001
+",
+    )
+    .unwrap();
+    let listed: Value = serde_json::from_slice(
+        &cli.run(&["tasks", "files", "--project", "1", "--json"])
+            .stdout,
+    )
+    .unwrap();
+    let paths: Vec<&str> = listed["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(listed["broken"].as_array().unwrap())
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 4, "{listed}");
+    assert!(
+        paths.iter().all(|p| std::path::Path::new(p).is_absolute()),
+        "{listed}"
+    );
 }

@@ -697,16 +697,19 @@ impl Host {
         };
         models::fit_local_model(&mut model, &self.inner.home).await;
         self.forward();
-        // Its events pass on as they come; the error among them is what the caller is told.
+        // Its events pass on as they come, except the error: that is what the caller is told,
+        // and shows where the user asked for the compaction (once, not also as an event).
         let (tx, mut rx) = unbounded_channel();
         let events = self.inner.events.clone();
         let relay = tokio::spawn(async move {
             let mut why = None;
             while let Some(event) = rx.recv().await {
-                if let AgentEvent::Error { message, .. } = &event {
-                    why = Some(message.clone());
+                match event {
+                    AgentEvent::Error { message, .. } => why = Some(message),
+                    event => {
+                        let _ = events.send(event);
+                    }
                 }
-                let _ = events.send(event);
             }
             why
         });

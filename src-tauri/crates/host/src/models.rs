@@ -326,6 +326,22 @@ impl crate::Host {
         model_for(&self.inner.store(), role)
     }
 
+    /// The model (MODEL@PROVIDER) a run would use: `named`, else the task's own, else the main
+    /// model; `None` when none is set.
+    pub fn model_in_use(
+        &self,
+        task: Option<codewright_protocol::TaskId>,
+        named: Option<&str>,
+    ) -> Option<String> {
+        if let Some(named) = named {
+            return Some(named.to_string());
+        }
+        let store = self.inner.store();
+        task.and_then(|task| store.task(task).ok())
+            .and_then(|task| crate::options_of(&store, &task).model)
+            .or_else(|| main_model(&store).ok().flatten())
+    }
+
     /// Every provider, built-in and custom.
     pub fn providers(&self) -> Result<Vec<Provider>, HostError> {
         all_providers(&self.inner.store())

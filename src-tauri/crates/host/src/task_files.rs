@@ -19,15 +19,9 @@ pub struct TaskFiles {
     pub broken: Vec<Broken>,
 }
 
-/// The task files of a project (the broken ones' paths inside the project's folder).
+/// The task files of a project; every path is a full one, as the files are found.
 pub fn list(store: &Store, project: ProjectId) -> Result<TaskFiles, HostError> {
-    let root = root(store, project)?;
-    let (files, mut broken) = task_files::discover(&root);
-    for b in &mut broken {
-        if let Ok(inside) = b.path.strip_prefix(&root) {
-            b.path = inside.to_path_buf();
-        }
-    }
+    let (files, broken) = task_files::discover(&root(store, project)?);
     Ok(TaskFiles { files, broken })
 }
 

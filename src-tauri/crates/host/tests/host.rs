@@ -93,6 +93,46 @@ async fn a_chat_in_a_task_running_elsewhere_is_refused_and_stores_nothing() {
     assert_eq!(data.lock().unwrap().history(task).unwrap().len(), 2);
 }
 
+/// A compaction that fails says why once, to whoever asked for it (`/compact` shows it where it
+/// was typed): the error is not also sent as an event, which the window would show a second time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_compaction_is_told_once_to_who_asked() {
+    let (_dir, host, task, data) = world();
+    {
+        let store = data.lock().unwrap();
+        for i in 0..30 {
+            store
+                .append_message(
+                    task,
+                    &Message::user(format!("question {i} {}", "x ".repeat(6000))),
+                )
+                .unwrap();
+            store
+                .append_message(
+                    task,
+                    &Message::new(
+                        codewright_protocol::Role::Assistant,
+                        vec![codewright_protocol::Part::Text {
+                            text: format!("answer {i} {}", "y ".repeat(6000)),
+                        }],
+                    ),
+                )
+                .unwrap();
+        }
+    }
+    let mut events = host.subscribe(Some(task));
+    let err = host.compact(task, None).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Compaction, "{err:?}");
+    assert!(!err.message.is_empty());
+    let mut errors = 0;
+    while let Ok(event) = events.try_recv() {
+        if matches!(event, codewright_protocol::AgentEvent::Error { .. }) {
+            errors += 1;
+        }
+    }
+    assert_eq!(errors, 0, "the error was also sent as an event");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_nobody_waits_for_are_refused() {
     let (_dir, host, task, _data) = world();

@@ -89,9 +89,15 @@ impl TaskStatus {
         <TaskStatus as strum::IntoEnumIterator>::iter()
     }
 
-    /// Parses a stored name; `None` for names this build does not know.
+    /// Parses a stored name; `None` for names this build does not know. The names builds before
+    /// migration 0019 wrote (`awaiting_approval`, `completed`) are still read: an older app that is
+    /// still open keeps writing them until it is closed.
     pub fn parse(s: &str) -> Option<Self> {
-        TaskStatus::all().find(|status| status.as_str() == s)
+        match s {
+            "awaiting_approval" => Some(TaskStatus::AwaitingApproval),
+            "completed" => Some(TaskStatus::Done),
+            _ => TaskStatus::all().find(|status| status.as_str() == s),
+        }
     }
 }
 
@@ -234,10 +240,11 @@ mod tests {
             assert_eq!(serde_json::to_value(status).unwrap(), name);
         }
         assert_eq!(TaskStatus::parse("bogus"), None);
+        // What an older build, still open, writes.
         assert_eq!(
             TaskStatus::parse("awaiting_approval"),
-            None,
-            "the old spelling"
+            Some(TaskStatus::AwaitingApproval)
         );
+        assert_eq!(TaskStatus::parse("completed"), Some(TaskStatus::Done));
     }
 }
