@@ -160,6 +160,8 @@ export const ERROR_KINDS = Object.freeze([
   'alreadyAdded',
   'denied',
   'window',
+  'git',
+  'conflict',
 ]);
 
 /** The `type` of an `agent` event. */

@@ -98,6 +98,11 @@ pub enum ErrorKind {
     Denied,
     /// The window system failed (a window, a native dialog).
     Window,
+    /// git is missing, or a git command failed.
+    Git,
+    /// Work would be overwritten or lost (a merge that conflicts, a checkout with changes of
+    /// its own): nothing was changed.
+    Conflict,
 }
 
 impl ErrorKind {

@@ -1,0 +1,614 @@
+//! Git for tasks, through the `git` program: a task's own worktree on its own branch, the whole
+//! change it made against its base (committed or not, new files included), a commit of it, a
+//! merge into the base, and work that is discarded kept under an archive ref, from which it is
+//! restored as it was.
+//!
+//! **Nothing a repository chose runs.** A repository is code as much as data: every git command
+//! here runs with no hook (`core.hooksPath` points nowhere), no fsmonitor, no external diff or
+//! text conversion, no pager and no credential prompt. A hostile clone's hooks do not run when a
+//! task's worktree is made, committed or merged.
+//!
+//! **No work is lost.** Nothing here deletes a change that is not kept elsewhere first: a
+//! worktree is removed only by [`Repo::archive`], after its branch and its uncommitted files are
+//! kept as one commit under `refs/codewright/archive/…`; a merge that conflicts is aborted,
+//! leaving both branches as they were; reading a task's change never touches the index (it is
+//! built in a temporary one).
+
+use serde::Serialize;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+mod changes;
+pub use changes::{Changes, FileChange};
+
+/// What went wrong, in words for the screen it appears on.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("git is not installed (or not on PATH); install it to give tasks their own worktrees")]
+    NotInstalled,
+    #[error("{} is not in a git repository: a task there works in the folder itself", .0.display())]
+    NotARepository(PathBuf),
+    #[error("the repository has no commit yet: commit once, then start the task again")]
+    NoCommit,
+    #[error("there is no branch or commit {0} in the repository")]
+    UnknownRef(String),
+    #[error("merging {branch} into {base} conflicts in {}; nothing was changed", .files.join(", "))]
+    Conflict {
+        branch: String,
+        base: String,
+        files: Vec<String>,
+    },
+    /// The operation would overwrite or lose something; `0` says what and what to do.
+    #[error("{0}")]
+    Refused(String),
+    #[error("git {command} failed: {stderr}")]
+    Failed { command: String, stderr: String },
+}
+
+impl GitError {
+    /// The kind a front end tells its user by.
+    pub fn kind(&self) -> codewright_protocol::ErrorKind {
+        use codewright_protocol::ErrorKind;
+        match self {
+            GitError::NotInstalled | GitError::Failed { .. } => ErrorKind::Git,
+            GitError::NotARepository(_) | GitError::NoCommit => ErrorKind::BadInput,
+            GitError::UnknownRef(_) => ErrorKind::NotFound,
+            GitError::Conflict { .. } | GitError::Refused(_) => ErrorKind::Conflict,
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, GitError>;
+
+/// A task's worktree: where it is, its branch, and what it was made from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Worktree {
+    /// The worktree's top folder.
+    pub path: PathBuf,
+    pub branch: String,
+    /// What it was made from, as the user named it (a branch, usually).
+    pub base: String,
+    /// The commit `base` was then.
+    pub base_commit: String,
+}
+
+/// How a task's branch goes into its base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum MergeMode {
+    /// A fast-forward when the base has not moved, else a merge commit.
+    #[default]
+    Auto,
+    /// Only a fast-forward; refused when the base has moved.
+    FastForward,
+    /// Always a merge commit.
+    MergeCommit,
+}
+
+/// What a merge did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Merged {
+    pub base: String,
+    /// The base's commit now.
+    pub commit: String,
+    pub fast_forward: bool,
+}
+
+/// A git repository, by the top folder of its main checkout.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    root: PathBuf,
+}
+
+impl Repo {
+    /// The repository `dir` is in (`dir` itself or a folder inside it).
+    pub fn discover(dir: &Path) -> Result<Repo> {
+        let out = git_output(
+            dir,
+            ["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        )?;
+        if !out.status.success() {
+            return Err(GitError::NotARepository(dir.to_path_buf()));
+        }
+        // The main checkout is the folder of the common git dir (`…/.git`), for a linked
+        // worktree as for the main one.
+        let common = PathBuf::from(stdout_line(&out));
+        let root = match common.file_name() {
+            Some(name) if name == ".git" => common.parent().map(Path::to_path_buf),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            GitError::Refused(format!(
+                "{} is a bare repository: a task needs a checkout to work in",
+                common.display()
+            ))
+        })?;
+        Ok(Repo { root })
+    }
+
+    /// The main checkout's top folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The branch checked out in the main checkout; `None` when its HEAD is detached.
+    pub fn current_branch(&self) -> Result<Option<String>> {
+        let out = git_output(&self.root, ["symbolic-ref", "--short", "-q", "HEAD"])?;
+        Ok(out.status.success().then(|| stdout_line(&out)))
+    }
+
+    /// The commit `rev` names.
+    pub fn commit_of(&self, rev: &str) -> Result<String> {
+        if rev.starts_with('-') {
+            return Err(GitError::UnknownRef(rev.into()));
+        }
+        let out = git_output(
+            &self.root,
+            ["rev-parse", "--verify", "-q", &format!("{rev}^{{commit}}")],
+        )?;
+        if out.status.success() {
+            return Ok(stdout_line(&out));
+        }
+        let head = git_output(&self.root, ["rev-parse", "--verify", "-q", "HEAD"])?;
+        if !head.status.success() {
+            return Err(GitError::NoCommit);
+        }
+        Err(GitError::UnknownRef(rev.into()))
+    }
+
+    /// Makes a worktree at `path` on a new branch named after `branch` (a number is added when
+    /// the name is taken) from `base` (a branch or commit; `None`: the current branch, else HEAD).
+    pub fn add_worktree(&self, path: &Path, branch: &str, base: Option<&str>) -> Result<Worktree> {
+        let base = match base {
+            Some(base) => base.to_string(),
+            None => self.current_branch()?.unwrap_or_else(|| "HEAD".into()),
+        };
+        let base_commit = self.commit_of(&base)?;
+        let branch = self.free_branch(branch)?;
+        if path.exists() {
+            return Err(GitError::Refused(format!(
+                "{} already exists; Codewright does not write over a folder it did not make",
+                path.display()
+            )));
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| GitError::Failed {
+                command: "worktree add".into(),
+                stderr: format!("cannot make {}: {e}", parent.display()),
+            })?;
+        }
+        self.run([
+            OsStr::new("worktree"),
+            OsStr::new("add"),
+            OsStr::new("-b"),
+            OsStr::new(&branch),
+            path.as_os_str(),
+            OsStr::new(&base_commit),
+        ])?;
+        Ok(Worktree {
+            path: path.to_path_buf(),
+            branch,
+            base,
+            base_commit,
+        })
+    }
+
+    /// `wanted` if no branch has that name, else `wanted-2`, `wanted-3`, …
+    fn free_branch(&self, wanted: &str) -> Result<String> {
+        let out = git_output(&self.root, ["check-ref-format", "--branch", wanted])?;
+        if !out.status.success() {
+            return Err(GitError::Refused(format!(
+                "{wanted} cannot be a branch name"
+            )));
+        }
+        for n in 1.. {
+            let name = match n {
+                1 => wanted.to_string(),
+                n => format!("{wanted}-{n}"),
+            };
+            let exists = git_output(
+                &self.root,
+                ["show-ref", "--verify", "-q", &format!("refs/heads/{name}")],
+            )?;
+            if !exists.status.success() {
+                return Ok(name);
+            }
+        }
+        unreachable!("some number is free")
+    }
+
+    /// The commit the task's change is measured from: where its branch left the base (the base
+    /// may have moved on since), else the commit it was made from.
+    pub fn fork_point(&self, worktree: &Worktree) -> Result<String> {
+        let out = git_output(&worktree.path, ["merge-base", &worktree.base, "HEAD"])?;
+        Ok(match out.status.success() {
+            true => stdout_line(&out),
+            false => worktree.base_commit.clone(),
+        })
+    }
+
+    /// Everything the task changed in `worktree` against its fork point: committed and not,
+    /// new files included (those git ignores left out). The worktree's index is not touched.
+    pub fn changes(&self, worktree: &Worktree) -> Result<Changes> {
+        let from = self.fork_point(worktree)?;
+        changes::of(&worktree.path, &from)
+    }
+
+    /// Commits everything in `worktree` that is not committed yet (new files too); `None` when
+    /// there is nothing to commit. Returns the new commit.
+    pub fn commit_all(&self, worktree: &Path, message: &str) -> Result<Option<String>> {
+        if message.trim().is_empty() {
+            return Err(GitError::Refused(
+                "a commit needs a message: write one".into(),
+            ));
+        }
+        run_in(worktree, ["add", "-A"])?;
+        let staged = git_output(worktree, ["diff", "--cached", "--quiet"])?;
+        if staged.status.success() {
+            return Ok(None);
+        }
+        let out = git_output(worktree, ["commit", "-q", "--no-verify", "-m", message])?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if stderr.contains("user.email") || stderr.contains("Author identity unknown") {
+                return Err(GitError::Refused(
+                    "git does not know who you are: set it with `git config --global user.name \"Your Name\"` and `git config --global user.email you@example.com`, then commit again".into(),
+                ));
+            }
+            return Err(failed("commit", &out));
+        }
+        Ok(Some(self.commit_in(worktree)?))
+    }
+
+    fn commit_in(&self, worktree: &Path) -> Result<String> {
+        Ok(stdout_line(&run_in(worktree, ["rev-parse", "HEAD"])?))
+    }
+
+    /// Uncommitted changes in `dir` (new files included), as `git status` names them.
+    pub fn uncommitted(&self, dir: &Path) -> Result<Vec<String>> {
+        let out = run_in(
+            dir,
+            ["status", "--porcelain", "-z", "--untracked-files=all"],
+        )?;
+        Ok(out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|entry| entry.len() > 3)
+            .map(|entry| String::from_utf8_lossy(&entry[3..]).into_owned())
+            .collect())
+    }
+
+    /// Merges the worktree's branch into its base (which must be a branch). Where the base is
+    /// checked out, its checkout must have no uncommitted change to a tracked file, and the
+    /// merge happens there; elsewhere the base's ref moves. A conflict changes nothing.
+    pub fn merge(&self, worktree: &Worktree, mode: MergeMode) -> Result<Merged> {
+        let base = worktree.base.as_str();
+        let base_ref = format!("refs/heads/{base}");
+        let exists = git_output(&self.root, ["show-ref", "--verify", "-q", &base_ref])?;
+        if !exists.status.success() {
+            return Err(GitError::Refused(format!(
+                "the task was made from {base}, which is not a branch (now): merge its branch {} by hand",
+                worktree.branch
+            )));
+        }
+        let base_before = self.commit_of(base)?;
+        let tip = self.commit_in(&worktree.path)?;
+        let can_ff = git_output(
+            &self.root,
+            ["merge-base", "--is-ancestor", &base_before, &tip],
+        )?
+        .status
+        .success();
+        if mode == MergeMode::FastForward && !can_ff {
+            return Err(GitError::Refused(format!(
+                "{base} has moved on since the task began, so it cannot be fast-forwarded: merge with a merge commit instead"
+            )));
+        }
+        let fast_forward = can_ff && mode != MergeMode::MergeCommit;
+        let message = format!("Merge branch '{}' into {base}", worktree.branch);
+        match self.checkout_of(base)? {
+            Some(checkout) => {
+                let tracked_changes =
+                    run_in(&checkout, ["status", "--porcelain", "--untracked-files=no"])?;
+                if !tracked_changes.stdout.is_empty() {
+                    return Err(GitError::Refused(format!(
+                        "{} (where {base} is checked out) has changes that are not committed: commit or stash them, then merge",
+                        checkout.display()
+                    )));
+                }
+                let how = if fast_forward { "--ff-only" } else { "--no-ff" };
+                let out = git_output(
+                    &checkout,
+                    ["merge", "-q", "--no-verify", how, "-m", &message, &tip],
+                )?;
+                if !out.status.success() {
+                    let files = unmerged(&checkout)?;
+                    let _ = git_output(&checkout, ["merge", "--abort"]);
+                    if files.is_empty() {
+                        return Err(failed("merge", &out));
+                    }
+                    return Err(GitError::Conflict {
+                        branch: worktree.branch.clone(),
+                        base: base.into(),
+                        files,
+                    });
+                }
+            }
+            None => {
+                let new = if fast_forward {
+                    tip.clone()
+                } else {
+                    // Merged without a checkout: the tree is made in the object store only.
+                    let out = git_output(
+                        &self.root,
+                        [
+                            "merge-tree",
+                            "--write-tree",
+                            "--name-only",
+                            &base_before,
+                            &tip,
+                        ],
+                    )?;
+                    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+                    let mut lines = text.lines();
+                    let tree = lines.next().unwrap_or_default().to_string();
+                    if !out.status.success() {
+                        let files: Vec<String> = lines
+                            .take_while(|l| !l.is_empty())
+                            .map(String::from)
+                            .collect();
+                        if files.is_empty() {
+                            return Err(failed("merge-tree", &out));
+                        }
+                        return Err(GitError::Conflict {
+                            branch: worktree.branch.clone(),
+                            base: base.into(),
+                            files,
+                        });
+                    }
+                    stdout_line(&self.run([
+                        "commit-tree",
+                        &tree,
+                        "-p",
+                        &base_before,
+                        "-p",
+                        &tip,
+                        "-m",
+                        &message,
+                    ])?)
+                };
+                // Moves only if the base is still where it was read.
+                self.run(["update-ref", &base_ref, &new, &base_before])?;
+            }
+        }
+        Ok(Merged {
+            base: base.into(),
+            commit: self.commit_of(base)?,
+            fast_forward,
+        })
+    }
+
+    /// The folder where `branch` is checked out, if any.
+    fn checkout_of(&self, branch: &str) -> Result<Option<PathBuf>> {
+        let out = self.run(["worktree", "list", "--porcelain", "-z"])?;
+        let wanted = format!("branch refs/heads/{branch}");
+        let mut path = None;
+        for field in out.stdout.split(|b| *b == 0) {
+            let field = String::from_utf8_lossy(field);
+            if let Some(p) = field.strip_prefix("worktree ") {
+                path = Some(PathBuf::from(p));
+            } else if field == wanted {
+                return Ok(path);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Keeps everything in `worktree` — its branch's commits and its uncommitted files, new ones
+    /// included — as one commit under `archive_ref`, then removes the worktree and its branch.
+    /// Returns the archive's commit. [`Repo::restore`] brings it back.
+    pub fn archive(&self, worktree: &Worktree, archive_ref: &str) -> Result<String> {
+        let kept = snapshot(
+            &worktree.path,
+            "Codewright: the task's work as it was discarded",
+        )?;
+        self.run(["update-ref", archive_ref, &kept])?;
+        // Kept: from here on nothing in the folder is needed.
+        self.run([
+            OsStr::new("worktree"),
+            OsStr::new("remove"),
+            OsStr::new("--force"),
+            worktree.path.as_os_str(),
+        ])?;
+        self.run(["branch", "-D", "-q", &worktree.branch])?;
+        Ok(kept)
+    }
+
+    /// Brings back what [`Repo::archive`] kept under `archive_ref`: a worktree at `path` on
+    /// `branch` (a number added when the name is taken) at the branch's last commit, with the
+    /// uncommitted files as they were. The archive ref is removed once all is back.
+    pub fn restore(
+        &self,
+        archive_ref: &str,
+        path: &Path,
+        branch: &str,
+        base: &str,
+    ) -> Result<Worktree> {
+        let kept = self.commit_of(archive_ref)?;
+        let tip = self.commit_of(&format!("{kept}^"))?;
+        let mut restored = self.add_worktree(path, branch, Some(&tip))?;
+        run_in(
+            path,
+            [
+                "restore",
+                &format!("--source={kept}"),
+                "--worktree",
+                "--",
+                ".",
+            ],
+        )?;
+        self.run(["update-ref", "-d", archive_ref, &kept])?;
+        restored.base = base.to_string();
+        restored.base_commit = self.commit_of(base).unwrap_or(tip);
+        Ok(restored)
+    }
+
+    /// Forgets worktrees whose folders are gone (`git worktree prune`).
+    pub fn prune(&self) -> Result<()> {
+        self.run(["worktree", "prune"]).map(drop)
+    }
+
+    fn run<I, S>(&self, args: I) -> Result<Output>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        run_in(&self.root, args)
+    }
+}
+
+/// One commit (parent: HEAD) holding the folder's files as they are now, made in a temporary
+/// index so the folder's own index and files stay as they are.
+fn snapshot(dir: &Path, message: &str) -> Result<String> {
+    let index = TempIndex::new()?;
+    let env = [("GIT_INDEX_FILE", index.path())];
+    run_with(dir, ["read-tree", "HEAD"], &env)?;
+    run_with(dir, ["add", "-A"], &env)?;
+    let tree = stdout_line(&run_with(dir, ["write-tree"], &env)?);
+    let commit = run_with(
+        dir,
+        ["commit-tree", &tree, "-p", "HEAD", "-m", message],
+        &env,
+    )?;
+    Ok(stdout_line(&commit))
+}
+
+/// A temporary index file, removed when dropped.
+pub(crate) struct TempIndex(tempfile::TempPath);
+
+impl TempIndex {
+    pub(crate) fn new() -> Result<TempIndex> {
+        let file = tempfile::Builder::new()
+            .prefix("codewright-index-")
+            .tempfile()
+            .map_err(|e| GitError::Failed {
+                command: "read-tree".into(),
+                stderr: format!("cannot make a temporary index: {e}"),
+            })?;
+        let path = file.into_temp_path();
+        // git wants to make the index itself: an empty file is not an index.
+        let _ = std::fs::remove_file(&path);
+        Ok(TempIndex(path))
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+/// The files a merge left unmerged in `dir`.
+fn unmerged(dir: &Path) -> Result<Vec<String>> {
+    let out = git_output(dir, ["diff", "--name-only", "-z", "--diff-filter=U"])?;
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|f| !f.is_empty())
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect())
+}
+
+/// Runs git in `dir`; a failure is an error carrying git's words.
+pub(crate) fn run_in<I, S>(dir: &Path, args: I) -> Result<Output>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run_with(dir, args, &[])
+}
+
+pub(crate) fn run_with<I, S>(dir: &Path, args: I, env: &[(&str, &Path)]) -> Result<Output>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let args: Vec<_> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    let out = command(dir, &args, env)?;
+    if !out.status.success() {
+        let name = args
+            .first()
+            .map(|a| a.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        return Err(failed(&name, &out));
+    }
+    Ok(out)
+}
+
+/// Runs git in `dir` and returns what it did, success or not.
+fn git_output<I, S>(dir: &Path, args: I) -> Result<Output>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let args: Vec<_> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    command(dir, &args, &[])
+}
+
+/// Every git command: in `dir`, with nothing the repository configured that runs code.
+fn command(dir: &Path, args: &[std::ffi::OsString], env: &[(&str, &Path)]) -> Result<Output> {
+    let mut git = Command::new("git");
+    git.arg("-C")
+        .arg(dir)
+        .args([
+            "--no-pager",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "diff.external=",
+            "-c",
+            "core.pager=cat",
+        ])
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("LC_ALL", "C")
+        .env_remove("GIT_EXTERNAL_DIFF")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .stdin(Stdio::null());
+    for (key, value) in env {
+        git.env(key, value);
+    }
+    git.output().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => GitError::NotInstalled,
+        _ => GitError::Failed {
+            command: args
+                .first()
+                .map(|a| a.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            stderr: e.to_string(),
+        },
+    })
+}
+
+fn failed(command: &str, out: &Output) -> GitError {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = stderr.trim();
+    GitError::Failed {
+        command: command.into(),
+        stderr: if stderr.is_empty() {
+            format!("exit status {}", out.status)
+        } else {
+            stderr.lines().take(6).collect::<Vec<_>>().join(" ")
+        },
+    }
+}
+
+fn stdout_line(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}

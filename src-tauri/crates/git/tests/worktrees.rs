@@ -1,0 +1,331 @@
+//! Real repositories made by the tests, real git: a task's worktree, its change, its commit, its
+//! merge, and its work discarded and restored — with nothing lost and no hook run.
+
+use codewright_git::{GitError, MergeMode, Repo};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A repository on `main` with one commit (`app.py`, `README.md`), a folder for worktrees, and
+/// the identity commits are made with.
+struct World {
+    _dir: tempfile::TempDir,
+    repo_dir: PathBuf,
+    trees: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let repo_dir = dir.path().join("repo");
+        std::fs::create_dir_all(&repo_dir).unwrap();
+        git(&repo_dir, &["init", "-q", "-b", "main"]);
+        std::fs::write(
+            repo_dir.join("app.py"),
+            "def add(a, b):\n    return a - b\n",
+        )
+        .unwrap();
+        std::fs::write(repo_dir.join("README.md"), "# App\n").unwrap();
+        git(&repo_dir, &["add", "-A"]);
+        git(&repo_dir, &["commit", "-q", "-m", "first"]);
+        // Commits made by the crate take the identity from the environment.
+        for (key, value) in [
+            ("GIT_AUTHOR_NAME", "Test"),
+            ("GIT_AUTHOR_EMAIL", "test@example.com"),
+            ("GIT_COMMITTER_NAME", "Test"),
+            ("GIT_COMMITTER_EMAIL", "test@example.com"),
+        ] {
+            std::env::set_var(key, value);
+        }
+        let trees = dir.path().join("data/worktrees");
+        World {
+            _dir: dir,
+            repo_dir,
+            trees,
+        }
+    }
+
+    fn repo(&self) -> Repo {
+        Repo::discover(&self.repo_dir).unwrap()
+    }
+}
+
+#[test]
+fn a_task_works_on_its_own_branch_and_the_project_folder_is_untouched() {
+    let w = World::new();
+    let repo = w.repo();
+    assert_eq!(repo.root(), w.repo_dir.canonicalize().unwrap());
+    let one = repo
+        .add_worktree(&w.trees.join("1/1"), "codewright/fix-add", None)
+        .unwrap();
+    let two = repo
+        .add_worktree(&w.trees.join("1/2"), "codewright/fix-add", None)
+        .unwrap();
+    assert_eq!(one.base, "main");
+    assert_eq!(
+        two.branch, "codewright/fix-add-2",
+        "a taken name gets a number"
+    );
+
+    // Both edit the same file at once.
+    std::fs::write(
+        one.path.join("app.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    std::fs::write(
+        two.path.join("app.py"),
+        "def add(a, b):\n    return b + a\n",
+    )
+    .unwrap();
+    std::fs::write(two.path.join("new.txt"), "new\n").unwrap();
+    let first = repo.changes(&one).unwrap();
+    assert_eq!(first.files.len(), 1, "{first:?}");
+    assert_eq!(first.files[0].path, "app.py");
+    assert_eq!(first.totals(), (1, 1));
+    assert!(first.patch.contains("+    return a + b"), "{}", first.patch);
+    let second = repo.changes(&two).unwrap();
+    let paths: Vec<&str> = second.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["app.py", "new.txt"],
+        "a new file is part of the change"
+    );
+    // Reading the change left the worktree's index alone: the new file is still untracked.
+    assert!(git(&two.path, &["status", "--porcelain"]).ends_with("?? new.txt"));
+
+    // Committed work is still the task's change.
+    let commit = repo.commit_all(&one.path, "Fix add").unwrap().unwrap();
+    assert_eq!(git(&one.path, &["rev-parse", "HEAD"]), commit);
+    assert_eq!(repo.changes(&one).unwrap().files.len(), 1);
+    assert_eq!(
+        repo.commit_all(&one.path, "again").unwrap(),
+        None,
+        "nothing left"
+    );
+
+    assert_eq!(
+        std::fs::read_to_string(w.repo_dir.join("app.py")).unwrap(),
+        "def add(a, b):\n    return a - b\n"
+    );
+    assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_merge_fast_forwards_the_base_or_reports_a_conflict_and_changes_nothing() {
+    let w = World::new();
+    let repo = w.repo();
+    let one = repo
+        .add_worktree(&w.trees.join("1"), "codewright/one", None)
+        .unwrap();
+    let two = repo
+        .add_worktree(&w.trees.join("2"), "codewright/two", None)
+        .unwrap();
+    std::fs::write(
+        one.path.join("app.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    repo.commit_all(&one.path, "one").unwrap();
+    std::fs::write(
+        two.path.join("app.py"),
+        "def add(a, b):\n    return b + a\n",
+    )
+    .unwrap();
+    repo.commit_all(&two.path, "two").unwrap();
+
+    // The base is checked out in the project folder: the merge happens there.
+    let merged = repo.merge(&one, MergeMode::Auto).unwrap();
+    assert!(merged.fast_forward);
+    assert_eq!(merged.commit, git(&one.path, &["rev-parse", "HEAD"]));
+    assert!(std::fs::read_to_string(w.repo_dir.join("app.py"))
+        .unwrap()
+        .contains("a + b"));
+
+    // The other task's change conflicts: reported, and both sides are as they were.
+    let before = git(&w.repo_dir, &["rev-parse", "HEAD"]);
+    let err = repo.merge(&two, MergeMode::Auto).unwrap_err();
+    match &err {
+        GitError::Conflict { files, .. } => assert_eq!(files, &["app.py"]),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(err.kind(), codewright_protocol::ErrorKind::Conflict);
+    assert_eq!(git(&w.repo_dir, &["rev-parse", "HEAD"]), before);
+    assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
+    assert!(!w.repo_dir.join(".git/MERGE_HEAD").exists());
+    assert!(std::fs::read_to_string(two.path.join("app.py"))
+        .unwrap()
+        .contains("b + a"));
+    let err = repo.merge(&two, MergeMode::FastForward).unwrap_err();
+    assert!(
+        err.to_string().contains("cannot be fast-forwarded"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_base_checked_out_nowhere_is_merged_without_a_checkout() {
+    let w = World::new();
+    git(&w.repo_dir, &["branch", "release"]);
+    let repo = w.repo();
+    let task = repo
+        .add_worktree(&w.trees.join("1"), "codewright/t", Some("release"))
+        .unwrap();
+    std::fs::write(task.path.join("notes.txt"), "notes\n").unwrap();
+    repo.commit_all(&task.path, "notes").unwrap();
+    // release moves on meanwhile (a commit on main merged into it by hand).
+    std::fs::write(w.repo_dir.join("README.md"), "# App\n\nMore.\n").unwrap();
+    git(&w.repo_dir, &["commit", "-qam", "readme"]);
+    let main_tip = git(&w.repo_dir, &["rev-parse", "HEAD"]);
+    git(
+        &w.repo_dir,
+        &["update-ref", "refs/heads/release", &main_tip],
+    );
+
+    let merged = repo.merge(&task, MergeMode::Auto).unwrap();
+    assert!(!merged.fast_forward);
+    let files = git(&w.repo_dir, &["ls-tree", "--name-only", "release"]);
+    assert!(
+        files.contains("notes.txt") && files.contains("README.md"),
+        "{files}"
+    );
+    assert_eq!(
+        git(&w.repo_dir, &["rev-parse", "HEAD"]),
+        main_tip,
+        "main did not move"
+    );
+    assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn discarded_work_is_kept_whole_and_restored_as_it_was() {
+    let w = World::new();
+    let repo = w.repo();
+    let task = repo
+        .add_worktree(&w.trees.join("7"), "codewright/seven", None)
+        .unwrap();
+    std::fs::write(task.path.join("app.py"), "committed\n").unwrap();
+    repo.commit_all(&task.path, "committed part").unwrap();
+    std::fs::write(task.path.join("app.py"), "committed\nand not\n").unwrap();
+    std::fs::write(task.path.join("brand new.txt"), "new\n").unwrap();
+    std::fs::remove_file(task.path.join("README.md")).unwrap();
+
+    let archive = "refs/codewright/archive/7";
+    repo.archive(&task, archive).unwrap();
+    assert!(!task.path.exists());
+    assert!(!git(&w.repo_dir, &["branch", "--list"]).contains("seven"));
+    assert_eq!(git(&w.repo_dir, &["fsck", "--no-progress"]), "");
+
+    let back = repo
+        .restore(archive, &task.path, &task.branch, "main")
+        .unwrap();
+    assert_eq!(back.branch, "codewright/seven");
+    assert_eq!(
+        std::fs::read_to_string(back.path.join("app.py")).unwrap(),
+        "committed\nand not\n"
+    );
+    assert!(back.path.join("brand new.txt").exists());
+    assert!(!back.path.join("README.md").exists());
+    assert_eq!(
+        git(&back.path, &["log", "-1", "--format=%s"]),
+        "committed part"
+    );
+    let status = git(&back.path, &["status", "--porcelain"]);
+    assert!(
+        status.contains("app.py") && status.contains("?? \"brand new.txt\""),
+        "{status}"
+    );
+    assert!(
+        git(&w.repo_dir, &["for-each-ref", "refs/codewright"]).is_empty(),
+        "the archive ref is gone once restored"
+    );
+}
+
+#[test]
+fn no_hook_of_the_repository_runs() {
+    let w = World::new();
+    let hooks = w.repo_dir.join(".git/hooks");
+    let ran = w.repo_dir.join("../hook-ran");
+    for hook in [
+        "post-checkout",
+        "pre-commit",
+        "post-commit",
+        "commit-msg",
+        "post-merge",
+    ] {
+        let path = hooks.join(hook);
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\necho {hook} >> '{}'\n", ran.display()),
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    let repo = w.repo();
+    let task = repo
+        .add_worktree(&w.trees.join("1"), "codewright/h", None)
+        .unwrap();
+    std::fs::write(task.path.join("x.txt"), "x\n").unwrap();
+    repo.changes(&task).unwrap();
+    repo.commit_all(&task.path, "x").unwrap();
+    repo.merge(&task, MergeMode::MergeCommit).unwrap();
+    assert!(
+        !ran.exists(),
+        "a hook ran: {:?}",
+        std::fs::read_to_string(&ran)
+    );
+}
+
+#[test]
+fn bad_input_says_what_to_do() {
+    let w = World::new();
+    let plain = w.repo_dir.parent().unwrap().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let err = Repo::discover(&plain).unwrap_err();
+    assert!(matches!(err, GitError::NotARepository(_)), "{err:?}");
+    let repo = w.repo();
+    let err = repo
+        .add_worktree(&w.trees.join("1"), "codewright/x", Some("no-such-branch"))
+        .unwrap_err();
+    assert!(err.to_string().contains("no-such-branch"), "{err}");
+    let err = repo
+        .add_worktree(
+            &w.trees.join("1"),
+            "codewright/x",
+            Some("--upload-pack=evil"),
+        )
+        .unwrap_err();
+    assert!(matches!(err, GitError::UnknownRef(_)), "{err:?}");
+    assert!(!w.trees.join("1").exists(), "nothing was made");
+
+    let empty = w.repo_dir.parent().unwrap().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    git(&empty, &["init", "-q"]);
+    let err = Repo::discover(&empty)
+        .unwrap()
+        .add_worktree(&w.trees.join("2"), "codewright/x", None)
+        .unwrap_err();
+    assert!(matches!(err, GitError::NoCommit), "{err:?}");
+}
