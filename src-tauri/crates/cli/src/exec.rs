@@ -38,6 +38,13 @@ pub struct ExecArgs {
     /// Run commands under the Landlock sandbox (always on in yolo mode).
     #[arg(long)]
     sandbox: bool,
+    /// Work in a git worktree of the task's own, on a new branch `codewright/<title>` (review
+    /// it with `tasks diff`, then `tasks commit`, `tasks merge` or `tasks discard`).
+    #[arg(long, conflicts_with = "task")]
+    worktree: bool,
+    /// The branch or commit the worktree starts from (default: the current branch).
+    #[arg(long, value_name = "REF", requires = "worktree")]
+    base: Option<String>,
     /// Requests before the task pauses with a summary.
     #[arg(long, default_value_t = 100)]
     pub(crate) max_iterations: u32,
@@ -147,7 +154,24 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
         Some(id) => host.task(id)?,
         None => {
             let first = Message::user(args.prompt.clone().unwrap_or_default());
-            let task = host.add_task_with(project, args.title.as_deref(), &first)?;
+            let task = match args.worktree {
+                true => {
+                    let task = host.add_task_in_worktree(
+                        project,
+                        args.title.as_deref(),
+                        &first,
+                        args.base.as_deref(),
+                    )?;
+                    if let (Some(tree), false) = (&task.worktree, json) {
+                        eprintln!(
+                            "codewright-cli: task {} works in {} on branch {}",
+                            task.id.0, tree.path, tree.branch
+                        );
+                    }
+                    task
+                }
+                false => host.add_task_with(project, args.title.as_deref(), &first)?,
+            };
             send_text = None;
             task
         }

@@ -11,6 +11,7 @@ mod providers;
 mod records;
 mod skills;
 mod tools;
+mod worktrees;
 
 use clap::{Parser, Subcommand};
 use codewright_host::{default_data_dir, Host};

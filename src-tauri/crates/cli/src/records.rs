@@ -83,6 +83,39 @@ pub enum TasksCommand {
         #[arg(long, value_name = "MODEL@PROVIDER")]
         model: Option<String>,
     },
+    /// Everything a task in a worktree changed against its base (committed or not), as a
+    /// unified diff; `--stat`: by file.
+    Diff {
+        id: TaskId,
+        #[arg(long)]
+        stat: bool,
+    },
+    /// Commit everything not committed in a task's worktree, on its branch.
+    Commit {
+        id: TaskId,
+        /// The commit message (default: the task's title).
+        #[arg(short, long)]
+        message: Option<String>,
+    },
+    /// Merge a task's branch into the branch it started from: a fast-forward when the base has
+    /// not moved, else a merge commit. A conflict changes nothing.
+    Merge {
+        id: TaskId,
+        #[arg(long, conflicts_with = "no_ff")]
+        ff_only: bool,
+        #[arg(long)]
+        no_ff: bool,
+    },
+    /// Remove a task's worktree and branch; all of its work (commits and uncommitted files) is
+    /// kept under refs/codewright/archive/ID until `tasks restore ID`.
+    Discard {
+        id: TaskId,
+        /// Discard without listing what is there first.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Bring back a discarded task's worktree as it was.
+    Restore { id: TaskId },
     /// Rename a task.
     Rename { id: TaskId, title: String },
     /// Delete a task.
@@ -185,6 +218,15 @@ pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<Str
 /// Runs a `tasks` command and returns what to print.
 pub fn tasks(host: &Host, command: TasksCommand, json: bool) -> Result<String, String> {
     Ok(match command {
+        TasksCommand::Diff { id, stat } => crate::worktrees::diff(host, id, stat, json)?,
+        TasksCommand::Commit { id, message } => {
+            crate::worktrees::commit(host, id, message.as_deref(), json)?
+        }
+        TasksCommand::Merge { id, ff_only, no_ff } => {
+            crate::worktrees::merge(host, id, ff_only, no_ff, json)?
+        }
+        TasksCommand::Discard { id, yes } => crate::worktrees::discard(host, id, yes, json)?,
+        TasksCommand::Restore { id } => crate::worktrees::restore(host, id, json)?,
         TasksCommand::Files { project } => {
             let project = existing(host, project.as_ref())?;
             let root = host.project(project)?.root_path;

@@ -890,3 +890,149 @@ async fn task_files_are_listed_implemented_one_by_one_and_marked_done() {
         "{listed}"
     );
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// `exec --worktree` runs the task on a branch of its own; `tasks diff`, `commit`, `merge`,
+/// `discard` and `restore` carry its work to the base or keep it — the project folder is
+/// untouched until the merge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_in_a_worktree_is_reviewed_committed_merged_discarded_and_restored() {
+    let server = common::serve(Arc::new(|_, body: &Value| {
+        let messages = body["messages"].as_array().unwrap();
+        if messages.last().unwrap()["role"] == "tool" {
+            text("Wrote it.")
+        } else if common::last_text(body).contains("notes") {
+            calls(&[(
+                "write_file",
+                json!({"path": "notes.md", "content": "# Notes\n"}),
+            )])
+        } else {
+            calls(&[(
+                "write_file",
+                json!({"path": "draft.md", "content": "draft\n"}),
+            )])
+        }
+    }))
+    .await;
+    let cli = Cli::new(&server);
+    let repo = cli.project.path();
+    git(repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("app.py"), "print('hi')\n").unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "first"]);
+    let identity = [
+        ("GIT_AUTHOR_NAME", "Test"),
+        ("GIT_AUTHOR_EMAIL", "test@example.com"),
+        ("GIT_COMMITTER_NAME", "Test"),
+        ("GIT_COMMITTER_EMAIL", "test@example.com"),
+    ];
+    let run = |args: &[&str]| {
+        let mut command = cli.command(args);
+        command
+            .envs(identity)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+
+    let out = cli.exec(&["--worktree", "--mode", "yolo", "Write the notes"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("on branch codewright/write-the-notes"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !repo.join("notes.md").exists(),
+        "the task wrote in the project folder"
+    );
+
+    let stat = stdout(&run(&["tasks", "diff", "1", "--stat"]));
+    assert!(
+        stat.contains("notes.md") && stat.contains("1 not committed"),
+        "{stat}"
+    );
+    let patch = stdout(&run(&["tasks", "diff", "1"]));
+    assert!(patch.contains("+# Notes"), "{patch}");
+
+    let merge = run(&["tasks", "merge", "1"]);
+    assert!(!merge.status.success());
+    assert!(
+        String::from_utf8_lossy(&merge.stderr).contains("commit them first"),
+        "{}",
+        String::from_utf8_lossy(&merge.stderr)
+    );
+    let commit = run(&["tasks", "commit", "1", "-m", "Add notes"]);
+    assert!(
+        commit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&commit.stderr)
+    );
+    let merged = run(&["tasks", "merge", "1", "--json"]);
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    let merged: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_eq!(merged["fastForward"], true);
+    assert_eq!(
+        std::fs::read_to_string(repo.join("notes.md")).unwrap(),
+        "# Notes\n"
+    );
+    assert_eq!(git(repo, &["log", "-1", "--format=%s"]), "Add notes");
+
+    // A second task's draft is discarded (not without --yes off a terminal) and restored.
+    let out = cli.exec(&["--worktree", "--mode", "yolo", "Write a draft"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let refused = run(&["tasks", "discard", "2"]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("draft.md") && said.contains("--yes"),
+        "{said}"
+    );
+    let discarded = run(&["tasks", "discard", "2", "--yes"]);
+    assert!(
+        discarded.status.success(),
+        "{}",
+        String::from_utf8_lossy(&discarded.stderr)
+    );
+    assert!(stdout(&discarded).contains("refs/codewright/archive/2"));
+    let restored = run(&["tasks", "restore", "2"]);
+    assert!(
+        restored.status.success(),
+        "{}",
+        String::from_utf8_lossy(&restored.stderr)
+    );
+    let review: Value =
+        serde_json::from_slice(&run(&["tasks", "diff", "2", "--json"]).stdout).unwrap();
+    assert_eq!(review["status"]["uncommitted"], json!(["draft.md"]));
+    assert_eq!(git(repo, &["status", "--porcelain"]), "");
+}

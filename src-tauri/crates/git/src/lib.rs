@@ -4,9 +4,9 @@
 //! restored as it was.
 //!
 //! **Nothing a repository chose runs.** A repository is code as much as data: every git command
-//! here runs with no hook (`core.hooksPath` points nowhere), no fsmonitor, no external diff or
-//! text conversion, no pager and no credential prompt. A hostile clone's hooks do not run when a
-//! task's worktree is made, committed or merged.
+//! here is a [`safe::Repository::command`] — no hook, no fsmonitor, no filter, diff driver or
+//! text conversion the repository configured, no pager, no prompt. A hostile clone's hooks and
+//! filters do not run when a task's worktree is made, read, committed or merged.
 //!
 //! **No work is lost.** Nothing here deletes a change that is not kept elsewhere first: a
 //! worktree is removed only by [`Repo::archive`], after its branch and its uncommitted files are
@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod changes;
+pub mod safe;
 pub use changes::{Changes, FileChange};
 
 /// What went wrong, in words for the screen it appears on.
@@ -72,6 +73,18 @@ pub struct Worktree {
     pub base: String,
     /// The commit `base` was then.
     pub base_commit: String,
+}
+
+/// Where a worktree's branch stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    /// Commits on the branch that its base does not have.
+    pub ahead: u64,
+    /// Commits on the base since the branch left it.
+    pub behind: u64,
+    /// Files changed and not committed (new ones included).
+    pub uncommitted: Vec<String>,
 }
 
 /// How a task's branch goes into its base.
@@ -265,6 +278,30 @@ impl Repo {
 
     fn commit_in(&self, worktree: &Path) -> Result<String> {
         Ok(stdout_line(&run_in(worktree, ["rev-parse", "HEAD"])?))
+    }
+
+    /// Where the worktree's branch stands against its base, and what is not committed.
+    pub fn status(&self, worktree: &Worktree) -> Result<Status> {
+        let counts = git_output(
+            &worktree.path,
+            [
+                "rev-list",
+                "--left-right",
+                "--count",
+                &format!("{}...HEAD", worktree.base),
+            ],
+        )?;
+        let text = stdout_line(&counts);
+        let mut numbers = text.split_whitespace().map(|n| n.parse().unwrap_or(0));
+        let (behind, ahead) = match counts.status.success() {
+            true => (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)),
+            false => (0, 0),
+        };
+        Ok(Status {
+            ahead,
+            behind,
+            uncommitted: self.uncommitted(&worktree.path)?,
+        })
     }
 
     /// Uncommitted changes in `dir` (new files included), as `git status` names them.
@@ -556,27 +593,22 @@ where
     command(dir, &args, &[])
 }
 
-/// Every git command: in `dir`, with nothing the repository configured that runs code.
+/// Every git command: in `dir`, with nothing the repository configured that runs code (its
+/// configuration is read for each command: a worktree can have its own).
 fn command(dir: &Path, args: &[std::ffi::OsString], env: &[(&str, &Path)]) -> Result<Output> {
-    let mut git = Command::new("git");
-    git.arg("-C")
-        .arg(dir)
-        .args([
-            "--no-pager",
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "diff.external=",
-            "-c",
-            "core.pager=cat",
-        ])
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_OPTIONAL_LOCKS", "0")
+    let repository = safe::Repository::open(dir).map_err(|refused| match refused {
+        safe::Refused::TooOld(version) => GitError::Refused(format!(
+            "{version} is too old to be run safely on a repository: install git 2.31 or newer"
+        )),
+        safe::Refused::Unreadable(_) if which_git().is_none() => GitError::NotInstalled,
+        safe::Refused::Unreadable(why) => GitError::Failed {
+            command: "config".into(),
+            stderr: why,
+        },
+    })?;
+    let mut git = repository.command();
+    git.args(args)
         .env("LC_ALL", "C")
-        .env_remove("GIT_EXTERNAL_DIFF")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE")
@@ -594,6 +626,17 @@ fn command(dir: &Path, args: &[std::ffi::OsString], env: &[(&str, &Path)]) -> Re
             stderr: e.to_string(),
         },
     })
+}
+
+/// Whether a `git` can be started at all.
+fn which_git() -> Option<()> {
+    Command::new("git")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()
+        .map(drop)
 }
 
 fn failed(command: &str, out: &Output) -> GitError {

@@ -260,7 +260,7 @@ fn discarded_work_is_kept_whole_and_restored_as_it_was() {
 }
 
 #[test]
-fn no_hook_of_the_repository_runs() {
+fn no_hook_or_filter_of_the_repository_runs() {
     let w = World::new();
     let hooks = w.repo_dir.join(".git/hooks");
     let ran = w.repo_dir.join("../hook-ran");
@@ -283,10 +283,20 @@ fn no_hook_of_the_repository_runs() {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
     }
+    // A filter the repository's configuration names runs on every `git add`.
+    git(
+        &w.repo_dir,
+        &[
+            "config",
+            "filter.evil.clean",
+            &format!("sh -c 'echo filter >> \"{}\"; cat'", ran.display()),
+        ],
+    );
     let repo = w.repo();
     let task = repo
         .add_worktree(&w.trees.join("1"), "codewright/h", None)
         .unwrap();
+    std::fs::write(task.path.join(".gitattributes"), "* filter=evil\n").unwrap();
     std::fs::write(task.path.join("x.txt"), "x\n").unwrap();
     repo.changes(&task).unwrap();
     repo.commit_all(&task.path, "x").unwrap();

@@ -78,7 +78,7 @@ impl Host {
             SessionConfig {
                 task: task.id,
                 project: project.id,
-                root: project.root_path.into(),
+                root: task.root(std::path::Path::new(&project.root_path)),
                 home: self.inner.home.clone(),
                 mode: how.mode,
                 sandbox: how.sandbox,

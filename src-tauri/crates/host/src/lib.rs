@@ -9,7 +9,6 @@ pub mod by_hand;
 pub mod chat;
 pub mod commands;
 pub mod feed;
-pub mod git;
 pub mod mcp;
 pub mod memory;
 pub mod models;
@@ -20,6 +19,7 @@ pub mod skills;
 pub mod task_files;
 pub mod tasks;
 pub mod tree;
+pub mod worktrees;
 
 pub use codewright_store::{default_data_dir, DB_FILE_NAME};
 pub use codewright_tools::{
@@ -395,7 +395,7 @@ impl Host {
             }
             (
                 project.id,
-                PathBuf::from(project.root_path),
+                t.root(Path::new(&project.root_path)),
                 options_of(&store, &t),
             )
         };

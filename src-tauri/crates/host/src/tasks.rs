@@ -280,9 +280,7 @@ impl Host {
 
     /// The folder the task works in.
     pub fn task_root(&self, task: TaskId) -> Result<PathBuf, HostError> {
-        let store = self.inner.store();
-        let project = store.task(task)?.project_id;
-        Ok(PathBuf::from(store.project(project)?.root_path))
+        Ok(self.inner.store().task_root(task)?)
     }
 
     /// The work of the sub-agent the task's call `call_id` started; `None` when the call

@@ -65,11 +65,11 @@ impl GitStatus {
     /// cannot be run.
     pub fn read(root: &Path) -> Option<GitStatus> {
         // (Runs no program the repository configured, and never for long: see `crate::git`.)
-        let repository = crate::git::Repository::open(root).ok()?;
+        let repository = codewright_git::safe::Repository::open(root).ok()?;
         let git = |args: &[&str]| {
             let mut git = repository.command();
             git.args(args);
-            crate::git::output(git)
+            codewright_git::safe::output(git)
         };
         // Paths come relative to the repository; the project may be a folder inside it.
         let prefix = String::from_utf8(git(&["rev-parse", "--show-prefix"])?.stdout).ok()?;

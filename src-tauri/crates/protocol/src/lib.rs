@@ -21,7 +21,7 @@ pub use message::{
 };
 pub use records::{
     Compaction, MessageRecord, ParentCall, Project, ProjectSettings, SearchHit, SnippetPart, Task,
-    TaskSettings, TaskStatus,
+    TaskSettings, TaskStatus, TaskWorktree, WorktreeState,
 };
 pub use tools::{
     Action, ApprovalRequest, Checkpoint, CheckpointFile, CheckpointKind, Decision, DecisionKind,

@@ -132,6 +132,62 @@ pub struct Task {
     /// A sub-agent's task: the task and the call that handed it its job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<ParentCall>,
+    /// The task works in a git worktree of its own (else in the project's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<TaskWorktree>,
+}
+
+impl Task {
+    /// The folder the task works in: its worktree's copy of the project folder while it has
+    /// one, else the project's folder itself.
+    pub fn root(&self, project_root: &std::path::Path) -> std::path::PathBuf {
+        match &self.worktree {
+            Some(tree) if tree.state == WorktreeState::Active => tree.root(),
+            _ => project_root.to_path_buf(),
+        }
+    }
+}
+
+/// A task's own git worktree, on its own branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskWorktree {
+    /// The worktree's top folder (in the data folder's `worktrees/`).
+    pub path: String,
+    /// Where the project's folder is inside the repository (`/`-separated; empty at its top).
+    #[serde(default)]
+    pub subdir: String,
+    pub branch: String,
+    /// What it was made from, as the user named it (a branch, usually).
+    pub base: String,
+    pub base_commit: String,
+    pub state: WorktreeState,
+}
+
+impl TaskWorktree {
+    /// The project's folder inside the worktree: where the task works.
+    pub fn root(&self) -> std::path::PathBuf {
+        let top = std::path::Path::new(&self.path);
+        match self.subdir.is_empty() {
+            true => top.to_path_buf(),
+            false => top.join(&self.subdir),
+        }
+    }
+
+    /// The ref its work is kept under once discarded.
+    pub fn archive_ref(task: TaskId) -> String {
+        format!("refs/codewright/archive/{}", task.0)
+    }
+}
+
+/// Where a task's worktree is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WorktreeState {
+    /// On disk; the task works in it.
+    Active,
+    /// Removed; its branch and uncommitted files are kept under the archive ref until restored.
+    Discarded,
 }
 
 /// The longest title made from a message (characters, before the "…").

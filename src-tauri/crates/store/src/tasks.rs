@@ -6,7 +6,7 @@ use rusqlite::{params, OptionalExtension, Row};
 
 const COLUMNS: &str = "id, project_id, title, status, settings, message_count, input_tokens, \
                        output_tokens, cost, context_usage, created_at, updated_at, todos, unread, \
-                       parent_id, parent_call";
+                       parent_id, parent_call, worktree";
 
 fn from_row(row: &Row) -> rusqlite::Result<Task> {
     let status: String = row.get(3)?;
@@ -37,6 +37,9 @@ fn from_row(row: &Row) -> rusqlite::Result<Task> {
             }),
             _ => None,
         },
+        worktree: row
+            .get::<_, Option<String>>(16)?
+            .and_then(|json| serde_json::from_str(&json).ok()),
     })
 }
 
@@ -269,6 +272,33 @@ impl Store {
             });
         }
         self.task(id)
+    }
+
+    /// Records the task's worktree (`None`: it works in the project's folder).
+    pub fn set_task_worktree(
+        &self,
+        id: TaskId,
+        worktree: Option<&codewright_protocol::TaskWorktree>,
+    ) -> Result<Task> {
+        let json = worktree.map(|w| serde_json::to_string(w).expect("worktrees serialize"));
+        let changed = self.conn.execute(
+            "UPDATE tasks SET worktree = ?1, updated_at = ?2 WHERE id = ?3",
+            params![json, now_ms(), id.0],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: "task",
+                id: id.0,
+            });
+        }
+        self.task(id)
+    }
+
+    /// The folder the task works in: its worktree while it has one, else its project's folder.
+    pub fn task_root(&self, id: TaskId) -> Result<std::path::PathBuf> {
+        let task = self.task(id)?;
+        let project = self.project(task.project_id)?;
+        Ok(task.root(std::path::Path::new(&project.root_path)))
     }
 
     /// Deletes a task (and, once they exist, its messages).

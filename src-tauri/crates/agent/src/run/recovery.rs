@@ -164,6 +164,7 @@ pub(super) fn load(
         .count() as i64;
     let view = compaction::view(&store, task_id)?;
     Ok(Loaded {
+        root: task.root(std::path::Path::new(&project.root_path)),
         project,
         view,
         turn,
@@ -177,6 +178,8 @@ pub(super) fn load(
 /// What a run starts from (see [`load`]).
 pub(super) struct Loaded {
     pub(super) project: codewright_protocol::Project,
+    /// The folder the task works in: its worktree, else the project's folder.
+    pub(super) root: std::path::PathBuf,
     pub(super) view: View,
     pub(super) turn: i64,
     /// The previous run ended without finishing (a crash, a quit).

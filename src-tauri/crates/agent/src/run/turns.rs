@@ -118,6 +118,7 @@ impl Run {
         // The user's message is stored first: whatever happens next (a queue, a stop), it is kept.
         let Loaded {
             project,
+            root,
             mut view,
             turn,
             interrupted,
@@ -196,7 +197,7 @@ impl Run {
             SessionConfig {
                 task,
                 project: project.id,
-                root: PathBuf::from(&project.root_path),
+                root,
                 home: self.inner.home.clone(),
                 mode: request.mode,
                 sandbox: request.sandbox || settings.sandbox,

@@ -1,5 +1,5 @@
-//! Codewright's own git: every `git` the engine starts on its own (the Files tab's status, the
-//! branch, later worktrees and commits) comes from [`Repository::command`], which never runs a
+//! Every `git` the engine starts on its own (the Files tab's status, the branch, a task's
+//! worktree, its diff, commit and merge) comes from [`Repository::command`], which never runs a
 //! program a repository configured.
 //!
 //! A repository's `.git/config` is written by whoever made it — an archive's author, or a model

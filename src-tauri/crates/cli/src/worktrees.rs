@@ -1,0 +1,162 @@
+//! `tasks diff|commit|merge|discard|restore`: a task in a worktree of its own, reviewed and
+//! carried to its base — each a host operation (the one the windows call too).
+
+use crate::output::{table, to_json};
+use codewright_host::worktrees::Merge;
+use codewright_host::Host;
+use codewright_protocol::TaskId;
+use std::io::{BufRead, IsTerminal, Write};
+
+/// `tasks diff ID [--stat]`.
+pub fn diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String, String> {
+    let review = host.task_changes(id)?;
+    if json {
+        return Ok(to_json(&review));
+    }
+    let changes = &review.changes;
+    if changes.files.is_empty() {
+        return Ok(format!(
+            "Task {} has changed nothing yet (branch {}, from {}).\n",
+            id.0, review.worktree.branch, review.worktree.base
+        ));
+    }
+    if !stat {
+        let mut out = changes.patch.clone();
+        if changes.patch_cut {
+            out.push_str("[the diff is cut here for its length; `--stat` lists every file]\n");
+        }
+        return Ok(out);
+    }
+    let count = |n: Option<u64>| n.map_or("binary".to_string(), |n| n.to_string());
+    let mut out = table(
+        &["ADDED", "REMOVED", "FILE"],
+        changes.files.iter().map(|f| {
+            vec![
+                count(f.added),
+                count(f.removed),
+                match &f.old_path {
+                    Some(old) => format!("{old} → {}", f.path),
+                    None => f.path.clone(),
+                },
+            ]
+        }),
+    );
+    let (added, removed) = changes.totals();
+    let status = &review.status;
+    out.push_str(&format!(
+        "{} files, +{added} −{removed}; branch {} is {} ahead and {} behind {}; {} not committed\n",
+        changes.files.len(),
+        review.worktree.branch,
+        status.ahead,
+        status.behind,
+        review.worktree.base,
+        status.uncommitted.len()
+    ));
+    Ok(out)
+}
+
+/// `tasks commit ID [-m MESSAGE]`.
+pub fn commit(
+    host: &Host,
+    id: TaskId,
+    message: Option<&str>,
+    json: bool,
+) -> Result<String, String> {
+    let committed = host.commit_task(id, message)?;
+    Ok(match (json, &committed.commit) {
+        (true, _) => to_json(&committed),
+        (false, Some(commit)) => format!(
+            "Committed {} on branch {}\n",
+            &commit[..commit.len().min(12)],
+            committed.branch
+        ),
+        (false, None) => format!("Nothing to commit on branch {}\n", committed.branch),
+    })
+}
+
+/// `tasks merge ID [--ff-only|--no-ff]`.
+pub fn merge(
+    host: &Host,
+    id: TaskId,
+    ff_only: bool,
+    no_ff: bool,
+    json: bool,
+) -> Result<String, String> {
+    let mode = match (ff_only, no_ff) {
+        (true, _) => Merge::FastForward,
+        (_, true) => Merge::MergeCommit,
+        _ => Merge::Auto,
+    };
+    let merged = host.merge_task(id, mode)?;
+    Ok(match json {
+        true => to_json(&merged),
+        false => format!(
+            "Merged task {} into {} ({}); {} is at {}\n",
+            id.0,
+            merged.base,
+            if merged.fast_forward {
+                "a fast-forward"
+            } else {
+                "a merge commit"
+            },
+            merged.base,
+            &merged.commit[..merged.commit.len().min(12)]
+        ),
+    })
+}
+
+/// `tasks discard ID [--yes]`: says what is there first, and asks on a terminal.
+pub fn discard(host: &Host, id: TaskId, yes: bool, json: bool) -> Result<String, String> {
+    if !yes {
+        let review = host.task_changes(id)?;
+        let status = &review.status;
+        let what = format!(
+            "task {} has {} commit(s) on branch {} and {} file(s) not committed{}",
+            id.0,
+            status.ahead,
+            review.worktree.branch,
+            status.uncommitted.len(),
+            match status.uncommitted.len() {
+                0 => String::new(),
+                _ => format!(" ({})", status.uncommitted.join(", ")),
+            }
+        );
+        if !std::io::stdin().is_terminal() {
+            return Err(format!(
+                "{what}; nothing was discarded — run again with --yes (all of it is kept under refs/codewright/archive/{} until `tasks restore {}`)",
+                id.0, id.0
+            ));
+        }
+        eprint!("codewright-cli: {what}. Discard the worktree (its work is kept until `tasks restore {}`)? [y/N] ", id.0);
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            return Ok("Nothing was discarded.\n".into());
+        }
+    }
+    let discarded = host.discard_task(id)?;
+    Ok(match json {
+        true => to_json(&discarded),
+        false => format!(
+            "Discarded task {}'s worktree; its work is kept under {} — `codewright-cli tasks restore {}` brings it back\n",
+            id.0, discarded.archive_ref, id.0
+        ),
+    })
+}
+
+/// `tasks restore ID`.
+pub fn restore(host: &Host, id: TaskId, json: bool) -> Result<String, String> {
+    let task = host.restore_task(id)?;
+    let tree = task
+        .worktree
+        .as_ref()
+        .expect("a restored task has its worktree");
+    Ok(match json {
+        true => to_json(&task),
+        false => format!(
+            "Restored task {} in {} on branch {}\n",
+            id.0, tree.path, tree.branch
+        ),
+    })
+}

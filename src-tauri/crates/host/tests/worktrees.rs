@@ -1,0 +1,242 @@
+//! A task in a git worktree of its own, through the host (the one door every front end uses):
+//! its run writes in the worktree and nowhere else, its change is reviewed, committed, merged,
+//! discarded and restored — real git, a model in process.
+
+use codewright_agent::AgentConfig;
+use codewright_host::{Host, RunOptions};
+use codewright_llm::fake::FakeModel;
+use codewright_protocol::{
+    AgentEvent, ErrorKind, Message, PermissionMode, ProjectId, RunOutcome, TaskId, WorktreeState,
+};
+use codewright_store::{ProviderRow, Store};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+struct World {
+    _dir: tempfile::TempDir,
+    repo: PathBuf,
+    home: PathBuf,
+    host: Host,
+    project: ProjectId,
+    store: Arc<Mutex<Store>>,
+    fake: FakeModel,
+}
+
+/// A project that is a git repository on `main`, a host on a fresh data folder whose model is a
+/// fake in process.
+fn world() -> World {
+    for (key, value) in [
+        ("GIT_AUTHOR_NAME", "Test"),
+        ("GIT_AUTHOR_EMAIL", "test@example.com"),
+        ("GIT_COMMITTER_NAME", "Test"),
+        ("GIT_COMMITTER_EMAIL", "test@example.com"),
+        ("CODEWRIGHT_WORKTREE_TEST_KEY", "k"),
+    ] {
+        std::env::set_var(key, value);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("shop");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("app.py"), "print('hello')\n").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "first"]);
+    let home = dir.path().join("data");
+    let store = Store::open_in(&home).unwrap();
+    let project = store.add_project(&repo, None).unwrap().id;
+    store
+        .save_provider(&ProviderRow {
+            name: "local".into(),
+            protocol: "openai".into(),
+            base_url: "http://127.0.0.1:9/v1".into(),
+            api_key_env: Some("CODEWRIGHT_WORKTREE_TEST_KEY".into()),
+            first_byte_timeout_ms: None,
+            idle_timeout_ms: None,
+        })
+        .unwrap();
+    store
+        .set_setting("model.main", Some(&json!("m@local")))
+        .unwrap();
+    let store = Arc::new(Mutex::new(store));
+    let fake = FakeModel::new();
+    let config = AgentConfig {
+        user_home: Some(dir.path().join("user")),
+        fake_model: Some(fake.clone()),
+        ..AgentConfig::default()
+    };
+    let host = Host::new(store.clone(), home.clone(), config);
+    World {
+        _dir: dir,
+        repo,
+        home,
+        host,
+        project,
+        store,
+        fake,
+    }
+}
+
+impl World {
+    /// Runs the task once: the model writes `file` with `text`, then says it is done.
+    async fn run_writing(&self, task: TaskId, file: &str, text: &str) {
+        let mut events = self.host.subscribe(Some(task));
+        self.host
+            .send(
+                task,
+                None,
+                RunOptions {
+                    mode: Some(PermissionMode::Yolo),
+                    ..RunOptions::default()
+                },
+            )
+            .await
+            .unwrap();
+        let first = self.fake.next_request().await;
+        first.tool_call(
+            0,
+            "call_1",
+            "write_file",
+            &json!({"path": file, "content": text}),
+        );
+        first.finish("tool_calls");
+        let second = self.fake.next_request().await;
+        second.text("Done.");
+        second.finish("stop");
+        loop {
+            let event = events.recv().await.expect("the run's events ended");
+            if let AgentEvent::RunFinished { outcome, .. } = event {
+                assert_eq!(outcome, RunOutcome::Done);
+                return;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_in_its_worktree_writes_there_and_its_work_is_reviewed_committed_and_merged() {
+    let w = world();
+    let task = w
+        .host
+        .add_task_in_worktree(w.project, None, &Message::user("Add the notes"), None)
+        .unwrap();
+    let tree = task.worktree.clone().expect("the task has a worktree");
+    assert_eq!(tree.branch, "codewright/add-the-notes");
+    assert_eq!(tree.base, "main");
+    assert!(Path::new(&tree.path).starts_with(w.home.join("worktrees")));
+    assert_eq!(
+        w.host.task_root(task.id).unwrap(),
+        PathBuf::from(&tree.path)
+    );
+
+    w.run_writing(task.id, "notes.md", "# Notes\n").await;
+    assert!(Path::new(&tree.path).join("notes.md").exists());
+    assert!(
+        !w.repo.join("notes.md").exists(),
+        "the run wrote in the project folder"
+    );
+
+    let review = w.host.task_changes(task.id).unwrap();
+    let files: Vec<&str> = review
+        .changes
+        .files
+        .iter()
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(files, ["notes.md"]);
+    assert_eq!(review.status.uncommitted, ["notes.md"]);
+    let err = w.host.merge_task(task.id, Default::default()).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "{err:?}");
+    assert!(err.message.contains("commit them first"), "{err:?}");
+
+    let committed = w.host.commit_task(task.id, None).unwrap();
+    assert!(committed.commit.is_some());
+    assert_eq!(
+        git(Path::new(&tree.path), &["log", "-1", "--format=%s"]),
+        "Add the notes"
+    );
+    let merged = w.host.merge_task(task.id, Default::default()).unwrap();
+    assert!(merged.fast_forward);
+    assert_eq!(
+        std::fs::read_to_string(w.repo.join("notes.md")).unwrap(),
+        "# Notes\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discarded_work_comes_back_and_a_running_task_is_not_touched() {
+    let w = world();
+    let task = w
+        .host
+        .add_task_in_worktree(w.project, Some("Draft"), &Message::user("Draft it"), None)
+        .unwrap();
+    let tree = task.worktree.clone().unwrap();
+    std::fs::write(Path::new(&tree.path).join("draft.txt"), "half done\n").unwrap();
+
+    // While a run holds the task, its worktree is not discarded.
+    let held = codewright_agent::Agent::new(
+        Arc::new(Mutex::new(Store::open_in(&w.home).unwrap())),
+        w.home.clone(),
+        AgentConfig::default(),
+    )
+    .hold(task.id)
+    .unwrap();
+    let err = w.host.discard_task(task.id).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Busy);
+    assert!(Path::new(&tree.path).join("draft.txt").exists());
+    drop(held);
+
+    let discarded = w.host.discard_task(task.id).unwrap();
+    assert_eq!(discarded.uncommitted, ["draft.txt"]);
+    assert!(!Path::new(&tree.path).exists());
+    let stored = w.store.lock().unwrap().task(task.id).unwrap();
+    assert_eq!(stored.worktree.unwrap().state, WorktreeState::Discarded);
+    // A discarded task works nowhere until restored: it is said, not guessed.
+    let err = w.host.task_changes(task.id).unwrap_err();
+    assert!(err.message.contains("restore it first"), "{err:?}");
+
+    let restored = w.host.restore_task(task.id).unwrap();
+    let back = restored.worktree.unwrap();
+    assert_eq!(back.state, WorktreeState::Active);
+    assert_eq!(
+        std::fs::read_to_string(Path::new(&back.path).join("draft.txt")).unwrap(),
+        "half done\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_that_is_no_repository_makes_no_task() {
+    let w = world();
+    let plain = w.repo.parent().unwrap().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let project = w.host.add_project(&plain, None).unwrap().id;
+    let err = w
+        .host
+        .add_task_in_worktree(project, None, &Message::user("x"), None)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::BadInput);
+    assert!(err.message.contains("not in a git repository"), "{err:?}");
+    let err = w
+        .host
+        .add_task_in_worktree(w.project, None, &Message::user("x"), Some("nope"))
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotFound, "{err:?}");
+    assert!(w.host.tasks(project).unwrap().is_empty());
+    assert!(w.host.tasks(w.project).unwrap().is_empty());
+}
