@@ -3,6 +3,7 @@
 //! the folder's own index is never touched.
 
 use crate::{run_with, Result, TempIndex};
+use codewright_protocol::{DiffLine, Hunk, LineKind};
 use serde::Serialize;
 use std::path::Path;
 
@@ -22,6 +23,12 @@ pub struct FileChange {
     /// Lines added and removed; `None` for a binary file.
     pub added: Option<u64>,
     pub removed: Option<u64>,
+    /// The file is new (`false` for one that was there and changed).
+    pub created: bool,
+    /// The file is gone.
+    pub deleted: bool,
+    /// Its hunks; empty for a binary file, or one past where the diff was cut.
+    pub hunks: Vec<Hunk>,
 }
 
 /// Everything changed, by file, and the unified diff of it.
@@ -67,9 +74,15 @@ pub(crate) fn of(dir: &Path, from: &str) -> Result<Changes> {
         run_with(dir, args, &env)
     };
     let numstat = diff(&["--numstat", "-z"])?;
-    let files = parse_numstat(&numstat.stdout);
+    let mut files = parse_numstat(&numstat.stdout);
     let patch = diff(&[])?;
     let (patch, patch_cut) = cut(String::from_utf8_lossy(&patch.stdout).into_owned());
+    // The patch lists the files in the order numstat does.
+    for (file, section) in files.iter_mut().zip(sections(&patch)) {
+        file.created = section.contains("\nnew file mode ");
+        file.deleted = section.contains("\ndeleted file mode ");
+        file.hunks = hunks(section);
+    }
     Ok(Changes {
         from: from.to_string(),
         files,
@@ -101,9 +114,78 @@ fn parse_numstat(raw: &[u8]) -> Vec<FileChange> {
             old_path,
             added: added.parse().ok(),
             removed: removed.parse().ok(),
+            created: false,
+            deleted: false,
+            hunks: Vec::new(),
         });
     }
     files
+}
+
+/// The patch's sections, one per file (each from its `diff --git` line).
+fn sections(patch: &str) -> Vec<&str> {
+    let mut starts: Vec<usize> = Vec::new();
+    let mut at = 0;
+    for line in patch.split_inclusive('\n') {
+        if line.starts_with("diff --git ") {
+            starts.push(at);
+        }
+        at += line.len();
+    }
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, start)| &patch[*start..starts.get(i + 1).copied().unwrap_or(patch.len())])
+        .collect()
+}
+
+/// The hunks of one file's section. A line keeps a carriage return it ends with (a CRLF file's
+/// lines are written back as they were).
+fn hunks(section: &str) -> Vec<Hunk> {
+    let mut hunks: Vec<Hunk> = Vec::new();
+    for line in section.split('\n').filter(|l| !l.is_empty()) {
+        if let Some(range) = line.strip_prefix("@@ ") {
+            let Some((old, new)) = parse_range(range) else {
+                continue;
+            };
+            hunks.push(Hunk {
+                index: hunks.len(),
+                old_start: old.0,
+                old_lines: old.1,
+                new_start: new.0,
+                new_lines: new.1,
+                lines: Vec::new(),
+            });
+            continue;
+        }
+        let Some(hunk) = hunks.last_mut() else {
+            continue;
+        };
+        let (kind, text) = match line.as_bytes().first() {
+            Some(b'+') => (LineKind::Added, &line[1..]),
+            Some(b'-') => (LineKind::Removed, &line[1..]),
+            Some(b' ') => (LineKind::Context, &line[1..]),
+            Some(b'\\') => continue, // "\ No newline at end of file"
+            _ => (LineKind::Context, line),
+        };
+        hunk.lines.push(DiffLine {
+            kind,
+            text: text.to_string(),
+        });
+    }
+    hunks
+}
+
+/// `-a,b +c,d @@…` → ((a, b), (c, d)); a count left out is 1.
+fn parse_range(range: &str) -> Option<((usize, usize), (usize, usize))> {
+    let mut parts = range.split_whitespace();
+    let one = |part: &str| -> Option<(usize, usize)> {
+        let (start, count) = part.split_once(',').unwrap_or((part, "1"));
+        Some((start.parse().ok()?, count.parse().ok()?))
+    };
+    let old = one(parts.next()?.strip_prefix('-')?)?;
+    let new = one(parts.next()?.strip_prefix('+')?)?;
+    Some((old, new))
 }
 
 /// The patch, cut before the first file that would pass [`MAX_PATCH_BYTES`].
@@ -127,6 +209,58 @@ fn cut(patch: String) -> (String, bool) {
     (kept, true)
 }
 
+/// Puts one hunk of a file back as it was before the change: its new lines (found where the
+/// hunk says, else the one place they occur) become its old lines. An error when they are no
+/// longer in the file (it changed since the hunk was read).
+pub(crate) fn unapply(file: &Path, hunk: &Hunk) -> std::result::Result<(), String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let ends_with_newline = text.ends_with('\n');
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if ends_with_newline || text.is_empty() {
+        lines.pop();
+    }
+    let new: Vec<&str> = hunk
+        .lines
+        .iter()
+        .filter(|l| l.kind != LineKind::Removed)
+        .map(|l| l.text.as_str())
+        .collect();
+    let old: Vec<String> = hunk
+        .lines
+        .iter()
+        .filter(|l| l.kind != LineKind::Added)
+        .map(|l| l.text.clone())
+        .collect();
+    let fits = |at: usize| lines.get(at..at + new.len()) == Some(&new[..]);
+    let expected =
+        hunk.new_start.saturating_sub(1) + usize::from(hunk.new_lines == 0 && hunk.new_start > 0);
+    let at = if fits(expected) {
+        expected
+    } else {
+        let places: Vec<usize> = (0..=lines.len().saturating_sub(new.len()))
+            .filter(|at| fits(*at))
+            .collect();
+        match places[..] {
+            [one] => one,
+            _ => {
+                return Err(format!(
+                    "{} has changed since this change was read; look at it again",
+                    file.display()
+                ))
+            }
+        }
+    };
+    let mut out: Vec<String> = lines[..at].iter().map(|l| l.to_string()).collect();
+    out.extend(old);
+    out.extend(lines[at + new.len()..].iter().map(|l| l.to_string()));
+    let mut written = out.join("\n");
+    if !out.is_empty() && (ends_with_newline || text.is_empty()) {
+        written.push('\n');
+    }
+    std::fs::write(file, written).map_err(|e| format!("cannot write {}: {e}", file.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +274,28 @@ mod tests {
         assert_eq!(files[1].added, None);
         assert_eq!(files[2].path, "new name.txt");
         assert_eq!(files[2].old_path.as_deref(), Some("old name.txt"));
+    }
+
+    #[test]
+    fn a_patch_becomes_hunks_per_file() {
+        let patch = "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n@@ -10 +10,0 @@ fn x\n-gone\n\\ No newline at end of file\ndiff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+hi\n";
+        let parts = sections(patch);
+        assert_eq!(parts.len(), 2);
+        let first = hunks(parts[0]);
+        assert_eq!(first.len(), 2);
+        assert_eq!(
+            (first[0].old_start, first[0].old_lines, first[0].new_lines),
+            (1, 2, 2)
+        );
+        assert_eq!(first[0].lines[1].kind, LineKind::Removed);
+        assert_eq!(first[0].lines[2].text, "new");
+        assert_eq!(
+            (first[1].old_start, first[1].old_lines, first[1].new_lines),
+            (10, 1, 0)
+        );
+        assert_eq!(first[1].lines.len(), 1, "the no-newline marker is no line");
+        assert!(parts[1].contains("\nnew file mode "));
+        assert_eq!(hunks(parts[1])[0].lines[0].text, "hi");
     }
 
     #[test]

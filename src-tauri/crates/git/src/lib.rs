@@ -250,6 +250,45 @@ impl Repo {
         changes::of(&worktree.path, &from)
     }
 
+    /// Puts `file` (a path in the change, as [`Changes`] names it) back as it was at the fork
+    /// point: changed back, brought back when deleted, removed when new (and a renamed file
+    /// back under its old name). `hunk`: only that hunk of it, as [`Repo::changes`] gave it.
+    pub fn revert(
+        &self,
+        worktree: &Worktree,
+        file: &FileChange,
+        hunk: Option<&codewright_protocol::Hunk>,
+    ) -> Result<()> {
+        let inside = |path: &str| inside(&worktree.path, path);
+        if let Some(hunk) = hunk {
+            return changes::unapply(&inside(&file.path)?, hunk).map_err(GitError::Refused);
+        }
+        let from = self.fork_point(worktree)?;
+        let before = file.old_path.as_deref().unwrap_or(&file.path);
+        inside(before)?;
+        if file.old_path.is_some() || file.created {
+            let now = inside(&file.path)?;
+            if now.exists() {
+                std::fs::remove_file(&now).map_err(|e| {
+                    GitError::Refused(format!("cannot remove {}: {e}", now.display()))
+                })?;
+            }
+        }
+        if !file.created {
+            run_in(
+                &worktree.path,
+                [
+                    "restore",
+                    &format!("--source={from}"),
+                    "--worktree",
+                    "--",
+                    &format!(":(literal){before}"),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
     /// Commits everything in `worktree` that is not committed yet (new files too); `None` when
     /// there is nothing to commit. Returns the new commit.
     pub fn commit_all(&self, worktree: &Path, message: &str) -> Result<Option<String>> {
@@ -493,6 +532,19 @@ impl Repo {
         Ok(restored)
     }
 
+    /// Makes the worktree at `path` again on its existing `branch`, after its folder was removed
+    /// by hand (git's record of it is pruned first).
+    pub fn reattach(&self, path: &Path, branch: &str) -> Result<()> {
+        self.prune()?;
+        self.run([
+            OsStr::new("worktree"),
+            OsStr::new("add"),
+            path.as_os_str(),
+            OsStr::new(branch),
+        ])
+        .map(drop)
+    }
+
     /// Forgets worktrees whose folders are gone (`git worktree prune`).
     pub fn prune(&self) -> Result<()> {
         self.run(["worktree", "prune"]).map(drop)
@@ -505,6 +557,31 @@ impl Repo {
     {
         run_in(&self.root, args)
     }
+}
+
+/// `path` (from git, `/`-separated, inside the worktree) as a file of the worktree; refused when
+/// it would leave it, or is reached through a link.
+fn inside(worktree: &Path, path: &str) -> Result<PathBuf> {
+    let refused = || GitError::Refused(format!("{path} is not a file of the task's worktree"));
+    let relative = Path::new(path);
+    if relative.is_absolute()
+        || relative
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return Err(refused());
+    }
+    let mut at = worktree.to_path_buf();
+    for part in relative.components() {
+        at.push(part);
+        if at
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(refused());
+        }
+    }
+    Ok(at)
 }
 
 /// One commit (parent: HEAD) holding the folder's files as they are now, made in a temporary

@@ -339,3 +339,63 @@ fn bad_input_says_what_to_do() {
         .unwrap_err();
     assert!(matches!(err, GitError::NoCommit), "{err:?}");
 }
+
+#[test]
+fn a_file_or_one_hunk_of_it_is_put_back_as_it_was() {
+    let w = World::new();
+    let repo = w.repo();
+    let long: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(w.repo_dir.join("long.txt"), &long).unwrap();
+    git(&w.repo_dir, &["add", "-A"]);
+    git(&w.repo_dir, &["commit", "-q", "-m", "long"]);
+    let task = repo
+        .add_worktree(&w.trees.join("1"), "codewright/r", None)
+        .unwrap();
+    let edited = long
+        .replace("line 2\n", "line two\n")
+        .replace("line 25\n", "line twenty-five\n");
+    std::fs::write(task.path.join("long.txt"), &edited).unwrap();
+    std::fs::write(task.path.join("new.txt"), "new\n").unwrap();
+    std::fs::remove_file(task.path.join("README.md")).unwrap();
+
+    let changes = repo.changes(&task).unwrap();
+    let file = |name: &str| {
+        changes
+            .files
+            .iter()
+            .find(|f| f.path == name)
+            .unwrap()
+            .clone()
+    };
+    let long_file = file("long.txt");
+    assert_eq!(long_file.hunks.len(), 2, "{long_file:?}");
+    assert!(file("new.txt").created && file("README.md").deleted);
+
+    // The second hunk only: the first stays.
+    repo.revert(&task, &long_file, Some(&long_file.hunks[1]))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(task.path.join("long.txt")).unwrap(),
+        long.replace("line 2\n", "line two\n")
+    );
+    // The same hunk again: it is no longer there, and that is said.
+    let err = repo
+        .revert(&task, &long_file, Some(&long_file.hunks[1]))
+        .unwrap_err();
+    assert!(err.to_string().contains("has changed since"), "{err}");
+
+    for name in ["long.txt", "new.txt", "README.md"] {
+        repo.revert(&task, &file(name), None).unwrap();
+    }
+    assert!(repo.changes(&task).unwrap().files.is_empty());
+    assert!(!task.path.join("new.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(task.path.join("long.txt")).unwrap(),
+        long
+    );
+
+    // A path from outside the worktree is refused.
+    let mut outside = file("long.txt");
+    outside.path = "../escape.txt".into();
+    assert!(repo.revert(&task, &outside, None).is_err());
+}

@@ -176,9 +176,19 @@ impl Host {
         Ok(self.inner.store().rename_task(id, title)?)
     }
 
-    /// Deletes the task: its run stops and its background processes end with it.
+    /// Deletes the task: its run stops and its background processes end with it. A worktree of
+    /// its own is discarded first — its work kept under `refs/codewright/archive/<task>` — and
+    /// when that fails the task stays, with the error.
     pub fn remove_task(&self, id: TaskId) -> Result<(), HostError> {
         self.close_task(id);
+        // (A folder removed by hand has nothing left to keep: its commits are on its branch.)
+        let active = self.task(id)?.worktree.is_some_and(|t| {
+            t.state == codewright_protocol::WorktreeState::Active
+                && Path::new(&t.path).join(".git").exists()
+        });
+        if active {
+            self.discard_task(id)?;
+        }
         Ok(self.inner.store().remove_task(id)?)
     }
 

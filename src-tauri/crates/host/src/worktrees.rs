@@ -54,6 +54,75 @@ pub struct Discarded {
     pub uncommitted: Vec<String>,
 }
 
+/// A hunk as the review showed it: which one of the file's, and where it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HunkRef {
+    pub index: usize,
+    pub old_start: usize,
+    pub new_start: usize,
+}
+
+/// A comment the user wrote on lines of the task's change.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewComment {
+    pub path: String,
+    /// The first line it is on (in the file as it is now), 1-based.
+    pub line: usize,
+    /// The lines it is on, as they read.
+    pub quote: String,
+    pub comment: String,
+}
+
+/// The message that sends review comments to the agent: each with its file, line and the code
+/// it is on.
+pub fn review_message(comments: &[ReviewComment]) -> String {
+    let mut out = String::from(
+        "I reviewed your change. Address each of these comments, then say briefly what you did:\n",
+    );
+    for (n, c) in comments.iter().enumerate() {
+        out.push_str(&format!("\n{}. {}:{}\n", n + 1, c.path, c.line));
+        for line in c.quote.lines().take(20) {
+            out.push_str(&format!("   > {line}\n"));
+        }
+        for line in c.comment.trim().lines() {
+            out.push_str(&format!("   {line}\n"));
+        }
+    }
+    out
+}
+
+/// What the small model is asked for a commit message.
+const COMMIT_PROMPT: &str = "Write the git commit message for the change below. The first line \
+is a summary of at most 72 characters in the imperative mood (\"Add …\", \"Fix …\"); if more \
+needs saying, a blank line and a few short lines follow. Reply with the message only: no quotes, \
+no code fences, no preamble.";
+
+/// The diff sent for a commit message is cut here (a small model's window is small).
+const COMMIT_PROMPT_DIFF_CHARS: usize = 12_000;
+
+/// The commit message in a model's reply: fences and quotes taken off, the summary line kept to
+/// 72 characters.
+fn commit_message_of(reply: &str) -> String {
+    let text = reply.trim();
+    let text = text
+        .strip_prefix("```")
+        .map(|rest| rest.split_once('\n').map_or("", |(_, body)| body))
+        .unwrap_or(text);
+    let text = text.trim_end().strip_suffix("```").unwrap_or(text).trim();
+    let text = text.trim_matches('"').trim();
+    let mut lines = text.lines();
+    let summary: String = lines.next().unwrap_or_default().chars().take(72).collect();
+    let rest: Vec<&str> = lines.collect();
+    match rest.is_empty() {
+        true => summary,
+        false => format!("{summary}\n{}", rest.join("\n"))
+            .trim_end()
+            .to_string(),
+    }
+}
+
 /// `codewright/<the title's words>`: lowercase letters, digits and dashes, at most 40.
 fn branch_name(title: &str, task: TaskId) -> String {
     let mut slug = String::new();
@@ -239,6 +308,163 @@ impl Host {
         })
     }
 
+    /// Puts a file of the task's change back as it was at its base, or one hunk of it (`hunk`,
+    /// as the review showed it: refused when the change has moved since, so what is reverted is
+    /// what the user saw).
+    pub fn revert_change(
+        &self,
+        task: TaskId,
+        path: &str,
+        hunk: Option<HunkRef>,
+    ) -> Result<(), HostError> {
+        let _held = self.hold(task, "the task is running; revert once it stops")?;
+        let (_, tree, repo) = self.worktree_of(task, WorktreeState::Active)?;
+        let git = as_git(&tree);
+        ensure_there(&git)?;
+        let changes = repo.changes(&git)?;
+        let moved = || {
+            HostError::new(
+                ErrorKind::Conflict,
+                format!("{path} has changed since the review was read; look at it again"),
+            )
+        };
+        let file = changes
+            .files
+            .iter()
+            .find(|f| f.path == path)
+            .ok_or_else(moved)?;
+        let hunk = match hunk {
+            None => None,
+            Some(wanted) => Some(
+                file.hunks
+                    .get(wanted.index)
+                    .filter(|h| h.old_start == wanted.old_start && h.new_start == wanted.new_start)
+                    .ok_or_else(moved)?,
+            ),
+        };
+        Ok(repo.revert(&git, file, hunk)?)
+    }
+
+    /// A commit message for what the task changed, written by the small model (else the main
+    /// one) from the task's title and its diff.
+    pub async fn draft_commit_message(&self, task: TaskId) -> Result<String, HostError> {
+        let review = self.task_changes(task)?;
+        let title = self.task(task)?.title;
+        if review.changes.files.is_empty() {
+            return Err(HostError::new(
+                ErrorKind::BadInput,
+                format!("task {} has changed nothing to commit", task.0),
+            ));
+        }
+        let mut patch = review.changes.patch.clone();
+        if patch.len() > COMMIT_PROMPT_DIFF_CHARS {
+            let mut end = COMMIT_PROMPT_DIFF_CHARS;
+            while !patch.is_char_boundary(end) {
+                end -= 1;
+            }
+            patch.truncate(end);
+            patch.push_str("\n[… the rest of the diff is left out]\n");
+        }
+        let files: Vec<String> = review
+            .changes
+            .files
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} (+{} −{})",
+                    f.path,
+                    f.added.unwrap_or(0),
+                    f.removed.unwrap_or(0)
+                )
+            })
+            .collect();
+        let prompt = format!(
+            "{COMMIT_PROMPT}\n\nThe task: {title}\nFiles: {}\n\n{patch}",
+            files.join(", ")
+        );
+        let model = self
+            .model_for(codewright_llm::ModelRole::Small)?
+            .map(|(model, _)| model);
+        let never = tokio_util::sync::CancellationToken::new();
+        let answer = self
+            .chat(model.as_deref(), None, &prompt, &never, &mut |_| {})
+            .await
+            .map_err(|unanswered| unanswered.error)?;
+        let message = commit_message_of(&answer.message.text());
+        match message.is_empty() {
+            true => Err(HostError::new(
+                ErrorKind::Provider,
+                "the model wrote no commit message; write one",
+            )),
+            false => Ok(message),
+        }
+    }
+
+    /// Sends the user's comments on the task's change to the agent, as one message.
+    pub async fn send_review(
+        &self,
+        task: TaskId,
+        comments: &[ReviewComment],
+    ) -> Result<crate::Sent, HostError> {
+        if comments.iter().all(|c| c.comment.trim().is_empty()) {
+            return Err(HostError::new(
+                ErrorKind::BadInput,
+                "there is no comment to send; write one on the lines it is about",
+            ));
+        }
+        let comments: Vec<ReviewComment> = comments
+            .iter()
+            .filter(|c| !c.comment.trim().is_empty())
+            .cloned()
+            .collect();
+        self.send(
+            task,
+            Some(Message::user(review_message(&comments))),
+            crate::RunOptions::default(),
+        )
+        .await
+    }
+
+    /// Repairs what happened to the tasks' worktrees while Codewright was not looking: a folder
+    /// removed by hand is made again on the task's branch (its commits are all there; what was
+    /// not committed went with the folder). Returns what it found, in words for the user.
+    pub fn repair_worktrees(&self) -> Vec<String> {
+        let tasks = match self.inner.store().worktree_tasks() {
+            Ok(tasks) => tasks,
+            Err(_) => return Vec::new(),
+        };
+        let mut found = Vec::new();
+        for task in tasks {
+            let Some(tree) = task
+                .worktree
+                .as_ref()
+                .filter(|t| t.state == WorktreeState::Active)
+            else {
+                continue;
+            };
+            if Path::new(&tree.path).join(".git").exists() {
+                continue;
+            }
+            let Ok(project) = self.project(task.project_id) else {
+                continue;
+            };
+            let said = match Repo::discover(Path::new(&project.root_path))
+                .and_then(|repo| repo.reattach(Path::new(&tree.path), &tree.branch))
+            {
+                Ok(()) => format!(
+                    "Task {} (\"{}\"): its worktree folder was gone; it is made again on branch {} with every commit (what was not committed went with the folder).",
+                    task.id.0, task.title, tree.branch
+                ),
+                Err(e) => format!(
+                    "Task {} (\"{}\"): its worktree folder is gone and could not be made again: {e}",
+                    task.id.0, task.title
+                ),
+            };
+            found.push(said);
+        }
+        found
+    }
+
     /// Brings back a discarded task's worktree as it was: its branch, its commits and its
     /// uncommitted files.
     pub fn restore_task(&self, task: TaskId) -> Result<Task, HostError> {
@@ -308,6 +534,31 @@ fn list(names: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_becomes_a_commit_message() {
+        assert_eq!(commit_message_of("```\nAdd notes\n```"), "Add notes");
+        assert_eq!(commit_message_of("\"Fix add\""), "Fix add");
+        assert_eq!(
+            commit_message_of("Fix add\n\nIt subtracted.\n"),
+            "Fix add\n\nIt subtracted."
+        );
+        assert_eq!(commit_message_of(&"x".repeat(100)).len(), 72);
+    }
+
+    #[test]
+    fn review_comments_name_file_line_and_code() {
+        let text = review_message(&[ReviewComment {
+            path: "app.py".into(),
+            line: 2,
+            quote: "    return a - b".into(),
+            comment: "This subtracts.".into(),
+        }]);
+        assert!(
+            text.contains("1. app.py:2\n   >     return a - b\n   This subtracts.\n"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn branch_names_come_from_the_title() {

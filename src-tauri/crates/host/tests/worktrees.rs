@@ -240,3 +240,117 @@ async fn a_folder_that_is_no_repository_makes_no_task() {
     assert!(w.host.tasks(project).unwrap().is_empty());
     assert!(w.host.tasks(w.project).unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
+    let w = world();
+    let long: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(w.repo.join("long.txt"), &long).unwrap();
+    git(&w.repo, &["add", "-A"]);
+    git(&w.repo, &["commit", "-q", "-m", "long"]);
+    let task = w
+        .host
+        .add_task_in_worktree(w.project, Some("Edit"), &Message::user("Edit it"), None)
+        .unwrap();
+    let root = PathBuf::from(&task.worktree.as_ref().unwrap().path);
+    let edited = long
+        .replace("line 2\n", "line two\n")
+        .replace("line 25\n", "line twenty-five\n");
+    std::fs::write(root.join("long.txt"), &edited).unwrap();
+
+    let review = w.host.task_changes(task.id).unwrap();
+    let hunk = &review.changes.files[0].hunks[1];
+    let shown = codewright_host::worktrees::HunkRef {
+        index: 1,
+        old_start: hunk.old_start,
+        new_start: hunk.new_start,
+    };
+    w.host
+        .revert_change(task.id, "long.txt", Some(shown))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("long.txt")).unwrap(),
+        long.replace("line 2\n", "line two\n")
+    );
+    // What the review showed is gone now: the same revert is refused, nothing changes.
+    let err = w
+        .host
+        .revert_change(task.id, "long.txt", Some(shown))
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "{err:?}");
+
+    let mut events = w.host.subscribe(Some(task.id));
+    w.host
+        .send_review(
+            task.id,
+            &[codewright_host::worktrees::ReviewComment {
+                path: "long.txt".into(),
+                line: 2,
+                quote: "line two".into(),
+                comment: "Spell the number.".into(),
+            }],
+        )
+        .await
+        .unwrap();
+    let request = w.fake.next_request().await;
+    let said = request.last_text();
+    assert!(
+        said.contains("long.txt:2")
+            && said.contains("> line two")
+            && said.contains("Spell the number."),
+        "{said}"
+    );
+    request.text("Done.");
+    request.finish("stop");
+    while !matches!(
+        events.recv().await,
+        Some(AgentEvent::RunFinished { .. }) | None
+    ) {}
+
+    w.host.revert_change(task.id, "long.txt", None).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("long.txt")).unwrap(),
+        long
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_removed_by_hand_is_made_again_and_a_deleted_task_keeps_its_work() {
+    let w = world();
+    let task = w
+        .host
+        .add_task_in_worktree(w.project, Some("Gone"), &Message::user("x"), None)
+        .unwrap();
+    let root = PathBuf::from(&task.worktree.as_ref().unwrap().path);
+    std::fs::write(root.join("kept.txt"), "kept\n").unwrap();
+    w.host.commit_task(task.id, Some("Keep it")).unwrap();
+    std::fs::remove_dir_all(&root).unwrap();
+
+    let found = w.host.repair_worktrees();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains("made again on branch codewright/gone"),
+        "{found:?}"
+    );
+    assert!(
+        root.join("kept.txt").exists(),
+        "the commit is back in the folder"
+    );
+    assert!(
+        w.host.repair_worktrees().is_empty(),
+        "nothing more to repair"
+    );
+
+    // Deleting the task keeps its work (uncommitted too) under its archive ref.
+    std::fs::write(root.join("draft.txt"), "draft\n").unwrap();
+    w.host.remove_task(task.id).unwrap();
+    assert!(!root.exists());
+    let kept = git(
+        &w.repo,
+        &[
+            "show",
+            &format!("refs/codewright/archive/{}:draft.txt", task.id.0),
+        ],
+    );
+    assert_eq!(kept, "draft");
+}

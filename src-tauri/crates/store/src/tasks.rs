@@ -274,6 +274,17 @@ impl Store {
         self.task(id)
     }
 
+    /// The tasks that have a worktree of their own (discarded ones too).
+    pub fn worktree_tasks(&self) -> Result<Vec<Task>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM tasks WHERE worktree IS NOT NULL ORDER BY id"
+        ))?;
+        let tasks = stmt
+            .query_map([], from_row)?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(tasks)
+    }
+
     /// Records the task's worktree (`None`: it works in the project's folder).
     pub fn set_task_worktree(
         &self,
