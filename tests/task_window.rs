@@ -3306,3 +3306,360 @@ fn a_server_that_never_starts_is_shown_and_stop_ends_the_wait() {
     assert!(provider.requests().is_empty(), "the model was not asked");
     wait_process(&mute, false, "the server was left running");
 }
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .envs(GIT_IDENTITY)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+const GIT_IDENTITY: [(&str, &str); 4] = [
+    ("GIT_AUTHOR_NAME", "Test"),
+    ("GIT_AUTHOR_EMAIL", "test@example.com"),
+    ("GIT_COMMITTER_NAME", "Test"),
+    ("GIT_COMMITTER_EMAIL", "test@example.com"),
+];
+
+/// Two tasks run at once, each in a git worktree of its own (from the command line); the app
+/// reviews each one's change: a hunk reverted (the file on disk follows), a comment on a line sent
+/// to the agent, a commit with the message the model drafted, a merge into the base; the other
+/// task's merge conflicts and changes nothing; its worktree is discarded and restored as it was.
+#[test]
+fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_window() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("shop");
+    let long: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+    let edited = long
+        .replace("line 2\n", "line two\n")
+        .replace("line 25\n", "line twenty-five\n");
+    let provider = {
+        let edited = edited.clone();
+        Provider::start(Box::new(move |_, body| {
+            let messages = body["messages"].as_array().unwrap();
+            let first = messages
+                .iter()
+                .find(|m| m["role"] == "user")
+                .map(|m| m["content"].to_string())
+                .unwrap_or_default();
+            let tools = messages.iter().filter(|m| m["role"] == "tool").count();
+            let last_user = user_texts(body).last().cloned().unwrap_or_default();
+            if first.contains("Write the git commit message") {
+                Reply::Text("Add the alpha notes".into())
+            } else if messages.last().unwrap()["role"] == "user"
+                && last_user.contains("I reviewed your change")
+            {
+                Reply::Text("I will say more.".into())
+            } else if first.contains("alpha") {
+                match tools {
+                    0 => Reply::Calls(vec![("read_file", json!({"path": "long.txt"}))]),
+                    1 => Reply::Calls(vec![
+                        ("write_file", json!({"path": "long.txt", "content": edited})),
+                        (
+                            "write_file",
+                            json!({"path": "notes.md", "content": "alpha\n"}),
+                        ),
+                    ]),
+                    _ => Reply::Text("Done.".into()),
+                }
+            } else {
+                match tools {
+                    0 => Reply::Calls(vec![(
+                        "write_file",
+                        json!({"path": "notes.md", "content": "beta\n"}),
+                    )]),
+                    _ => Reply::Text("Done.".into()),
+                }
+            }
+        }))
+    };
+    std::fs::create_dir_all(&folder).unwrap();
+    git(&folder, &["init", "-q", "-b", "main"]);
+    std::fs::write(folder.join("long.txt"), &long).unwrap();
+    git(&folder, &["add", "-A"]);
+    git(&folder, &["commit", "-q", "-m", "first"]);
+    cli(&data, &["projects", "add", folder.to_str().unwrap()]);
+    support::use_scripted_model(&data, &provider.base_url());
+
+    // Both tasks at once, each on its own branch.
+    let exec = |prompt: &str| {
+        std::process::Command::new(support::cli_binary())
+            .args(["--home", data.to_str().unwrap(), "exec", "--project", "1"])
+            .args(["--worktree", "--mode", "yolo", prompt])
+            .env("CODEWRIGHT_E2E_KEY", support::KEY)
+            .envs(GIT_IDENTITY)
+            .output()
+            .unwrap()
+    };
+    let (alpha, beta) = std::thread::scope(|s| {
+        let alpha = s.spawn(|| exec("Write the alpha notes"));
+        let beta = s.spawn(|| exec("Write the beta notes"));
+        (alpha.join().unwrap(), beta.join().unwrap())
+    });
+    for out in [&alpha, &beta] {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(
+        !folder.join("notes.md").exists(),
+        "a task wrote in the project folder"
+    );
+    let tasks: Value =
+        serde_json::from_str(&cli(&data, &["tasks", "list", "--project", "1", "--json"])).unwrap();
+    let task_of = |word: &str| {
+        tasks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["title"].as_str().unwrap().contains(word))
+            .unwrap()
+            .clone()
+    };
+    let (alpha, beta) = (task_of("alpha"), task_of("beta"));
+    let alpha_tree = std::path::PathBuf::from(alpha["worktree"]["path"].as_str().unwrap());
+    let beta_tree = std::path::PathBuf::from(beta["worktree"]["path"].as_str().unwrap());
+
+    let desktop = Desktop::start_with(&data, GIT_IDENTITY.as_slice());
+    let app = desktop.launch();
+    let main = app.current_window();
+    app.wait_until(
+        "both tasks with their branches",
+        WAIT,
+        "return [...document.querySelectorAll('.task-branch')].map(b => b.textContent).sort().join(' | ')",
+        |v| v == "Branch codewright/write-the-alpha-notes | Branch codewright/write-the-beta-notes",
+    );
+    save_screenshot("main-worktree-tasks", &app.screenshot());
+
+    // Alpha's change, for review.
+    open_from_main(
+        &app,
+        &format!(".task[data-id='{}'] .task-open", alpha["id"]),
+    );
+    app.wait_until(
+        "the branch in the header",
+        WAIT,
+        "return document.getElementById('worktree-branch').textContent",
+        |v| v == "codewright/write-the-alpha-notes",
+    );
+    app.click("#changes-open");
+    let files = "return [...document.querySelectorAll('#changes-dialog .change-file')].map(f => f.dataset.path + ' ' + f.querySelectorAll('.change-hunk').length).join(' | ')";
+    app.wait_until("the changed files", WAIT, files, |v| {
+        v == "long.txt 2 | notes.md 1"
+    });
+    let summary = app.find("#changes-summary").text();
+    assert!(
+        summary.contains("2 files")
+            && summary.contains("+3 −2")
+            && summary.contains("2 not committed"),
+        "{summary}"
+    );
+    save_screenshot("task-changes", &app.screenshot());
+
+    // The second hunk of long.txt is reverted: the file on disk follows, the first stays.
+    app.click(".change-file[data-path='long.txt'] .change-hunk:nth-child(2) .change-hunk-bar button:last-child");
+    app.wait_until("one hunk left", WAIT, files, |v| {
+        v == "long.txt 1 | notes.md 1"
+    });
+    assert_eq!(
+        std::fs::read_to_string(alpha_tree.join("long.txt")).unwrap(),
+        long.replace("line 2\n", "line two\n")
+    );
+
+    // A comment on a line of notes.md reaches the agent.
+    app.click(".change-file[data-path='notes.md'] tr[data-line='1'] .diff-text");
+    app.wait_until(
+        "the comment box, focused",
+        WAIT,
+        "return document.activeElement?.closest('.review-comment') ? document.activeElement.tagName : null",
+        |v| v == "TEXTAREA",
+    );
+    let comment = "Say more: who are the notes for?";
+    app.find(".review-comment textarea").type_text(comment);
+    app.wait_until(
+        "the send button",
+        WAIT,
+        "return document.getElementById('changes-send').textContent",
+        |v| v == "Send 1 comment",
+    );
+    app.click("#changes-send");
+    app.wait_until(
+        "the agent's answer to the comments",
+        WAIT,
+        "return document.querySelector('#messages').textContent",
+        |v| v.as_str().is_some_and(|t| t.contains("I will say more.")),
+    );
+    let asked = provider
+        .requests()
+        .iter()
+        .map(|r| r.to_string())
+        .find(|r| r.contains("I reviewed your change"))
+        .expect("the comments reached the provider");
+    assert!(
+        asked.contains("notes.md:1")
+            && asked.contains("> alpha")
+            && asked.contains("who are the notes for?"),
+        "{asked}"
+    );
+    wait_idle(&app);
+
+    // Commit, with the message the model drafted; then merge into main.
+    app.click("#changes-open");
+    app.wait_until("the changed files", WAIT, files, |v| {
+        v == "long.txt 1 | notes.md 1"
+    });
+    app.click("#changes-commit");
+    app.wait_until(
+        "the drafted message",
+        WAIT,
+        "return document.getElementById('commit-message')?.value ?? null",
+        |v| v == "Add the alpha notes",
+    );
+    save_screenshot("task-commit-dialog", &app.screenshot());
+    app.click("#finish-dialog-submit");
+    app.wait_until(
+        "all committed",
+        WAIT,
+        "return document.getElementById('changes-summary').textContent",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.contains("all committed") && t.contains("1 commit"))
+        },
+    );
+    assert_eq!(
+        git(&alpha_tree, &["log", "-1", "--format=%s"]),
+        "Add the alpha notes"
+    );
+    app.click("#changes-merge");
+    app.wait_until(
+        "the merge said",
+        WAIT,
+        "return document.querySelector('#messages').textContent",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.contains("Merged codewright/write-the-alpha-notes into main"))
+        },
+    );
+    assert_eq!(
+        std::fs::read_to_string(folder.join("notes.md")).unwrap(),
+        "alpha\n"
+    );
+    assert_eq!(
+        git(&folder, &["log", "-1", "--format=%s"]),
+        "Add the alpha notes"
+    );
+    app.find("#changes-close").click();
+    close_task_window(&app, "#composer-input");
+    app.switch_to(&main);
+
+    // Beta wrote the same file: its merge conflicts, and nothing changes.
+    open_from_main(&app, &format!(".task[data-id='{}'] .task-open", beta["id"]));
+    app.set_size(480, 360);
+    app.click("#changes-open");
+    app.wait_until("beta's change", WAIT, files, |v| v == "notes.md 1");
+    // (The theme as Settings would set it; what is shown is all the page's own.)
+    app.js("document.documentElement.dataset.theme = 'dark'", json!([]));
+    save_screenshot("task-changes-dark-small", &app.screenshot());
+    app.js(
+        "document.documentElement.dataset.theme = 'light'",
+        json!([]),
+    );
+    app.click("#changes-commit");
+    app.wait_until(
+        "the commit dialog",
+        WAIT,
+        "return document.getElementById('finish-dialog').open",
+        |v| v == true,
+    );
+    app.find("#commit-message").clear();
+    app.find("#commit-message").type_text("Beta notes");
+    app.click("#finish-dialog-submit");
+    app.wait_until(
+        "all committed",
+        WAIT,
+        "return document.getElementById('changes-summary').textContent",
+        |v| v.as_str().is_some_and(|t| t.contains("all committed")),
+    );
+    let head = git(&folder, &["rev-parse", "HEAD"]);
+    app.click("#changes-merge");
+    app.wait_until(
+        "the conflict, said",
+        WAIT,
+        "const e = document.getElementById('changes-error'); return e.hidden ? null : e.textContent",
+        |v| v.as_str().is_some_and(|t| t.contains("conflicts in notes.md; nothing was changed") && t.contains("Ask the agent to resolve")),
+    );
+    assert_eq!(git(&folder, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&folder, &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(folder.join("notes.md")).unwrap(),
+        "alpha\n"
+    );
+
+    // Discarded, then restored as it was.
+    std::fs::write(beta_tree.join("draft.txt"), "not committed\n").unwrap();
+    app.click("#changes-discard");
+    let listed = app.wait_until(
+        "what discarding removes",
+        WAIT,
+        "const d = document.getElementById('finish-dialog'); return d.open ? d.textContent : null",
+        |v| v.is_string(),
+    );
+    assert!(listed.as_str().unwrap().contains("draft.txt"), "{listed}");
+    app.click("#finish-dialog-submit");
+    app.wait_until(
+        "the restore button",
+        WAIT,
+        "return !document.getElementById('worktree-restore').hidden",
+        |v| v == true,
+    );
+    assert!(!beta_tree.exists());
+    app.click("#worktree-restore");
+    app.wait_until(
+        "the worktree back",
+        WAIT,
+        "return !document.getElementById('changes-open').hidden",
+        |v| v == true,
+    );
+    assert_eq!(
+        std::fs::read_to_string(beta_tree.join("draft.txt")).unwrap(),
+        "not committed\n"
+    );
+    assert_eq!(git(&beta_tree, &["log", "-1", "--format=%s"]), "Beta notes");
+    close_task_window(&app, "#composer-input");
+
+    // A new task from the main window, in a worktree of its own: its window says where it works.
+    app.switch_to(&main);
+    app.click("#new-task-worktree");
+    let title = app.find("#new-task-title");
+    title.type_text("Try the gamma idea");
+    let before = app.window_handles();
+    title.type_text(ENTER);
+    app.switch_to_new_window(&before, WAIT);
+    app.wait_until(
+        "the new task's branch",
+        WAIT,
+        "return document.getElementById('worktree-branch').textContent",
+        |v| v == "codewright/try-the-gamma-idea",
+    );
+    assert_eq!(
+        git(
+            &folder,
+            &["branch", "--list", "codewright/try-the-gamma-idea"]
+        ),
+        "+ codewright/try-the-gamma-idea",
+        "the branch is checked out in a worktree"
+    );
+    app.quit();
+}

@@ -19,6 +19,8 @@ pub struct AppInfo {
     pub data_dir: String,
     pub version: &'static str,
     pub startup_error: Option<CommandError>,
+    /// What was found wrong with the tasks' worktrees at start, and repaired.
+    pub repaired: Vec<String>,
 }
 
 #[tauri::command]
@@ -27,6 +29,7 @@ pub fn app_info(state: State<'_, AppState>) -> AppInfo {
         data_dir: state.home().display().to_string(),
         version: env!("CARGO_PKG_VERSION"),
         startup_error: state.startup_error().cloned(),
+        repaired: state.repaired().to_vec(),
     }
 }
 
@@ -120,13 +123,20 @@ pub fn get_task(state: State<'_, AppState>, id: TaskId) -> Result<Task> {
     Ok(state.host()?.task(id)?)
 }
 
+/// A new task; `worktree`: in a git worktree of its own, on a new branch from the project's
+/// current branch.
 #[tauri::command]
 pub fn create_task(
     state: State<'_, AppState>,
     project_id: ProjectId,
     title: String,
+    worktree: Option<bool>,
 ) -> Result<Task> {
-    let task = state.host()?.add_task(project_id, &title)?;
+    let host = state.host()?;
+    let task = match worktree.unwrap_or(false) {
+        true => host.add_task_in_worktree(project_id, Some(&title), None, None)?,
+        false => host.add_task(project_id, &title)?,
+    };
     state.changed();
     Ok(task)
 }

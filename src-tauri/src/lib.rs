@@ -13,6 +13,7 @@ pub mod task_window;
 pub mod tree;
 mod webkit;
 mod windows;
+pub mod worktrees;
 
 pub use state::AppState;
 
@@ -88,6 +89,15 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             commands::task_files,
             commands::implement_task_file,
             commands::spare_ready,
+            worktrees::task_changes,
+            worktrees::revert_change,
+            worktrees::send_review,
+            worktrees::draft_commit_message,
+            worktrees::commit_task,
+            worktrees::merge_task,
+            worktrees::discard_task,
+            worktrees::restore_task,
+            worktrees::resolve_conflicts,
             task_window::task_view,
             task_window::older_messages,
             task_window::send_message,

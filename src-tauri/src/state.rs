@@ -22,6 +22,9 @@ pub struct AppState {
     wake_rx: Mutex<Option<Receiver<()>>>,
     /// Each project's file list for the composer's `@` picker, with when it was read.
     files: Mutex<HashMap<PathBuf, FileList>>,
+    /// What was found wrong with the tasks' worktrees at start, and repaired (the main window
+    /// says it once).
+    repaired: Vec<String>,
 }
 
 /// A project's files and when they were listed.
@@ -39,13 +42,23 @@ impl AppState {
 
     fn with(home: &Path, host: Result<Host, CommandError>) -> AppState {
         let (wake, wake_rx) = channel();
+        let repaired = host
+            .as_ref()
+            .map(Host::repair_worktrees)
+            .unwrap_or_default();
         AppState {
             home: home.to_path_buf(),
             host,
             wake,
             wake_rx: Mutex::new(Some(wake_rx)),
             files: Mutex::new(HashMap::new()),
+            repaired,
         }
+    }
+
+    /// What was repaired in the tasks' worktrees at start, in words for the user.
+    pub fn repaired(&self) -> &[String] {
+        &self.repaired
     }
 
     /// Opens the store in the data folder given by `--home DIR` on the command line, else

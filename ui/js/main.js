@@ -109,6 +109,13 @@ function renderTasks() {
         h('span', { class: 'task-meta' },
           h('span', { class: `badge status-${t.status}`, text: statusLabel(t.status) }),
           h('span', { class: 'task-time', title: when(t.updatedAt), text: ago(t.updatedAt) }),
+          t.worktree ? h('span', {
+            class: 'task-branch',
+            title: t.worktree.state === 'discarded' ? 'Its worktree was discarded; Restore in the task brings it back' : `Works in its own worktree, from ${t.worktree.base}`,
+          },
+          h('span', { class: 'branch-icon', 'aria-hidden': 'true' }),
+          h('span', { class: 'visually-hidden', text: 'Branch ' }),
+          `${t.worktree.branch}${t.worktree.state === 'discarded' ? ' (discarded)' : ''}`) : null,
           t.messageCount ? h('span', { text: `${t.messageCount} messages` }) : null)),
       h('span', { class: 'task-actions' },
         h('button', { type: 'button', class: 'button small', title: 'Rename task', 'aria-label': `Rename ${t.title}`, text: 'Rename', onclick: () => renameTask(t) }),
@@ -176,9 +183,14 @@ async function select(id) {
   if (view.selected == null) return;
   view.queued = [];
   try {
-    const tasks = await call('list_tasks', { projectId: view.selected });
+    const [tasks, settings] = await Promise.all([
+      call('list_tasks', { projectId: view.selected }),
+      call('project_settings', { projectId: view.selected }),
+    ]);
     if (load !== view.loads) return; // another project was selected meanwhile
     view.tasks = new Map(tasks.map((t) => [t.id, t]));
+    // The new-task box starts as the project says new tasks work.
+    $('#new-task-worktree').checked = settings.worktrees;
   } catch (e) {
     if (load === view.loads) failed(e);
   }
@@ -335,7 +347,8 @@ async function createTask(event) {
   if (form.dataset.busy) return; // a second Enter while the first is being saved
   form.dataset.busy = 'true';
   try {
-    const task = await call('create_task', { projectId: view.selected, title: input.value });
+    const worktree = $('#new-task-worktree').checked;
+    const task = await call('create_task', { projectId: view.selected, title: input.value, worktree });
     input.value = '';
     error.hidden = true;
     view.tasks.set(task.id, task);
@@ -375,7 +388,9 @@ function renameTask(task) {
 async function deleteTask(task) {
   const ok = await confirmDialog({
     title: `Delete “${task.title}”?`,
-    message: 'The task and its conversation will be deleted. Files in the project are not touched.',
+    message: task.worktree?.state === 'active'
+      ? `The task and its conversation will be deleted. Its worktree is removed, and everything on it (committed or not) is kept in the repository under refs/codewright/archive/${task.id}. Files in the project are not touched.`
+      : 'The task and its conversation will be deleted. Files in the project are not touched.',
     confirmLabel: 'Delete task',
   });
   if (!ok) return;
@@ -409,6 +424,8 @@ async function start() {
   requestAnimationFrame(() => requestAnimationFrame(() => performance.mark('sidebar-painted')));
   for (const event of pending) await apply(event);
   pending = null;
+  // What was repaired in the tasks' worktrees at start: said once, kept until clicked.
+  for (const note of info.repaired ?? []) toast(note, { error: true });
 
   for (const id of ['#add-project', '#add-project-empty', '#add-project-welcome']) {
     $(id).addEventListener('click', addProject);

@@ -64,6 +64,7 @@ function showSettings(settings) {
   $('#project-sandbox').checked = settings.sandbox;
   $('#project-network').checked = settings.allowPrivateNetwork;
   $('#project-trusted').checked = settings.trusted;
+  $('#project-worktrees').checked = settings.worktrees;
   $('#project-saved').hidden = true;
 }
 
@@ -83,6 +84,7 @@ async function saveSettings(event) {
         sandbox: $('#project-sandbox').checked,
         allowPrivateNetwork: $('#project-network').checked,
         trusted: $('#project-trusted').checked,
+        worktrees: $('#project-worktrees').checked,
       },
     });
     $('#project-saved').hidden = false;

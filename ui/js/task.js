@@ -7,6 +7,7 @@ import { $, h, restFocusInBackground, showFatal } from './dom.js';
 import { LIVE_STATUSES } from './protocol.js';
 import { addApproval, addQuestion, initPrompts, resolvePrompt } from './task/approval.js';
 import { initActions, runAction } from './task/actions.js';
+import { changesMayHaveMoved, initChanges, setChangesRunning, showWorktree } from './task/changes.js';
 import { initCheckpoints, showCheckpoints } from './task/checkpoints.js';
 import { currentHint, initComposer, setOptions, setRunning, showError as showComposerError } from './task/composer.js';
 import { Conversation } from './task/conversation.js';
@@ -31,6 +32,7 @@ const running = (state) => state != null && state !== 'idle';
 function showState(state) {
   showAgentState(state);
   setRunning(running(state));
+  setChangesRunning(running(state));
 }
 
 /** Shows the task as `task_view` returns it (`asked`: that call, if already under way). */
@@ -39,6 +41,7 @@ async function load(asked = call('task_view', { taskId })) {
   performance.mark('task-view-loaded');
   resetTools();
   showTask(view.task);
+  showWorktree(view.task);
   showState(view.state);
   setOptions(view.options, view.models, view.mainModel);
   showCheckpoints(view.checkpoints);
@@ -73,6 +76,7 @@ function onStore(event) {
     case 'taskUpserted':
       if (event.task.id !== taskId) break;
       showTask(event.task);
+      showWorktree(event.task);
       // Another process ran it and died (this app notices within 2 s).
       if (event.task.status === 'interrupted') interruptUnfinished();
       break;
@@ -100,7 +104,10 @@ const AGENT = {
   // first), and kept for a call not on screen yet (the stored copy comes later).
   toolRunning: (e) => startCall(e.callId),
   toolProgress: (e) => findPanel(e.callId)?.appendOutput(e.text),
-  toolFinished: (e) => findPanel(e.callId)?.finishFromEvent(e),
+  toolFinished: (e) => {
+    findPanel(e.callId)?.finishFromEvent(e);
+    changesMayHaveMoved();
+  },
   approvalRequested: (e) => addApproval(e.request),
   approvalResolved: (e) => {
     resolvePrompt('approval', e.id);
@@ -122,6 +129,7 @@ const AGENT = {
     settleRunning();
     showState(null);
     refreshCheckpoints();
+    changesMayHaveMoved();
     // An honest outcome: an answer alone is said to be all the run did.
     const work = e.work ?? {};
     if (e.outcome === 'done' && !work.reads && !work.edits && !work.commands && !work.other) {
@@ -148,6 +156,7 @@ function wire() {
   });
   initPrompts(taskId, (text) => conversation.notice(text));
   initCheckpoints(taskId, { notice: (text) => conversation.notice(text), refresh: refreshCheckpoints });
+  initChanges(taskId, { notice: (text) => conversation.notice(text) });
   initTools(taskId);
   conversation = new Conversation(taskId);
   const view = $('#conversation');

@@ -159,7 +159,7 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
                     let task = host.add_task_in_worktree(
                         project,
                         args.title.as_deref(),
-                        &first,
+                        Some(&first),
                         args.base.as_deref(),
                     )?;
                     if let (Some(tree), false) = (&task.worktree, json) {

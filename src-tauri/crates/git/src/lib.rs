@@ -467,6 +467,26 @@ impl Repo {
         })
     }
 
+    /// The files that would conflict if the worktree's branch were merged into its base now
+    /// (worked out in the object store only; nothing changes).
+    pub fn conflicts(&self, worktree: &Worktree) -> Result<Vec<String>> {
+        let tip = self.commit_in(&worktree.path)?;
+        let base = self.commit_of(&worktree.base)?;
+        let out = git_output(
+            &self.root,
+            ["merge-tree", "--write-tree", "--name-only", &base, &tip],
+        )?;
+        if out.status.success() {
+            return Ok(Vec::new());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(String::from)
+            .collect())
+    }
+
     /// The folder where `branch` is checked out, if any.
     fn checkout_of(&self, branch: &str) -> Result<Option<PathBuf>> {
         let out = self.run(["worktree", "list", "--porcelain", "-z"])?;

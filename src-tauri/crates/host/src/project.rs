@@ -23,6 +23,9 @@ pub struct ProjectForm {
     pub allow_private_network: bool,
     /// Use the agents, commands and skills the project's folder defines.
     pub trusted: bool,
+    /// New tasks work in a git worktree of their own.
+    #[serde(default)]
+    pub worktrees: bool,
 }
 
 /// The project's settings now.
@@ -36,6 +39,7 @@ pub fn project_form(store: &Store, id: ProjectId) -> Result<ProjectForm, HostErr
         sandbox: settings.sandbox,
         allow_private_network: settings.allow_private_network,
         trusted: settings.trusted,
+        worktrees: settings.worktrees,
     })
 }
 
@@ -63,6 +67,7 @@ pub fn save_project(store: &Store, id: ProjectId, form: &ProjectForm) -> Result<
     settings.sandbox = form.sandbox;
     settings.allow_private_network = form.allow_private_network;
     settings.trusted = form.trusted;
+    settings.worktrees = form.worktrees;
     store
         .set_project_settings(id, &settings)
         .map_err(unusable)?;

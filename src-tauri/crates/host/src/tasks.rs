@@ -121,11 +121,20 @@ impl Host {
     }
 
     /// Removes the project and its tasks from Codewright (their runs stop first); the folder
-    /// on disk is never touched.
+    /// on disk is never touched. Each task's worktree is discarded first, its work kept under
+    /// the task's archive ref; when one cannot be, nothing is removed.
     pub fn remove_project(&self, id: ProjectId) -> Result<(), HostError> {
         let tasks = self.inner.store().tasks(id)?;
-        for task in tasks {
+        for task in &tasks {
             self.close_task(task.id);
+        }
+        for task in &tasks {
+            if task.worktree.as_ref().is_some_and(|t| {
+                t.state == codewright_protocol::WorktreeState::Active
+                    && Path::new(&t.path).join(".git").exists()
+            }) {
+                self.discard_task(task.id)?;
+            }
         }
         Ok(self.inner.store().remove_project(id)?)
     }

@@ -10,14 +10,14 @@
 //! runs while a run holds the task.
 
 use crate::{Host, HostError};
-use codewright_git::{Changes, GitError, MergeMode, Merged, Repo, Status, Worktree};
+use codewright_git::{Changes, GitError, MergeMode, Repo, Status, Worktree};
 use codewright_protocol::{
     ErrorKind, Message, ProjectId, Task, TaskId, TaskWorktree, WorktreeState,
 };
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-pub use codewright_git::{FileChange, MergeMode as Merge};
+pub use codewright_git::{FileChange, MergeMode as Merge, Merged};
 
 impl From<GitError> for HostError {
     fn from(e: GitError) -> HostError {
@@ -155,13 +155,13 @@ impl Host {
 
     /// A new task that works in a git worktree of its own, on a new branch from `base` (a
     /// branch or commit; `None`: the project's current branch), with `first` as its first
-    /// message. A folder that is not in a git repository (or a base that does not exist) is
-    /// an error, and no task is made.
+    /// message (else none yet: `title` names it). A folder that is not in a git repository (or
+    /// a base that does not exist) is an error, and no task is made.
     pub fn add_task_in_worktree(
         &self,
         project: ProjectId,
         title: Option<&str>,
-        first: &Message,
+        first: Option<&Message>,
         base: Option<&str>,
     ) -> Result<Task, HostError> {
         let project_root = PathBuf::from(self.project(project)?.root_path);
@@ -172,7 +172,10 @@ impl Host {
             repo.commit_of("HEAD")?;
         }
         let subdir = subdir_of(&project_root, repo.root());
-        let task = self.add_task_with(project, title, first)?;
+        let task = match first {
+            Some(first) => self.add_task_with(project, title, first)?,
+            None => self.add_task(project, title.unwrap_or_default())?,
+        };
         let made = repo.add_worktree(
             &self.worktree_path(project, task.id),
             &branch_name(&task.title, task.id),
@@ -398,6 +401,36 @@ impl Host {
             )),
             false => Ok(message),
         }
+    }
+
+    /// Asks the agent to bring the base into its branch and resolve the conflicts that keep its
+    /// branch from merging (a message in the task, which runs in its worktree).
+    pub async fn resolve_conflicts(&self, task: TaskId) -> Result<crate::Sent, HostError> {
+        let (_, tree, repo) = self.worktree_of(task, WorktreeState::Active)?;
+        let git = as_git(&tree);
+        ensure_there(&git)?;
+        let files = repo.conflicts(&git)?;
+        if files.is_empty() {
+            return Err(HostError::new(
+                ErrorKind::BadInput,
+                format!(
+                    "the branch {} merges into {} without a conflict now",
+                    tree.branch, tree.base
+                ),
+            ));
+        }
+        let message = format!(
+            "Your branch {branch} conflicts with {base} in: {files}. Bring {base} into your branch with `git merge {base}`, resolve each conflict so that both sides' changes still do what they were for, run the tests, and commit the merge.",
+            branch = tree.branch,
+            base = tree.base,
+            files = files.join(", ")
+        );
+        self.send(
+            task,
+            Some(Message::user(message)),
+            crate::RunOptions::default(),
+        )
+        .await
     }
 
     /// Sends the user's comments on the task's change to the agent, as one message.

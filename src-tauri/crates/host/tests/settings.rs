@@ -294,12 +294,13 @@ fn project_settings_are_checked_whole_and_a_task_without_a_mode_takes_the_defaul
         sandbox: true,
         allow_private_network: true,
         trusted: true,
+        worktrees: true,
     };
     project::save_project(&store, id, &good).unwrap();
     let saved = project::project_form(&store, id).unwrap();
     assert_eq!(saved.context, "A CLI in Rust.");
     assert_eq!(saved.default_mode, PermissionMode::AcceptEdits);
-    assert!(saved.sandbox && saved.allow_private_network && saved.trusted);
+    assert!(saved.sandbox && saved.allow_private_network && saved.trusted && saved.worktrees);
     assert!(project::project_trust(&store, id).unwrap().trusted);
     assert_eq!(store.project(id).unwrap().rules, "Never touch vendor/.");
 }

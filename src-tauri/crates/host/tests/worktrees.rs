@@ -134,7 +134,7 @@ async fn a_task_in_its_worktree_writes_there_and_its_work_is_reviewed_committed_
     let w = world();
     let task = w
         .host
-        .add_task_in_worktree(w.project, None, &Message::user("Add the notes"), None)
+        .add_task_in_worktree(w.project, None, Some(&Message::user("Add the notes")), None)
         .unwrap();
     let tree = task.worktree.clone().expect("the task has a worktree");
     assert_eq!(tree.branch, "codewright/add-the-notes");
@@ -184,7 +184,12 @@ async fn discarded_work_comes_back_and_a_running_task_is_not_touched() {
     let w = world();
     let task = w
         .host
-        .add_task_in_worktree(w.project, Some("Draft"), &Message::user("Draft it"), None)
+        .add_task_in_worktree(
+            w.project,
+            Some("Draft"),
+            Some(&Message::user("Draft it")),
+            None,
+        )
         .unwrap();
     let tree = task.worktree.clone().unwrap();
     std::fs::write(Path::new(&tree.path).join("draft.txt"), "half done\n").unwrap();
@@ -228,13 +233,13 @@ async fn a_folder_that_is_no_repository_makes_no_task() {
     let project = w.host.add_project(&plain, None).unwrap().id;
     let err = w
         .host
-        .add_task_in_worktree(project, None, &Message::user("x"), None)
+        .add_task_in_worktree(project, None, Some(&Message::user("x")), None)
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::BadInput);
     assert!(err.message.contains("not in a git repository"), "{err:?}");
     let err = w
         .host
-        .add_task_in_worktree(w.project, None, &Message::user("x"), Some("nope"))
+        .add_task_in_worktree(w.project, None, Some(&Message::user("x")), Some("nope"))
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::NotFound, "{err:?}");
     assert!(w.host.tasks(project).unwrap().is_empty());
@@ -250,7 +255,12 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
     git(&w.repo, &["commit", "-q", "-m", "long"]);
     let task = w
         .host
-        .add_task_in_worktree(w.project, Some("Edit"), &Message::user("Edit it"), None)
+        .add_task_in_worktree(
+            w.project,
+            Some("Edit"),
+            Some(&Message::user("Edit it")),
+            None,
+        )
         .unwrap();
     let root = PathBuf::from(&task.worktree.as_ref().unwrap().path);
     let edited = long
@@ -319,7 +329,7 @@ async fn a_worktree_removed_by_hand_is_made_again_and_a_deleted_task_keeps_its_w
     let w = world();
     let task = w
         .host
-        .add_task_in_worktree(w.project, Some("Gone"), &Message::user("x"), None)
+        .add_task_in_worktree(w.project, Some("Gone"), Some(&Message::user("x")), None)
         .unwrap();
     let root = PathBuf::from(&task.worktree.as_ref().unwrap().path);
     std::fs::write(root.join("kept.txt"), "kept\n").unwrap();

@@ -40,6 +40,8 @@ pub struct ProjectSettings {
     /// The user trusts the project: the agents, commands and skills its folder defines
     /// (`.codewright/`, `.claude/`) are used. Off until they say so.
     pub trusted: bool,
+    /// New tasks work in a git worktree of their own (the new-task box starts so).
+    pub worktrees: bool,
 }
 
 /// Where a task stands, in the one vocabulary of the store, the events, the command line and the

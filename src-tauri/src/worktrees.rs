@@ -1,0 +1,92 @@
+//! The commands of a task's worktree, for the task window's Changes view: its whole change,
+//! reverting a file or a hunk, comments sent to the agent, a drafted commit message, commit,
+//! merge, discard and restore. Each is one call into the host (`codewright_host::worktrees`);
+//! the guard has already checked that a task window names only its own task.
+
+use crate::error::Result;
+use crate::AppState;
+use codewright_host::worktrees::{
+    Committed, Discarded, HunkRef, Merge, ReviewComment, TaskChanges,
+};
+use codewright_host::Sent;
+use codewright_protocol::{Task, TaskId};
+use tauri::State;
+
+/// Everything the task changed against its base, by file and hunk, and where its branch stands.
+#[tauri::command]
+pub async fn task_changes(state: State<'_, AppState>, task_id: TaskId) -> Result<TaskChanges> {
+    Ok(state.host()?.task_changes(task_id)?)
+}
+
+/// Puts a file of the change (or one of its hunks) back as it was at the base.
+#[tauri::command]
+pub async fn revert_change(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    path: String,
+    hunk: Option<HunkRef>,
+) -> Result<()> {
+    Ok(state.host()?.revert_change(task_id, &path, hunk)?)
+}
+
+/// Sends the comments written on the change's lines to the agent, as one message.
+#[tauri::command]
+pub async fn send_review(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    comments: Vec<ReviewComment>,
+) -> Result<Sent> {
+    let sent = state.host()?.send_review(task_id, &comments).await?;
+    state.changed();
+    Ok(sent)
+}
+
+/// A commit message for the change, drafted by the small model.
+#[tauri::command]
+pub async fn draft_commit_message(state: State<'_, AppState>, task_id: TaskId) -> Result<String> {
+    Ok(state.host()?.draft_commit_message(task_id).await?)
+}
+
+#[tauri::command]
+pub async fn commit_task(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    message: String,
+) -> Result<Committed> {
+    let committed = state.host()?.commit_task(task_id, Some(&message))?;
+    state.changed();
+    Ok(committed)
+}
+
+#[tauri::command]
+pub async fn merge_task(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    mode: Merge,
+) -> Result<codewright_host::worktrees::Merged> {
+    let merged = state.host()?.merge_task(task_id, mode)?;
+    state.changed();
+    Ok(merged)
+}
+
+#[tauri::command]
+pub async fn discard_task(state: State<'_, AppState>, task_id: TaskId) -> Result<Discarded> {
+    let discarded = state.host()?.discard_task(task_id)?;
+    state.changed();
+    Ok(discarded)
+}
+
+#[tauri::command]
+pub async fn restore_task(state: State<'_, AppState>, task_id: TaskId) -> Result<Task> {
+    let task = state.host()?.restore_task(task_id)?;
+    state.changed();
+    Ok(task)
+}
+
+/// Asks the agent to resolve what keeps its branch from merging into its base.
+#[tauri::command]
+pub async fn resolve_conflicts(state: State<'_, AppState>, task_id: TaskId) -> Result<Sent> {
+    let sent = state.host()?.resolve_conflicts(task_id).await?;
+    state.changed();
+    Ok(sent)
+}

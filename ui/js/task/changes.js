@@ -1,0 +1,379 @@
+// The Changes view of a task in a worktree of its own: everything it changed against its base
+// (committed or not), by file and hunk; a file or a hunk reverted; comments written on lines and
+// sent to the agent as one message; and the task's work carried on — committed (the message
+// drafted by the model), merged into its base, or discarded (kept until restored). A view of
+// what the backend says: every action is one command, every refusal its words.
+
+import { call, messageOf } from '../api.js';
+import { $, h } from '../dom.js';
+import { ask } from '../dialogs.js';
+import { hunkRange, hunkTable } from './diff.js';
+
+/** Lines drawn at once when the view opens; files past them open folded, drawn when unfolded. */
+const OPEN_LINES = 2000;
+
+const view = {
+  taskId: 0,
+  task: null,
+  /** The last `task_changes` answer. */
+  review: null,
+  /** Comments being written, by `path:line`: kept through every refresh until sent. */
+  comments: new Map(),
+  running: false,
+  notice: () => {},
+  refreshing: null,
+};
+
+/** `notice(text)` says in the conversation what an action did. */
+export function initChanges(taskId, { notice }) {
+  Object.assign(view, { taskId, notice });
+  $('#changes-open').addEventListener('click', open);
+  $('#worktree-restore').addEventListener('click', restore);
+}
+
+/** The header's worktree line for `task` (hidden for a task in the project's folder). */
+export function showWorktree(task) {
+  view.task = task;
+  const tree = task.worktree;
+  $('#task-worktree').hidden = !tree;
+  if (!tree) return;
+  const discarded = tree.state === 'discarded';
+  $('#worktree-branch').textContent = tree.branch;
+  $('#worktree-branch').title = `${tree.path}, from ${tree.base}`;
+  $('#changes-open').hidden = discarded;
+  $('#worktree-discarded').hidden = !discarded;
+  $('#worktree-restore').hidden = !discarded;
+}
+
+/** Whether a run is going in this task (the view's actions wait for it to stop). */
+export function setChangesRunning(running) {
+  view.running = running;
+  const dialog = $('#changes-dialog');
+  if (dialog.open) for (const b of dialog.querySelectorAll('[data-needs-stopped]')) b.disabled = running;
+}
+
+/** Reads the change again if the view is open (the agent wrote or ran something). */
+export function changesMayHaveMoved() {
+  if (!$('#changes-dialog').open || view.refreshing) return;
+  view.refreshing = setTimeout(function later() {
+    // Not while a comment is being written: its box would be drawn again and lose the caret.
+    if (document.activeElement?.closest?.('.review-comment')) {
+      view.refreshing = setTimeout(later, 1000);
+      return;
+    }
+    view.refreshing = null;
+    refresh();
+  }, 300);
+}
+
+async function open() {
+  const dialog = $('#changes-dialog');
+  dialog.replaceChildren(skeleton());
+  dialog.showModal();
+  await refresh();
+  $('#changes-close').focus();
+}
+
+function skeleton() {
+  const close = h('button', { id: 'changes-close', type: 'button', class: 'icon-button', text: '×', 'aria-label': 'Close the changes', onclick: () => $('#changes-dialog').close() });
+  return h('div', { class: 'changes' },
+    h('header', { class: 'changes-head' },
+      h('div', { class: 'changes-heading' },
+        h('h2', { id: 'changes-title', text: 'Changes' }),
+        h('p', { id: 'changes-summary', class: 'muted', role: 'status', text: 'Reading the change…' })),
+      close),
+    h('div', { id: 'changes-files', class: 'changes-files', tabindex: '-1' }),
+    h('p', { id: 'changes-error', class: 'form-error', role: 'alert', hidden: true }),
+    h('footer', { class: 'changes-actions' },
+      h('button', { id: 'changes-send', type: 'button', class: 'button', onclick: sendComments, disabled: true, text: 'Send comments' }),
+      h('span', { class: 'changes-finish' },
+        h('button', { id: 'changes-discard', type: 'button', class: 'button danger-outline', dataset: { needsStopped: '' }, onclick: discard, text: 'Discard…' }),
+        h('button', { id: 'changes-merge', type: 'button', class: 'button', dataset: { needsStopped: '' }, onclick: merge, text: 'Merge' }),
+        h('button', { id: 'changes-commit', type: 'button', class: 'button primary', dataset: { needsStopped: '' }, onclick: commit, text: 'Commit…' }))));
+}
+
+async function refresh() {
+  try {
+    const review = await call('task_changes', { taskId: view.taskId });
+    view.review = review;
+    render();
+    showError(null);
+  } catch (e) {
+    showError(messageOf(e));
+  }
+}
+
+function showError(text, ...actions) {
+  const error = $('#changes-error');
+  if (!error) return;
+  error.hidden = !text;
+  error.replaceChildren(...(text ? [text, ...actions] : []));
+}
+
+function render() {
+  const { changes, status, worktree } = view.review;
+  const files = changes.files;
+  const added = files.reduce((n, f) => n + (f.added ?? 0), 0);
+  const removed = files.reduce((n, f) => n + (f.removed ?? 0), 0);
+  const parts = [
+    `${worktree.branch} from ${worktree.base}`,
+    files.length === 1 ? '1 file' : `${files.length} files`,
+    `+${added} −${removed}`,
+  ];
+  if (status.ahead) parts.push(status.ahead === 1 ? '1 commit' : `${status.ahead} commits`);
+  if (status.behind) parts.push(`${worktree.base} is ${status.behind} ahead`);
+  parts.push(status.uncommitted.length ? `${status.uncommitted.length} not committed` : 'all committed');
+  $('#changes-summary').textContent = parts.join(' · ');
+  $('#changes-merge').textContent = `Merge into ${worktree.base}`;
+  const list = $('#changes-files');
+  const scroll = list.scrollTop;
+  if (!files.length) {
+    list.replaceChildren(h('p', { class: 'changes-empty muted', text: 'Nothing has changed yet. The agent’s edits show here as it makes them.' }));
+  } else {
+    let budget = OPEN_LINES;
+    list.replaceChildren(...files.map((file) => {
+      const lines = file.hunks.reduce((n, hunk) => n + hunk.lines.length + 1, 0);
+      const draw = lines <= budget;
+      if (draw) budget -= lines;
+      return fileView(file, draw);
+    }));
+    if (changes.patchCut) list.append(h('p', { class: 'muted', text: 'The diff is cut here for its length; the files past this point are listed without their lines.' }));
+  }
+  list.scrollTop = scroll; // a refresh while the user reads does not move what they read
+  for (const b of $('#changes-dialog').querySelectorAll('[data-needs-stopped]')) b.disabled = view.running;
+  $('#changes-commit').disabled ||= !status.uncommitted.length;
+  updateSend();
+}
+
+function fileView(file, draw) {
+  const tags = [];
+  if (file.created) tags.push(h('span', { class: 'tag', text: 'new' }));
+  if (file.deleted) tags.push(h('span', { class: 'tag tag-warn', text: 'deleted' }));
+  if (file.oldPath) tags.push(h('span', { class: 'tag', text: `was ${file.oldPath}` }));
+  if (file.added == null) tags.push(h('span', { class: 'tag', text: 'binary' }));
+  const counts = file.added == null ? null : h('span', { class: 'change-counts' },
+    h('span', { class: 'count-add', text: `+${file.added}` }), ' ', h('span', { class: 'count-del', text: `−${file.removed}` }));
+  const body = h('div', { class: 'change-hunks' });
+  const details = h('details', { class: 'change-file', open: draw || null, dataset: { path: file.path } },
+    h('summary', { class: 'change-file-head' },
+      h('span', { class: 'file-path', text: file.path }), counts, ...tags),
+    h('div', { class: 'change-file-tools' },
+      h('button', { type: 'button', class: 'button small', dataset: { needsStopped: '' }, text: 'Revert file', 'aria-label': `Revert ${file.path}`, onclick: () => revert(file, null) })),
+    body);
+  const fill = () => {
+    if (body.childElementCount) return;
+    body.append(...file.hunks.map((hunk) => hunkView(file, hunk)));
+    for (const comment of commentsOn(file.path)) placeComment(details, comment);
+  };
+  if (draw) fill();
+  else details.addEventListener('toggle', () => details.open && fill());
+  return details;
+}
+
+function hunkView(file, hunk) {
+  const table = hunkTable(hunk);
+  // A click on a line writes a comment on it.
+  let oldLine = hunk.oldStart;
+  let newLine = hunk.newStart;
+  for (const [i, row] of [...table.querySelectorAll('tr')].entries()) {
+    const line = hunk.lines[i];
+    const at = line.kind === 'removed' ? oldLine : newLine;
+    if (line.kind !== 'added') oldLine++;
+    if (line.kind !== 'removed') newLine++;
+    row.dataset.line = String(at);
+    row.title = 'Click to comment on this line';
+    row.addEventListener('click', () => addComment(file.path, at, line.text, row));
+  }
+  const firstChange = hunk.lines.findIndex((l) => l.kind !== 'context');
+  const changed = hunk.lines.filter((l) => l.kind !== 'context').map((l) => l.text).join('\n');
+  const startLine = hunk.newStart + Math.max(0, hunk.lines.slice(0, firstChange).filter((l) => l.kind !== 'removed').length);
+  return h('div', { class: 'diff-hunk change-hunk' },
+    h('div', { class: 'diff-range change-hunk-bar' },
+      h('span', { text: hunkRange(hunk) }),
+      h('span', { class: 'changes-spacer' }),
+      h('button', { type: 'button', class: 'button small', text: 'Comment', 'aria-label': `Comment on ${file.path} line ${startLine}`,
+        onclick: () => addComment(file.path, startLine, changed, table.querySelector(`tr:nth-child(${firstChange + 1})`)) }),
+      h('button', { type: 'button', class: 'button small', dataset: { needsStopped: '' }, text: 'Revert', 'aria-label': `Revert this hunk of ${file.path}`,
+        onclick: () => revert(file, hunk) })),
+    table);
+}
+
+// ---- comments -----------------------------------------------------------------------------
+
+const key = (path, line) => `${path}:${line}`;
+const commentsOn = (path) => [...view.comments.values()].filter((c) => c.path === path);
+
+function addComment(path, line, quote, row) {
+  const k = key(path, line);
+  if (!view.comments.has(k)) view.comments.set(k, { path, line, quote, comment: '' });
+  const comment = view.comments.get(k);
+  const file = row?.closest('.change-file');
+  const placed = file ? placeComment(file, comment, row) : null;
+  placed?.querySelector('textarea').focus();
+  updateSend();
+}
+
+/** Shows `comment` under its line in the file's view (or at the file's top when its line is no
+ * longer in the change); returns its box. */
+function placeComment(fileView, comment, row = null) {
+  const k = key(comment.path, comment.line);
+  const existing = fileView.querySelector(`[data-comment="${CSS.escape(k)}"]`);
+  if (existing) return existing;
+  const input = h('textarea', { rows: 2, 'aria-label': `Comment on ${comment.path} line ${comment.line}`, placeholder: 'What should the agent change here?' });
+  input.value = comment.comment;
+  input.addEventListener('input', () => {
+    comment.comment = input.value;
+    updateSend();
+  });
+  const box = h('div', { class: 'review-comment', dataset: { comment: k } },
+    h('div', { class: 'review-comment-head' },
+      h('span', { class: 'muted', text: `Line ${comment.line}` }),
+      h('button', { type: 'button', class: 'button small', text: 'Remove', 'aria-label': `Remove the comment on line ${comment.line}`,
+        onclick: () => {
+          view.comments.delete(k);
+          (box.closest('tr') ?? box).remove();
+          updateSend();
+        } })),
+    input);
+  const at = row ?? [...fileView.querySelectorAll('tr[data-line]')].find((r) => r.dataset.line === String(comment.line) && !r.classList.contains('diff-del'));
+  if (at) {
+    at.after(h('tr', { class: 'comment-row' }, h('td', { colspan: 4 }, box)));
+  } else {
+    fileView.querySelector('.change-hunks').prepend(box);
+  }
+  return box;
+}
+
+function written() {
+  return [...view.comments.values()].filter((c) => c.comment.trim());
+}
+
+function updateSend() {
+  const button = $('#changes-send');
+  if (!button) return;
+  const n = written().length;
+  button.disabled = n === 0;
+  button.textContent = n === 0 ? 'Send comments' : n === 1 ? 'Send 1 comment' : `Send ${n} comments`;
+}
+
+async function sendComments() {
+  const comments = written();
+  try {
+    await call('send_review', { taskId: view.taskId, comments });
+    for (const c of comments) view.comments.delete(key(c.path, c.line));
+    for (const box of $('#changes-dialog').querySelectorAll('.review-comment')) {
+      if (!view.comments.has(box.dataset.comment)) (box.closest('tr') ?? box).remove();
+    }
+    updateSend();
+    view.notice(comments.length === 1 ? 'Sent your comment to the agent.' : `Sent your ${comments.length} comments to the agent.`);
+    $('#changes-dialog').close();
+  } catch (e) {
+    showError(messageOf(e));
+  }
+}
+
+// ---- actions ------------------------------------------------------------------------------
+
+async function revert(file, hunk) {
+  const hunkRef = hunk ? { index: hunk.index, oldStart: hunk.oldStart, newStart: hunk.newStart } : null;
+  try {
+    await call('revert_change', { taskId: view.taskId, path: file.path, hunk: hunkRef });
+    await refresh();
+    view.notice(hunk ? `Reverted a hunk of ${file.path}.` : `Reverted ${file.path} to how it is in ${view.review.worktree.base}.`);
+  } catch (e) {
+    showError(messageOf(e));
+    await refresh().catch(() => {});
+  }
+}
+
+async function commit() {
+  const message = h('textarea', { id: 'commit-message', rows: 5, 'aria-label': 'Commit message', placeholder: 'Drafting a message…' });
+  const note = h('p', { class: 'muted', id: 'commit-note', role: 'status', text: 'The model is drafting a message from the change; edit it as you like.' });
+  let typed = false;
+  message.addEventListener('input', () => { typed = true; });
+  call('draft_commit_message', { taskId: view.taskId })
+    .then((drafted) => {
+      if (!typed) message.value = drafted;
+      note.textContent = 'Drafted by the model from the change; edit it as you like.';
+    })
+    .catch((e) => {
+      if (!typed && !message.value) message.value = view.task?.title ?? '';
+      note.textContent = `No message could be drafted (${messageOf(e)}); the task’s title is used — edit it as you like.`;
+    });
+  const committed = await ask($('#finish-dialog'), {
+    title: `Commit on ${view.review.worktree.branch}`,
+    body: [
+      h('p', { class: 'dialog-message', text: `Commits everything not committed yet (${view.review.status.uncommitted.length} files) on the task’s branch.` }),
+      h('label', { class: 'field' }, h('span', { class: 'field-label', text: 'Message' }), message),
+      note,
+    ],
+    confirm: {
+      label: 'Commit',
+      action: async () => {
+        if (!message.value.trim()) throw new Error('Write a commit message first.');
+        const done = await call('commit_task', { taskId: view.taskId, message: message.value });
+        view.notice(done.commit ? `Committed ${done.commit.slice(0, 12)} on ${done.branch}.` : `Nothing to commit on ${done.branch}.`);
+      },
+    },
+  });
+  if (committed) await refresh();
+}
+
+async function merge() {
+  const base = view.review.worktree.base;
+  try {
+    const merged = await call('merge_task', { taskId: view.taskId, mode: 'auto' });
+    view.notice(`Merged ${view.review.worktree.branch} into ${base} (${merged.fastForward ? 'a fast-forward' : 'a merge commit'}).`);
+    await refresh();
+  } catch (e) {
+    const conflict = e?.kind === 'conflict' && /conflicts in/.test(messageOf(e));
+    showError(messageOf(e), ...(conflict ? [' ', h('button', {
+      type: 'button', id: 'changes-resolve', class: 'button small', text: 'Ask the agent to resolve',
+      onclick: async () => {
+        try {
+          await call('resolve_conflicts', { taskId: view.taskId });
+          $('#changes-dialog').close();
+          view.notice(`Asked the agent to bring ${base} into its branch and resolve the conflicts.`);
+        } catch (err) {
+          showError(messageOf(err));
+        }
+      },
+    })] : []));
+  }
+}
+
+async function discard() {
+  // What is there now, not when the view was drawn: the list is what the user agrees to.
+  await refresh();
+  const { status, worktree } = view.review;
+  const lost = [];
+  if (status.ahead) lost.push(h('li', { text: status.ahead === 1 ? `1 commit on ${worktree.branch}` : `${status.ahead} commits on ${worktree.branch}` }));
+  for (const file of status.uncommitted) lost.push(h('li', {}, h('span', { class: 'file-path', text: file }), h('span', { class: 'muted', text: ' (not committed)' })));
+  const ok = await ask($('#finish-dialog'), {
+    title: 'Discard the task’s worktree?',
+    body: [
+      h('p', { class: 'dialog-message', text: lost.length ? 'The worktree and its branch are removed, with:' : 'The worktree and its branch are removed; they hold nothing that is not in the base.' }),
+      lost.length ? h('ul', { class: 'restore-files' }, lost) : null,
+      h('p', { class: 'muted', text: 'All of it is kept for you: “Restore” in the task brings it back as it was.' }),
+    ],
+    confirm: {
+      label: 'Discard',
+      danger: true,
+      action: async () => {
+        const done = await call('discard_task', { taskId: view.taskId });
+        view.notice(`Discarded the worktree; its work is kept under ${done.archiveRef} — Restore brings it back.`);
+      },
+    },
+  });
+  if (ok) $('#changes-dialog').close();
+}
+
+async function restore() {
+  try {
+    const task = await call('restore_task', { taskId: view.taskId });
+    showWorktree(task);
+    view.notice(`Restored the worktree on ${task.worktree.branch}, as it was.`);
+  } catch (e) {
+    view.notice(`The worktree could not be restored: ${messageOf(e)}`);
+  }
+}
