@@ -483,6 +483,7 @@ fn project_settings_round_trip_and_keep_unknown_keys() {
         pass_env: vec!["GITHUB_TOKEN".into()],
         default_mode: Some(codewright_protocol::PermissionMode::Plan),
         trusted: true,
+        worktrees: true,
     };
     store.set_project_settings(p.id, &on).unwrap();
     assert_eq!(store.project_settings(p.id).unwrap(), on);
