@@ -312,6 +312,18 @@ fn task_windows_get_only_their_own_capability() {
             "restore_checkpoint",
             json!({"taskId": other, "checkpointId": 1}),
         ),
+        ("task_changes", json!({"taskId": other})),
+        (
+            "revert_change",
+            json!({"taskId": other, "path": "a.txt", "hunk": null}),
+        ),
+        ("send_review", json!({"taskId": other, "comments": []})),
+        ("draft_commit_message", json!({"taskId": other})),
+        ("commit_task", json!({"taskId": other, "message": "x"})),
+        ("merge_task", json!({"taskId": other, "mode": "auto"})),
+        ("discard_task", json!({"taskId": other})),
+        ("restore_task", json!({"taskId": other})),
+        ("resolve_conflicts", json!({"taskId": other})),
     ] {
         let err = h.invoke(&label, cmd, args).unwrap_err();
         assert_eq!(err["kind"], "denied", "{cmd}: {err}");

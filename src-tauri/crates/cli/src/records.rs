@@ -41,6 +41,10 @@ pub enum ProjectsCommand {
         /// (.codewright/, .claude/). Off until you say so.
         #[arg(long, value_parser = on_off, value_name = "on|off")]
         trusted: Option<bool>,
+        /// New tasks work in a git worktree of their own (the app's new-task box starts so;
+        /// `exec --worktree` and `tasks add --worktree` ask for one each time).
+        #[arg(long, value_parser = on_off, value_name = "on|off")]
+        worktrees: Option<bool>,
     },
 }
 
@@ -66,6 +70,12 @@ pub enum TasksCommand {
         #[arg(long, value_name = "ID|DIR")]
         project: Option<ProjectArg>,
         title: String,
+        /// The task works in a git worktree of its own, on a new branch.
+        #[arg(long)]
+        worktree: bool,
+        /// The branch or commit its worktree starts from (default: the current branch).
+        #[arg(long, value_name = "REF", requires = "worktree")]
+        base: Option<String>,
     },
     /// Print a task's conversation.
     Show { id: TaskId },
@@ -131,14 +141,17 @@ pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<Str
             private_network,
             pass_env,
             trusted,
+            worktrees,
         } => {
             let mut settings = host.project_settings(id)?;
             if sandbox.is_some()
                 || private_network.is_some()
                 || pass_env.is_some()
                 || trusted.is_some()
+                || worktrees.is_some()
             {
                 settings.trusted = trusted.unwrap_or(settings.trusted);
+                settings.worktrees = worktrees.unwrap_or(settings.worktrees);
                 settings.sandbox = sandbox.unwrap_or(settings.sandbox);
                 settings.allow_private_network =
                     private_network.unwrap_or(settings.allow_private_network);
@@ -162,10 +175,11 @@ pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<Str
                     settings.pass_env.join(", ")
                 };
                 format!(
-                    "sandbox          {}\nprivate-network  {}\npass-env         {names}\ntrusted          {}\n",
+                    "sandbox          {}\nprivate-network  {}\npass-env         {names}\ntrusted          {}\nworktrees        {}\n",
                     word(settings.sandbox),
                     word(settings.allow_private_network),
-                    word(settings.trusted)
+                    word(settings.trusted),
+                    word(settings.worktrees)
                 )
             }
         }
@@ -274,16 +288,27 @@ pub fn tasks(host: &Host, command: TasksCommand, json: bool) -> Result<String, S
                 )
             }
         }
-        TasksCommand::Add { project, title } => {
+        TasksCommand::Add {
+            project,
+            title,
+            worktree,
+            base,
+        } => {
             let project = existing(host, project.as_ref())?;
-            let t = host.add_task(project, &title)?;
-            if json {
-                to_json(&t)
-            } else {
-                format!(
+            let t = match worktree {
+                true => host.add_task_in_worktree(project, Some(&title), None, base.as_deref())?,
+                false => host.add_task(project, &title)?,
+            };
+            match (&t.worktree, json) {
+                (_, true) => to_json(&t),
+                (Some(tree), false) => format!(
+                    "Added task {} \"{}\" to project {}; it works in {} on branch {}\n",
+                    t.id, t.title, t.project_id, tree.path, tree.branch
+                ),
+                (None, false) => format!(
                     "Added task {} \"{}\" to project {}\n",
                     t.id, t.title, t.project_id
-                )
+                ),
             }
         }
         TasksCommand::Compact { .. } => unreachable!("run by exec::compact"),

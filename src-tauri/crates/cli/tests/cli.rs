@@ -125,7 +125,7 @@ fn projects_and_tasks_round_trip() {
     // Settings: off by default, changed one at a time, bad values refused.
     assert_eq!(
         cli.json(&["projects", "settings", &pid]),
-        serde_json::json!({"sandbox": false, "allowPrivateNetwork": false, "passEnv": [], "trusted": false})
+        serde_json::json!({"sandbox": false, "allowPrivateNetwork": false, "passEnv": [], "trusted": false, "worktrees": false})
     );
     cli.ok(&["projects", "settings", &pid, "--sandbox", "on"]);
     let shown = cli.ok(&["projects", "settings", &pid, "--private-network", "on"]);
@@ -148,6 +148,8 @@ fn projects_and_tasks_round_trip() {
         cli.json(&["projects", "settings", &pid])["passEnv"],
         serde_json::json!(["GITHUB_TOKEN", "NPM_TOKEN"])
     );
+    let shown = cli.ok(&["projects", "settings", &pid, "--worktrees", "on"]);
+    assert!(shown.contains("worktrees        on"), "{shown}");
     let out = cli.run(&["projects", "settings", &pid, "--sandbox", "yes"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("neither on nor off"));
