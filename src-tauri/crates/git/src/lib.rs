@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod changes;
+mod include;
 pub mod safe;
 pub use changes::{Changes, FileChange};
 
@@ -201,6 +202,8 @@ impl Repo {
             path.as_os_str(),
             OsStr::new(&base_commit),
         ])?;
+        // What a build needs that git does not hold (`.env`, local config), as listed.
+        include::copy(&self.root, path)?;
         Ok(Worktree {
             path: path.to_path_buf(),
             branch,

@@ -399,3 +399,38 @@ fn a_file_or_one_hunk_of_it_is_put_back_as_it_was() {
     outside.path = "../escape.txt".into();
     assert!(repo.revert(&task, &outside, None).is_err());
 }
+
+#[test]
+fn ignored_files_the_worktreeinclude_lists_are_copied_and_nothing_else() {
+    let w = World::new();
+    std::fs::write(w.repo_dir.join(".gitignore"), ".env\nlocal/\nbuild/\n").unwrap();
+    std::fs::write(w.repo_dir.join(".worktreeinclude"), ".env\nlocal/*.json\n").unwrap();
+    git(&w.repo_dir, &["add", "-A"]);
+    git(&w.repo_dir, &["commit", "-q", "-m", "ignore"]);
+    std::fs::write(w.repo_dir.join(".env"), "KEY=1\n").unwrap();
+    std::fs::create_dir_all(w.repo_dir.join("local")).unwrap();
+    std::fs::write(w.repo_dir.join("local/settings.json"), "{}\n").unwrap();
+    std::fs::write(w.repo_dir.join("local/notes.txt"), "not listed\n").unwrap();
+    std::fs::create_dir_all(w.repo_dir.join("build")).unwrap();
+    std::fs::write(w.repo_dir.join("build/out.o"), "binary\n").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc/hostname", w.repo_dir.join("local/link.json")).unwrap();
+
+    let task = w
+        .repo()
+        .add_worktree(&w.trees.join("1"), "codewright/inc", None)
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(task.path.join(".env")).unwrap(),
+        "KEY=1\n"
+    );
+    assert!(task.path.join("local/settings.json").exists());
+    assert!(!task.path.join("local/notes.txt").exists(), "not listed");
+    assert!(!task.path.join("build/out.o").exists(), "not listed");
+    assert!(
+        !task.path.join("local/link.json").exists(),
+        "a link is never followed"
+    );
+    // Copied, not part of the task's change: git ignores them there too.
+    assert!(w.repo().changes(&task).unwrap().files.is_empty());
+}
