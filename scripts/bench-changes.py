@@ -35,8 +35,8 @@ def main():
         for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "files"]):
             subprocess.run(["git", "-C", repo, *args], env=GIT, check=True)
         bench.cli(home, "projects", "add", repo)
-        task = bench.cli(home, "tasks", "add", "--project", "1", "--worktree", "Review a large change")["id"]
-        tree = os.path.join(home, "worktrees", "1", str(task))
+        added = bench.cli(home, "tasks", "add", "--project", "1", "--worktree", "Review a large change")
+        task, tree = added["id"], added["worktree"]["path"]
         for n in range(25):
             with open(os.path.join(tree, f"pkg{n:03d}", "mod00.py"), "a") as f:
                 f.write("".join(f"    y{k} = {k}  # changed\n" for k in range(100)))

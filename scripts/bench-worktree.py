@@ -12,7 +12,7 @@ new files nor an index of its own).
 
 Prints medians and ratios; BENCH_RUNS (default 7) runs of each.
 """
-import os, shutil, statistics, subprocess, sys, tempfile, time
+import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 target = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CARGO_TARGET_DIR", "target")
 CLI = os.path.join(target, "release", "codewright-cli")
@@ -60,23 +60,22 @@ def main():
         ours, floor = [], []
         for i in range(RUNS):
             # Interleaved, so both see the same page cache and machine load.
-            t, _ = timed(CLI, "--home", home, "tasks", "add", "--project", "1", "--worktree", f"bench {i}")
+            t, out = timed(CLI, "--home", home, "--json", "tasks", "add", "--project", "1", "--worktree", f"bench {i}")
             ours.append(t)
+            made = json.loads(out)["worktree"]["path"]
             path = os.path.join(floor_trees, str(i))
             t, _ = timed("git", "-C", repo, "worktree", "add", "-q", "-b", f"floor-{i}", path, "HEAD")
             floor.append(t)
             # Not timed: both worktrees go, so the disk holds two at a time.
             run("git", "-C", repo, "worktree", "remove", "--force", path)
-            run("git", "-C", repo, "worktree", "remove", "--force",
-                os.path.join(home, "worktrees", "1", str(i + 1)))
+            run("git", "-C", repo, "worktree", "remove", "--force", made)
         m_ours, m_floor = statistics.median(ours), statistics.median(floor)
         print(f"worktree made: codewright {m_ours * 1000:.0f} ms, git worktree add {m_floor * 1000:.0f} ms "
               f"(median of {RUNS}); ratio {m_ours / m_floor:.2f}x")
 
         # The change of one task: 5,000 lines over 50 files (half changed, half new).
-        run(CLI, "--home", home, "tasks", "add", "--project", "1", "--worktree", "bench diff")
-        task = str(RUNS + 1)
-        tree = os.path.join(home, "worktrees", "1", task)
+        added = json.loads(run(CLI, "--home", home, "--json", "tasks", "add", "--project", "1", "--worktree", "bench diff"))
+        task, tree = str(added["id"]), added["worktree"]["path"]
         for n in range(25):
             with open(os.path.join(tree, f"pkg{n:04d}", "mod000.py"), "a") as f:
                 f.write("".join(f"    y{k} = {k}\n" for k in range(100)))

@@ -7,8 +7,17 @@ use codewright_host::Host;
 use codewright_protocol::TaskId;
 use std::io::{BufRead, IsTerminal, Write};
 
+/// Finishes what a crash or a hand left half done in the tasks' worktrees (as the app does when
+/// it starts), saying what it found on stderr.
+fn repair(host: &Host) {
+    for note in host.repair_worktrees() {
+        eprintln!("codewright-cli: {note}");
+    }
+}
+
 /// `tasks diff ID [--stat]`.
 pub fn diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String, String> {
+    repair(host);
     let review = host.task_changes(id)?;
     if json {
         return Ok(to_json(&review));
@@ -62,6 +71,7 @@ pub fn commit(
     message: Option<&str>,
     json: bool,
 ) -> Result<String, String> {
+    repair(host);
     let committed = host.commit_task(id, message)?;
     Ok(match (json, &committed.commit) {
         (true, _) => to_json(&committed),
@@ -82,6 +92,7 @@ pub fn merge(
     no_ff: bool,
     json: bool,
 ) -> Result<String, String> {
+    repair(host);
     let mode = match (ff_only, no_ff) {
         (true, _) => Merge::FastForward,
         (_, true) => Merge::MergeCommit,
@@ -107,6 +118,7 @@ pub fn merge(
 
 /// `tasks discard ID [--yes]`: says what is there first, and asks on a terminal.
 pub fn discard(host: &Host, id: TaskId, yes: bool, json: bool) -> Result<String, String> {
+    repair(host);
     if !yes {
         let review = host.task_changes(id)?;
         let status = &review.status;
@@ -147,6 +159,7 @@ pub fn discard(host: &Host, id: TaskId, yes: bool, json: bool) -> Result<String,
 
 /// `tasks restore ID`.
 pub fn restore(host: &Host, id: TaskId, json: bool) -> Result<String, String> {
+    repair(host);
     let task = host.restore_task(id)?;
     let tree = task
         .worktree

@@ -258,7 +258,18 @@ pub(crate) fn unapply(file: &Path, hunk: &Hunk) -> std::result::Result<(), Strin
     if !out.is_empty() && (ends_with_newline || text.is_empty()) {
         written.push('\n');
     }
-    std::fs::write(file, written).map_err(|e| format!("cannot write {}: {e}", file.display()))
+    // Whole or not at all: written beside it, then put in its place.
+    let beside = file.with_file_name(format!(
+        ".{}.codewright-revert",
+        file.file_name()
+            .map_or("file".into(), |n| n.to_string_lossy())
+    ));
+    std::fs::write(&beside, written)
+        .and_then(|()| std::fs::rename(&beside, file))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&beside);
+            format!("cannot write {}: {e}", file.display())
+        })
 }
 
 #[cfg(test)]

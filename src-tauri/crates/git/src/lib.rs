@@ -176,6 +176,15 @@ impl Repo {
     /// Makes a worktree at `path` on a new branch named after `branch` (a number is added when
     /// the name is taken) from `base` (a branch or commit; `None`: the current branch, else HEAD).
     pub fn add_worktree(&self, path: &Path, branch: &str, base: Option<&str>) -> Result<Worktree> {
+        let planned = self.plan_worktree(path, branch, base)?;
+        self.make_worktree(&planned)?;
+        Ok(planned)
+    }
+
+    /// What [`Repo::add_worktree`] would make, checked, and nothing made yet: the base resolved,
+    /// a free branch name, a path that does not exist. (A caller records it first, so a crash
+    /// while it is made is repaired from the record, [`Repo::reattach`].)
+    pub fn plan_worktree(&self, path: &Path, branch: &str, base: Option<&str>) -> Result<Worktree> {
         let base = match base {
             Some(base) => base.to_string(),
             None => self.current_branch()?.unwrap_or_else(|| "HEAD".into()),
@@ -188,7 +197,17 @@ impl Repo {
                 path.display()
             )));
         }
-        if let Some(parent) = path.parent() {
+        Ok(Worktree {
+            path: path.to_path_buf(),
+            branch,
+            base,
+            base_commit,
+        })
+    }
+
+    /// Makes the worktree `planned` describes, on its new branch.
+    pub fn make_worktree(&self, planned: &Worktree) -> Result<()> {
+        if let Some(parent) = planned.path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| GitError::Failed {
                 command: "worktree add".into(),
                 stderr: format!("cannot make {}: {e}", parent.display()),
@@ -198,18 +217,13 @@ impl Repo {
             OsStr::new("worktree"),
             OsStr::new("add"),
             OsStr::new("-b"),
-            OsStr::new(&branch),
-            path.as_os_str(),
-            OsStr::new(&base_commit),
+            OsStr::new(&planned.branch),
+            planned.path.as_os_str(),
+            OsStr::new(&planned.base_commit),
         ])?;
         // What a build needs that git does not hold (`.env`, local config), as listed.
-        include::copy(&self.root, path)?;
-        Ok(Worktree {
-            path: path.to_path_buf(),
-            branch,
-            base,
-            base_commit,
-        })
+        include::copy(&self.root, &planned.path)?;
+        Ok(())
     }
 
     /// `wanted` if no branch has that name, else `wanted-2`, `wanted-3`, …
@@ -506,30 +520,148 @@ impl Repo {
         Ok(None)
     }
 
-    /// Keeps everything in `worktree` — its branch's commits and its uncommitted files, new ones
-    /// included — as one commit under `archive_ref`, then removes the worktree and its branch.
-    /// Returns the archive's commit. [`Repo::restore`] brings it back.
+    /// Keeps everything in `worktree` and removes it, with its branch: [`Repo::keep`], then
+    /// [`Repo::remove_worktree`]. Returns the archive's commit; [`Repo::restore`] brings it back.
     pub fn archive(&self, worktree: &Worktree, archive_ref: &str) -> Result<String> {
+        let kept = self.keep(worktree, archive_ref)?;
+        self.remove_worktree(&worktree.path, &worktree.branch, &kept)?;
+        Ok(kept)
+    }
+
+    /// Keeps everything in `worktree` — its branch's commits and its uncommitted files, new ones
+    /// included — as one commit under `archive_ref`, and changes nothing else. Returns the commit.
+    pub fn keep(&self, worktree: &Worktree, archive_ref: &str) -> Result<String> {
         let kept = snapshot(
             &worktree.path,
             "Codewright: the task's work as it was discarded",
         )?;
         self.run(["update-ref", archive_ref, &kept])?;
-        // Kept: from here on nothing in the folder is needed.
-        self.run([
-            OsStr::new("worktree"),
-            OsStr::new("remove"),
-            OsStr::new("--force"),
-            worktree.path.as_os_str(),
-        ])?;
-        self.run(["branch", "-D", "-q", &worktree.branch])?;
         Ok(kept)
     }
 
-    /// Brings back what [`Repo::archive`] kept under `archive_ref`: a worktree at `path` on
-    /// `branch` (a number added when the name is taken) at the branch's last commit, with the
-    /// uncommitted files as they were. The archive ref is removed once all is back.
+    /// Whether `name` (a full ref name) exists.
+    pub fn has_ref(&self, name: &str) -> Result<bool> {
+        Ok(
+            git_output(&self.root, ["show-ref", "--verify", "-q", name])?
+                .status
+                .success(),
+        )
+    }
+
+    /// Removes the worktree at `path` whose work is kept in the commit `kept` ([`Repo::keep`]),
+    /// and `branch` — as far as either is still there (a removal cut short is finished). The
+    /// branch goes only while every commit on it is in `kept`'s history and no other worktree
+    /// has it checked out: a branch of the same name made since is never touched.
+    pub fn remove_worktree(&self, path: &Path, branch: &str, kept: &str) -> Result<()> {
+        self.clear(path)?;
+        let full = format!("refs/heads/{branch}");
+        if self.has_ref(&full)?
+            && git_output(&self.root, ["merge-base", "--is-ancestor", &full, kept])?
+                .status
+                .success()
+        {
+            // (git refuses a branch checked out elsewhere: then it stays.)
+            let _ = git_output(&self.root, ["branch", "-D", "-q", branch])?;
+        }
+        Ok(())
+    }
+
+    /// Removes the lock files a git operation on the worktree at `path` left when it was killed:
+    /// those in its own admin folder (its index, its HEAD; a `locked` mark still saying
+    /// "initializing"), and those of `refs` (full names: its branch, its archive ref). Only for
+    /// an operation known to have been cut short, while nothing else can be working on it.
+    /// The repository's `packed-refs.lock` may be its too (a ref transaction takes it): it is
+    /// removed when it is still there after a moment (a live git's lasts milliseconds).
+    pub fn clear_stale_locks(&self, path: &Path, refs: &[String]) -> Result<Vec<PathBuf>> {
+        let common = self.root.join(".git");
+        let mut removed = Vec::new();
+        let mut remove = |file: PathBuf| {
+            if file.symlink_metadata().is_ok_and(|m| m.is_file())
+                && std::fs::remove_file(&file).is_ok()
+            {
+                removed.push(file);
+            }
+        };
+        let ours = path.join(".git");
+        for admin in std::fs::read_dir(common.join("worktrees"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let admin = admin.path();
+            let points_here = std::fs::read_to_string(admin.join("gitdir"))
+                .is_ok_and(|gitdir| Path::new(gitdir.trim()) == ours);
+            if !points_here {
+                continue;
+            }
+            for entry in std::fs::read_dir(&admin).into_iter().flatten().flatten() {
+                if entry.path().extension().is_some_and(|e| e == "lock") {
+                    remove(entry.path());
+                }
+            }
+            if std::fs::read_to_string(admin.join("locked"))
+                .is_ok_and(|why| why.trim() == "initializing")
+            {
+                remove(admin.join("locked"));
+            }
+        }
+        for name in refs {
+            if name.starts_with("refs/") && !name.contains("..") {
+                remove(common.join(format!("{name}.lock")));
+            }
+        }
+        let packed = common.join("packed-refs.lock");
+        if packed.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            remove(packed);
+        }
+        Ok(removed)
+    }
+
+    /// Removes what is at `path` — a worktree registered there, or what an operation cut short
+    /// left — and git's record of it. Only for a path Codewright made for one task.
+    fn clear(&self, path: &Path) -> Result<()> {
+        if path.join(".git").exists() {
+            // (Twice forced: a worktree whose making was cut short is still marked locked. One
+            // whose `.git` was not fully written is refused: its folder goes below all the same.)
+            let _ = git_output(
+                &self.root,
+                [
+                    OsStr::new("worktree"),
+                    OsStr::new("remove"),
+                    OsStr::new("--force"),
+                    OsStr::new("--force"),
+                    path.as_os_str(),
+                ],
+            )?;
+        }
+        if path.exists() {
+            std::fs::remove_dir_all(path).map_err(|e| GitError::Failed {
+                command: "worktree remove".into(),
+                stderr: format!("cannot remove {}: {e}", path.display()),
+            })?;
+        }
+        self.prune()
+    }
+
+    /// Brings back what [`Repo::archive`] kept under `archive_ref` ([`Repo::bring_back`]), then
+    /// removes the ref ([`Repo::forget`]).
     pub fn restore(
+        &self,
+        archive_ref: &str,
+        path: &Path,
+        branch: &str,
+        base: &str,
+    ) -> Result<Worktree> {
+        let restored = self.bring_back(archive_ref, path, branch, base)?;
+        self.forget(archive_ref)?;
+        Ok(restored)
+    }
+
+    /// A worktree at `path` on `branch` (a number added when the name is taken) at the branch's
+    /// last commit, with the uncommitted files as they were, from `archive_ref`; the ref stays.
+    /// What an earlier attempt left at `path` is removed first (the archive holds all of it).
+    pub fn bring_back(
         &self,
         archive_ref: &str,
         path: &Path,
@@ -538,6 +670,7 @@ impl Repo {
     ) -> Result<Worktree> {
         let kept = self.commit_of(archive_ref)?;
         let tip = self.commit_of(&format!("{kept}^"))?;
+        self.clear(path)?;
         let mut restored = self.add_worktree(path, branch, Some(&tip))?;
         run_in(
             path,
@@ -549,23 +682,51 @@ impl Repo {
                 ".",
             ],
         )?;
-        self.run(["update-ref", "-d", archive_ref, &kept])?;
         restored.base = base.to_string();
         restored.base_commit = self.commit_of(base).unwrap_or(tip);
         Ok(restored)
     }
 
-    /// Makes the worktree at `path` again on its existing `branch`, after its folder was removed
-    /// by hand (git's record of it is pruned first).
-    pub fn reattach(&self, path: &Path, branch: &str) -> Result<()> {
+    /// Removes an archive ref once what it kept is back.
+    pub fn forget(&self, archive_ref: &str) -> Result<()> {
+        self.run(["update-ref", "-d", archive_ref]).map(drop)
+    }
+
+    /// Makes the worktree at `path` again from scratch after its making was cut short (its
+    /// checkout may be half written): what is there goes, and it is made on `branch` again.
+    pub fn remake(&self, path: &Path, branch: &str, base_commit: &str) -> Result<()> {
+        self.clear(path)?;
+        self.reattach(path, branch, base_commit)
+    }
+
+    /// Makes the worktree at `path` again on `branch` after its folder was removed by hand or
+    /// its making was cut short: git's record is pruned, what is left at `path` (no worktree any
+    /// more) removed, and the branch checked out there — made from `base_commit` if it never was.
+    pub fn reattach(&self, path: &Path, branch: &str, base_commit: &str) -> Result<()> {
         self.prune()?;
-        self.run([
-            OsStr::new("worktree"),
-            OsStr::new("add"),
-            path.as_os_str(),
-            OsStr::new(branch),
-        ])
-        .map(drop)
+        if path.exists() && !path.join(".git").exists() {
+            self.clear(path)?;
+        }
+        let planned = Worktree {
+            path: path.to_path_buf(),
+            branch: branch.to_string(),
+            base: base_commit.to_string(),
+            base_commit: base_commit.to_string(),
+        };
+        if self.has_ref(&format!("refs/heads/{branch}"))? {
+            if let Some(parent) = path.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            self.run([
+                OsStr::new("worktree"),
+                OsStr::new("add"),
+                path.as_os_str(),
+                OsStr::new(branch),
+            ])
+            .map(drop)
+        } else {
+            self.make_worktree(&planned)
+        }
     }
 
     /// Forgets worktrees whose folders are gone (`git worktree prune`).
@@ -707,7 +868,11 @@ fn command(dir: &Path, args: &[std::ffi::OsString], env: &[(&str, &Path)]) -> Re
         },
     })?;
     let mut git = repository.command();
-    git.args(args)
+    // No housekeeping left running after the command (an automatic gc or maintenance, started
+    // in the background by a commit, holds the repository's locks past it): the user's own git
+    // does it.
+    git.args(["-c", "gc.auto=0", "-c", "maintenance.auto=false"])
+        .args(args)
         .env("LC_ALL", "C")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")

@@ -123,8 +123,39 @@ fn commit_message_of(reply: &str) -> String {
     }
 }
 
+/// A git operation on a task's worktree under way: a mark in the data folder's `locks/`, removed
+/// when it ends (however it ends, short of the process dying). One found by the task's next
+/// holder means the operation was cut short, and the lock files git left are stale
+/// ([`Host::repair_worktrees`]).
+struct GitOp(PathBuf);
+
+impl GitOp {
+    fn mark(home: &Path, task: TaskId) -> PathBuf {
+        home.join("locks").join(format!("task-{}.git", task.0))
+    }
+
+    /// `what`: the operation, as the mark says it ([`GitOp::MAKE`] is repaired differently).
+    fn start(home: &Path, task: TaskId, what: &str) -> GitOp {
+        let mark = GitOp::mark(home, task);
+        if let Some(folder) = mark.parent() {
+            let _ = std::fs::create_dir_all(folder);
+        }
+        let _ = std::fs::write(&mark, what);
+        GitOp(mark)
+    }
+
+    /// Making the worktree: cut short, its checkout may be half written.
+    const MAKE: &'static str = "make";
+}
+
+impl Drop for GitOp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// `codewright/<the title's words>`: lowercase letters, digits and dashes, at most 40.
-fn branch_name(title: &str, task: TaskId) -> String {
+fn branch_name(title: &str) -> String {
     let mut slug = String::new();
     for c in title.chars().flat_map(char::to_lowercase) {
         if c.is_ascii_alphanumeric() {
@@ -138,19 +169,27 @@ fn branch_name(title: &str, task: TaskId) -> String {
     }
     let slug = slug.trim_matches('-');
     match slug.is_empty() {
-        true => format!("codewright/task-{}", task.0),
+        true => "codewright/task".to_string(),
         false => format!("codewright/{slug}"),
     }
 }
 
 impl Host {
-    /// Where a project's task worktrees are made.
-    fn worktree_path(&self, project: ProjectId, task: TaskId) -> PathBuf {
+    /// Where a new worktree of a project is made: named after its branch, and when it was made
+    /// (a folder is never used twice, whatever happened to the one before).
+    fn worktree_path(&self, project: ProjectId, branch: &str) -> PathBuf {
+        let name = branch
+            .strip_prefix("codewright/")
+            .unwrap_or(branch)
+            .replace('/', "-");
+        let made = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
         self.inner
             .home
             .join("worktrees")
             .join(project.0.to_string())
-            .join(task.0.to_string())
+            .join(format!("{name}-{made}"))
     }
 
     /// A new task that works in a git worktree of its own, on a new branch from `base` (a
@@ -166,42 +205,43 @@ impl Host {
     ) -> Result<Task, HostError> {
         let project_root = PathBuf::from(self.project(project)?.root_path);
         let repo = Repo::discover(&project_root)?;
-        if let Some(base) = base {
-            repo.commit_of(base)?;
-        } else {
-            repo.commit_of("HEAD")?;
-        }
-        let subdir = subdir_of(&project_root, repo.root());
-        let task = match first {
-            Some(first) => self.add_task_with(project, title, first)?,
-            None => self.add_task(project, title.unwrap_or_default())?,
+        let title = match (title, first) {
+            (Some(title), _) => title.to_string(),
+            (None, Some(first)) => Task::title_from(&first.text()),
+            (None, None) => String::new(),
         };
-        let made = repo.add_worktree(
-            &self.worktree_path(project, task.id),
-            &branch_name(&task.title, task.id),
-            base,
-        );
-        let made = match made {
-            Ok(made) => made,
-            Err(e) => {
-                // The request is the user's to keep: the error goes back with it, and no task
-                // is left that would work in the project's folder instead.
-                let _ = self.inner.store().remove_task(task.id);
-                return Err(e.into());
-            }
-        };
+        let branch = branch_name(&title);
+        let planned = repo.plan_worktree(&self.worktree_path(project, &branch), &branch, base)?;
         let worktree = TaskWorktree {
-            path: made.path.to_string_lossy().into_owned(),
-            subdir,
-            branch: made.branch,
-            base: made.base,
-            base_commit: made.base_commit,
+            path: planned.path.to_string_lossy().into_owned(),
+            subdir: subdir_of(&project_root, repo.root()),
+            branch: planned.branch.clone(),
+            base: planned.base.clone(),
+            base_commit: planned.base_commit.clone(),
             state: WorktreeState::Active,
         };
-        Ok(self
+        // Recorded with the task before it is made: a crash while it is made is repaired from
+        // the record at the next start (`repair_worktrees`), and no task ever works in the
+        // project's folder instead.
+        let task = self
             .inner
             .store()
-            .set_task_worktree(task.id, Some(&worktree))?)
+            .add_task_in_worktree(project, &title, first, &worktree)?;
+        // Held while it is made: a repair elsewhere leaves it alone (one that came first, in the
+        // moment before, has made it already).
+        let _held = self.inner.agent.hold(task.id).ok();
+        let _op = GitOp::start(&self.inner.home, task.id, GitOp::MAKE);
+        if let Err(e) = repo.make_worktree(&planned) {
+            if planned.path.join(".git").exists()
+                && repo.has_ref(&format!("refs/heads/{}", planned.branch))?
+            {
+                return Ok(task);
+            }
+            // The request is the user's to keep: the error goes back with it.
+            let _ = self.inner.store().remove_task(task.id);
+            return Err(e.into());
+        }
+        Ok(task)
     }
 
     /// The task's worktree and its repository; an error that says so when the task works in
@@ -261,6 +301,7 @@ impl Host {
         let (t, tree, repo) = self.worktree_of(task, WorktreeState::Active)?;
         ensure_there(&as_git(&tree))?;
         let message = message.map(str::to_string).unwrap_or(t.title);
+        let _op = GitOp::start(&self.inner.home, task, "commit");
         Ok(Committed {
             commit: repo.commit_all(Path::new(&tree.path), &message)?,
             branch: tree.branch,
@@ -301,9 +342,14 @@ impl Host {
         ensure_there(&git)?;
         let uncommitted = repo.uncommitted(&git.path)?;
         let archive_ref = TaskWorktree::archive_ref(task);
-        let commit = repo.archive(&git, &archive_ref)?;
+        // Kept first, then the task says discarded, then the folder goes: a crash at any point
+        // leaves the work whole in the folder or in the ref, and the record says which
+        // (`repair_worktrees` finishes what was cut short).
+        let _op = GitOp::start(&self.inner.home, task, "discard");
+        let commit = repo.keep(&git, &archive_ref)?;
         tree.state = WorktreeState::Discarded;
         self.inner.store().set_task_worktree(task, Some(&tree))?;
+        repo.remove_worktree(&git.path, &git.branch, &commit)?;
         Ok(Discarded {
             archive_ref,
             commit,
@@ -345,6 +391,7 @@ impl Host {
                     .ok_or_else(moved)?,
             ),
         };
+        let _op = GitOp::start(&self.inner.home, task, "revert");
         Ok(repo.revert(&git, file, hunk)?)
     }
 
@@ -458,9 +505,12 @@ impl Host {
         .await
     }
 
-    /// Repairs what happened to the tasks' worktrees while Codewright was not looking: a folder
-    /// removed by hand is made again on the task's branch (its commits are all there; what was
-    /// not committed went with the folder). Returns what it found, in words for the user.
+    /// Makes the tasks' worktrees on disk what their records say, after a crash or a hand that
+    /// removed a folder: an active task's folder that is gone is made again on its branch (its
+    /// commits are all there; what was not committed went with a folder removed by hand); a
+    /// discard or a restore cut short is finished as the record says (the work is whole in the
+    /// archive ref until the record says restored). Held tasks are left alone. Returns what it
+    /// found, in words for the user.
     pub fn repair_worktrees(&self) -> Vec<String> {
         let tasks = match self.inner.store().worktree_tasks() {
             Ok(tasks) => tasks,
@@ -468,30 +518,74 @@ impl Host {
         };
         let mut found = Vec::new();
         for task in tasks {
-            let Some(tree) = task
-                .worktree
-                .as_ref()
-                .filter(|t| t.state == WorktreeState::Active)
-            else {
+            let Some(tree) = task.worktree.clone() else {
                 continue;
             };
-            if Path::new(&tree.path).join(".git").exists() {
+            let path = PathBuf::from(&tree.path);
+            let cut_short = GitOp::mark(&self.inner.home, task.id);
+            if tree.state == WorktreeState::Active
+                && path.join(".git").exists()
+                && !cut_short.exists()
+            {
                 continue;
             }
+            // Not while a run or an operation holds the task: it is working on it now.
+            let Ok(_held) = self.inner.agent.hold(task.id) else {
+                continue;
+            };
             let Ok(project) = self.project(task.project_id) else {
                 continue;
             };
-            let said = match Repo::discover(Path::new(&project.root_path))
-                .and_then(|repo| repo.reattach(Path::new(&tree.path), &tree.branch))
-            {
-                Ok(()) => format!(
-                    "Task {} (\"{}\"): its worktree folder was gone; it is made again on branch {} with every commit (what was not committed went with the folder).",
-                    task.id.0, task.title, tree.branch
-                ),
-                Err(e) => format!(
-                    "Task {} (\"{}\"): its worktree folder is gone and could not be made again: {e}",
-                    task.id.0, task.title
-                ),
+            let Ok(repo) = Repo::discover(Path::new(&project.root_path)) else {
+                continue;
+            };
+            let archive_ref = TaskWorktree::archive_ref(task.id);
+            let name = format!("Task {} (\"{}\")", task.id.0, task.title);
+            if let Ok(what) = std::fs::read_to_string(&cut_short) {
+                // Its operation died holding git's locks; nothing else of ours works on it now.
+                let refs = [format!("refs/heads/{}", tree.branch), archive_ref.clone()];
+                let _ = repo.clear_stale_locks(&path, &refs);
+                if what == GitOp::MAKE && tree.state == WorktreeState::Active {
+                    // Its checkout may be half written; nothing of the task's is there yet.
+                    found.push(match repo.remake(&path, &tree.branch, &tree.base_commit) {
+                        Ok(()) => format!("{name}: making its worktree was cut short; it is made again."),
+                        Err(e) => format!("{name}: making its worktree was cut short and it could not be made again: {e}"),
+                    });
+                    let _ = std::fs::remove_file(&cut_short);
+                    continue;
+                }
+                let _ = std::fs::remove_file(&cut_short);
+            }
+            let there = path.join(".git").exists();
+            if tree.state == WorktreeState::Active && there {
+                continue;
+            }
+            let said = match (tree.state, there) {
+                (WorktreeState::Active, _) => match repo.reattach(&path, &tree.branch, &tree.base_commit) {
+                    Ok(()) => format!("{name}: its worktree folder was gone; it is made again on branch {} with every commit (what was not committed went with the folder).", tree.branch),
+                    Err(e) => format!("{name}: its worktree folder is gone and could not be made again: {e}"),
+                },
+                (WorktreeState::Discarded, false) if !path.exists() => continue,
+                (WorktreeState::Discarded, _) => {
+                    let finished = match repo.commit_of(&archive_ref) {
+                        // Discarded, with the work kept: what is left of the folder goes.
+                        Ok(kept) => repo.remove_worktree(&path, &tree.branch, &kept),
+                        // A restore got as far as removing the ref: the worktree is back.
+                        Err(_) if there => {
+                            let mut back = tree.clone();
+                            back.state = WorktreeState::Active;
+                            match self.inner.store().set_task_worktree(task.id, Some(&back)) {
+                                Ok(_) => continue,
+                                Err(e) => Err(codewright_git::GitError::Refused(e.to_string())),
+                            }
+                        }
+                        Err(e) => Err(e),
+                    };
+                    match finished {
+                        Ok(()) => format!("{name}: discarding its worktree was cut short; it is finished, and the work is kept under {archive_ref} (Restore brings it back)."),
+                        Err(e) => format!("{name}: discarding its worktree was cut short and could not be finished: {e}. The work is kept under {archive_ref}."),
+                    }
+                }
             };
             found.push(said);
         }
@@ -502,17 +596,22 @@ impl Host {
     /// uncommitted files.
     pub fn restore_task(&self, task: TaskId) -> Result<Task, HostError> {
         let _held = self.hold(task, "the task is running")?;
-        let (t, mut tree, repo) = self.worktree_of(task, WorktreeState::Discarded)?;
-        let back = repo.restore(
-            &TaskWorktree::archive_ref(task),
-            &self.worktree_path(t.project_id, task),
+        let (_, mut tree, repo) = self.worktree_of(task, WorktreeState::Discarded)?;
+        let archive_ref = TaskWorktree::archive_ref(task);
+        // Brought back, then the task says so, then the ref goes: a crash before the record
+        // leaves the ref whole (and the next start clears the half-made folder).
+        let _op = GitOp::start(&self.inner.home, task, "restore");
+        let back = repo.bring_back(
+            &archive_ref,
+            Path::new(&tree.path),
             &tree.branch,
             &tree.base,
         )?;
-        tree.path = back.path.to_string_lossy().into_owned();
         tree.branch = back.branch;
         tree.state = WorktreeState::Active;
-        Ok(self.inner.store().set_task_worktree(task, Some(&tree))?)
+        let restored = self.inner.store().set_task_worktree(task, Some(&tree))?;
+        repo.forget(&archive_ref)?;
+        Ok(restored)
     }
 }
 
@@ -596,11 +695,11 @@ mod tests {
     #[test]
     fn branch_names_come_from_the_title() {
         assert_eq!(
-            branch_name("Fix the add() bug!", TaskId(3)),
+            branch_name("Fix the add() bug!"),
             "codewright/fix-the-add-bug"
         );
-        assert_eq!(branch_name("修复 bug", TaskId(4)), "codewright/bug");
-        assert_eq!(branch_name("修复", TaskId(5)), "codewright/task-5");
-        assert!(branch_name(&"long words ".repeat(20), TaskId(6)).len() <= 52);
+        assert_eq!(branch_name("修复 bug"), "codewright/bug");
+        assert_eq!(branch_name("修复"), "codewright/task");
+        assert!(branch_name(&"long words ".repeat(20)).len() <= 52);
     }
 }

@@ -97,6 +97,25 @@ impl Store {
         Ok(task)
     }
 
+    /// Starts a task that works in a git worktree of its own, recorded as `worktree` (made
+    /// after this returns), with the user's first message if there is one — one transaction.
+    pub fn add_task_in_worktree(
+        &self,
+        project: ProjectId,
+        title: &str,
+        first: Option<&Message>,
+        worktree: &codewright_protocol::TaskWorktree,
+    ) -> Result<Task> {
+        let tx = self.conn.unchecked_transaction()?;
+        let task = self.add_task(project, title)?;
+        if let Some(first) = first {
+            self.append_message(task.id, first)?;
+        }
+        let task = self.set_task_worktree(task.id, Some(worktree))?;
+        tx.commit()?;
+        Ok(task)
+    }
+
     /// Starts a sub-agent's task: the job the call `call` of task `parent` handed to another
     /// agent, with that job as its first message and these `settings`, in the parent's project
     /// (one transaction). It is deleted with its parent, listed nowhere but
