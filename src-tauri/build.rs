@@ -55,6 +55,8 @@ fn main() {
         "discard_task",
         "restore_task",
         "resolve_conflicts",
+        "draft_pull_request",
+        "open_pull_request",
         "render_markdown",
         "find_files",
         "open_link",

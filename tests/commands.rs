@@ -324,6 +324,11 @@ fn task_windows_get_only_their_own_capability() {
         ("discard_task", json!({"taskId": other})),
         ("restore_task", json!({"taskId": other})),
         ("resolve_conflicts", json!({"taskId": other})),
+        ("draft_pull_request", json!({"taskId": other})),
+        (
+            "open_pull_request",
+            json!({"taskId": other, "title": "x", "body": ""}),
+        ),
     ] {
         let err = h.invoke(&label, cmd, args).unwrap_err();
         assert_eq!(err["kind"], "denied", "{cmd}: {err}");

@@ -3577,11 +3577,12 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         json!([]),
     );
     app.click("#changes-commit");
+    // The user rewrites the drafted message (once it is there: a draft never replaces typing).
     app.wait_until(
-        "the commit dialog",
+        "the commit dialog with its draft",
         WAIT,
-        "return document.getElementById('finish-dialog').open",
-        |v| v == true,
+        "return document.getElementById('commit-message')?.value ?? null",
+        |v| v == "Add the alpha notes",
     );
     app.find("#commit-message").clear();
     app.find("#commit-message").type_text("Beta notes");
@@ -3607,6 +3608,24 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         "alpha\n"
     );
 
+    // A pull request without GitHub's command line says what is missing and how to do it by hand.
+    app.click("#changes-pr");
+    app.wait_until(
+        "the drafted title",
+        WAIT,
+        "return document.getElementById('pr-title')?.value ?? null",
+        |v| v == "Add the alpha notes",
+    );
+    app.click("#finish-dialog-submit");
+    app.wait_until(
+        "what is missing",
+        WAIT,
+        "const e = document.getElementById('finish-dialog-error'); return e && !e.hidden ? e.textContent : null",
+        |v| v.as_str().is_some_and(|t| t.contains("gh") && t.contains("git push -u origin codewright/write-the-beta-notes")),
+    );
+    save_screenshot("task-pull-request-missing-gh", &app.screenshot());
+    app.click("#finish-dialog-cancel");
+
     // Discarded, then restored as it was.
     std::fs::write(beta_tree.join("draft.txt"), "not committed\n").unwrap();
     app.click("#changes-discard");
@@ -3619,12 +3638,13 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
     assert!(listed.as_str().unwrap().contains("draft.txt"), "{listed}");
     app.click("#finish-dialog-submit");
     app.wait_until(
-        "the restore button",
+        "the view closed and the restore button shown",
         WAIT,
-        "return !document.getElementById('worktree-restore').hidden",
+        "return !document.getElementById('changes-dialog').open && !document.getElementById('finish-dialog').open && !document.getElementById('worktree-restore').hidden",
         |v| v == true,
     );
     assert!(!beta_tree.exists());
+    save_screenshot("task-worktree-discarded-small", &app.screenshot());
     app.click("#worktree-restore");
     app.wait_until(
         "the worktree back",

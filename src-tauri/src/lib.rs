@@ -98,6 +98,8 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             worktrees::discard_task,
             worktrees::restore_task,
             worktrees::resolve_conflicts,
+            worktrees::draft_pull_request,
+            worktrees::open_pull_request,
             task_window::task_view,
             task_window::older_messages,
             task_window::send_message,

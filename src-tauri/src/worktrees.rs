@@ -90,3 +90,25 @@ pub async fn resolve_conflicts(state: State<'_, AppState>, task_id: TaskId) -> R
     state.changed();
     Ok(sent)
 }
+
+/// A pull request's title and body, drafted from the task's change.
+#[tauri::command]
+pub async fn draft_pull_request(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+) -> Result<codewright_host::worktrees::PullRequestDraft> {
+    Ok(state.host()?.draft_pull_request(task_id).await?)
+}
+
+/// Pushes the task's branch and opens its pull request (`gh`); its address.
+#[tauri::command]
+pub async fn open_pull_request(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+    title: String,
+    body: String,
+) -> Result<String> {
+    let url = state.host()?.open_pull_request(task_id, &title, &body)?;
+    state.changed();
+    Ok(url)
+}

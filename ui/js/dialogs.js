@@ -66,6 +66,7 @@ export function formDialog({ dialog = $('#dialog'), title, message, body = [], f
     function showError(text) {
       error.textContent = text;
       error.hidden = false;
+      error.scrollIntoView({ block: 'nearest' }); // a long dialog shows it, not only its top
     }
     let done = false;
     const onCancel = () => finish(null);

@@ -30,6 +30,11 @@ export function initChanges(taskId, { notice }) {
   Object.assign(view, { taskId, notice });
   $('#changes-open').addEventListener('click', open);
   $('#worktree-restore').addEventListener('click', restore);
+  // The pull request's address, from GitHub's command line: opened in the browser on request.
+  $('#worktree-pr').addEventListener('click', () => {
+    const url = view.task?.worktree?.pullRequest;
+    if (url) call('open_link', { taskId: view.taskId, url }).catch((e) => view.notice(messageOf(e)));
+  });
 }
 
 /** The header's worktree line for `task` (hidden for a task in the project's folder). */
@@ -42,6 +47,8 @@ export function showWorktree(task) {
   $('#worktree-branch').textContent = tree.branch;
   $('#worktree-branch').title = `${tree.path}, from ${tree.base}`;
   $('#changes-open').hidden = discarded;
+  $('#worktree-pr').hidden = discarded || !tree.pullRequest;
+  $('#worktree-pr').title = tree.pullRequest ?? '';
   $('#worktree-discarded').hidden = !discarded;
   $('#worktree-restore').hidden = !discarded;
 }
@@ -93,6 +100,7 @@ function skeleton() {
       h('button', { id: 'changes-send', type: 'button', class: 'button', onclick: sendComments, disabled: true, text: 'Send comments' }),
       h('span', { class: 'changes-finish' },
         h('button', { id: 'changes-discard', type: 'button', class: 'button danger-outline', dataset: { needsStopped: '' }, onclick: discard, text: 'Discard…' }),
+        h('button', { id: 'changes-pr', type: 'button', class: 'button', dataset: { needsStopped: '' }, onclick: pullRequest, text: 'Pull request…' }),
         h('button', { id: 'changes-merge', type: 'button', class: 'button', dataset: { needsStopped: '' }, onclick: merge, text: 'Merge' }),
         h('button', { id: 'changes-commit', type: 'button', class: 'button primary', dataset: { needsStopped: '' }, onclick: commit, text: 'Commit…' }))));
 }
@@ -323,6 +331,47 @@ async function commit() {
     },
   });
   if (committed) await refresh();
+}
+
+async function pullRequest() {
+  const { worktree, status } = view.review;
+  const title = h('input', { id: 'pr-title', type: 'text', 'aria-label': 'Pull request title', placeholder: 'Drafting a title…', autocomplete: 'off' });
+  const body = h('textarea', { id: 'pr-body', rows: 6, 'aria-label': 'Pull request description', placeholder: 'Drafting a description…' });
+  const note = h('p', { class: 'muted', role: 'status', text: 'The model is drafting the title and description from the change; edit them as you like.' });
+  let typed = false;
+  for (const field of [title, body]) field.addEventListener('input', () => { typed = true; });
+  call('draft_pull_request', { taskId: view.taskId })
+    .then((draft) => {
+      if (!typed) {
+        title.value = draft.title;
+        body.value = draft.body;
+      }
+      body.placeholder = 'What the pull request changes, and why (optional)';
+      note.textContent = 'Drafted by the model from the change; edit them as you like.';
+    })
+    .catch((e) => {
+      if (!typed && !title.value) title.value = view.task?.title ?? '';
+      note.textContent = `Nothing could be drafted (${messageOf(e)}); the task’s title is used.`;
+    });
+  const opened = await ask($('#finish-dialog'), {
+    title: `Pull request from ${worktree.branch} into ${worktree.base}`,
+    body: [
+      h('p', { class: 'dialog-message', text: status.uncommitted.length
+        ? `Commit first: ${status.uncommitted.length} files are not committed, and a pull request has only what is.`
+        : 'Pushes the branch and opens the pull request with GitHub’s command line (gh).' }),
+      h('label', { class: 'field' }, h('span', { class: 'field-label', text: 'Title' }), title),
+      h('label', { class: 'field' }, h('span', { class: 'field-label', text: 'Description' }), body),
+      note,
+    ],
+    confirm: {
+      label: 'Open pull request',
+      action: async () => {
+        const url = await call('open_pull_request', { taskId: view.taskId, title: title.value, body: body.value });
+        view.notice(`Opened the pull request: ${url}`);
+      },
+    },
+  });
+  if (opened) await refresh();
 }
 
 async function merge() {

@@ -126,6 +126,15 @@ pub enum TasksCommand {
     },
     /// Bring back a discarded task's worktree as it was.
     Restore { id: TaskId },
+    /// Push a task's branch and open a pull request into its base with GitHub's `gh`
+    /// (installed and signed in); the title and body are drafted from the change unless given.
+    Pr {
+        id: TaskId,
+        #[arg(long)]
+        title: Option<String>,
+        #[arg(long)]
+        body: Option<String>,
+    },
     /// Rename a task.
     Rename { id: TaskId, title: String },
     /// Delete a task.
@@ -241,6 +250,9 @@ pub fn tasks(host: &Host, command: TasksCommand, json: bool) -> Result<String, S
         }
         TasksCommand::Discard { id, yes } => crate::worktrees::discard(host, id, yes, json)?,
         TasksCommand::Restore { id } => crate::worktrees::restore(host, id, json)?,
+        TasksCommand::Pr { id, title, body } => {
+            crate::worktrees::pull_request(host, id, title, body, json)?
+        }
         TasksCommand::Files { project } => {
             let project = existing(host, project.as_ref())?;
             let root = host.project(project)?.root_path;

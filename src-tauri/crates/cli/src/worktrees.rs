@@ -173,3 +173,30 @@ pub fn restore(host: &Host, id: TaskId, json: bool) -> Result<String, String> {
         ),
     })
 }
+
+/// `tasks pr ID [--title T] [--body B]`.
+pub fn pull_request(
+    host: &Host,
+    id: TaskId,
+    title: Option<String>,
+    body: Option<String>,
+    json: bool,
+) -> Result<String, String> {
+    repair(host);
+    let (title, body) = match title {
+        Some(title) => (title, body.unwrap_or_default()),
+        None => {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+            let draft = runtime.block_on(host.draft_pull_request(id))?;
+            (draft.title, body.unwrap_or(draft.body))
+        }
+    };
+    let url = host.open_pull_request(id, &title, &body)?;
+    Ok(match json {
+        true => to_json(&serde_json::json!({ "url": url, "title": title })),
+        false => format!("Opened {url}\n"),
+    })
+}

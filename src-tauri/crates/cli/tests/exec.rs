@@ -1004,6 +1004,81 @@ async fn a_task_in_a_worktree_is_reviewed_committed_merged_discarded_and_restore
     );
     assert_eq!(git(repo, &["log", "-1", "--format=%s"]), "Add notes");
 
+    // A pull request: GitHub's command line signed out says what to do and pushes nothing;
+    // signed in, the branch is pushed and the pull request's address kept on the task.
+    let remote = cli.home.path().join("remote.git");
+    git(
+        cli.home.path(),
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    git(repo, &["remote", "add", "origin", remote.to_str().unwrap()]);
+    let bin = cli.home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let gh = |script: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(bin.join("gh"), script).unwrap();
+        std::fs::set_permissions(bin.join("gh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let pr = |args: &[&str]| {
+        let mut command = cli.command(args);
+        command
+            .envs(identity)
+            .env("PATH", &path)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    gh("#!/bin/sh\ncase \"$1\" in --version) echo 'gh version 2.0';; *) exit 1;; esac\n");
+    let out = pr(&["tasks", "pr", "1", "--title", "Add notes"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && said.contains("gh auth login")
+            && said.contains("git push -u origin codewright/write-the-notes"),
+        "{said}"
+    );
+    assert_eq!(
+        git(&remote, &["branch", "--list"]),
+        "",
+        "pushed while signed out"
+    );
+    let asked = cli.home.path().join("gh-asked");
+    gh(&format!(
+        "#!/bin/sh\necho \"$@\" >> '{}'\ncase \"$1\" in pr) echo 'https://github.com/o/r/pull/7';; esac\n",
+        asked.display()
+    ));
+    let out = pr(&[
+        "tasks",
+        "pr",
+        "1",
+        "--title",
+        "Add notes",
+        "--body",
+        "Notes.",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout(&out).contains("https://github.com/o/r/pull/7"));
+    assert!(git(&remote, &["branch", "--list"]).contains("codewright/write-the-notes"));
+    let gh_args = std::fs::read_to_string(&asked).unwrap();
+    assert!(
+        gh_args.contains("pr create --title Add notes --body Notes. --base main --head codewright/write-the-notes"),
+        "{gh_args}"
+    );
+    let tasks: Value =
+        serde_json::from_slice(&run(&["tasks", "list", "--project", "1", "--json"]).stdout)
+            .unwrap();
+    assert_eq!(
+        tasks[0]["worktree"]["pullRequest"]
+            .as_str()
+            .or(tasks[1]["worktree"]["pullRequest"].as_str()),
+        Some("https://github.com/o/r/pull/7")
+    );
+
     // A second task's draft is discarded (not without --yes off a terminal) and restored.
     let out = cli.exec(&["--worktree", "--mode", "yolo", "Write a draft"]);
     assert!(

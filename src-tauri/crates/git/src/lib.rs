@@ -360,6 +360,40 @@ impl Repo {
         })
     }
 
+    /// The remote a branch is pushed to: `origin`, else the only one; an error that says how to
+    /// add one when there is none.
+    pub fn push_remote(&self) -> Result<String> {
+        let out = self.run(["remote"])?;
+        let remotes: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(String::from)
+            .collect();
+        match remotes.iter().find(|r| *r == "origin").or(remotes.first()) {
+            Some(remote) => Ok(remote.clone()),
+            None => Err(GitError::Refused(
+                "the repository has no remote to push to: add one (`git remote add origin URL`)"
+                    .into(),
+            )),
+        }
+    }
+
+    /// Pushes the worktree's branch to `remote`, and makes it the branch's upstream. Nothing is
+    /// asked on a terminal: a remote that needs a password the user's git cannot give is an
+    /// error with git's words.
+    pub fn push(&self, worktree: &Worktree, remote: &str) -> Result<()> {
+        run_in(
+            &worktree.path,
+            [
+                "push",
+                "--quiet",
+                "--set-upstream",
+                remote,
+                &worktree.branch,
+            ],
+        )
+        .map(drop)
+    }
+
     /// Uncommitted changes in `dir` (new files included), as `git status` names them.
     pub fn uncommitted(&self, dir: &Path) -> Result<Vec<String>> {
         let out = run_in(

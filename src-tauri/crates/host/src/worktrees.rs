@@ -154,6 +154,37 @@ impl Drop for GitOp {
     }
 }
 
+/// A pull request as it is offered before it is opened: drafted from the task and its change.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestDraft {
+    pub title: String,
+    pub body: String,
+    /// Where it would go: the branch, and the base it asks to merge into.
+    pub branch: String,
+    pub base: String,
+}
+
+/// What GitHub's command line needs to open a pull request, and what to do when it is missing.
+fn gh_missing(branch: &str, why: &str) -> HostError {
+    HostError::new(
+        ErrorKind::Git,
+        format!("{why}; or push the branch yourself (`git push -u origin {branch}`) and open the pull request on the site"),
+    )
+}
+
+/// Runs GitHub's command line `gh` in `dir`; its output, or why it could not run.
+fn gh(dir: &Path, args: &[&str]) -> Result<std::process::Output, std::io::Error> {
+    std::process::Command::new("gh")
+        .args(args)
+        .current_dir(dir)
+        .env("GH_PROMPT_DISABLED", "1")
+        .env("GH_NO_UPDATE_NOTIFIER", "1")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+}
+
 /// `codewright/<the title's words>`: lowercase letters, digits and dashes, at most 40.
 fn branch_name(title: &str) -> String {
     let mut slug = String::new();
@@ -219,6 +250,7 @@ impl Host {
             base: planned.base.clone(),
             base_commit: planned.base_commit.clone(),
             state: WorktreeState::Active,
+            pull_request: None,
         };
         // Recorded with the task before it is made: a crash while it is made is repaired from
         // the record at the next start (`repair_worktrees`), and no task ever works in the
@@ -478,6 +510,112 @@ impl Host {
             crate::RunOptions::default(),
         )
         .await
+    }
+
+    /// A pull request's title and body, drafted by the small model from the change (the first
+    /// line of its commit message, and the rest), else the task's title.
+    pub async fn draft_pull_request(&self, task: TaskId) -> Result<PullRequestDraft, HostError> {
+        let t = self.task(task)?;
+        let (_, tree, _) = self.worktree_of(task, WorktreeState::Active)?;
+        let drafted = self.draft_commit_message(task).await.unwrap_or_default();
+        let (title, body) = match drafted.split_once('\n') {
+            Some((title, body)) => (title.trim().to_string(), body.trim().to_string()),
+            None if !drafted.trim().is_empty() => (drafted.trim().to_string(), String::new()),
+            None => (t.title.clone(), String::new()),
+        };
+        Ok(PullRequestDraft {
+            title,
+            body,
+            branch: tree.branch,
+            base: tree.base,
+        })
+    }
+
+    /// Pushes the task's branch and opens a pull request into its base with GitHub's command
+    /// line (`gh`, installed and signed in); its address, kept on the task. When `gh` is missing
+    /// or signed out, or the branch has changes not committed, the error says what to do — and
+    /// nothing is pushed.
+    pub fn open_pull_request(
+        &self,
+        task: TaskId,
+        title: &str,
+        body: &str,
+    ) -> Result<String, HostError> {
+        let _held = self.hold(
+            task,
+            "the task is running; open the pull request once it stops",
+        )?;
+        let (_, mut tree, repo) = self.worktree_of(task, WorktreeState::Active)?;
+        let git = as_git(&tree);
+        ensure_there(&git)?;
+        if title.trim().is_empty() {
+            return Err(HostError::new(
+                ErrorKind::BadInput,
+                "a pull request needs a title: write one",
+            ));
+        }
+        let uncommitted = repo.uncommitted(&git.path)?;
+        if !uncommitted.is_empty() {
+            return Err(HostError::new(
+                ErrorKind::Conflict,
+                format!("task {} has changes that are not committed ({}): commit them first, so the pull request has them", task.0, list(&uncommitted)),
+            ));
+        }
+        match gh(&git.path, &["--version"]) {
+            Err(_) => return Err(gh_missing(&git.branch, "GitHub's command line `gh` is not installed: install it (cli.github.com) and sign in with `gh auth login`")),
+            Ok(out) if !out.status.success() => return Err(gh_missing(&git.branch, "GitHub's command line `gh` does not run")),
+            Ok(_) => {}
+        }
+        match gh(&git.path, &["auth", "status"]) {
+            Ok(out) if out.status.success() => {}
+            _ => {
+                return Err(gh_missing(
+                    &git.branch,
+                    "`gh` is not signed in: run `gh auth login`",
+                ))
+            }
+        }
+        let remote = repo.push_remote()?;
+        repo.push(&git, &remote)?;
+        let opened = gh(
+            &git.path,
+            &[
+                "pr",
+                "create",
+                "--title",
+                title,
+                "--body",
+                body,
+                "--base",
+                &tree.base,
+                "--head",
+                &git.branch,
+            ],
+        )
+        .map_err(|e| gh_missing(&git.branch, &format!("`gh` could not be run: {e}")))?;
+        if !opened.status.success() {
+            let said = String::from_utf8_lossy(&opened.stderr);
+            return Err(HostError::new(
+                ErrorKind::Git,
+                format!(
+                    "the branch {} is pushed, but `gh pr create` failed: {}",
+                    git.branch,
+                    said.trim()
+                ),
+            ));
+        }
+        let url = String::from_utf8_lossy(&opened.stdout)
+            .lines()
+            .rev()
+            .find(|l| {
+                l.trim_start().starts_with("https://") || l.trim_start().starts_with("http://")
+            })
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        tree.pull_request = Some(url.clone());
+        self.inner.store().set_task_worktree(task, Some(&tree))?;
+        Ok(url)
     }
 
     /// Sends the user's comments on the task's change to the agent, as one message.

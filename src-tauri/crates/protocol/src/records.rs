@@ -164,6 +164,9 @@ pub struct TaskWorktree {
     pub base: String,
     pub base_commit: String,
     pub state: WorktreeState,
+    /// The pull request opened for its branch, once one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<String>,
 }
 
 impl TaskWorktree {
