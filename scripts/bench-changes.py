@@ -35,6 +35,12 @@ def main():
         for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "files"]):
             subprocess.run(["git", "-C", repo, *args], env=GIT, check=True)
         bench.cli(home, "projects", "add", repo)
+        # A main model, so the main window lists tasks rather than its first-run set-up (never
+        # asked: nothing is sent here).
+        bench.cli(home, "providers", "add", "bench", "--protocol", "openai", "--base-url",
+                  "http://127.0.0.1:9/v1", "--api-key-env", "CODEWRIGHT_BENCH_KEY")
+        bench.cli(home, "models", "add", "bench@bench", "--context", "200000")
+        bench.cli(home, "models", "role", "main", "bench@bench")
         added = bench.cli(home, "tasks", "add", "--project", "1", "--worktree", "Review a large change")
         task, tree = added["id"], added["worktree"]["path"]
         for n in range(25):
@@ -45,6 +51,8 @@ def main():
         display = f":{bench.free_port() % 400 + 200}"
         with bench.app(home, display) as port:
             s = bench.Session(port)
+            s.wait("return document.body.dataset.ready === 'true'")
+            s.wait_spare()
             s.open_task(task)
             read, painted = [], []
             for _ in range(RUNS):

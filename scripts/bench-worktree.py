@@ -10,7 +10,8 @@ new files nor an index of its own).
     cargo build --release -p codewright-cli
     python3 scripts/bench-worktree.py [TARGET_DIR]
 
-Prints medians and ratios; BENCH_RUNS (default 7) runs of each.
+Prints medians and ratios; BENCH_RUNS (default 7) runs of each; BENCH_ONLY=diff skips the first
+part.
 """
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -58,7 +59,7 @@ def main():
         run(CLI, "--home", home, "projects", "add", repo)
 
         ours, floor = [], []
-        for i in range(RUNS):
+        for i in range(0 if os.environ.get("BENCH_ONLY") == "diff" else RUNS):
             # Interleaved, so both see the same page cache and machine load.
             t, out = timed(CLI, "--home", home, "--json", "tasks", "add", "--project", "1", "--worktree", f"bench {i}")
             ours.append(t)
@@ -69,9 +70,10 @@ def main():
             # Not timed: both worktrees go, so the disk holds two at a time.
             run("git", "-C", repo, "worktree", "remove", "--force", path)
             run("git", "-C", repo, "worktree", "remove", "--force", made)
-        m_ours, m_floor = statistics.median(ours), statistics.median(floor)
-        print(f"worktree made: codewright {m_ours * 1000:.0f} ms, git worktree add {m_floor * 1000:.0f} ms "
-              f"(median of {RUNS}); ratio {m_ours / m_floor:.2f}x")
+        if ours:
+            m_ours, m_floor = statistics.median(ours), statistics.median(floor)
+            print(f"worktree made: codewright {m_ours * 1000:.0f} ms, git worktree add {m_floor * 1000:.0f} ms "
+                  f"(median of {RUNS}); ratio {m_ours / m_floor:.2f}x")
 
         # The change of one task: 5,000 lines over 50 files (half changed, half new).
         added = json.loads(run(CLI, "--home", home, "--json", "tasks", "add", "--project", "1", "--worktree", "bench diff"))

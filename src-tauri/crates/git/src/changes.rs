@@ -42,6 +42,8 @@ pub struct Changes {
     pub patch: String,
     /// Files left out of `patch` for its length (they are still in `files`).
     pub patch_cut: bool,
+    /// The files not committed yet (new ones included).
+    pub uncommitted: Vec<String>,
 }
 
 impl Changes {
@@ -55,9 +57,8 @@ impl Changes {
 
 /// The change in `dir` against `from`.
 pub(crate) fn of(dir: &Path, from: &str) -> Result<Changes> {
-    let index = TempIndex::new()?;
+    let index = TempIndex::of(dir)?;
     let env = [("GIT_INDEX_FILE", index.path())];
-    run_with(dir, ["read-tree", "HEAD"], &env)?;
     run_with(dir, ["add", "-A"], &env)?;
     let diff = |extra: &[&str]| {
         let mut args = vec![
@@ -73,6 +74,26 @@ pub(crate) fn of(dir: &Path, from: &str) -> Result<Changes> {
         args.push("--");
         run_with(dir, args, &env)
     };
+    // What is not committed: the folder as it is (the index just made) against HEAD — read
+    // without looking at the folder again.
+    let uncommitted = run_with(
+        dir,
+        [
+            "diff",
+            "--cached",
+            "--no-ext-diff",
+            "--name-only",
+            "-z",
+            "HEAD",
+            "--",
+        ],
+        &env,
+    )?
+    .stdout
+    .split(|b| *b == 0)
+    .filter(|name| !name.is_empty())
+    .map(|name| String::from_utf8_lossy(name).into_owned())
+    .collect();
     let numstat = diff(&["--numstat", "-z"])?;
     let mut files = parse_numstat(&numstat.stdout);
     let patch = diff(&[])?;
@@ -88,6 +109,7 @@ pub(crate) fn of(dir: &Path, from: &str) -> Result<Changes> {
         files,
         patch,
         patch_cut,
+        uncommitted,
     })
 }
 

@@ -338,6 +338,18 @@ impl Repo {
 
     /// Where the worktree's branch stands against its base, and what is not committed.
     pub fn status(&self, worktree: &Worktree) -> Result<Status> {
+        self.standing(worktree, self.uncommitted(&worktree.path)?)
+    }
+
+    /// Everything the task changed, and where its branch stands: [`Repo::changes`] and
+    /// [`Repo::status`] in one pass over the folder.
+    pub fn review(&self, worktree: &Worktree) -> Result<(Status, Changes)> {
+        let changes = self.changes(worktree)?;
+        let status = self.standing(worktree, changes.uncommitted.clone())?;
+        Ok((status, changes))
+    }
+
+    fn standing(&self, worktree: &Worktree, uncommitted: Vec<String>) -> Result<Status> {
         let counts = git_output(
             &worktree.path,
             [
@@ -356,7 +368,7 @@ impl Repo {
         Ok(Status {
             ahead,
             behind,
-            uncommitted: self.uncommitted(&worktree.path)?,
+            uncommitted,
         })
     }
 
@@ -805,9 +817,8 @@ fn inside(worktree: &Path, path: &str) -> Result<PathBuf> {
 /// One commit (parent: HEAD) holding the folder's files as they are now, made in a temporary
 /// index so the folder's own index and files stay as they are.
 fn snapshot(dir: &Path, message: &str) -> Result<String> {
-    let index = TempIndex::new()?;
+    let index = TempIndex::of(dir)?;
     let env = [("GIT_INDEX_FILE", index.path())];
-    run_with(dir, ["read-tree", "HEAD"], &env)?;
     run_with(dir, ["add", "-A"], &env)?;
     let tree = stdout_line(&run_with(dir, ["write-tree"], &env)?);
     let commit = run_with(
@@ -834,6 +845,36 @@ impl TempIndex {
         // git wants to make the index itself: an empty file is not an index.
         let _ = std::fs::remove_file(&path);
         Ok(TempIndex(path))
+    }
+
+    /// A temporary index that starts as a copy of `dir`'s own (whose file times let `git add`
+    /// hash only what changed: on 100,000 files, a fresh index from HEAD hashes them all), else
+    /// as HEAD's tree.
+    pub(crate) fn of(dir: &Path) -> Result<TempIndex> {
+        let index = TempIndex::new()?;
+        let own = run_in(
+            dir,
+            ["rev-parse", "--path-format=absolute", "--git-path", "index"],
+        )?;
+        let own = PathBuf::from(stdout_line(&own));
+        // The copy keeps the index's own time: git trusts an entry's file times only when the
+        // file is older than its index, and a copy made now would hide a file changed in the
+        // same second as the index was written ("racy git").
+        let copied = std::fs::copy(&own, index.path()).and_then(|_| {
+            let written = std::fs::metadata(&own)?.modified()?;
+            std::fs::File::options()
+                .write(true)
+                .open(index.path())?
+                .set_modified(written)
+        });
+        if copied.is_err() {
+            run_with(
+                dir,
+                ["read-tree", "HEAD"],
+                &[("GIT_INDEX_FILE", index.path())],
+            )?;
+        }
+        Ok(index)
     }
 
     pub(crate) fn path(&self) -> &Path {

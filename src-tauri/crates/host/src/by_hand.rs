@@ -102,15 +102,24 @@ impl Host {
         Ok(output)
     }
 
-    /// The task's run lock, or `busy` as the error while a run holds it.
+    /// The task's run lock, or `busy` as the error while a run holds it. A lock let go a moment
+    /// ago is waited for (up to half a second): a process started in that moment (a tool, a
+    /// git) shares the lock's file until it has started its program, and what the user asked
+    /// for must not fail for it.
     pub(crate) fn hold(
         &self,
         task: TaskId,
         busy: &str,
     ) -> Result<codewright_agent::TaskLock, HostError> {
-        self.inner
-            .agent
-            .hold(task)
-            .map_err(|_| HostError::new(ErrorKind::Busy, busy))
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+        loop {
+            match self.inner.agent.hold(task) {
+                Ok(lock) => return Ok(lock),
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                Err(_) => return Err(HostError::new(ErrorKind::Busy, busy)),
+            }
+        }
     }
 }

@@ -319,9 +319,10 @@ impl Host {
         let (_, tree, repo) = self.worktree_of(task, WorktreeState::Active)?;
         let git = as_git(&tree);
         ensure_there(&git)?;
+        let (status, changes) = repo.review(&git)?;
         Ok(TaskChanges {
-            status: repo.status(&git)?,
-            changes: repo.changes(&git)?,
+            status,
+            changes,
             worktree: tree,
         })
     }
