@@ -3479,6 +3479,12 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
     );
 
     // A comment on a line of notes.md reaches the agent.
+    app.wait_until(
+        "notes.md's lines drawn",
+        WAIT,
+        "return document.querySelector(\".change-file[data-path='notes.md'] tr[data-line='1']\") !== null",
+        |v| v == true,
+    );
     app.click(".change-file[data-path='notes.md'] tr[data-line='1'] .diff-text");
     app.wait_until(
         "the comment box, focused",

@@ -141,6 +141,11 @@ function render() {
   $('#changes-merge').textContent = `Merge into ${worktree.base}`;
   const list = $('#changes-files');
   const scroll = list.scrollTop;
+  // Hunks draw their lines as they come within a screen of the view.
+  view.observer?.disconnect();
+  view.observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) if (entry.isIntersecting) entry.target.draw?.();
+  }, { root: list, rootMargin: '800px 0px' });
   if (!files.length) {
     list.replaceChildren(h('p', { class: 'changes-empty muted', text: 'Nothing has changed yet. The agent’s edits show here as it makes them.' }));
   } else {
@@ -177,39 +182,70 @@ function fileView(file, draw) {
   const fill = () => {
     if (body.childElementCount) return;
     body.append(...file.hunks.map((hunk) => hunkView(file, hunk)));
-    for (const comment of commentsOn(file.path)) placeComment(details, comment);
+    // A comment on a line that is no longer in the change shows at the file's top (the others
+    // show with their hunk's lines, once drawn).
+    for (const comment of commentsOn(file.path)) {
+      if (!file.hunks.some((hunk) => holds(hunk, comment.line))) placeComment(details, comment);
+    }
   };
   if (draw) fill();
   else details.addEventListener('toggle', () => details.open && fill());
   return details;
 }
 
+/** Whether `line` (a line number of the file as it is now) is in `hunk`. */
+const holds = (hunk, line) => line >= hunk.newStart && line < hunk.newStart + Math.max(hunk.newLines, 1);
+
+/** One row of a diff's lines, in pixels (12 px text, line height 1.45): a hunk not drawn yet
+ * takes the room it will take. */
+const ROW_PX = 17.4;
+
+/** A hunk: its bar at once; its lines when they come near the view (a 5,000-line change opens
+ * without drawing 5,000 rows, and scrolling draws what comes). */
 function hunkView(file, hunk) {
-  const table = hunkTable(hunk);
-  // A click on a line writes a comment on it.
-  let oldLine = hunk.oldStart;
-  let newLine = hunk.newStart;
-  for (const [i, row] of [...table.querySelectorAll('tr')].entries()) {
-    const line = hunk.lines[i];
-    const at = line.kind === 'removed' ? oldLine : newLine;
-    if (line.kind !== 'added') oldLine++;
-    if (line.kind !== 'removed') newLine++;
-    row.dataset.line = String(at);
-    row.title = 'Click to comment on this line';
-    row.addEventListener('click', () => addComment(file.path, at, line.text, row));
-  }
   const firstChange = hunk.lines.findIndex((l) => l.kind !== 'context');
   const changed = hunk.lines.filter((l) => l.kind !== 'context').map((l) => l.text).join('\n');
   const startLine = hunk.newStart + Math.max(0, hunk.lines.slice(0, firstChange).filter((l) => l.kind !== 'removed').length);
+  const lines = h('div', { class: 'diff-lazy' });
+  lines.style.height = `${hunk.lines.length * ROW_PX}px`;
+  let table = null;
+  const draw = () => {
+    if (table) return table;
+    view.observer?.unobserve(lines);
+    table = hunkTable(hunk);
+    // A click on a line writes a comment on it.
+    let oldLine = hunk.oldStart;
+    let newLine = hunk.newStart;
+    const rows = [...table.querySelectorAll('tr')];
+    for (const [i, row] of rows.entries()) {
+      const line = hunk.lines[i];
+      row.dataset.line = String(line.kind === 'removed' ? oldLine : newLine);
+      if (line.kind !== 'added') oldLine++;
+      if (line.kind !== 'removed') newLine++;
+    }
+    table.title = 'Click a line to comment on it';
+    table.addEventListener('click', (event) => {
+      const row = event.target.closest('tr[data-line]');
+      if (row) addComment(file.path, Number(row.dataset.line), hunk.lines[rows.indexOf(row)].text, row);
+    });
+    lines.replaceWith(table);
+    const fileView = table.closest('.change-file');
+    for (const comment of commentsOn(file.path)) {
+      if (holds(hunk, comment.line) && fileView) placeComment(fileView, comment);
+    }
+    return table;
+  };
+  lines.draw = draw;
+  view.observer?.observe(lines);
   return h('div', { class: 'diff-hunk change-hunk' },
     h('div', { class: 'diff-range change-hunk-bar' },
       h('span', { text: hunkRange(hunk) }),
       h('span', { class: 'changes-spacer' }),
       h('button', { type: 'button', class: 'button small', text: 'Comment', 'aria-label': `Comment on ${file.path} line ${startLine}`,
-        onclick: () => addComment(file.path, startLine, changed, table.querySelector(`tr:nth-child(${firstChange + 1})`)) }),
+        onclick: () => addComment(file.path, startLine, changed, draw().querySelector(`tr:nth-child(${firstChange + 1})`)) }),
       h('button', { type: 'button', class: 'button small', dataset: { needsStopped: '' }, text: 'Revert', 'aria-label': `Revert this hunk of ${file.path}`,
         onclick: () => revert(file, hunk) })),
-    table);
+    lines);
 }
 
 // ---- comments -----------------------------------------------------------------------------
