@@ -9,7 +9,7 @@
 //! filters do not run when a task's worktree is made, read, committed or merged.
 //!
 //! **No work is lost.** Nothing here deletes a change that is not kept elsewhere first: a
-//! worktree is removed only by [`Repo::archive`], after its branch and its uncommitted files are
+//! worktree is removed only by [`Repo::remove_worktree`], after its branch and its uncommitted files are
 //! kept as one commit under `refs/codewright/archive/…`; a merge that conflicts is aborted,
 //! leaving both branches as they were; reading a task's change never touches the index (it is
 //! built in a temporary one).
@@ -336,13 +336,8 @@ impl Repo {
         Ok(stdout_line(&run_in(worktree, ["rev-parse", "HEAD"])?))
     }
 
-    /// Where the worktree's branch stands against its base, and what is not committed.
-    pub fn status(&self, worktree: &Worktree) -> Result<Status> {
-        self.standing(worktree, self.uncommitted(&worktree.path)?)
-    }
-
-    /// Everything the task changed, and where its branch stands: [`Repo::changes`] and
-    /// [`Repo::status`] in one pass over the folder.
+    /// Everything the task changed, and where its branch stands (ahead, behind, what is not
+    /// committed), in one pass over the folder.
     pub fn review(&self, worktree: &Worktree) -> Result<(Status, Changes)> {
         let changes = self.changes(worktree)?;
         let status = self.standing(worktree, changes.uncommitted.clone())?;
@@ -566,14 +561,6 @@ impl Repo {
         Ok(None)
     }
 
-    /// Keeps everything in `worktree` and removes it, with its branch: [`Repo::keep`], then
-    /// [`Repo::remove_worktree`]. Returns the archive's commit; [`Repo::restore`] brings it back.
-    pub fn archive(&self, worktree: &Worktree, archive_ref: &str) -> Result<String> {
-        let kept = self.keep(worktree, archive_ref)?;
-        self.remove_worktree(&worktree.path, &worktree.branch, &kept)?;
-        Ok(kept)
-    }
-
     /// Keeps everything in `worktree` — its branch's commits and its uncommitted files, new ones
     /// included — as one commit under `archive_ref`, and changes nothing else. Returns the commit.
     pub fn keep(&self, worktree: &Worktree, archive_ref: &str) -> Result<String> {
@@ -688,20 +675,6 @@ impl Repo {
             })?;
         }
         self.prune()
-    }
-
-    /// Brings back what [`Repo::archive`] kept under `archive_ref` ([`Repo::bring_back`]), then
-    /// removes the ref ([`Repo::forget`]).
-    pub fn restore(
-        &self,
-        archive_ref: &str,
-        path: &Path,
-        branch: &str,
-        base: &str,
-    ) -> Result<Worktree> {
-        let restored = self.bring_back(archive_ref, path, branch, base)?;
-        self.forget(archive_ref)?;
-        Ok(restored)
     }
 
     /// A worktree at `path` on `branch` (a number added when the name is taken) at the branch's

@@ -229,14 +229,17 @@ fn discarded_work_is_kept_whole_and_restored_as_it_was() {
     std::fs::remove_file(task.path.join("README.md")).unwrap();
 
     let archive = "refs/codewright/archive/7";
-    repo.archive(&task, archive).unwrap();
+    let kept = repo.keep(&task, archive).unwrap();
+    repo.remove_worktree(&task.path, &task.branch, &kept)
+        .unwrap();
     assert!(!task.path.exists());
     assert!(!git(&w.repo_dir, &["branch", "--list"]).contains("seven"));
     assert_eq!(git(&w.repo_dir, &["fsck", "--no-progress"]), "");
 
     let back = repo
-        .restore(archive, &task.path, &task.branch, "main")
+        .bring_back(archive, &task.path, &task.branch, "main")
         .unwrap();
+    repo.forget(archive).unwrap();
     assert_eq!(back.branch, "codewright/seven");
     assert_eq!(
         std::fs::read_to_string(back.path.join("app.py")).unwrap(),
