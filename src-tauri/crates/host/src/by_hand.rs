@@ -111,14 +111,23 @@ impl Host {
         task: TaskId,
         busy: &str,
     ) -> Result<codewright_agent::TaskLock, HostError> {
+        self.hold_soon(task).map_err(|e| match e.kind {
+            ErrorKind::Busy => HostError::new(ErrorKind::Busy, busy),
+            _ => e,
+        })
+    }
+
+    /// The task's run lock, waited for up to half a second (see [`Host::hold`]); the agent's
+    /// words when a run holds it.
+    pub(crate) fn hold_soon(&self, task: TaskId) -> Result<codewright_agent::TaskLock, HostError> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
         loop {
             match self.inner.agent.hold(task) {
                 Ok(lock) => return Ok(lock),
-                Err(_) if std::time::Instant::now() < deadline => {
+                Err((ErrorKind::Busy, _)) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(std::time::Duration::from_millis(10))
                 }
-                Err(_) => return Err(HostError::new(ErrorKind::Busy, busy)),
+                Err((kind, message)) => return Err(HostError::new(kind, message)),
             }
         }
     }

@@ -359,11 +359,7 @@ impl Host {
         };
         // Held before anything is stored, so a task running elsewhere is an error here and the
         // message stays with the user.
-        let lock = self
-            .inner
-            .agent
-            .hold(task)
-            .map_err(|(kind, message)| HostError::new(kind, message))?;
+        let lock = self.hold_soon(task)?;
         let saved = match &message {
             Some(message) => {
                 self.inner
