@@ -15,6 +15,7 @@ fn main() {
         "find_tasks",
         "list_folder",
         "watch_tree",
+        "follow_standings",
         "open_file",
         "attach_file",
         "get_task",

@@ -480,6 +480,7 @@ fn what_needs_you_and_search_reach_the_main_window_only() {
             "watch_tree",
             json!({"projectId": project.id.0, "folders": [""]}),
         ),
+        ("follow_standings", json!({"projectId": project.id.0})),
         ("open_file", json!({"projectId": project.id.0, "path": "x"})),
         (
             "attach_file",

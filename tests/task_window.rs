@@ -3441,6 +3441,11 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         "return [...document.querySelectorAll('.task-branch')].map(b => b.textContent).sort().join(' | ')",
         |v| v == "Branch codewright/write-the-alpha-notes | Branch codewright/write-the-beta-notes",
     );
+    // Where each branch stands, in its row: read as the window shows the project.
+    let standings = "return [...document.querySelectorAll('.task-standing')].map(s => s.title).sort().join(' | ')";
+    app.wait_until("where each branch stands", WAIT, standings, |v| {
+        v == "1 file changed (+1 −0) since it left main; 1 file not committed | 2 files changed (+3 −2) since it left main; 2 files not committed"
+    });
     save_screenshot("main-worktree-tasks", &app.screenshot());
 
     // Alpha's change, for review.
@@ -3609,6 +3614,19 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
     );
     assert_eq!(git(&folder, &["rev-parse", "HEAD"]), head);
     assert_eq!(git(&folder, &["status", "--porcelain"]), "");
+    // The main window's row followed: committed, main moved on under it, and a merge would
+    // conflict — without a reload.
+    let beta_window = app.current_window();
+    app.switch_to(&main);
+    let beta_row = format!(
+        "return document.querySelector(\".task[data-id='{}'] .task-standing\")?.title ?? null",
+        beta["id"]
+    );
+    app.wait_until("beta's row, live", WAIT, &beta_row, |v| {
+        v == "1 file changed (+1 −0) since it left main; 1 commit ahead of main, 1 behind; merging it into main now would conflict in notes.md"
+    });
+    save_screenshot("main-worktree-conflict", &app.screenshot());
+    app.switch_to(&beta_window);
     assert_eq!(
         std::fs::read_to_string(folder.join("notes.md")).unwrap(),
         "alpha\n"

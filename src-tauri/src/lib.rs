@@ -33,6 +33,7 @@ pub const EVENTS: &[&str] = &[
     REVEAL_EVENT,
     tree::TREE_EVENT,
     tree::ATTACH_EVENT,
+    worktrees::STANDING_EVENT,
     windows::ADOPT_EVENT,
 ];
 
@@ -45,10 +46,14 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
         .manage(state)
         .manage(tree::TreeState::default())
         .manage(windows::Windows::default())
+        .manage(worktrees::Standings::default())
         .on_window_event(|window, event| match event {
             tauri::WindowEvent::Focused(true) => {
                 if let Some(task) = windows::task_of(window.app_handle(), window.label()) {
                     window.state::<tree::TreeState>().focused(task);
+                } else if window.label() == "main" {
+                    // Files may have been edited by hand while it was behind.
+                    window.state::<worktrees::Standings>().refresh();
                 }
             }
             tauri::WindowEvent::Destroyed => windows::forget(window.app_handle(), window.label()),
@@ -89,6 +94,7 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             commands::task_files,
             commands::implement_task_file,
             commands::spare_ready,
+            worktrees::follow_standings,
             worktrees::task_changes,
             worktrees::revert_change,
             worktrees::send_review,

@@ -3,7 +3,7 @@
 //! just like one added in another window. Task windows follow their task: renamed → new title,
 //! deleted → closed.
 
-use crate::{windows, AppState, AGENT_EVENT, STORE_EVENT};
+use crate::{windows, worktrees, AppState, AGENT_EVENT, STORE_EVENT};
 use codewright_host::feed::ChangeFeed;
 use codewright_host::DB_FILE_NAME;
 use codewright_protocol::{AgentEvent, RunOutcome, StoreEvent, TaskId};
@@ -135,6 +135,17 @@ fn deliver<R: Runtime>(app: &AppHandle<R>, feed: &ChangeFeed, mut event: StoreEv
         if task.parent.is_some() {
             return;
         }
+    }
+    // A worktree task's row says where its branch stands: a finished message (a call's result,
+    // the run's answer) or a change of the task may come with a change of its files.
+    match &event {
+        StoreEvent::MessageUpserted { message } if message.complete => {
+            app.state::<worktrees::Standings>().touched(message.task_id)
+        }
+        StoreEvent::TaskUpserted { task } if task.worktree.is_some() => {
+            app.state::<worktrees::Standings>().touched(task.id)
+        }
+        _ => {}
     }
     if let StoreEvent::TaskUpserted { task } = &mut event {
         if task.unread

@@ -1,16 +1,94 @@
 //! The commands of a task's worktree, for the task window's Changes view: its whole change,
 //! reverting a file or a hunk, comments sent to the agent, a drafted commit message, commit,
 //! merge, discard and restore. Each is one call into the host (`codewright_host::worktrees`);
-//! the guard has already checked that a task window names only its own task.
+//! the guard has already checked that a task window names only its own task. And the main
+//! window's rows: where each worktree task's branch stands, pushed as the [`STANDING_EVENT`]
+//! whenever it changes (`codewright_host::standing`).
 
 use crate::error::Result;
 use crate::AppState;
+use codewright_host::standing::{Standing, StandingWatch};
 use codewright_host::worktrees::{
     Committed, Discarded, HunkRef, Merge, ReviewComment, TaskChanges,
 };
 use codewright_host::Sent;
-use codewright_protocol::{Task, TaskId};
-use tauri::State;
+use codewright_protocol::{ProjectId, Task, TaskId};
+use serde::Serialize;
+use std::sync::Mutex;
+use tauri::{AppHandle, Emitter, EventTarget, Runtime, State};
+
+/// Name of the event that tells the main window where a worktree task's branch stands now.
+pub const STANDING_EVENT: &str = "standing";
+
+/// A task's standing, as the main window hears it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskStanding {
+    task_id: TaskId,
+    standing: Standing,
+}
+
+/// The project whose tasks' branches the main window follows (one at a time: the one it shows).
+#[derive(Default)]
+pub struct Standings {
+    watch: Mutex<Option<(ProjectId, StandingWatch)>>,
+}
+
+impl Standings {
+    /// The task's files may have changed: its row is read again if it is followed.
+    pub(crate) fn touched(&self, task: TaskId) {
+        if let Some((_, watch)) = self
+            .watch
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            watch.touched(task);
+        }
+    }
+
+    /// The main window came back to the front: files may have been edited by hand meanwhile.
+    pub(crate) fn refresh(&self) {
+        if let Some((_, watch)) = self
+            .watch
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            watch.refresh();
+        }
+    }
+}
+
+/// Follows where the branches of `project_id`'s worktree tasks stand (and stops following the
+/// project followed before): each is pushed as a [`STANDING_EVENT`] soon, and again when it
+/// changes. Following the same project again reads them again.
+#[tauri::command]
+pub fn follow_standings<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    standings: State<'_, Standings>,
+    project_id: ProjectId,
+) -> Result<()> {
+    let mut watch = standings.watch.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((project, watch)) = watch.as_ref() {
+        if *project == project_id {
+            watch.refresh();
+            return Ok(());
+        }
+    }
+    let followed = state
+        .host()?
+        .follow_standings(project_id, move |task_id, standing| {
+            let _ = app.emit_to(
+                EventTarget::webview_window("main"),
+                STANDING_EVENT,
+                TaskStanding { task_id, standing },
+            );
+        })?;
+    *watch = Some((project_id, followed));
+    Ok(())
+}
 
 /// Everything the task changed against its base, by file and hunk, and where its branch stands.
 #[tauri::command]

@@ -49,6 +49,11 @@ export function onTreeChange(handler) {
   return listen('tree', handler);
 }
 
+/** Calls `handler({taskId, standing})` when a followed worktree task's branch stands somewhere new. */
+export function onStanding(handler) {
+  return listen('standing', handler);
+}
+
 /** Calls `handler(path)` when the main window's tree puts a project file into this task's message. */
 export function onAttach(handler) {
   return listen('attach', handler);

@@ -1,7 +1,7 @@
 // The main window: projects in the sidebar, the selected project's tasks on the right. A view of
 // the backend: it renders what commands return and what store events say, and keeps no other state.
 
-import { call, closeWindow, messageOf, onStoreEvent } from './api.js';
+import { call, closeWindow, messageOf, onStanding, onStoreEvent } from './api.js';
 import { confirmDialog, formDialog } from './dialogs.js';
 import { $, h, restFocusInBackground, showFatal, toast } from './dom.js';
 import { ago, statusLabel, visible, when } from './format.js';
@@ -19,6 +19,7 @@ const view = {
   needing: new Map(), // id → task, of every project: an approval waiting or a result not yet seen
   loads: 0, // bumps on every task-list load; a reply to an older load is dropped
   queued: null, // store events held while a load is in flight, applied after it
+  standings: new Map(), // task id → where its worktree's branch stands (the backend follows the selected project)
 };
 
 const LAST_PROJECT = 'codewright.lastProject';
@@ -116,6 +117,7 @@ function renderTasks() {
           h('span', { class: 'branch-icon', 'aria-hidden': 'true' }),
           h('span', { class: 'visually-hidden', text: 'Branch ' }),
           `${t.worktree.branch}${t.worktree.state === 'discarded' ? ' (discarded)' : ''}`) : null,
+          standingOf(t),
           t.messageCount ? h('span', { text: `${t.messageCount} messages` }) : null)),
       h('span', { class: 'task-actions' },
         h('button', { type: 'button', class: 'button small', title: 'Rename task', 'aria-label': `Rename ${t.title}`, text: 'Rename', onclick: () => renameTask(t) }),
@@ -126,6 +128,39 @@ function renderTasks() {
     const again = row && [...row.querySelectorAll('button')].find((b) => b.className === focusedClass);
     again?.focus();
   }
+}
+
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
+/** Where a worktree task's branch stands, in a few words (the title says it in full); null when not known. */
+function standingOf(t) {
+  const s = view.standings.get(t.id);
+  if (!s || t.worktree?.state !== 'active') return null;
+  const base = t.worktree.base;
+  const long = [s.files
+    ? `${plural(s.files, 'file', 'files')} changed (+${s.added} −${s.removed}) since it left ${base}`
+    : `nothing changed since it left ${base}`];
+  if (s.ahead || s.behind) long.push(`${plural(s.ahead, 'commit', 'commits')} ahead of ${base}, ${s.behind} behind`);
+  if (s.uncommitted) long.push(`${plural(s.uncommitted, 'file', 'files')} not committed`);
+  if (s.conflicts.length) long.push(`merging it into ${base} now would conflict in ${s.conflicts.join(', ')}`);
+  return h('span', { class: 'task-standing', title: long.join('; ') },
+    h('span', { class: 'visually-hidden', text: `${long.join('; ')}.` }),
+    h('span', { 'aria-hidden': 'true', text: s.files ? `${plural(s.files, 'file', 'files')} +${s.added} −${s.removed}` : 'no changes' }),
+    s.ahead ? h('span', { 'aria-hidden': 'true', text: `↑${s.ahead}` }) : null,
+    s.behind ? h('span', { 'aria-hidden': 'true', text: `↓${s.behind}` }) : null,
+    s.uncommitted ? h('span', { 'aria-hidden': 'true', class: 'standing-uncommitted', text: `${s.uncommitted} not committed` }) : null,
+    s.conflicts.length ? h('span', { 'aria-hidden': 'true', class: 'standing-conflicts', text: `conflicts with ${base}` }) : null);
+}
+
+/** Shows where a task's branch stands now, in its row, without rebuilding the list. */
+function showStanding(taskId, standing) {
+  view.standings.set(taskId, standing);
+  const task = view.tasks.get(taskId);
+  const row = $(`.task[data-id="${CSS.escape(String(taskId))}"]`);
+  if (!task || !row) return;
+  row.querySelector('.task-standing')?.remove();
+  const shown = standingOf(task);
+  if (shown) row.querySelector('.task-branch')?.after(shown);
 }
 
 /** Keeps "5 minutes ago" true without rebuilding the list. */
@@ -182,6 +217,8 @@ async function select(id) {
   view.queued = null;
   if (view.selected == null) return;
   view.queued = [];
+  // Where its worktree tasks' branches stand comes as it is read (the `standing` event).
+  call('follow_standings', { projectId: view.selected }).catch(failed);
   try {
     const [tasks, settings] = await Promise.all([
       call('list_tasks', { projectId: view.selected }),
@@ -414,6 +451,7 @@ async function start() {
   }
   // Listen before loading; events that arrive while loading are applied after it, in order.
   let pending = [];
+  await onStanding(({ taskId, standing }) => showStanding(taskId, standing));
   await onStoreEvent((event) => {
     if (pending) pending.push(event);
     else apply(event);

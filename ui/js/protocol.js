@@ -24,6 +24,7 @@ export const COMMANDS = Object.freeze([
   'draft_pull_request',
   'find_files',
   'find_tasks',
+  'follow_standings',
   'get_task',
   'implement_task_file',
   'import_mcp_servers',
@@ -98,6 +99,7 @@ export const EVENTS = Object.freeze([
   'reveal',
   'tree',
   'attach',
+  'standing',
   'adopt',
 ]);
 

@@ -65,6 +65,7 @@ function showSettings(settings) {
   $('#project-network').checked = settings.allowPrivateNetwork;
   $('#project-trusted').checked = settings.trusted;
   $('#project-worktrees').checked = settings.worktrees;
+  $('#project-set-up').value = settings.worktreeSetUp;
   $('#project-saved').hidden = true;
 }
 
@@ -85,6 +86,7 @@ async function saveSettings(event) {
         allowPrivateNetwork: $('#project-network').checked,
         trusted: $('#project-trusted').checked,
         worktrees: $('#project-worktrees').checked,
+        worktreeSetUp: $('#project-set-up').value,
       },
     });
     $('#project-saved').hidden = false;

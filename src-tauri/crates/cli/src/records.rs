@@ -45,6 +45,10 @@ pub enum ProjectsCommand {
         /// `exec --worktree` and `tasks add --worktree` ask for one each time).
         #[arg(long, value_parser = on_off, value_name = "on|off")]
         worktrees: Option<bool>,
+        /// A command run in each new worktree before its task does anything else (`npm ci`);
+        /// "" for none. Its output is in the task; a failure stops the task before it starts.
+        #[arg(long, value_name = "COMMAND")]
+        worktree_set_up: Option<String>,
     },
 }
 
@@ -151,6 +155,7 @@ pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<Str
             pass_env,
             trusted,
             worktrees,
+            worktree_set_up,
         } => {
             let mut settings = host.project_settings(id)?;
             if sandbox.is_some()
@@ -158,7 +163,15 @@ pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<Str
                 || pass_env.is_some()
                 || trusted.is_some()
                 || worktrees.is_some()
+                || worktree_set_up.is_some()
             {
+                if let Some(command) = worktree_set_up {
+                    let length = command.chars().count();
+                    if length > codewright_host::project::SET_UP_MAX {
+                        return Err(format!("the set-up command is {length} characters; keep it under {}: for more, put the steps in a script in the project and run that", codewright_host::project::SET_UP_MAX));
+                    }
+                    settings.worktree_set_up = command.trim().to_string();
+                }
                 settings.trusted = trusted.unwrap_or(settings.trusted);
                 settings.worktrees = worktrees.unwrap_or(settings.worktrees);
                 settings.sandbox = sandbox.unwrap_or(settings.sandbox);
@@ -183,8 +196,12 @@ pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<Str
                 } else {
                     settings.pass_env.join(", ")
                 };
+                let set_up = match settings.worktree_set_up.is_empty() {
+                    true => "none",
+                    false => settings.worktree_set_up.as_str(),
+                };
                 format!(
-                    "sandbox          {}\nprivate-network  {}\npass-env         {names}\ntrusted          {}\nworktrees        {}\n",
+                    "sandbox          {}\nprivate-network  {}\npass-env         {names}\ntrusted          {}\nworktrees        {}\nworktree-set-up  {set_up}\n",
                     word(settings.sandbox),
                     word(settings.allow_private_network),
                     word(settings.trusted),

@@ -57,47 +57,11 @@ impl Changes {
 
 /// The change in `dir` against `from`.
 pub(crate) fn of(dir: &Path, from: &str) -> Result<Changes> {
-    let index = TempIndex::of(dir)?;
-    let env = [("GIT_INDEX_FILE", index.path())];
-    run_with(dir, ["add", "-A"], &env)?;
-    let diff = |extra: &[&str]| {
-        let mut args = vec![
-            "diff",
-            "--cached",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--no-color",
-            "-M",
-        ];
-        args.extend_from_slice(extra);
-        args.push(from);
-        args.push("--");
-        run_with(dir, args, &env)
-    };
-    // What is not committed: the folder as it is (the index just made) against HEAD — read
-    // without looking at the folder again.
-    let uncommitted = run_with(
-        dir,
-        [
-            "diff",
-            "--cached",
-            "--no-ext-diff",
-            "--name-only",
-            "-z",
-            "HEAD",
-            "--",
-        ],
-        &env,
-    )?
-    .stdout
-    .split(|b| *b == 0)
-    .filter(|name| !name.is_empty())
-    .map(|name| String::from_utf8_lossy(name).into_owned())
-    .collect();
-    let numstat = diff(&["--numstat", "-z"])?;
-    let mut files = parse_numstat(&numstat.stdout);
-    let patch = diff(&[])?;
-    let (patch, patch_cut) = cut(String::from_utf8_lossy(&patch.stdout).into_owned());
+    let read = Reading::start(dir)?;
+    let uncommitted = read.uncommitted()?;
+    let mut files = parse_numstat(&read.diff(from, &["--numstat", "-z"])?);
+    let patch = read.diff(from, &[])?;
+    let (patch, patch_cut) = cut(String::from_utf8_lossy(&patch).into_owned());
     // The patch lists the files in the order numstat does.
     for (file, section) in files.iter_mut().zip(sections(&patch)) {
         file.created = section.contains("\nnew file mode ");
@@ -111,6 +75,71 @@ pub(crate) fn of(dir: &Path, from: &str) -> Result<Changes> {
         patch_cut,
         uncommitted,
     })
+}
+
+/// The change in `dir` against `from` in numbers only: files, lines added and removed, files
+/// not committed — what a task's row shows, without the patch.
+pub(crate) fn counts(dir: &Path, from: &str) -> Result<Counts> {
+    let read = Reading::start(dir)?;
+    let uncommitted = read.uncommitted()?.len() as u64;
+    let files = parse_numstat(&read.diff(from, &["--numstat", "-z"])?);
+    let (added, removed) = files.iter().fold((0, 0), |(a, r), f| {
+        (a + f.added.unwrap_or(0), r + f.removed.unwrap_or(0))
+    });
+    Ok(Counts {
+        files: files.len() as u64,
+        added,
+        removed,
+        uncommitted,
+    })
+}
+
+/// A change in numbers.
+pub(crate) struct Counts {
+    pub files: u64,
+    pub added: u64,
+    pub removed: u64,
+    pub uncommitted: u64,
+}
+
+/// The folder as it is now, in a temporary index: read by the diffs below without the folder's
+/// own index being touched.
+struct Reading<'a> {
+    dir: &'a Path,
+    index: TempIndex,
+}
+
+impl<'a> Reading<'a> {
+    fn start(dir: &'a Path) -> Result<Self> {
+        let index = TempIndex::of(dir)?;
+        run_with(dir, ["add", "-A"], &[("GIT_INDEX_FILE", index.path())])?;
+        Ok(Reading { dir, index })
+    }
+
+    /// `git diff --cached` of the folder against `from`, renames found, with `extra` options.
+    fn diff(&self, from: &str, extra: &[&str]) -> Result<Vec<u8>> {
+        let mut args = vec!["--no-textconv", "--no-color", "-M"];
+        args.extend_from_slice(extra);
+        self.cached(from, args)
+    }
+
+    /// What is not committed: the folder as it is (the index just made) against HEAD — read
+    /// without looking at the folder again; a renamed file is its old name and its new one.
+    fn uncommitted(&self) -> Result<Vec<String>> {
+        Ok(self
+            .cached("HEAD", vec!["--name-only", "-z"])?
+            .split(|b| *b == 0)
+            .filter(|name| !name.is_empty())
+            .map(|name| String::from_utf8_lossy(name).into_owned())
+            .collect())
+    }
+
+    fn cached<'b>(&self, from: &'b str, options: Vec<&'b str>) -> Result<Vec<u8>> {
+        let mut args = vec!["diff", "--cached", "--no-ext-diff"];
+        args.extend(options);
+        args.extend([from, "--"]);
+        Ok(run_with(self.dir, args, &[("GIT_INDEX_FILE", self.index.path())])?.stdout)
+    }
 }
 
 /// `--numstat -z`: `added\tremoved\tpath\0`, or for a rename `added\tremoved\t\0old\0new\0`.

@@ -88,6 +88,24 @@ pub struct Status {
     pub uncommitted: Vec<String>,
 }
 
+/// Where a worktree's branch stands, in numbers: what a task's row shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Standing {
+    /// Files changed against the fork point, committed or not.
+    pub files: u64,
+    pub added: u64,
+    pub removed: u64,
+    /// Commits on the branch that its base does not have.
+    pub ahead: u64,
+    /// Commits on the base since the branch left it.
+    pub behind: u64,
+    /// Files changed and not committed (new ones included).
+    pub uncommitted: u64,
+    /// The files that would conflict if the branch's commits were merged into the base now.
+    pub conflicts: Vec<String>,
+}
+
 /// How a task's branch goes into its base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -340,11 +358,11 @@ impl Repo {
     /// committed), in one pass over the folder.
     pub fn review(&self, worktree: &Worktree) -> Result<(Status, Changes)> {
         let changes = self.changes(worktree)?;
-        let status = self.standing(worktree, changes.uncommitted.clone())?;
+        let status = self.standing_of(worktree, changes.uncommitted.clone())?;
         Ok((status, changes))
     }
 
-    fn standing(&self, worktree: &Worktree, uncommitted: Vec<String>) -> Result<Status> {
+    fn standing_of(&self, worktree: &Worktree, uncommitted: Vec<String>) -> Result<Status> {
         let counts = git_output(
             &worktree.path,
             [
@@ -365,6 +383,34 @@ impl Repo {
             behind,
             uncommitted,
         })
+    }
+
+    /// Where the worktree's branch stands, in numbers, in one pass over the folder (and, when
+    /// both the branch and its base have moved on, a merge worked out in the object store).
+    pub fn standing(&self, worktree: &Worktree) -> Result<Standing> {
+        let from = self.fork_point(worktree)?;
+        let counts = changes::counts(&worktree.path, &from)?;
+        let status = self.standing_of(worktree, Vec::new())?;
+        let conflicts = match status.ahead > 0 && status.behind > 0 {
+            true => self.conflicts(worktree)?,
+            false => Vec::new(),
+        };
+        Ok(Standing {
+            files: counts.files,
+            added: counts.added,
+            removed: counts.removed,
+            ahead: status.ahead,
+            behind: status.behind,
+            uncommitted: counts.uncommitted,
+            conflicts,
+        })
+    }
+
+    /// Where a branch moving shows: the folder of the repository's branches (watch it whole), and
+    /// its git folder, where `packed-refs` is (watch it alone).
+    pub fn ref_folders(&self) -> [PathBuf; 2] {
+        let git = self.root.join(".git");
+        [git.join("refs").join("heads"), git]
     }
 
     /// The remote a branch is pushed to: `origin`, else the only one; an error that says how to

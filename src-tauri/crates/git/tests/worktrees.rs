@@ -437,3 +437,63 @@ fn ignored_files_the_worktreeinclude_lists_are_copied_and_nothing_else() {
     // Copied, not part of the task's change: git ignores them there too.
     assert!(w.repo().changes(&task).unwrap().files.is_empty());
 }
+
+#[test]
+fn where_a_branch_stands_counts_its_change_its_commits_and_what_would_conflict() {
+    use codewright_git::Standing;
+    let w = World::new();
+    let repo = w.repo();
+    let tree = repo
+        .add_worktree(&w.trees.join("1/1"), "codewright/fix", None)
+        .unwrap();
+    assert_eq!(repo.standing(&tree).unwrap(), Standing::default());
+
+    // A change not committed, and a new file.
+    std::fs::write(
+        tree.path.join("app.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    std::fs::write(tree.path.join("notes.txt"), "one\ntwo\n").unwrap();
+    let standing = repo.standing(&tree).unwrap();
+    assert_eq!(
+        (
+            standing.files,
+            standing.added,
+            standing.removed,
+            standing.uncommitted
+        ),
+        (2, 3, 1, 2),
+        "{standing:?}"
+    );
+    assert_eq!((standing.ahead, standing.behind), (0, 0));
+
+    // Committed: the same change, none of it uncommitted, one commit ahead.
+    git(&tree.path, &["add", "-A"]);
+    git(&tree.path, &["commit", "-q", "-m", "fix"]);
+    let standing = repo.standing(&tree).unwrap();
+    assert_eq!(
+        (standing.files, standing.uncommitted, standing.ahead),
+        (2, 0, 1)
+    );
+    assert!(standing.conflicts.is_empty());
+
+    // The base moves on, changing the same line: one behind, and a merge would conflict there.
+    std::fs::write(
+        w.repo_dir.join("app.py"),
+        "def add(a, b):\n    return b + a\n",
+    )
+    .unwrap();
+    git(&w.repo_dir, &["commit", "-q", "-am", "the other way"]);
+    let standing = repo.standing(&tree).unwrap();
+    assert_eq!((standing.ahead, standing.behind), (1, 1), "{standing:?}");
+    assert_eq!(standing.conflicts, vec!["app.py".to_string()]);
+    // Measured from where the branch left: the base's own change is not the task's.
+    assert_eq!(
+        (standing.files, standing.added, standing.removed),
+        (2, 3, 1)
+    );
+    // Nothing was changed by looking: the worktree's index and the base are as they were.
+    assert_eq!(git(&tree.path, &["status", "--porcelain"]), "");
+    assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
+}

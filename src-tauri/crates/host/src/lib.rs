@@ -16,6 +16,7 @@ pub mod project;
 pub mod rules;
 pub mod settings;
 pub mod skills;
+pub mod standing;
 pub mod task_files;
 pub mod tasks;
 pub mod tree;

@@ -26,7 +26,13 @@ pub struct ProjectForm {
     /// New tasks work in a git worktree of their own.
     #[serde(default)]
     pub worktrees: bool,
+    /// Run in each new worktree before its task does anything else; empty: nothing.
+    #[serde(default)]
+    pub worktree_set_up: String,
 }
+
+/// The longest set-up command (characters).
+pub const SET_UP_MAX: usize = 2_000;
 
 /// The project's settings now.
 pub fn project_form(store: &Store, id: ProjectId) -> Result<ProjectForm, HostError> {
@@ -40,6 +46,7 @@ pub fn project_form(store: &Store, id: ProjectId) -> Result<ProjectForm, HostErr
         allow_private_network: settings.allow_private_network,
         trusted: settings.trusted,
         worktrees: settings.worktrees,
+        worktree_set_up: settings.worktree_set_up,
     })
 }
 
@@ -55,6 +62,13 @@ pub fn save_project(store: &Store, id: ProjectId, form: &ProjectForm) -> Result<
             ));
         }
     }
+    let set_up = form.worktree_set_up.chars().count();
+    if set_up > SET_UP_MAX {
+        return Err(wrong(
+            "worktreeSetUp",
+            format!("This is {set_up} characters; keep it under {SET_UP_MAX}. For more, put the steps in a script in the project and run that."),
+        ));
+    }
     if form.default_mode == PermissionMode::Yolo {
         return Err(wrong(
             "defaultMode",
@@ -68,6 +82,7 @@ pub fn save_project(store: &Store, id: ProjectId, form: &ProjectForm) -> Result<
     settings.allow_private_network = form.allow_private_network;
     settings.trusted = form.trusted;
     settings.worktrees = form.worktrees;
+    settings.worktree_set_up = form.worktree_set_up.trim().to_string();
     store
         .set_project_settings(id, &settings)
         .map_err(unusable)?;

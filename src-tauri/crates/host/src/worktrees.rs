@@ -236,6 +236,7 @@ impl Host {
     ) -> Result<Task, HostError> {
         let project_root = PathBuf::from(self.project(project)?.root_path);
         let repo = Repo::discover(&project_root)?;
+        let set_up = self.project_settings(project)?.worktree_set_up;
         let title = match (title, first) {
             (Some(title), _) => title.to_string(),
             (None, Some(first)) => Task::title_from(&first.text()),
@@ -251,6 +252,7 @@ impl Host {
             base_commit: planned.base_commit.clone(),
             state: WorktreeState::Active,
             pull_request: None,
+            set_up: Some(set_up.trim().to_string()).filter(|c| !c.is_empty()),
         };
         // Recorded with the task before it is made: a crash while it is made is repaired from
         // the record at the next start (`repair_worktrees`), and no task ever works in the
@@ -278,7 +280,7 @@ impl Host {
 
     /// The task's worktree and its repository; an error that says so when the task works in
     /// the project's folder, or when its worktree was discarded (`want` the state needed).
-    fn worktree_of(
+    pub(crate) fn worktree_of(
         &self,
         task: TaskId,
         want: WorktreeState,
@@ -754,7 +756,7 @@ impl Host {
     }
 }
 
-fn as_git(tree: &TaskWorktree) -> Worktree {
+pub(crate) fn as_git(tree: &TaskWorktree) -> Worktree {
     Worktree {
         path: PathBuf::from(&tree.path),
         branch: tree.branch.clone(),
@@ -764,7 +766,7 @@ fn as_git(tree: &TaskWorktree) -> Worktree {
 }
 
 /// A worktree whose folder was removed by hand is said so, not guessed at.
-fn ensure_there(tree: &Worktree) -> Result<(), HostError> {
+pub(crate) fn ensure_there(tree: &Worktree) -> Result<(), HostError> {
     if tree.path.join(".git").exists() {
         return Ok(());
     }

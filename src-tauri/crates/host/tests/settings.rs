@@ -273,6 +273,16 @@ fn project_settings_are_checked_whole_and_a_task_without_a_mode_takes_the_defaul
             .field,
         "context"
     );
+    let long_set_up = ProjectForm {
+        worktree_set_up: "x".repeat(project::SET_UP_MAX + 1),
+        ..form.clone()
+    };
+    assert_eq!(
+        project::save_project(&store, id, &long_set_up)
+            .unwrap_err()
+            .field,
+        "worktreeSetUp"
+    );
     let yolo = ProjectForm {
         default_mode: PermissionMode::Yolo,
         ..form.clone()
@@ -295,12 +305,14 @@ fn project_settings_are_checked_whole_and_a_task_without_a_mode_takes_the_defaul
         allow_private_network: true,
         trusted: true,
         worktrees: true,
+        worktree_set_up: "  npm ci  ".into(),
     };
     project::save_project(&store, id, &good).unwrap();
     let saved = project::project_form(&store, id).unwrap();
     assert_eq!(saved.context, "A CLI in Rust.");
     assert_eq!(saved.default_mode, PermissionMode::AcceptEdits);
     assert!(saved.sandbox && saved.allow_private_network && saved.trusted && saved.worktrees);
+    assert_eq!(saved.worktree_set_up, "npm ci");
     assert!(project::project_trust(&store, id).unwrap().trusted);
     assert_eq!(store.project(id).unwrap().rules, "Never touch vendor/.");
 }

@@ -364,3 +364,142 @@ async fn a_worktree_removed_by_hand_is_made_again_and_a_deleted_task_keeps_its_w
     );
     assert_eq!(kept, "draft");
 }
+
+/// The main window's rows: where a followed task's branch stands is told at once, again when its
+/// run wrote something or its branch moved (a commit made in a terminal, never touched), and not
+/// when nothing changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_followed_task_is_told_where_its_branch_stands_as_it_changes_and_only_then() {
+    use codewright_host::standing::Standing;
+    use std::time::Duration;
+    let w = world();
+    let task = w
+        .host
+        .add_task_in_worktree(w.project, Some("fix"), None, None)
+        .unwrap();
+    let in_folder = w.host.add_task(w.project, "elsewhere").unwrap();
+    let tree = PathBuf::from(&task.worktree.clone().unwrap().path);
+    let (tx, told) = std::sync::mpsc::channel();
+    let watch = w
+        .host
+        .follow_standings(w.project, move |task, standing| {
+            let _ = tx.send((task, standing));
+        })
+        .unwrap();
+    let next = |what: &str| {
+        told.recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("nothing told {what}"))
+    };
+    assert_eq!(next("at first"), (task.id, Standing::default()));
+
+    // Its run wrote a file (the window hears of the call's result and touches the task).
+    std::fs::write(tree.join("app.py"), "print('bye')\n").unwrap();
+    watch.touched(in_folder.id); // works in the project's folder: not followed
+    watch.touched(task.id);
+    let (id, standing) = next("after a write");
+    assert_eq!(id, task.id);
+    assert_eq!(
+        (
+            standing.files,
+            standing.added,
+            standing.removed,
+            standing.uncommitted
+        ),
+        (1, 1, 1, 1),
+        "{standing:?}"
+    );
+
+    // Committed by hand in a terminal: the branch moved, and that alone tells.
+    git(&tree, &["commit", "-qam", "bye"]);
+    let (_, standing) = next("after a commit made by hand");
+    assert_eq!(
+        (standing.ahead, standing.uncommitted),
+        (1, 0),
+        "{standing:?}"
+    );
+
+    // Read again with nothing changed: nothing told.
+    watch.touched(task.id);
+    assert!(told.recv_timeout(Duration::from_secs(1)).is_err());
+    assert_eq!(w.host.task_standing(task.id).unwrap(), standing);
+    assert!(w.host.task_standing(in_folder.id).is_err());
+}
+
+/// The project's set-up command runs in a new worktree before its task's first request, once,
+/// asking nothing (the user wrote it), and the model sees its output; one that fails stops the
+/// task before the model is asked, and does not run again by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_worktree_is_set_up_before_its_task_starts_and_a_failed_set_up_stops_it() {
+    let w = world();
+    let set_up = |command: &str| {
+        let mut settings = w.host.project_settings(w.project).unwrap();
+        settings.worktree_set_up = command.into();
+        w.host.set_project_settings(w.project, &settings).unwrap();
+    };
+    let finished = |mut events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>| async move {
+        let mut errors = Vec::new();
+        loop {
+            match events.recv().await.expect("the run's events ended") {
+                AgentEvent::RunFinished { outcome, .. } => return (outcome, errors),
+                AgentEvent::Error { message, .. } => errors.push(message),
+                _ => {}
+            }
+        }
+    };
+
+    set_up("echo made > .ready && echo the set-up said hello");
+    let task = w
+        .host
+        .add_task_in_worktree(w.project, None, Some(&Message::user("Add the notes")), None)
+        .unwrap();
+    let tree = PathBuf::from(&task.worktree.clone().unwrap().path);
+    let events = w.host.subscribe(Some(task.id));
+    // The normal mode: a command asks first — but not the one the user wrote in the settings.
+    w.host
+        .send(task.id, None, RunOptions::default())
+        .await
+        .unwrap();
+    let first = w.fake.next_request().await;
+    assert!(tree.join(".ready").exists(), "the set-up did not run first");
+    let sent = first.body.to_string();
+    assert!(sent.contains("the set-up said hello"), "{sent}");
+    first.text("Done.");
+    first.finish("stop");
+    assert_eq!(finished(events).await.0, RunOutcome::Done);
+    assert_eq!(w.host.task(task.id).unwrap().worktree.unwrap().set_up, None);
+    assert!(
+        !w.repo.join(".ready").exists(),
+        "the set-up ran in the project folder"
+    );
+
+    // A set-up that fails: said, the model not asked, and not run again by itself.
+    set_up("echo cannot install >&2; exit 3");
+    let task = w
+        .host
+        .add_task_in_worktree(
+            w.project,
+            None,
+            Some(&Message::user("Add more notes")),
+            None,
+        )
+        .unwrap();
+    let asked_before = w.fake.requests();
+    let events = w.host.subscribe(Some(task.id));
+    w.host
+        .send(task.id, None, RunOptions::default())
+        .await
+        .unwrap();
+    let (outcome, errors) = finished(events).await;
+    assert_eq!(outcome, RunOutcome::Failed);
+    assert!(
+        errors.iter().any(|e| e.contains("set-up command failed")
+            && e.contains("Settings → Project")
+            && e.contains("exit 3")),
+        "{errors:?}"
+    );
+    assert_eq!(w.fake.requests(), asked_before, "the model was asked");
+    let history = w.host.history(task.id).unwrap();
+    let shown: String = history.iter().map(|m| format!("{:?}", m.message)).collect();
+    assert!(shown.contains("cannot install"), "{shown}");
+    assert_eq!(w.host.task(task.id).unwrap().worktree.unwrap().set_up, None);
+}

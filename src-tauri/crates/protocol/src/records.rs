@@ -42,6 +42,9 @@ pub struct ProjectSettings {
     pub trusted: bool,
     /// New tasks work in a git worktree of their own (the new-task box starts so).
     pub worktrees: bool,
+    /// A command run in each new worktree before its task's first run does anything else
+    /// (`npm ci`, `cp ../.env .`); empty: none. The user's own words, approved by writing them.
+    pub worktree_set_up: String,
 }
 
 /// Where a task stands, in the one vocabulary of the store, the events, the command line and the
@@ -167,6 +170,10 @@ pub struct TaskWorktree {
     /// The pull request opened for its branch, once one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<String>,
+    /// The project's set-up command (`npm ci`), still to run in it: the task's next run runs it
+    /// first, and it is cleared once it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_up: Option<String>,
 }
 
 impl TaskWorktree {

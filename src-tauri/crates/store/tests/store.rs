@@ -484,6 +484,7 @@ fn project_settings_round_trip_and_keep_unknown_keys() {
         default_mode: Some(codewright_protocol::PermissionMode::Plan),
         trusted: true,
         worktrees: true,
+        worktree_set_up: "npm ci".into(),
     };
     store.set_project_settings(p.id, &on).unwrap();
     assert_eq!(store.project_settings(p.id).unwrap(), on);

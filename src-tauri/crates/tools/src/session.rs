@@ -99,6 +99,8 @@ pub struct Session {
     pub(crate) checkpoints: Checkpoints,
     /// What this run found of the user's extensions (the `skill` and `memory_*` tools use it).
     extensions: Mutex<Arc<codewright_extensions::Installed>>,
+    /// Calls the user approved before they were made (by id).
+    in_advance: Mutex<std::collections::HashSet<String>>,
 }
 
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
@@ -171,7 +173,17 @@ impl Session {
             extensions: Mutex::default(),
             seen: Mutex::new(seen),
             processes,
+            in_advance: Mutex::default(),
         }))
+    }
+
+    /// The call `call_id` needs no approval: the user wrote it themselves (a project's set-up
+    /// command, in its settings). A deny rule still refuses it.
+    pub fn approve_in_advance(&self, call_id: &str) {
+        self.in_advance
+            .lock()
+            .expect("approvals lock")
+            .insert(call_id.to_string());
     }
 
     /// Sets what this run found of the user's extensions: the skills its system prompt lists,
@@ -318,8 +330,14 @@ impl CallContext {
                 policy.suggest(&self.tool, &ask.subject),
             )
         };
+        let in_advance = session
+            .in_advance
+            .lock()
+            .expect("approvals lock")
+            .contains(&self.call_id);
         let reason = match (verdict, ask.force_ask) {
             (Verdict::Deny(message), _) => return Err(ToolOutput::error(message)),
+            (_, _) if in_advance => return Ok(Grant::All),
             (Verdict::Allow, Some(reason)) => reason,
             (Verdict::Allow, None) => return Ok(Grant::All),
             (Verdict::Ask(reason), Some(extra)) => format!("{reason}; {extra}"),

@@ -289,6 +289,9 @@ impl Run {
                 return Ok(outcome);
             }
         }
+        if let Err(outcome) = self.set_up(project.id, &session, &mut view).await {
+            return Ok(outcome);
+        }
         // What a small or text-protocol model's words may ask for (see [`crate::written`]):
         // the files and check commands of the user's last message — never a sub-agent's, whose
         // message another model wrote.
@@ -654,6 +657,68 @@ impl Run {
         self.push(view, Message::new(Role::Tool, results))?;
         if self.cancel.is_cancelled() {
             return Err(RunOutcome::Stopped);
+        }
+        Ok(())
+    }
+
+    /// A new worktree's set-up (the project's command, `npm ci`), before anything else the run
+    /// does there: a `bash` call of the run, approved in advance (the user wrote it in the
+    /// project's settings; a deny rule still refuses it), its output in the task like any
+    /// call's, cleared from the worktree's record once it ran. A failure ends the run, said: the
+    /// model is not set to work in a folder that is not ready.
+    pub(super) async fn set_up(
+        &mut self,
+        project: ProjectId,
+        session: &Arc<Session>,
+        view: &mut View,
+    ) -> Result<(), RunOutcome> {
+        let worktree = match self.store().task(self.task) {
+            Ok(task) => task.worktree,
+            Err(_) => None,
+        };
+        let Some(mut worktree) = worktree else {
+            return Ok(());
+        };
+        let Some(command) = worktree.set_up.clone() else {
+            return Ok(());
+        };
+        let call = Call {
+            id: call_id(),
+            name: crate::written::BASH.to_string(),
+            arguments: serde_json::json!({ "command": command }).to_string(),
+            truncated: false,
+        };
+        session.approve_in_advance(&call.id);
+        let asked = vec![Part::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            truncated: false,
+            signature: None,
+        }];
+        self.push(view, Message::new(Role::Assistant, asked))?;
+        self.step(Step::Start);
+        self.step(Step::ToolCalls);
+        let registry = self.registry(project);
+        let results = self.run_calls(&registry, session, vec![call]).await;
+        let failed = results
+            .iter()
+            .any(|p| matches!(p, Part::ToolResult { is_error: true, .. }));
+        self.push(view, Message::new(Role::Tool, results))?;
+        if self.cancel.is_cancelled() {
+            return Err(RunOutcome::Stopped);
+        }
+        worktree.set_up = None;
+        if let Err(e) = self.store().set_task_worktree(self.task, Some(&worktree)) {
+            self.error(ErrorKind::Store, e.to_string());
+            return Err(RunOutcome::Failed);
+        }
+        if failed {
+            self.error(
+                ErrorKind::Setup,
+                format!("The worktree's set-up command failed (its output is above), so the agent did not start. Fix what it needs in the worktree, or the command in Settings → Project, then send again: the set-up does not run again by itself. (`{command}`)"),
+            );
+            return Err(RunOutcome::Failed);
         }
         Ok(())
     }
