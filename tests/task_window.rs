@@ -2068,6 +2068,8 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         .type_text("Notes app; tests run with make check.");
     app.find("#project-mode option[value=plan]").click();
     app.find("#project-sandbox").click();
+    app.find("#project-set-up")
+        .type_text("npm ci && cp ../.env .");
     app.find("#project-save").click();
     app.wait_until(
         "the settings saved",
@@ -2085,7 +2087,12 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         projects.contains("Notes app; tests run with make check."),
         "{projects}"
     );
-    assert!(cli(&data, &["projects", "settings", "1"]).contains("sandbox          on"));
+    let settings = cli(&data, &["projects", "settings", "1"]);
+    assert!(settings.contains("sandbox          on"), "{settings}");
+    assert!(
+        settings.contains("worktree-set-up  npm ci && cp ../.env ."),
+        "{settings}"
+    );
 
     // Approval rules of the project: one that could never match is refused, naming the tool.
     app.record_input();

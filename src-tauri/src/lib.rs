@@ -56,7 +56,12 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
                     window.state::<worktrees::Standings>().refresh();
                 }
             }
-            tauri::WindowEvent::Destroyed => windows::forget(window.app_handle(), window.label()),
+            tauri::WindowEvent::Destroyed => {
+                if window.label() == "main" {
+                    window.state::<worktrees::Standings>().stop();
+                }
+                windows::forget(window.app_handle(), window.label())
+            }
             _ => {}
         })
         .setup(|app| {

@@ -25,7 +25,8 @@ pub const STANDING_EVENT: &str = "standing";
 #[serde(rename_all = "camelCase")]
 struct TaskStanding {
     task_id: TaskId,
-    standing: Standing,
+    /// `None`: it cannot be read now (its worktree discarded, its folder removed by hand).
+    standing: Option<Standing>,
 }
 
 /// The project whose tasks' branches the main window follows (one at a time: the one it shows).
@@ -47,6 +48,12 @@ impl Standings {
         }
     }
 
+    /// The main window closed: nobody is told any more.
+    pub(crate) fn stop(&self) {
+        let before = self.watch.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drop(before);
+    }
+
     /// The main window came back to the front: files may have been edited by hand meanwhile.
     pub(crate) fn refresh(&self) {
         if let Some((_, watch)) = self
@@ -61,22 +68,15 @@ impl Standings {
 }
 
 /// Follows where the branches of `project_id`'s worktree tasks stand (and stops following the
-/// project followed before): each is pushed as a [`STANDING_EVENT`] soon, and again when it
-/// changes. Following the same project again reads them again.
+/// project followed before): each is pushed as a [`STANDING_EVENT`] soon — all of them, the
+/// window having just shown the project's rows — and again when it changes.
 #[tauri::command]
-pub fn follow_standings<R: Runtime>(
+pub async fn follow_standings<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
     standings: State<'_, Standings>,
     project_id: ProjectId,
 ) -> Result<()> {
-    let mut watch = standings.watch.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((project, watch)) = watch.as_ref() {
-        if *project == project_id {
-            watch.refresh();
-            return Ok(());
-        }
-    }
     let followed = state
         .host()?
         .follow_standings(project_id, move |task_id, standing| {
@@ -86,7 +86,12 @@ pub fn follow_standings<R: Runtime>(
                 TaskStanding { task_id, standing },
             );
         })?;
-    *watch = Some((project_id, followed));
+    let before = standings
+        .watch
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .replace((project_id, followed));
+    drop(before); // (its watch stops outside the lock)
     Ok(())
 }
 

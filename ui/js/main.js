@@ -142,19 +142,24 @@ function standingOf(t) {
     : `nothing changed since it left ${base}`];
   if (s.ahead || s.behind) long.push(`${plural(s.ahead, 'commit', 'commits')} ahead of ${base}, ${s.behind} behind`);
   if (s.uncommitted) long.push(`${plural(s.uncommitted, 'file', 'files')} not committed`);
-  if (s.conflicts.length) long.push(`merging it into ${base} now would conflict in ${s.conflicts.join(', ')}`);
+  if (s.conflicts.length) {
+    const named = s.conflicts.slice(0, 5).join(', ');
+    long.push(`merging it into ${base} now would conflict in ${named}${s.conflicts.length > 5 ? ` and ${s.conflicts.length - 5} more` : ''}`);
+  }
+  // The conflict first: it is what a narrow row must not cut off.
   return h('span', { class: 'task-standing', title: long.join('; ') },
     h('span', { class: 'visually-hidden', text: `${long.join('; ')}.` }),
+    s.conflicts.length ? h('span', { 'aria-hidden': 'true', class: 'standing-conflicts', text: `conflicts with ${base}` }) : null,
     h('span', { 'aria-hidden': 'true', text: s.files ? `${plural(s.files, 'file', 'files')} +${s.added} −${s.removed}` : 'no changes' }),
     s.ahead ? h('span', { 'aria-hidden': 'true', text: `↑${s.ahead}` }) : null,
     s.behind ? h('span', { 'aria-hidden': 'true', text: `↓${s.behind}` }) : null,
-    s.uncommitted ? h('span', { 'aria-hidden': 'true', class: 'standing-uncommitted', text: `${s.uncommitted} not committed` }) : null,
-    s.conflicts.length ? h('span', { 'aria-hidden': 'true', class: 'standing-conflicts', text: `conflicts with ${base}` }) : null);
+    s.uncommitted ? h('span', { 'aria-hidden': 'true', class: 'standing-uncommitted', text: `${s.uncommitted} not committed` }) : null);
 }
 
-/** Shows where a task's branch stands now, in its row, without rebuilding the list. */
+/** Shows where a task's branch stands now (null: not known), in its row, without rebuilding the list. */
 function showStanding(taskId, standing) {
-  view.standings.set(taskId, standing);
+  if (standing) view.standings.set(taskId, standing);
+  else view.standings.delete(taskId);
   const task = view.tasks.get(taskId);
   const row = $(`.task[data-id="${CSS.escape(String(taskId))}"]`);
   if (!task || !row) return;

@@ -124,10 +124,10 @@ impl<'a> Reading<'a> {
     }
 
     /// What is not committed: the folder as it is (the index just made) against HEAD — read
-    /// without looking at the folder again; a renamed file is its old name and its new one.
+    /// without looking at the folder again; a renamed file is named once, by its new name.
     fn uncommitted(&self) -> Result<Vec<String>> {
         Ok(self
-            .cached("HEAD", vec!["--name-only", "-z"])?
+            .cached("HEAD", vec!["-M", "--name-only", "-z"])?
             .split(|b| *b == 0)
             .filter(|name| !name.is_empty())
             .map(|name| String::from_utf8_lossy(name).into_owned())

@@ -391,8 +391,9 @@ impl Repo {
         let from = self.fork_point(worktree)?;
         let counts = changes::counts(&worktree.path, &from)?;
         let status = self.standing_of(worktree, Vec::new())?;
+        // A git too old to work a merge out without a checkout shows none.
         let conflicts = match status.ahead > 0 && status.behind > 0 {
-            true => self.conflicts(worktree)?,
+            true => self.conflicts(worktree).unwrap_or_default(),
             false => Vec::new(),
         };
         Ok(Standing {
@@ -580,8 +581,11 @@ impl Repo {
             &self.root,
             ["merge-tree", "--write-tree", "--name-only", &base, &tip],
         )?;
-        if out.status.success() {
-            return Ok(Vec::new());
+        match out.status.code() {
+            Some(0) => return Ok(Vec::new()),
+            Some(1) => {}
+            // (A git before 2.38 has no `--write-tree`.)
+            _ => return Err(failed("merge-tree", &out)),
         }
         Ok(String::from_utf8_lossy(&out.stdout)
             .lines()

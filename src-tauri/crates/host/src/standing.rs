@@ -1,15 +1,16 @@
 //! Where each worktree task's branch stands — files changed, ahead of and behind its base, files
 //! not committed, files that would conflict — read on request, and kept current for a window
 //! that follows a project: read again when a task's run may have changed its files
-//! ([`StandingWatch::touched`]), when a branch of the repository moves (a watch on its refs: a
-//! commit, a merge, a fetch, by anyone), and when the window asks again
+//! ([`StandingWatch::touched`]), when a branch of the repository moves (a watch on its branches
+//! and packed refs: a commit or a merge, by anyone), and when the window asks again
 //! ([`StandingWatch::refresh`]: it came back to the front, and files may have been edited by
-//! hand meanwhile). Nothing is polled, so an idle window costs nothing.
+//! hand meanwhile; tasks whose run is going are left to their run's touches). Nothing is polled,
+//! so an idle window costs nothing.
 
 use crate::worktrees::{as_git, ensure_there};
 use crate::{Host, HostError};
 use codewright_git::Repo;
-use codewright_protocol::{ProjectId, Task, TaskId, WorktreeState};
+use codewright_protocol::{ProjectId, Task, TaskId, TaskStatus, WorktreeState};
 use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_mini::{new_debouncer, DebounceEventResult, Debouncer};
 use std::collections::{BTreeSet, HashMap};
@@ -37,11 +38,12 @@ impl Host {
     }
 
     /// Follows the worktree tasks of `project`: `tell` gets each one's standing soon (on the
-    /// watch's own thread) and again whenever it changes, until the watch is dropped.
+    /// watch's own thread) and again whenever it changes — `None` once it cannot be read (its
+    /// folder removed by hand, its worktree discarded) — until the watch is dropped.
     pub fn follow_standings(
         &self,
         project: ProjectId,
-        tell: impl Fn(TaskId, Standing) + Send + 'static,
+        tell: impl Fn(TaskId, Option<Standing>) + Send + 'static,
     ) -> Result<StandingWatch, HostError> {
         let root = PathBuf::from(self.project(project)?.root_path);
         let (asks, heard) = channel();
@@ -113,12 +115,14 @@ fn watch_refs(repo: &Repo, asks: Sender<Ask>) -> Option<Debouncer<RecommendedWat
     Some(debouncer)
 }
 
-/// The project's tasks that work in a worktree of their own now.
-fn worktree_tasks(host: &Host, project: ProjectId) -> BTreeSet<TaskId> {
+/// The project's tasks that work in a worktree of their own now (`idle`: only those whose run is
+/// not going).
+fn worktree_tasks(host: &Host, project: ProjectId, idle: bool) -> BTreeSet<TaskId> {
     host.tasks(project)
         .unwrap_or_default()
         .into_iter()
         .filter(working_in_worktree)
+        .filter(|t| !idle || t.status != TaskStatus::Running)
         .map(|t| t.id)
         .collect()
 }
@@ -130,9 +134,14 @@ fn working_in_worktree(task: &Task) -> bool {
 }
 
 /// The watch's thread: reads what it is asked to once things settle, and tells what changed.
-fn follow(host: &Host, project: ProjectId, heard: &Receiver<Ask>, tell: &dyn Fn(TaskId, Standing)) {
-    let mut told: HashMap<TaskId, Standing> = HashMap::new();
-    let mut pending = worktree_tasks(host, project);
+fn follow(
+    host: &Host,
+    project: ProjectId,
+    heard: &Receiver<Ask>,
+    tell: &dyn Fn(TaskId, Option<Standing>),
+) {
+    let mut told: HashMap<TaskId, Option<Standing>> = HashMap::new();
+    let mut pending = worktree_tasks(host, project, false);
     let mut first = Some(Instant::now());
     let mut due = Some(Instant::now());
     let mut refreshed = Instant::now();
@@ -150,15 +159,17 @@ fn follow(host: &Host, project: ProjectId, heard: &Receiver<Ask>, tell: &dyn Fn(
                         told.remove(&task);
                         continue;
                     };
-                    if t.project_id != project || !working_in_worktree(&t) {
-                        told.remove(&task);
+                    if t.project_id != project {
                         continue;
                     }
-                    // A folder removed by hand, or a repository that moved: the row shows the
-                    // branch alone, and the task says what happened when opened.
-                    let Ok(standing) = host.task_standing(task) else {
+                    // A worktree discarded, its folder removed by hand, a repository that moved:
+                    // the row shows the branch alone, and the task says what happened when opened.
+                    let standing = working_in_worktree(&t)
+                        .then(|| host.task_standing(task).ok())
+                        .flatten();
+                    if standing.is_none() && !told.contains_key(&task) {
                         continue;
-                    };
+                    }
                     if told.get(&task) != Some(&standing) {
                         tell(task, standing.clone());
                         told.insert(task, standing);
@@ -172,11 +183,14 @@ fn follow(host: &Host, project: ProjectId, heard: &Receiver<Ask>, tell: &dyn Fn(
             Ask::Task(task) => {
                 pending.insert(task);
             }
-            Ask::All => pending.extend(worktree_tasks(host, project)),
+            Ask::All => {
+                pending.extend(worktree_tasks(host, project, false));
+                pending.extend(told.keys());
+            }
             Ask::Refresh if refreshed.elapsed() < REFRESH_EVERY => continue,
             Ask::Refresh => {
                 refreshed = Instant::now();
-                pending.extend(worktree_tasks(host, project));
+                pending.extend(worktree_tasks(host, project, true));
             }
         }
         let now = Instant::now();

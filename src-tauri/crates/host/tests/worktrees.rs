@@ -390,7 +390,7 @@ async fn a_followed_task_is_told_where_its_branch_stands_as_it_changes_and_only_
         told.recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|_| panic!("nothing told {what}"))
     };
-    assert_eq!(next("at first"), (task.id, Standing::default()));
+    assert_eq!(next("at first"), (task.id, Some(Standing::default())));
 
     // Its run wrote a file (the window hears of the call's result and touches the task).
     std::fs::write(tree.join("app.py"), "print('bye')\n").unwrap();
@@ -398,6 +398,7 @@ async fn a_followed_task_is_told_where_its_branch_stands_as_it_changes_and_only_
     watch.touched(task.id);
     let (id, standing) = next("after a write");
     assert_eq!(id, task.id);
+    let standing = standing.unwrap();
     assert_eq!(
         (
             standing.files,
@@ -412,6 +413,7 @@ async fn a_followed_task_is_told_where_its_branch_stands_as_it_changes_and_only_
     // Committed by hand in a terminal: the branch moved, and that alone tells.
     git(&tree, &["commit", "-qam", "bye"]);
     let (_, standing) = next("after a commit made by hand");
+    let standing = standing.unwrap();
     assert_eq!(
         (standing.ahead, standing.uncommitted),
         (1, 0),
@@ -423,6 +425,11 @@ async fn a_followed_task_is_told_where_its_branch_stands_as_it_changes_and_only_
     assert!(told.recv_timeout(Duration::from_secs(1)).is_err());
     assert_eq!(w.host.task_standing(task.id).unwrap(), standing);
     assert!(w.host.task_standing(in_folder.id).is_err());
+
+    // Discarded: it stands nowhere any more, and that is told too.
+    w.host.discard_task(task.id).unwrap();
+    watch.touched(task.id);
+    assert_eq!(next("after a discard"), (task.id, None));
 }
 
 /// The project's set-up command runs in a new worktree before its task's first request, once,
@@ -502,4 +509,44 @@ async fn a_new_worktree_is_set_up_before_its_task_starts_and_a_failed_set_up_sto
     let shown: String = history.iter().map(|m| format!("{:?}", m.message)).collect();
     assert!(shown.contains("cannot install"), "{shown}");
     assert_eq!(w.host.task(task.id).unwrap().worktree.unwrap().set_up, None);
+
+    // In plan mode (no commands) it waits for a run that may run them.
+    set_up("echo later > .later");
+    let task = w
+        .host
+        .add_task_in_worktree(
+            w.project,
+            None,
+            Some(&Message::user("Plan the notes")),
+            None,
+        )
+        .unwrap();
+    let tree = PathBuf::from(&task.worktree.clone().unwrap().path);
+    let events = w.host.subscribe(Some(task.id));
+    w.host
+        .send(
+            task.id,
+            None,
+            RunOptions {
+                mode: Some(PermissionMode::Plan),
+                ..RunOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    let asked = w.fake.next_request().await;
+    asked.text("A plan.");
+    asked.finish("stop");
+    assert_eq!(finished(events).await.0, RunOutcome::Done);
+    assert!(!tree.join(".later").exists(), "the set-up ran in plan mode");
+    assert_eq!(
+        w.host
+            .task(task.id)
+            .unwrap()
+            .worktree
+            .unwrap()
+            .set_up
+            .as_deref(),
+        Some("echo later > .later")
+    );
 }

@@ -330,14 +330,17 @@ impl CallContext {
                 policy.suggest(&self.tool, &ask.subject),
             )
         };
+        // Once: the id is the model's to see afterwards.
         let in_advance = session
             .in_advance
             .lock()
             .expect("approvals lock")
-            .contains(&self.call_id);
+            .remove(&self.call_id);
         let reason = match (verdict, ask.force_ask) {
             (Verdict::Deny(message), _) => return Err(ToolOutput::error(message)),
-            (_, _) if in_advance => return Ok(Grant::All),
+            // Only what the policy would ask: a reason to ask whatever it says (the sandbox it
+            // was meant to run in cannot be had) is still asked.
+            (Verdict::Ask(_), None) if in_advance => return Ok(Grant::All),
             (Verdict::Allow, Some(reason)) => reason,
             (Verdict::Allow, None) => return Ok(Grant::All),
             (Verdict::Ask(reason), Some(extra)) => format!("{reason}; {extra}"),

@@ -2,6 +2,11 @@
 //! the answer made, run and answered), the user's messages delivered between them, and how it ends.
 
 use super::*;
+use codewright_protocol::{PermissionMode, WorktreeState};
+
+/// How long a worktree's set-up may run (and go without output): installing dependencies takes
+/// a while.
+const SET_UP_SECS: u64 = 3600;
 
 impl Run {
     /// The project's tools as they are now, those the task's agent may use.
@@ -663,9 +668,11 @@ impl Run {
 
     /// A new worktree's set-up (the project's command, `npm ci`), before anything else the run
     /// does there: a `bash` call of the run, approved in advance (the user wrote it in the
-    /// project's settings; a deny rule still refuses it), its output in the task like any
-    /// call's, cleared from the worktree's record once it ran. A failure ends the run, said: the
-    /// model is not set to work in a folder that is not ready.
+    /// project's settings; a deny rule still refuses it), given up to an hour, its output in the
+    /// task like any call's. It runs once: cleared from the worktree's record as it starts (a
+    /// stop or a crash does not run it again; its output says how far it got). A run that may
+    /// not run commands (plan mode, an agent without `bash`) leaves it for one that may. A
+    /// failure ends the run, said: the model is not set to work in a folder that is not ready.
     pub(super) async fn set_up(
         &mut self,
         project: ProjectId,
@@ -676,16 +683,35 @@ impl Run {
             Ok(task) => task.worktree,
             Err(_) => None,
         };
-        let Some(mut worktree) = worktree else {
+        let Some(mut worktree) = worktree.filter(|w| w.state == WorktreeState::Active) else {
             return Ok(());
         };
         let Some(command) = worktree.set_up.clone() else {
             return Ok(());
         };
+        let may_run = session.mode() != PermissionMode::Plan
+            && self
+                .allowed
+                .as_ref()
+                .is_none_or(|tools| tools.iter().any(|t| t == crate::written::BASH));
+        if !may_run {
+            self.notice(format!("The worktree's set-up (`{command}`) waits for a run that may run commands (not in plan mode, nor for an agent without bash)."));
+            return Ok(());
+        }
+        worktree.set_up = None;
+        if let Err(e) = self.store().set_task_worktree(self.task, Some(&worktree)) {
+            self.error(ErrorKind::Store, e.to_string());
+            return Err(RunOutcome::Failed);
+        }
         let call = Call {
             id: call_id(),
             name: crate::written::BASH.to_string(),
-            arguments: serde_json::json!({ "command": command }).to_string(),
+            arguments: serde_json::json!({
+                "command": command,
+                "timeout": SET_UP_SECS,
+                "idle_timeout": SET_UP_SECS,
+            })
+            .to_string(),
             truncated: false,
         };
         session.approve_in_advance(&call.id);
@@ -708,15 +734,10 @@ impl Run {
         if self.cancel.is_cancelled() {
             return Err(RunOutcome::Stopped);
         }
-        worktree.set_up = None;
-        if let Err(e) = self.store().set_task_worktree(self.task, Some(&worktree)) {
-            self.error(ErrorKind::Store, e.to_string());
-            return Err(RunOutcome::Failed);
-        }
         if failed {
             self.error(
                 ErrorKind::Setup,
-                format!("The worktree's set-up command failed (its output is above), so the agent did not start. Fix what it needs in the worktree, or the command in Settings → Project, then send again: the set-up does not run again by itself. (`{command}`)"),
+                format!("The worktree's set-up command failed (its output is above), so the agent did not start. Fix what it needs in the worktree (or the command in Settings → Project, for new worktrees), then send again: the set-up does not run again by itself. (`{command}`)"),
             );
             return Err(RunOutcome::Failed);
         }
