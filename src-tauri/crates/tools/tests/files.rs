@@ -211,6 +211,13 @@ async fn list_glob_and_grep_respect_gitignore() {
     let t = out.text_content();
     assert!(t.starts_with("src/\ntarget/\n"), "{t}");
     assert!(t.contains("run.log"));
+    // An empty path is the top, as a model means it (a small model writes `"path": ""`).
+    let out = h.call("list_dir", json!({"path": ""})).await;
+    assert_eq!(out.text_content(), t);
+    let out = h
+        .call("glob", json!({"pattern": "**/*.rs", "path": " "}))
+        .await;
+    assert!(!out.is_error, "{}", out.text_content());
 
     let out = h.call("glob", json!({"pattern": "**/*.rs"})).await;
     assert_eq!(

@@ -1,6 +1,6 @@
 //! `glob`: files whose path matches a pattern, honouring .gitignore.
 
-use super::{blocking, resolve_path, shown};
+use super::{blocking, folder_or_top, resolve_path, shown};
 use crate::{parse_input, schema_of, CallContext, Tool, ToolOutput};
 use async_trait::async_trait;
 use codewright_protocol::{ToolCategory, ToolDetail};
@@ -45,7 +45,7 @@ impl Tool for Glob {
             Ok(i) => i,
             Err(e) => return e,
         };
-        let base = match resolve_path(cx, input.path.as_deref().unwrap_or("."), false).await {
+        let base = match resolve_path(cx, folder_or_top(input.path.as_deref()), false).await {
             Ok(p) => p,
             Err(e) => return e,
         };

@@ -1,7 +1,7 @@
 //! `grep`: a regex or literal search through the project with ripgrep's crates (parallel walk,
 //! .gitignore honoured, binary files skipped).
 
-use super::{blocking, resolve_path, shown};
+use super::{blocking, folder_or_top, resolve_path, shown};
 use crate::{parse_input, schema_of, CallContext, Tool, ToolOutput};
 use async_trait::async_trait;
 use codewright_protocol::{FileMatches, MatchLine, ToolCategory, ToolDetail};
@@ -63,7 +63,7 @@ impl Tool for Grep {
             Ok(i) => i,
             Err(e) => return e,
         };
-        let base = match resolve_path(cx, input.path.as_deref().unwrap_or("."), false).await {
+        let base = match resolve_path(cx, folder_or_top(input.path.as_deref()), false).await {
             Ok(p) => p,
             Err(e) => return e,
         };

@@ -1,6 +1,6 @@
 //! `list_dir`: what a folder contains.
 
-use super::{blocking, io_error, resolve_path};
+use super::{blocking, folder_or_top, io_error, resolve_path};
 use crate::{parse_input, schema_of, CallContext, Tool, ToolOutput};
 use async_trait::async_trait;
 use codewright_protocol::{DirEntry, ToolCategory, ToolDetail};
@@ -39,7 +39,7 @@ impl Tool for ListDir {
             Ok(i) => i,
             Err(e) => return e,
         };
-        let path = match resolve_path(cx, input.path.as_deref().unwrap_or("."), false).await {
+        let path = match resolve_path(cx, folder_or_top(input.path.as_deref()), false).await {
             Ok(p) => p,
             Err(e) => return e,
         };

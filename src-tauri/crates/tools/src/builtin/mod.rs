@@ -81,6 +81,12 @@ pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
     bytes[..bytes.len().min(8192)].contains(&0)
 }
 
+/// The folder a listing or search starts from: the project's top when none is given, or an
+/// empty one (`""`, what a model writes for "the top").
+pub(crate) fn folder_or_top(path: Option<&str>) -> &str {
+    path.filter(|p| !p.trim().is_empty()).unwrap_or(".")
+}
+
 /// Resolves a path argument and, when it leaves the project, asks for it (reads and writes alike).
 pub(crate) async fn resolve_path(
     cx: &CallContext,
