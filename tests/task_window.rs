@@ -3438,20 +3438,41 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
     let (alpha, beta) = (task_of("alpha"), task_of("beta"));
     let alpha_tree = std::path::PathBuf::from(alpha["worktree"]["path"].as_str().unwrap());
     let beta_tree = std::path::PathBuf::from(beta["worktree"]["path"].as_str().unwrap());
+    // A third, named at length in Chinese: its row stays one line at the window's smallest.
+    let third: Value = serde_json::from_str(&cli(
+        &data,
+        &[
+            "tasks",
+            "add",
+            "--project",
+            "1",
+            "--worktree",
+            "--json",
+            "为购物车的结算页面添加一个很长的说明以及 a long English tail for the row",
+        ],
+    ))
+    .unwrap();
+    let third_branch = third["worktree"]["branch"].as_str().unwrap().to_string();
 
     let desktop = Desktop::start_with(&data, GIT_IDENTITY.as_slice());
     let app = desktop.launch();
     let main = app.current_window();
+    let mut branches = vec![
+        "Branch codewright/write-the-alpha-notes".to_string(),
+        "Branch codewright/write-the-beta-notes".to_string(),
+        format!("Branch {third_branch}"),
+    ];
+    branches.sort();
     app.wait_until(
-        "both tasks with their branches",
+        "the tasks with their branches",
         WAIT,
         "return [...document.querySelectorAll('.task-branch')].map(b => b.textContent).sort().join(' | ')",
-        |v| v == "Branch codewright/write-the-alpha-notes | Branch codewright/write-the-beta-notes",
+        |v| v == branches.join(" | ").as_str(),
     );
     // Where each branch stands, in its row: read as the window shows the project.
     let standings = "return [...document.querySelectorAll('.task-standing')].map(s => s.title).sort().join(' | ')";
     app.wait_until("where each branch stands", WAIT, standings, |v| {
-        v == "1 file changed (+1 −0) since it left main; 1 file not committed | 2 files changed (+3 −2) since it left main; 2 files not committed"
+        v == "1 file changed (+1 −0) since it left main; 1 file not committed | 2 files changed (+3 −2) since it left main; 2 files not committed | nothing changed since it left main"
     });
     save_screenshot("main-worktree-tasks", &app.screenshot());
 
@@ -3582,11 +3603,17 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
     close_task_window(&app, "#composer-input");
     app.switch_to(&main);
 
-    // Beta wrote the same file: its merge conflicts, and nothing changes.
-    open_from_main(&app, &format!(".task[data-id='{}'] .task-open", beta["id"]));
-    app.set_size(480, 360);
-    app.click("#changes-open");
+    // Beta wrote the same file: its merge conflicts, and nothing changes. Its row's Changes
+    // opens its window with the view open.
+    open_from_main(
+        &app,
+        &format!(
+            ".task[data-id='{}'] .task-actions button[aria-label^='Changes']",
+            beta["id"]
+        ),
+    );
     app.wait_until("beta's change", WAIT, files, |v| v == "notes.md 1");
+    app.set_size(480, 360);
     // (The theme as Settings would set it; what is shown is all the page's own.)
     app.js("document.documentElement.dataset.theme = 'dark'", json!([]));
     save_screenshot("task-changes-dark-small", &app.screenshot());
@@ -3633,6 +3660,13 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         v == "1 file changed (+1 −0) since it left main; 1 commit ahead of main, 1 behind; merging it into main now would conflict in notes.md"
     });
     save_screenshot("main-worktree-conflict", &app.screenshot());
+    app.set_size(720, 460);
+    app.js("document.documentElement.dataset.theme = 'dark'", json!([]));
+    save_screenshot("main-worktree-conflict-dark-small", &app.screenshot());
+    app.js(
+        "document.documentElement.dataset.theme = 'light'",
+        json!([]),
+    );
     app.switch_to(&beta_window);
     assert_eq!(
         std::fs::read_to_string(folder.join("notes.md")).unwrap(),

@@ -157,16 +157,21 @@ pub fn delete_task(state: State<'_, AppState>, id: TaskId) -> Result<()> {
 }
 
 /// Opens the task in its own window, or focuses that window if it is open;
-/// `at` (a message's seq, from a search) is scrolled into view.
+/// `at` (a message's seq, from a search) is scrolled into view; `changes`: its Changes view opens.
 #[tauri::command]
 pub async fn open_task<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
     id: TaskId,
     at: Option<i64>,
+    changes: Option<bool>,
 ) -> Result<()> {
     let task = state.host()?.task(id)?;
-    windows::open_task_window(&app, &task, at).await?;
+    let show = windows::Show {
+        at,
+        changes: changes.unwrap_or(false),
+    };
+    windows::open_task_window(&app, &task, show).await?;
     // In front now (the window manager may not say so: without one, no focus event comes).
     app.state::<crate::tree::TreeState>().focused(id);
     if task.unread {

@@ -231,7 +231,7 @@ pub async fn new_sibling_task<R: tauri::Runtime>(
     let host = state.host()?;
     let task = host.add_task(host.task(task_id)?.project_id, "New task")?;
     state.changed();
-    crate::windows::open_task_window(&app, &task, None).await?;
+    crate::windows::open_task_window(&app, &task, Default::default()).await?;
     app.state::<crate::tree::TreeState>().focused(task.id);
     Ok(())
 }

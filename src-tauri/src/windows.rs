@@ -41,13 +41,24 @@ enum Spare {
     Ready(String),
 }
 
+/// What a task window shows first, besides its conversation's end.
+#[derive(Serialize, serde::Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Show {
+    /// A message (a search's match), by seq.
+    pub at: Option<i64>,
+    /// The Changes view of the task's worktree.
+    #[serde(default)]
+    pub changes: bool,
+}
+
 /// What a spare window is told when it is given a task.
 #[derive(Serialize, Clone)]
 #[serde(rename_all = "camelCase")]
 struct Adoption {
     task_id: TaskId,
-    /// A message to show first (a search's match), by seq.
-    at: Option<i64>,
+    #[serde(flatten)]
+    show: Show,
 }
 
 /// The label of a task's window (whether or not it is open).
@@ -81,7 +92,7 @@ fn title(task: &Task) -> String {
 pub(crate) async fn open_task_window<R: Runtime>(
     app: &AppHandle<R>,
     task: &Task,
-    at: Option<i64>,
+    show: Show,
 ) -> tauri::Result<()> {
     let windows = app.state::<Windows>();
     let _opening = windows.opening.lock().await;
@@ -90,11 +101,11 @@ pub(crate) async fn open_task_window<R: Runtime>(
     let deadline = tokio::time::Instant::now() + CLOSING_WAIT;
     while let Some(window) = app.get_webview_window(&label(app, task.id)) {
         if window.is_visible().is_ok() {
-            if let Some(seq) = at {
+            if show != Show::default() {
                 window.emit_to(
                     EventTarget::webview_window(window.label()),
                     REVEAL_EVENT,
-                    seq,
+                    show,
                 )?;
             }
             window.unminimize()?;
@@ -107,8 +118,8 @@ pub(crate) async fn open_task_window<R: Runtime>(
         tokio::time::sleep(CLOSING_POLL).await;
     }
     let opened = match take_spare(app) {
-        Some(window) => adopt(app, window, task, at),
-        None => build(app, task, at).map(|_| ()),
+        Some(window) => adopt(app, window, task, show),
+        None => build(app, task, show).map(|_| ()),
     };
     // The next task opened gets a spare (made once this one has had the machine to itself).
     let later = app.clone();
@@ -124,7 +135,7 @@ fn adopt<R: Runtime>(
     app: &AppHandle<R>,
     window: WebviewWindow<R>,
     task: &Task,
-    at: Option<i64>,
+    show: Show,
 ) -> tauri::Result<()> {
     let label = window.label().to_string();
     let windows = app.state::<Windows>();
@@ -135,7 +146,7 @@ fn adopt<R: Runtime>(
             ADOPT_EVENT,
             Adoption {
                 task_id: task.id,
-                at,
+                show,
             },
         )
     });
@@ -153,14 +164,17 @@ fn adopt<R: Runtime>(
 fn build<R: Runtime>(
     app: &AppHandle<R>,
     task: &Task,
-    at: Option<i64>,
+    show: Show,
 ) -> tauri::Result<WebviewWindow<R>> {
     // Forget a spare that showed this task before: its window is gone.
     lock(&app.state::<Windows>().adopted).retain(|_, shown| *shown != task.id);
-    let url = match at {
-        Some(seq) => format!("task.html?id={}&at={seq}", task.id),
-        None => format!("task.html?id={}", task.id),
-    };
+    let mut url = format!("task.html?id={}", task.id);
+    if let Some(seq) = show.at {
+        url.push_str(&format!("&at={seq}"));
+    }
+    if show.changes {
+        url.push_str("&changes=1");
+    }
     builder(app, format!("{TASK_PREFIX}{}", task.id), url)
         .title(title(task))
         .build()

@@ -39,7 +39,7 @@ export function onAgentEvent(handler) {
   return listen('agent', handler);
 }
 
-/** Calls `handler(seq)` when the main window asks this task window to show a message. */
+/** Calls `handler({at, changes})` when the main window asks this task window to show a message (by seq) or its Changes view. */
 export function onReveal(handler) {
   return listen('reveal', handler);
 }

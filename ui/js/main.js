@@ -110,16 +110,19 @@ function renderTasks() {
         h('span', { class: 'task-meta' },
           h('span', { class: `badge status-${t.status}`, text: statusLabel(t.status) }),
           h('span', { class: 'task-time', title: when(t.updatedAt), text: ago(t.updatedAt) }),
-          t.worktree ? h('span', {
+          t.messageCount ? h('span', { class: 'task-count', text: `${t.messageCount} messages` }) : null),
+        // Its own line: where a worktree task works, and where its branch stands.
+        t.worktree ? h('span', { class: 'task-meta task-where' },
+          h('span', {
             class: 'task-branch',
             title: t.worktree.state === 'discarded' ? 'Its worktree was discarded; Restore in the task brings it back' : `Works in its own worktree, from ${t.worktree.base}`,
           },
           h('span', { class: 'branch-icon', 'aria-hidden': 'true' }),
           h('span', { class: 'visually-hidden', text: 'Branch ' }),
-          `${t.worktree.branch}${t.worktree.state === 'discarded' ? ' (discarded)' : ''}`) : null,
-          standingOf(t),
-          t.messageCount ? h('span', { text: `${t.messageCount} messages` }) : null)),
+          `${t.worktree.branch}${t.worktree.state === 'discarded' ? ' (discarded)' : ''}`),
+          standingOf(t)) : null),
       h('span', { class: 'task-actions' },
+        t.worktree?.state === 'active' ? h('button', { type: 'button', class: 'button small', title: 'What the task changed, for review', 'aria-label': `Changes of ${t.title}`, text: 'Changes', onclick: () => openTask(t.id, true) }) : null,
         h('button', { type: 'button', class: 'button small', title: 'Rename task', 'aria-label': `Rename ${t.title}`, text: 'Rename', onclick: () => renameTask(t) }),
         h('button', { type: 'button', class: 'button small danger-outline', title: 'Delete task', 'aria-label': `Delete ${t.title}`, text: 'Delete', onclick: () => deleteTask(t) })))));
   $('#tasks-empty').hidden = tasks.length > 0;
@@ -129,8 +132,6 @@ function renderTasks() {
     again?.focus();
   }
 }
-
-const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 
 /** Where a worktree task's branch stands, in a few words (the title says it in full); null when not known. */
 function standingOf(t) {
@@ -405,9 +406,10 @@ async function createTask(event) {
   }
 }
 
-async function openTask(id) {
+/** Opens a task's window; `changes`: with its Changes view open. */
+async function openTask(id, changes = false) {
   try {
-    await call('open_task', { id });
+    await call('open_task', { id, changes });
   } catch (e) {
     failed(e);
   }

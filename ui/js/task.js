@@ -7,7 +7,7 @@ import { $, h, restFocusInBackground, showFatal } from './dom.js';
 import { LIVE_STATUSES } from './protocol.js';
 import { addApproval, addQuestion, initPrompts, resolvePrompt } from './task/approval.js';
 import { initActions, runAction } from './task/actions.js';
-import { changesMayHaveMoved, initChanges, setChangesRunning, showWorktree } from './task/changes.js';
+import { changesMayHaveMoved, initChanges, setChangesRunning, showChanges, showWorktree } from './task/changes.js';
 import { initCheckpoints, showCheckpoints } from './task/checkpoints.js';
 import { currentHint, initComposer, setOptions, setRunning, showError as showComposerError } from './task/composer.js';
 import { Conversation } from './task/conversation.js';
@@ -24,6 +24,8 @@ const params = new URLSearchParams(location.search);
 let taskId = Number(params.get('id'));
 /** The message to show first (a search's match), by seq; else the newest. */
 let openAt = params.has('at') ? Number(params.get('at')) : null;
+/** The Changes view opens first (asked from the main window's row). */
+let openChanges = params.has('changes');
 let dataDir = '';
 let conversation = null;
 
@@ -59,6 +61,12 @@ async function load(asked = call('task_view', { taskId })) {
 /** Shows the message at `seq` (a search's match), or says it is gone. */
 async function reveal(seq) {
   if (!(await conversation.reveal(seq))) conversation.notice('The message you searched for is no longer in this task.');
+}
+
+/** What the main window asked this open window to show: a message, or the Changes view. */
+async function show({ at, changes }) {
+  if (at != null) await reveal(at);
+  if (changes) showChanges();
 }
 
 async function refreshCheckpoints() {
@@ -188,7 +196,8 @@ async function adoption() {
   performance.mark('adopted');
   taskId = given.taskId;
   openAt = given.at ?? null;
-  history.replaceState(null, '', `task.html?id=${taskId}${openAt == null ? '' : `&at=${openAt}`}`);
+  openChanges = Boolean(given.changes);
+  history.replaceState(null, '', `task.html?id=${taskId}${openAt == null ? '' : `&at=${openAt}`}${openChanges ? '&changes=1' : ''}`);
   delete document.body.dataset.spare;
 }
 
@@ -233,7 +242,7 @@ async function start() {
   await Promise.all([
     onStoreEvent(later(onStore)),
     onAgentEvent(later(onAgent)),
-    onReveal(later((seq) => reveal(seq).catch((e) => conversation.error(messageOf(e))))),
+    onReveal(later((asked) => show(asked).catch((e) => conversation.error(messageOf(e))))),
     onAttach(later((path) => insertMention($('#composer-input'), path))),
   ]);
   performance.mark('listening');
@@ -253,6 +262,7 @@ async function start() {
   for (const apply of pending) apply();
   pending = null;
   $('#composer-input').focus();
+  if (openChanges) showChanges();
   document.body.dataset.ready = 'true';
   // For scripts/bench-task-window.py: the frame after the first full render.
   requestAnimationFrame(() => {

@@ -53,6 +53,16 @@ export function showWorktree(task) {
   $('#worktree-restore').hidden = !discarded;
 }
 
+/** Opens the Changes view, as its header button does (asked from the main window's row); says
+ * why not when the task has no worktree to show. */
+export function showChanges() {
+  if (view.task?.worktree?.state === 'active') {
+    if (!$('#changes-dialog').open) open();
+  } else {
+    view.notice(view.task?.worktree ? 'Its worktree was discarded; Restore brings it back, with its changes.' : 'This task works in the project folder; it has no worktree whose changes to show.');
+  }
+}
+
 /** Whether a run is going in this task (the view's actions wait for it to stop). */
 export function setChangesRunning(running) {
   view.running = running;
