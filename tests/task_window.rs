@@ -3457,7 +3457,7 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
     let desktop = Desktop::start_with(&data, GIT_IDENTITY.as_slice());
     let app = desktop.launch();
     let main = app.current_window();
-    let mut branches = vec![
+    let mut branches = [
         "Branch codewright/write-the-alpha-notes".to_string(),
         "Branch codewright/write-the-beta-notes".to_string(),
         format!("Branch {third_branch}"),

@@ -11,11 +11,12 @@ use crate::worktrees::{as_git, ensure_there};
 use crate::{Host, HostError};
 use codewright_git::Repo;
 use codewright_protocol::{ProjectId, Task, TaskId, TaskStatus, WorktreeState};
-use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_mini::{new_debouncer, DebounceEventResult, Debouncer};
+use notify_debouncer_mini::notify::{self, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use codewright_git::Standing;
@@ -52,16 +53,22 @@ impl Host {
             .ok()
             .and_then(|repo| watch_refs(&repo, asks.clone()));
         let host = self.clone();
+        let reads = Arc::new(AtomicU64::new(0));
+        let counted = reads.clone();
         std::thread::Builder::new()
             .name("codewright-standing".into())
-            .spawn(move || follow(&host, project, &heard, &tell))
+            .spawn(move || follow(&host, project, &heard, &tell, &counted))
             .map_err(|e| {
                 HostError::new(
                     codewright_protocol::ErrorKind::Setup,
                     format!("cannot follow the tasks' branches: {e}"),
                 )
             })?;
-        Ok(StandingWatch { asks, _refs: refs })
+        Ok(StandingWatch {
+            asks,
+            reads,
+            _refs: refs,
+        })
     }
 }
 
@@ -78,7 +85,8 @@ enum Ask {
 /// A project's worktree tasks followed; dropping it stops the following.
 pub struct StandingWatch {
     asks: Sender<Ask>,
-    _refs: Option<Debouncer<RecommendedWatcher>>,
+    reads: Arc<AtomicU64>,
+    _refs: Option<RecommendedWatcher>,
 }
 
 impl StandingWatch {
@@ -92,27 +100,37 @@ impl StandingWatch {
     pub fn refresh(&self) {
         let _ = self.asks.send(Ask::Refresh);
     }
+
+    /// How many standings were read so far: what following costs (nothing while nothing
+    /// changes).
+    pub fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
+    }
 }
 
-/// Watches the repository's branches and packed refs: any branch moving says so.
-fn watch_refs(repo: &Repo, asks: Sender<Ask>) -> Option<Debouncer<RecommendedWatcher>> {
+/// Watches the repository's branches and packed refs: any branch moving says so (the thread
+/// waits for things to settle). Only writes count: git reading a ref (as every standing read
+/// does) opens it, and counting that would read again forever.
+fn watch_refs(repo: &Repo, asks: Sender<Ask>) -> Option<RecommendedWatcher> {
     let [heads, git] = repo.ref_folders();
     let under = heads.clone();
-    let mut debouncer = new_debouncer(SETTLE, move |events: DebounceEventResult| {
-        let moved = events.map_or(true, |events| {
-            events.iter().any(|e| {
-                e.path.starts_with(&under) || e.path.file_name().is_some_and(|n| n == "packed-refs")
-            })
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let moved = event.map_or(true, |e| {
+            e.need_rescan()
+                || !matches!(e.kind, EventKind::Access(_))
+                    && e.paths.iter().any(|path| {
+                        path.starts_with(&under)
+                            || path.file_name().is_some_and(|n| n == "packed-refs")
+                    })
         });
         if moved {
             let _ = asks.send(Ask::All);
         }
     })
     .ok()?;
-    let watcher = debouncer.watcher();
     watcher.watch(&heads, RecursiveMode::Recursive).ok()?;
     let _ = watcher.watch(&git, RecursiveMode::NonRecursive);
-    Some(debouncer)
+    Some(watcher)
 }
 
 /// The project's tasks that work in a worktree of their own now (`idle`: only those whose run is
@@ -139,6 +157,7 @@ fn follow(
     project: ProjectId,
     heard: &Receiver<Ask>,
     tell: &dyn Fn(TaskId, Option<Standing>),
+    reads: &AtomicU64,
 ) {
     let mut told: HashMap<TaskId, Option<Standing>> = HashMap::new();
     let mut pending = worktree_tasks(host, project, false);
@@ -165,7 +184,10 @@ fn follow(
                     // A worktree discarded, its folder removed by hand, a repository that moved:
                     // the row shows the branch alone, and the task says what happened when opened.
                     let standing = working_in_worktree(&t)
-                        .then(|| host.task_standing(task).ok())
+                        .then(|| {
+                            reads.fetch_add(1, Ordering::Relaxed);
+                            host.task_standing(task).ok()
+                        })
                         .flatten();
                     if standing.is_none() && !told.contains_key(&task) {
                         continue;

@@ -421,8 +421,22 @@ async fn a_followed_task_is_told_where_its_branch_stands_as_it_changes_and_only_
     );
 
     // Read again with nothing changed: nothing told.
+    let before = watch.reads();
     watch.touched(task.id);
+    let asked = std::time::Instant::now();
+    while watch.reads() == before {
+        assert!(asked.elapsed() < Duration::from_secs(30), "not read again");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert!(told.recv_timeout(Duration::from_secs(1)).is_err());
+    // And left alone, nothing is read: reading opens the refs it watches, which is no change.
+    let reads = watch.reads();
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        watch.reads(),
+        reads,
+        "read again and again while nothing changed"
+    );
     assert_eq!(w.host.task_standing(task.id).unwrap(), standing);
     assert!(w.host.task_standing(in_folder.id).is_err());
 
