@@ -58,6 +58,7 @@ fn main() {
         "resolve_conflicts",
         "draft_pull_request",
         "open_pull_request",
+        "pull_request_checks",
         "render_markdown",
         "find_files",
         "open_link",

@@ -325,6 +325,7 @@ fn task_windows_get_only_their_own_capability() {
         ("restore_task", json!({"taskId": other})),
         ("resolve_conflicts", json!({"taskId": other})),
         ("draft_pull_request", json!({"taskId": other})),
+        ("pull_request_checks", json!({"taskId": other})),
         (
             "open_pull_request",
             json!({"taskId": other, "title": "x", "body": ""}),

@@ -3454,7 +3454,33 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
     .unwrap();
     let third_branch = third["worktree"]["branch"].as_str().unwrap().to_string();
 
-    let desktop = Desktop::start_with(&data, GIT_IDENTITY.as_slice());
+    // GitHub's command line, a stand-in: signed out until `signed-in` exists; then it opens a
+    // pull request and reports its checks (one failed).
+    let bin = home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let signed_in = home.path().join("signed-in");
+    let stand_in = format!(
+        "#!/bin/sh\ncase \"$1 $2\" in\n'--version '*) echo 'gh version 2.0';;\n'auth status') [ -f '{}' ] || exit 1;;\n'pr create') echo 'https://github.com/o/shop/pull/3';;\n'pr checks') echo '[{{\"name\":\"build\",\"bucket\":\"pass\",\"link\":\"\"}},{{\"name\":\"test\",\"bucket\":\"fail\",\"link\":\"https://ci/2\"}},{{\"name\":\"lint\",\"bucket\":\"pass\",\"link\":\"\"}}]'; exit 1;;\nesac\n",
+        signed_in.display()
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(bin.join("gh"), stand_in).unwrap();
+        std::fs::set_permissions(bin.join("gh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let remote = home.path().join("remote.git");
+    git(
+        home.path(),
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    git(
+        &folder,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let mut env = GIT_IDENTITY.to_vec();
+    env.push(("PATH", &path));
+    let desktop = Desktop::start_with(&data, &env);
     let app = desktop.launch();
     let main = app.current_window();
     let mut branches = [
@@ -3673,7 +3699,8 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         "alpha\n"
     );
 
-    // A pull request without GitHub's command line says what is missing and how to do it by hand.
+    // A pull request with GitHub's command line signed out says what is missing and how to do
+    // it by hand.
     app.click("#changes-pr");
     app.wait_until(
         "the drafted title",
@@ -3689,7 +3716,44 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         |v| v.as_str().is_some_and(|t| t.contains("gh") && t.contains("git push -u origin codewright/write-the-beta-notes")),
     );
     save_screenshot("task-pull-request-missing-gh", &app.screenshot());
-    app.click("#finish-dialog-cancel");
+    assert_eq!(
+        git(&remote, &["branch", "--list"]),
+        "",
+        "pushed while signed out"
+    );
+    // Signed in: the branch pushed, the pull request opened, and its checks in the header.
+    std::fs::write(&signed_in, "").unwrap();
+    app.click("#finish-dialog-submit");
+    app.wait_until(
+        "the pull request opened",
+        WAIT,
+        "return document.querySelector('#messages').textContent",
+        |v| {
+            v.as_str().is_some_and(|t| {
+                t.contains("Opened the pull request: https://github.com/o/shop/pull/3")
+            })
+        },
+    );
+    assert!(git(&remote, &["branch", "--list"]).contains("codewright/write-the-beta-notes"));
+    app.find("#changes-close").click();
+    let checks = app.wait_until(
+        "its checks",
+        WAIT,
+        "const b = document.getElementById('worktree-checks'); return b.hidden || !b.dataset.state ? null : [b.textContent, b.dataset.state, b.title]",
+        |v| v.is_array(),
+    );
+    assert_eq!(checks[0], "1 of 3 checks failed", "{checks}");
+    assert_eq!(checks[1], "failed");
+    assert!(
+        checks[2]
+            .as_str()
+            .unwrap()
+            .contains("test failed: https://ci/2"),
+        "{checks}"
+    );
+    save_screenshot("task-pull-request-checks-small", &app.screenshot());
+    app.click("#changes-open");
+    app.wait_until("beta's change", WAIT, files, |v| v == "notes.md 1");
 
     // Discarded, then restored as it was.
     std::fs::write(beta_tree.join("draft.txt"), "not committed\n").unwrap();

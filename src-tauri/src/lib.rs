@@ -111,6 +111,7 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             worktrees::resolve_conflicts,
             worktrees::draft_pull_request,
             worktrees::open_pull_request,
+            worktrees::pull_request_checks,
             task_window::task_view,
             task_window::older_messages,
             task_window::send_message,

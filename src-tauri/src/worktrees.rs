@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::AppState;
 use codewright_host::standing::{Standing, StandingWatch};
 use codewright_host::worktrees::{
-    Committed, Discarded, HunkRef, Merge, ReviewComment, TaskChanges,
+    Committed, Discarded, HunkRef, Merge, PullRequestChecks, ReviewComment, TaskChanges,
 };
 use codewright_host::Sent;
 use codewright_protocol::{ProjectId, Task, TaskId};
@@ -194,4 +194,13 @@ pub async fn open_pull_request(
     let url = state.host()?.open_pull_request(task_id, &title, &body)?;
     state.changed();
     Ok(url)
+}
+
+/// The checks of the task's pull request now, as GitHub's command line reports them.
+#[tauri::command]
+pub async fn pull_request_checks(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+) -> Result<PullRequestChecks> {
+    Ok(state.host()?.pull_request_checks(task_id)?)
 }

@@ -46,6 +46,7 @@ export const COMMANDS = Object.freeze([
   'project_rules',
   'project_settings',
   'project_trust',
+  'pull_request_checks',
   'rank_skill',
   'remove_mcp_server',
   'remove_model',

@@ -30,6 +30,7 @@ export function initChanges(taskId, { notice }) {
   Object.assign(view, { taskId, notice });
   $('#changes-open').addEventListener('click', open);
   $('#worktree-restore').addEventListener('click', restore);
+  $('#worktree-checks').addEventListener('click', () => loadChecks());
   // The pull request's address, from GitHub's command line: opened in the browser on request.
   $('#worktree-pr').addEventListener('click', () => {
     const url = view.task?.worktree?.pullRequest;
@@ -51,6 +52,49 @@ export function showWorktree(task) {
   $('#worktree-pr').title = tree.pullRequest ?? '';
   $('#worktree-discarded').hidden = !discarded;
   $('#worktree-restore').hidden = !discarded;
+  // The pull request's checks: read when it is opened (or first shown), on a click, and every
+  // 30 s while some still run and the window is in view.
+  const pr = discarded ? null : tree.pullRequest ?? null;
+  if (pr !== checks.url) {
+    checks.url = pr;
+    loadChecks();
+  }
+}
+
+const checks = { url: null, timer: null };
+const CHECKS_AGAIN_MS = 30_000;
+
+async function loadChecks() {
+  clearTimeout(checks.timer);
+  const button = $('#worktree-checks');
+  button.hidden = !checks.url;
+  if (!checks.url) return;
+  const url = checks.url;
+  button.textContent = 'Checks…';
+  delete button.dataset.state;
+  try {
+    const c = await call('pull_request_checks', { taskId: view.taskId });
+    if (url !== checks.url) return; // another pull request meanwhile
+    const total = c.passed + c.failed + c.pending + c.skipped;
+    const [text, state] = !total ? ['No checks', 'none']
+      : c.failed ? [`${c.failed} of ${total} checks failed`, 'failed']
+        : c.pending ? [`${c.pending} of ${total} checks running`, 'pending']
+          : [`${c.passed} of ${total} checks passed`, 'passed'];
+    button.textContent = text;
+    button.dataset.state = state;
+    button.title = [...c.failing.map((f) => `${f.name} failed${f.link ? `: ${f.link}` : ''}`), 'Click to read them again'].join('\n');
+    if (c.pending) {
+      checks.timer = setTimeout(function again() {
+        if (document.visibilityState === 'visible') loadChecks();
+        else checks.timer = setTimeout(again, CHECKS_AGAIN_MS);
+      }, CHECKS_AGAIN_MS);
+    }
+  } catch (e) {
+    if (url !== checks.url) return;
+    button.textContent = 'Checks unknown';
+    button.dataset.state = 'unknown';
+    button.title = messageOf(e);
+  }
 }
 
 /** Opens the Changes view, as its header button does (asked from the main window's row); says

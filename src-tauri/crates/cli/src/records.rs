@@ -139,6 +139,8 @@ pub enum TasksCommand {
         #[arg(long)]
         body: Option<String>,
     },
+    /// The checks of a task's pull request now (GitHub's `gh`): passed, failed, pending.
+    Checks { id: TaskId },
     /// Rename a task.
     Rename { id: TaskId, title: String },
     /// Delete a task.
@@ -270,6 +272,7 @@ pub fn tasks(host: &Host, command: TasksCommand, json: bool) -> Result<String, S
         TasksCommand::Pr { id, title, body } => {
             crate::worktrees::pull_request(host, id, title, body, json)?
         }
+        TasksCommand::Checks { id } => crate::worktrees::checks(host, id, json)?,
         TasksCommand::Files { project } => {
             let project = existing(host, project.as_ref())?;
             let root = host.project(project)?.root_path;

@@ -200,3 +200,23 @@ pub fn pull_request(
         false => format!("Opened {url}\n"),
     })
 }
+
+/// The checks of the task's pull request: counts, and each failed check with its link.
+pub fn checks(host: &Host, id: TaskId, json: bool) -> Result<String, String> {
+    let checks = host.pull_request_checks(id)?;
+    if json {
+        return Ok(to_json(&checks));
+    }
+    let total = checks.passed + checks.failed + checks.pending + checks.skipped;
+    let mut out = match total {
+        0 => format!("{}: no checks reported\n", checks.url),
+        _ => format!(
+            "{}: {} passed, {} failed, {} pending, {} skipped\n",
+            checks.url, checks.passed, checks.failed, checks.pending, checks.skipped
+        ),
+    };
+    for failed in &checks.failing {
+        out.push_str(&format!("  failed: {}  {}\n", failed.name, failed.link));
+    }
+    Ok(out)
+}

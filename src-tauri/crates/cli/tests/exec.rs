@@ -1045,7 +1045,7 @@ async fn a_task_in_a_worktree_is_reviewed_committed_merged_discarded_and_restore
     );
     let asked = cli.home.path().join("gh-asked");
     gh(&format!(
-        "#!/bin/sh\necho \"$@\" >> '{}'\ncase \"$1\" in pr) echo 'https://github.com/o/r/pull/7';; esac\n",
+        "#!/bin/sh\necho \"$@\" >> '{}'\ncase \"$1 $2\" in\n'pr create') echo 'https://github.com/o/r/pull/7';;\n'pr checks') echo '[{{\"name\":\"build\",\"bucket\":\"pass\",\"link\":\"https://ci/1\"}},{{\"name\":\"test\",\"bucket\":\"fail\",\"link\":\"https://ci/2\"}},{{\"name\":\"lint\",\"bucket\":\"pending\",\"link\":\"\"}}]'; echo 'Some checks were not successful' >&2; exit 1;;\nesac\n",
         asked.display()
     ));
     let out = pr(&[
@@ -1078,6 +1078,21 @@ async fn a_task_in_a_worktree_is_reviewed_committed_merged_discarded_and_restore
             .or(tasks[1]["worktree"]["pullRequest"].as_str()),
         Some("https://github.com/o/r/pull/7")
     );
+    // Its checks, as gh reports them (gh fails while one failed, and says so: still read).
+    let out = pr(&["tasks", "checks", "1", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let checks: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (&checks["passed"], &checks["failed"], &checks["pending"]),
+        (&json!(1), &json!(1), &json!(1)),
+        "{checks}"
+    );
+    assert_eq!(checks["failing"][0]["name"], "test");
+    assert!(stdout(&pr(&["tasks", "checks", "1"])).contains("1 passed, 1 failed, 1 pending"));
 
     // A second task's draft is discarded (not without --yes off a terminal) and restored.
     let out = cli.exec(&["--worktree", "--mode", "yolo", "Write a draft"]);

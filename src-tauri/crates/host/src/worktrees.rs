@@ -54,6 +54,29 @@ pub struct Discarded {
     pub uncommitted: Vec<String>,
 }
 
+/// The checks of a task's pull request, as GitHub's command line reports them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestChecks {
+    pub url: String,
+    pub passed: u32,
+    pub failed: u32,
+    /// Queued or running.
+    pub pending: u32,
+    /// Skipped or cancelled.
+    pub skipped: u32,
+    /// The checks that failed, each with where to read why.
+    pub failing: Vec<FailedCheck>,
+}
+
+/// A check that failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailedCheck {
+    pub name: String,
+    pub link: String,
+}
+
 /// A hunk as the review showed it: which one of the file's, and where it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -619,6 +642,61 @@ impl Host {
         tree.pull_request = Some(url.clone());
         self.inner.store().set_task_worktree(task, Some(&tree))?;
         Ok(url)
+    }
+
+    /// The checks of the task's pull request now (`gh pr checks`). An error that says what to
+    /// do when the task has no pull request, or `gh` is missing or cannot say.
+    pub fn pull_request_checks(&self, task: TaskId) -> Result<PullRequestChecks, HostError> {
+        let t = self.task(task)?;
+        let Some(url) = t.worktree.as_ref().and_then(|w| w.pull_request.clone()) else {
+            return Err(HostError::new(
+                ErrorKind::BadInput,
+                format!("task {} has no pull request; open one first (Pull request… in its Changes view, or `tasks pr`)", task.0),
+            ));
+        };
+        let dir = PathBuf::from(self.project(t.project_id)?.root_path);
+        let out = gh(&dir, &["pr", "checks", &url, "--json", "name,bucket,link"]).map_err(|_| {
+            HostError::new(
+                ErrorKind::Setup,
+                "GitHub's command line `gh` is not installed: install it (cli.github.com) and sign in with `gh auth login` to see the pull request's checks",
+            )
+        })?;
+        let said = String::from_utf8_lossy(&out.stderr);
+        let mut checks = PullRequestChecks {
+            url,
+            ..PullRequestChecks::default()
+        };
+        // (`gh` exits with 8 while checks are pending and 1 when one failed, and says so.)
+        let Ok(list) = serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout) else {
+            if said.contains("no checks reported") {
+                return Ok(checks);
+            }
+            return Err(HostError::new(
+                ErrorKind::Git,
+                format!(
+                    "`gh pr checks` did not say what the checks are: {}",
+                    Some(said.trim())
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or("no answer")
+                ),
+            ));
+        };
+        for check in &list {
+            let text = |key: &str| check[key].as_str().unwrap_or_default().to_string();
+            match check["bucket"].as_str().unwrap_or_default() {
+                "pass" => checks.passed += 1,
+                "fail" => {
+                    checks.failed += 1;
+                    checks.failing.push(FailedCheck {
+                        name: text("name"),
+                        link: text("link"),
+                    });
+                }
+                "pending" => checks.pending += 1,
+                _ => checks.skipped += 1,
+            }
+        }
+        Ok(checks)
     }
 
     /// Sends the user's comments on the task's change to the agent, as one message.
