@@ -484,6 +484,13 @@ async fn a_new_worktree_is_set_up_before_its_task_starts_and_a_failed_set_up_sto
     assert!(tree.join(".ready").exists(), "the set-up did not run first");
     let sent = first.body.to_string();
     assert!(sent.contains("the set-up said hello"), "{sent}");
+    // The prompt names the worktree's branch (its `.git` is a file pointing out of it, not read).
+    assert!(
+        sent.contains(
+            "Git branch: codewright/add-the-notes (this task's own worktree, made from main)"
+        ),
+        "{sent}"
+    );
     first.text("Done.");
     first.finish("stop");
     assert_eq!(finished(events).await.0, RunOutcome::Done);

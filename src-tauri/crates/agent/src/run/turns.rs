@@ -268,7 +268,7 @@ impl Run {
         });
         session.set_extensions(installed.clone());
         let crate::SystemPrompt {
-            text: system,
+            text: mut system,
             files,
             refused,
         } = crate::system_prompt(
@@ -279,6 +279,20 @@ impl Run {
             &today(),
             crate::prompt::is_small(&request.model),
         );
+        // A worktree's `.git` is a file naming a folder outside it, never followed: its branch
+        // is the task's record's.
+        if let Some(tree) = self
+            .store()
+            .task(task)
+            .ok()
+            .and_then(|t| t.worktree)
+            .filter(|w| w.state == WorktreeState::Active)
+        {
+            system.push_str(&format!(
+                "- Git branch: {} (this task's own worktree, made from {})\n",
+                tree.branch, tree.base
+            ));
+        }
         self.emit(AgentEvent::PromptRead {
             task_id: task,
             files,
