@@ -125,7 +125,7 @@ fn projects_and_tasks_round_trip() {
     // Settings: off by default, changed one at a time, bad values refused.
     assert_eq!(
         cli.json(&["projects", "settings", &pid]),
-        serde_json::json!({"sandbox": false, "allowPrivateNetwork": false, "passEnv": [], "trusted": false, "worktrees": false})
+        serde_json::json!({"sandbox": false, "allowPrivateNetwork": false, "passEnv": [], "trusted": false, "worktrees": false, "worktreeSetUp": ""})
     );
     cli.ok(&["projects", "settings", &pid, "--sandbox", "on"]);
     let shown = cli.ok(&["projects", "settings", &pid, "--private-network", "on"]);
@@ -147,6 +147,21 @@ fn projects_and_tasks_round_trip() {
     assert_eq!(
         cli.json(&["projects", "settings", &pid])["passEnv"],
         serde_json::json!(["GITHUB_TOKEN", "NPM_TOKEN"])
+    );
+    let shown = cli.ok(&[
+        "projects",
+        "settings",
+        &pid,
+        "--worktree-set-up",
+        "  npm ci  ",
+    ]);
+    assert!(shown.contains("worktree-set-up  npm ci\n"), "{shown}");
+    let too_long = "x".repeat(2_001);
+    let out = cli.run(&["projects", "settings", &pid, "--worktree-set-up", &too_long]);
+    assert!(
+        !out.status.success()
+            && String::from_utf8_lossy(&out.stderr).contains("keep it under 2000"),
+        "{out:?}"
     );
     let shown = cli.ok(&["projects", "settings", &pid, "--worktrees", "on"]);
     assert!(shown.contains("worktrees        on"), "{shown}");
