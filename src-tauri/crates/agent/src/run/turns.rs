@@ -2,7 +2,7 @@
 //! the answer made, run and answered), the user's messages delivered between them, and how it ends.
 
 use super::*;
-use codewright_protocol::{PermissionMode, WorktreeState};
+use codewright_protocol::{PermissionMode, TaskWorktree, WorktreeState};
 
 /// How long a worktree's set-up may run (and go without output): installing dependencies takes
 /// a while.
@@ -281,13 +281,13 @@ impl Run {
         );
         // A worktree's `.git` is a file naming a folder outside it, never followed: its branch
         // is the task's record's.
-        if let Some(tree) = self
+        let worktree = self
             .store()
             .task(task)
             .ok()
             .and_then(|t| t.worktree)
-            .filter(|w| w.state == WorktreeState::Active)
-        {
+            .filter(|w| w.state == WorktreeState::Active);
+        if let Some(tree) = &worktree {
             system.push_str(&format!(
                 "- Git branch: {} (this task's own worktree, made from {})\n",
                 tree.branch, tree.base
@@ -308,7 +308,7 @@ impl Run {
                 return Ok(outcome);
             }
         }
-        if let Err(outcome) = self.set_up(project.id, &session, &mut view).await {
+        if let Err(outcome) = self.set_up(project.id, &session, worktree, &mut view).await {
             return Ok(outcome);
         }
         // What a small or text-protocol model's words may ask for (see [`crate::written`]):
@@ -659,6 +659,19 @@ impl Run {
                 truncated: false,
             })
             .collect();
+        self.own_calls(&registry, session, calls, view).await?;
+        Ok(())
+    }
+
+    /// Calls Codewright makes as the run's own (the files read for a small model, a worktree's
+    /// set-up): stored and shown like the model's, run through the same policy; their results.
+    async fn own_calls(
+        &mut self,
+        registry: &Registry,
+        session: &Arc<Session>,
+        calls: Vec<Call>,
+        view: &mut View,
+    ) -> Result<Vec<Part>, RunOutcome> {
         let asked = calls
             .iter()
             .map(|c| Part::ToolCall {
@@ -672,12 +685,12 @@ impl Run {
         self.push(view, Message::new(Role::Assistant, asked))?;
         self.step(Step::Start);
         self.step(Step::ToolCalls);
-        let results = self.run_calls(&registry, session, calls).await;
-        self.push(view, Message::new(Role::Tool, results))?;
+        let results = self.run_calls(registry, session, calls).await;
+        self.push(view, Message::new(Role::Tool, results.clone()))?;
         if self.cancel.is_cancelled() {
             return Err(RunOutcome::Stopped);
         }
-        Ok(())
+        Ok(results)
     }
 
     /// A new worktree's set-up (the project's command, `npm ci`), before anything else the run
@@ -691,13 +704,11 @@ impl Run {
         &mut self,
         project: ProjectId,
         session: &Arc<Session>,
+        worktree: Option<TaskWorktree>,
         view: &mut View,
     ) -> Result<(), RunOutcome> {
-        let worktree = match self.store().task(self.task) {
-            Ok(task) => task.worktree,
-            Err(_) => None,
-        };
-        let Some(mut worktree) = worktree.filter(|w| w.state == WorktreeState::Active) else {
+        // (`worktree`: the task's, while it is active.)
+        let Some(mut worktree) = worktree else {
             return Ok(());
         };
         let Some(command) = worktree.set_up.clone() else {
@@ -729,25 +740,11 @@ impl Run {
             truncated: false,
         };
         session.approve_in_advance(&call.id);
-        let asked = vec![Part::ToolCall {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            truncated: false,
-            signature: None,
-        }];
-        self.push(view, Message::new(Role::Assistant, asked))?;
-        self.step(Step::Start);
-        self.step(Step::ToolCalls);
         let registry = self.registry(project);
-        let results = self.run_calls(&registry, session, vec![call]).await;
+        let results = self.own_calls(&registry, session, vec![call], view).await?;
         let failed = results
             .iter()
             .any(|p| matches!(p, Part::ToolResult { is_error: true, .. }));
-        self.push(view, Message::new(Role::Tool, results))?;
-        if self.cancel.is_cancelled() {
-            return Err(RunOutcome::Stopped);
-        }
         if failed {
             self.error(
                 ErrorKind::Setup,
