@@ -24,7 +24,7 @@ pub const STORE_EVENT: &str = "store";
 /// Name of the event that carries a task's [`codewright_protocol::AgentEvent`]s to its window.
 pub const AGENT_EVENT: &str = "agent";
 /// Name of the event that asks an open task window to show one of its messages (a search's
-/// match): the message's seq.
+/// match) or its Changes view: a [`windows::Show`].
 pub const REVEAL_EVENT: &str = "reveal";
 /// Every event the backend sends to windows (written into `ui/js/protocol.js`).
 pub const EVENTS: &[&str] = &[

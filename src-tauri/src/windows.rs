@@ -42,13 +42,12 @@ enum Spare {
 }
 
 /// What a task window shows first, besides its conversation's end.
-#[derive(Serialize, serde::Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Show {
     /// A message (a search's match), by seq.
     pub at: Option<i64>,
     /// The Changes view of the task's worktree.
-    #[serde(default)]
     pub changes: bool,
 }
 
