@@ -1,6 +1,6 @@
 //! The worktree drill: `codewright-cli` and every git it started SIGKILLed together (as a crash
-//! or a power cut would) at random points while a task's worktree is made, committed, discarded
-//! and restored. After each kill the next command finishes what was cut short; no committed or
+//! or a power cut would) at random points while a task's worktree is made, committed, discarded,
+//! restored and merged into the branch checked out in the project folder. After each kill the next command finishes what was cut short; no committed or
 //! uncommitted change is ever lost, `git fsck` stays clean, and the task goes on.
 //!
 //! CODEWRIGHT_DRILL_ROUNDS sets the rounds (default 8); the seed is printed, and
@@ -154,17 +154,18 @@ fn worktree_operations_killed_at_random_points_lose_nothing() {
     let mut random = seed;
     // Kills land anywhere from before the first git to after the last (each command here takes
     // 80–200 ms in a debug build).
-    let mut delay = || Duration::from_millis(next(&mut random) % 250);
+    let delay = |random: &mut u64| Duration::from_millis(next(random) % 250);
+    let mut merge_took = Duration::from_millis(200);
 
     // Where the kills landed: made or not, discarded or not (said at the end, to see the drill
     // reaches both sides).
-    let (mut unmade, mut discarded) = (0, 0);
+    let (mut unmade, mut discarded, mut cut_merges, mut repaired_merges) = (0, 0, 0, 0);
     for round in 0..rounds {
         let title = format!("round {round}");
         // Made, killed: either no task, or one whose worktree the next command makes whole.
         drill.killed(
             &["tasks", "add", "--project", "1", "--worktree", &title],
-            delay(),
+            delay(&mut random),
         );
         if drill.task(&title).is_none() {
             unmade += 1;
@@ -178,12 +179,12 @@ fn worktree_operations_killed_at_random_points_lose_nothing() {
 
         // Work: one change committed (by a commit that may be killed), one not.
         std::fs::write(tree.join("committed.txt"), format!("kept {round}\n")).unwrap();
-        drill.killed(&["tasks", "commit", &id, "-m", "work"], delay());
+        drill.killed(&["tasks", "commit", &id, "-m", "work"], delay(&mut random));
         drill.ok(&["tasks", "commit", &id, "-m", "work"]);
         std::fs::write(tree.join("draft.txt"), format!("draft {round}\n")).unwrap();
 
         // Discarded, killed, then restored (perhaps killed too): all of it comes back.
-        drill.killed(&["tasks", "discard", &id, "--yes"], delay());
+        drill.killed(&["tasks", "discard", &id, "--yes"], delay(&mut random));
         let state = drill.run(&["tasks", "diff", &id, "--stat"]);
         if !state.status.success() {
             discarded += 1;
@@ -192,7 +193,7 @@ fn worktree_operations_killed_at_random_points_lose_nothing() {
                 said.contains("restore it first"),
                 "round {round} (seed {seed}): {said}"
             );
-            drill.killed(&["tasks", "restore", &id], delay());
+            drill.killed(&["tasks", "restore", &id], delay(&mut random));
             // Restored by the cut-short attempt, or now.
             if !drill
                 .run(&["tasks", "diff", &id, "--stat"])
@@ -217,11 +218,54 @@ fn worktree_operations_killed_at_random_points_lose_nothing() {
         drill.consistent();
         // The task goes on: its change is read, and committed.
         drill.ok(&["tasks", "commit", &id, "-m", "more"]);
+
+        // Merged into main (checked out in the project folder), killed: main is where it was
+        // with its folder as it was, or merged; never half of it.
+        if round % 2 == 1 {
+            // main moves on first: a merge commit, not a fast-forward.
+            std::fs::write(drill.repo.join(format!("main-{round}.txt")), "main\n").unwrap();
+            git(&drill.repo, &["add", "-A"]);
+            assert!(git(&drill.repo, &["commit", "-q", "-m", "main"])
+                .status
+                .success());
+        }
+        let before = git(&drill.repo, &["rev-parse", "HEAD"]).stdout;
+        // The merge itself is the end of the command (after the repair pass and the plan): the
+        // kills land from its middle to just after it, by how long the last one took.
+        let at = merge_took.mul_f64(0.5 + (next(&mut random) % 60) as f64 / 100.0);
+        drill.killed(&["tasks", "merge", &id], at);
+        let after = drill.run(&["tasks", "diff", &id, "--stat"]);
+        assert!(after.status.success(), "round {round} (seed {seed})");
+        if String::from_utf8_lossy(&after.stderr).contains("merging into main was cut short") {
+            repaired_merges += 1;
+        }
+        let status = git(&drill.repo, &["status", "--porcelain"]);
+        assert_eq!(
+            String::from_utf8_lossy(&status.stdout),
+            "",
+            "round {round} (seed {seed}): the project folder after a merge cut short"
+        );
+        drill.consistent();
+        if git(&drill.repo, &["rev-parse", "HEAD"]).stdout == before {
+            cut_merges += 1;
+            // Its folder as main had it: the last round's work, nothing of this one's.
+            assert_eq!(
+                std::fs::read_to_string(drill.repo.join("draft.txt")).ok(),
+                round.checked_sub(1).map(|last| format!("draft {last}\n")),
+                "round {round} (seed {seed})"
+            );
+            let started = std::time::Instant::now();
+            drill.ok(&["tasks", "merge", &id]);
+            merge_took = started.elapsed();
+        }
+        assert_eq!(
+            std::fs::read_to_string(drill.repo.join("committed.txt")).ok(),
+            Some(format!("kept {round}\n")),
+            "round {round} (seed {seed})"
+        );
+        drill.consistent();
     }
     eprintln!(
-        "worktree drill: {unmade} of {rounds} makes killed before the task was stored, {discarded} discards killed after the task said discarded"
+        "worktree drill: {unmade} of {rounds} makes killed before the task was stored, {discarded} discards killed after the task said discarded, {cut_merges} merges killed before main moved, {repaired_merges} repaired"
     );
-    // The project folder never saw a task's work.
-    assert!(!drill.repo.join("committed.txt").exists());
-    assert!(!drill.repo.join("draft.txt").exists());
 }

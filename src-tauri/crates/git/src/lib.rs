@@ -10,8 +10,9 @@
 //!
 //! **No work is lost.** Nothing here deletes a change that is not kept elsewhere first: a
 //! worktree is removed only by [`Repo::remove_worktree`], after its branch and its uncommitted files are
-//! kept as one commit under `refs/codewright/archive/…`; a merge that conflicts is aborted,
-//! leaving both branches as they were; reading a task's change never touches the index (it is
+//! kept as one commit under `refs/codewright/archive/…`; a merge is worked out in the object
+//! store before anything moves (a conflict changes nothing) and one cut short is put back from
+//! its plan; reading a task's change never touches the index (it is
 //! built in a temporary one).
 
 use serde::Serialize;
@@ -21,8 +22,10 @@ use std::process::{Command, Output, Stdio};
 
 mod changes;
 mod include;
+mod merge;
 pub mod safe;
 pub use changes::{Changes, FileChange};
+pub use merge::{MergeMode, MergePlan, MergeRepair, Merged};
 
 /// What went wrong, in words for the screen it appears on.
 #[derive(Debug, thiserror::Error)]
@@ -104,29 +107,6 @@ pub struct Standing {
     pub uncommitted: u64,
     /// The files that would conflict if the branch's commits were merged into the base now.
     pub conflicts: Vec<String>,
-}
-
-/// How a task's branch goes into its base.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum MergeMode {
-    /// A fast-forward when the base has not moved, else a merge commit.
-    #[default]
-    Auto,
-    /// Only a fast-forward; refused when the base has moved.
-    FastForward,
-    /// Always a merge commit.
-    MergeCommit,
-}
-
-/// What a merge did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Merged {
-    pub base: String,
-    /// The base's commit now.
-    pub commit: String,
-    pub fast_forward: bool,
 }
 
 /// A git repository, by the top folder of its main checkout.
@@ -462,139 +442,6 @@ impl Repo {
             .collect())
     }
 
-    /// Merges the worktree's branch into its base (which must be a branch). Where the base is
-    /// checked out, its checkout must have no uncommitted change to a tracked file, and the
-    /// merge happens there; elsewhere the base's ref moves. A conflict changes nothing.
-    pub fn merge(&self, worktree: &Worktree, mode: MergeMode) -> Result<Merged> {
-        let base = worktree.base.as_str();
-        let base_ref = format!("refs/heads/{base}");
-        let exists = git_output(&self.root, ["show-ref", "--verify", "-q", &base_ref])?;
-        if !exists.status.success() {
-            return Err(GitError::Refused(format!(
-                "the task was made from {base}, which is not a branch (now): merge its branch {} by hand",
-                worktree.branch
-            )));
-        }
-        let base_before = self.commit_of(base)?;
-        let tip = self.commit_in(&worktree.path)?;
-        let can_ff = git_output(
-            &self.root,
-            ["merge-base", "--is-ancestor", &base_before, &tip],
-        )?
-        .status
-        .success();
-        if mode == MergeMode::FastForward && !can_ff {
-            return Err(GitError::Refused(format!(
-                "{base} has moved on since the task began, so it cannot be fast-forwarded: merge with a merge commit instead"
-            )));
-        }
-        let fast_forward = can_ff && mode != MergeMode::MergeCommit;
-        let message = format!("Merge branch '{}' into {base}", worktree.branch);
-        match self.checkout_of(base)? {
-            Some(checkout) => {
-                let tracked_changes =
-                    run_in(&checkout, ["status", "--porcelain", "--untracked-files=no"])?;
-                if !tracked_changes.stdout.is_empty() {
-                    return Err(GitError::Refused(format!(
-                        "{} (where {base} is checked out) has changes that are not committed: commit or stash them, then merge",
-                        checkout.display()
-                    )));
-                }
-                let how = if fast_forward { "--ff-only" } else { "--no-ff" };
-                let out = git_output(
-                    &checkout,
-                    ["merge", "-q", "--no-verify", how, "-m", &message, &tip],
-                )?;
-                if !out.status.success() {
-                    let files = unmerged(&checkout)?;
-                    let _ = git_output(&checkout, ["merge", "--abort"]);
-                    if files.is_empty() {
-                        return Err(failed("merge", &out));
-                    }
-                    return Err(GitError::Conflict {
-                        branch: worktree.branch.clone(),
-                        base: base.into(),
-                        files,
-                    });
-                }
-            }
-            None => {
-                let new = if fast_forward {
-                    tip.clone()
-                } else {
-                    // Merged without a checkout: the tree is made in the object store only.
-                    let out = git_output(
-                        &self.root,
-                        [
-                            "merge-tree",
-                            "--write-tree",
-                            "--name-only",
-                            &base_before,
-                            &tip,
-                        ],
-                    )?;
-                    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-                    let mut lines = text.lines();
-                    let tree = lines.next().unwrap_or_default().to_string();
-                    if !out.status.success() {
-                        let files: Vec<String> = lines
-                            .take_while(|l| !l.is_empty())
-                            .map(String::from)
-                            .collect();
-                        if files.is_empty() {
-                            return Err(failed("merge-tree", &out));
-                        }
-                        return Err(GitError::Conflict {
-                            branch: worktree.branch.clone(),
-                            base: base.into(),
-                            files,
-                        });
-                    }
-                    stdout_line(&self.run([
-                        "commit-tree",
-                        &tree,
-                        "-p",
-                        &base_before,
-                        "-p",
-                        &tip,
-                        "-m",
-                        &message,
-                    ])?)
-                };
-                // Moves only if the base is still where it was read.
-                self.run(["update-ref", &base_ref, &new, &base_before])?;
-            }
-        }
-        Ok(Merged {
-            base: base.into(),
-            commit: self.commit_of(base)?,
-            fast_forward,
-        })
-    }
-
-    /// The files that would conflict if the worktree's branch were merged into its base now
-    /// (worked out in the object store only; nothing changes).
-    pub fn conflicts(&self, worktree: &Worktree) -> Result<Vec<String>> {
-        let tip = self.commit_in(&worktree.path)?;
-        let base = self.commit_of(&worktree.base)?;
-        let out = git_output(
-            &self.root,
-            ["merge-tree", "--write-tree", "--name-only", &base, &tip],
-        )?;
-        match out.status.code() {
-            Some(0) => return Ok(Vec::new()),
-            Some(1) => {}
-            // (A git before 2.38 has no `--write-tree`.)
-            _ => return Err(failed("merge-tree", &out)),
-        }
-        Ok(String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .skip(1)
-            .take_while(|l| !l.is_empty())
-            .map(String::from)
-            .collect())
-    }
-
     /// The folder where `branch` is checked out, if any.
     fn checkout_of(&self, branch: &str) -> Result<Option<PathBuf>> {
         let out = self.run(["worktree", "list", "--porcelain", "-z"])?;
@@ -903,17 +750,6 @@ impl TempIndex {
     pub(crate) fn path(&self) -> &Path {
         &self.0
     }
-}
-
-/// The files a merge left unmerged in `dir`.
-fn unmerged(dir: &Path) -> Result<Vec<String>> {
-    let out = git_output(dir, ["diff", "--name-only", "-z", "--diff-filter=U"])?;
-    Ok(out
-        .stdout
-        .split(|b| *b == 0)
-        .filter(|f| !f.is_empty())
-        .map(|f| String::from_utf8_lossy(f).into_owned())
-        .collect())
 }
 
 /// Runs git in `dir`; a failure is an error carrying git's words.

@@ -1,7 +1,7 @@
 //! Real repositories made by the tests, real git: a task's worktree, its change, its commit, its
 //! merge, and its work discarded and restored — with nothing lost and no hook run.
 
-use codewright_git::{GitError, MergeMode, Repo};
+use codewright_git::{GitError, MergeMode, MergeRepair, Repo};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -153,7 +153,10 @@ fn a_merge_fast_forwards_the_base_or_reports_a_conflict_and_changes_nothing() {
     repo.commit_all(&two.path, "two").unwrap();
 
     // The base is checked out in the project folder: the merge happens there.
-    let merged = repo.merge(&one, MergeMode::Auto).unwrap();
+    let merged = repo
+        .plan_merge(&one, MergeMode::Auto)
+        .and_then(|plan| repo.merge(&plan))
+        .unwrap();
     assert!(merged.fast_forward);
     assert_eq!(merged.commit, git(&one.path, &["rev-parse", "HEAD"]));
     assert!(std::fs::read_to_string(w.repo_dir.join("app.py"))
@@ -162,7 +165,10 @@ fn a_merge_fast_forwards_the_base_or_reports_a_conflict_and_changes_nothing() {
 
     // The other task's change conflicts: reported, and both sides are as they were.
     let before = git(&w.repo_dir, &["rev-parse", "HEAD"]);
-    let err = repo.merge(&two, MergeMode::Auto).unwrap_err();
+    let err = repo
+        .plan_merge(&two, MergeMode::Auto)
+        .and_then(|plan| repo.merge(&plan))
+        .unwrap_err();
     match &err {
         GitError::Conflict { files, .. } => assert_eq!(files, &["app.py"]),
         other => panic!("{other:?}"),
@@ -174,11 +180,109 @@ fn a_merge_fast_forwards_the_base_or_reports_a_conflict_and_changes_nothing() {
     assert!(std::fs::read_to_string(two.path.join("app.py"))
         .unwrap()
         .contains("b + a"));
-    let err = repo.merge(&two, MergeMode::FastForward).unwrap_err();
+    let err = repo
+        .plan_merge(&two, MergeMode::FastForward)
+        .and_then(|plan| repo.merge(&plan))
+        .unwrap_err();
     assert!(
         err.to_string().contains("cannot be fast-forwarded"),
         "{err}"
     );
+}
+
+#[test]
+fn a_merge_cut_short_in_the_checkout_is_put_back_and_a_finished_one_is_kept() {
+    let w = World::new();
+    let repo = w.repo();
+    let task = repo
+        .add_worktree(&w.trees.join("1"), "codewright/m", None)
+        .unwrap();
+    std::fs::write(
+        task.path.join("app.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(task.path.join("src/deep")).unwrap();
+    std::fs::write(
+        task.path.join("src/deep/new.py"),
+        "print('new')\n".repeat(50),
+    )
+    .unwrap();
+    std::fs::write(task.path.join("notes.txt"), "notes\n").unwrap();
+    std::fs::remove_file(task.path.join("README.md")).unwrap();
+    repo.commit_all(&task.path, "work").unwrap();
+    // main moves on: the plan is a merge commit.
+    std::fs::write(w.repo_dir.join("main.txt"), "main\n").unwrap();
+    git(&w.repo_dir, &["add", "main.txt"]);
+    git(&w.repo_dir, &["commit", "-qm", "main"]);
+    let before = git(&w.repo_dir, &["rev-parse", "HEAD"]);
+    let plan = repo.plan_merge(&task, MergeMode::Auto).unwrap();
+    assert!(!plan.fast_forward);
+    assert_eq!(plan.before, before);
+    assert_eq!(
+        git(&w.repo_dir, &["rev-parse", "HEAD"]),
+        before,
+        "planned only"
+    );
+    assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
+
+    // Killed while git wrote the checkout: some files written, one cut off part way, one
+    // unlinked, the index written for the merge and its lock left; a file the user edited since.
+    let read = |at: &str| git(&w.repo_dir, &["show", &format!("{}:{at}", plan.commit)]) + "\n";
+    std::fs::write(w.repo_dir.join("app.py"), read("app.py")).unwrap();
+    std::fs::create_dir_all(w.repo_dir.join("src/deep")).unwrap();
+    std::fs::write(
+        w.repo_dir.join("src/deep/new.py"),
+        &read("src/deep/new.py")[..100],
+    )
+    .unwrap();
+    std::fs::remove_file(w.repo_dir.join("README.md")).unwrap();
+    git(&w.repo_dir, &["read-tree", &plan.commit]);
+    std::fs::write(w.repo_dir.join(".git/index.lock"), "").unwrap();
+    std::fs::write(w.repo_dir.join(".git/refs/heads/main.lock"), "").unwrap();
+    std::fs::write(w.repo_dir.join("notes.txt"), "mine, written after\n").unwrap();
+
+    let repaired = repo.repair_merge(&plan).unwrap();
+    assert_eq!(
+        repaired,
+        MergeRepair::Undone {
+            kept: vec!["notes.txt".into()]
+        }
+    );
+    assert!(!w.repo_dir.join(".git/index.lock").exists());
+    assert!(!w.repo_dir.join(".git/refs/heads/main.lock").exists());
+    assert_eq!(git(&w.repo_dir, &["rev-parse", "HEAD"]), before);
+    assert!(
+        !w.repo_dir.join("src").exists(),
+        "the new file and its folders go"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.repo_dir.join("README.md")).unwrap(),
+        "# App\n"
+    );
+    assert_eq!(
+        git(&w.repo_dir, &["status", "--porcelain"]),
+        "?? notes.txt",
+        "only the user's own file is left"
+    );
+    std::fs::remove_file(w.repo_dir.join("notes.txt")).unwrap();
+
+    // Merged again from the same plan; a lock left at the very end goes, and the merge stays.
+    let merged = repo.merge(&plan).unwrap();
+    assert_eq!(merged.commit, plan.commit);
+    std::fs::write(w.repo_dir.join(".git/index.lock"), "").unwrap();
+    assert_eq!(repo.repair_merge(&plan).unwrap(), MergeRepair::Made);
+    assert!(!w.repo_dir.join(".git/index.lock").exists());
+    assert_eq!(git(&w.repo_dir, &["rev-parse", "HEAD"]), plan.commit);
+    assert!(w.repo_dir.join("src/deep/new.py").exists());
+
+    // The base moved by someone else since: nothing is touched.
+    git(
+        &w.repo_dir,
+        &["commit", "-q", "--allow-empty", "-m", "later"],
+    );
+    assert_eq!(repo.repair_merge(&plan).unwrap(), MergeRepair::Moved);
+    assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
 }
 
 #[test]
@@ -200,7 +304,10 @@ fn a_base_checked_out_nowhere_is_merged_without_a_checkout() {
         &["update-ref", "refs/heads/release", &main_tip],
     );
 
-    let merged = repo.merge(&task, MergeMode::Auto).unwrap();
+    let merged = repo
+        .plan_merge(&task, MergeMode::Auto)
+        .and_then(|plan| repo.merge(&plan))
+        .unwrap();
     assert!(!merged.fast_forward);
     let files = git(&w.repo_dir, &["ls-tree", "--name-only", "release"]);
     assert!(
@@ -303,7 +410,9 @@ fn no_hook_or_filter_of_the_repository_runs() {
     std::fs::write(task.path.join("x.txt"), "x\n").unwrap();
     repo.changes(&task).unwrap();
     repo.commit_all(&task.path, "x").unwrap();
-    repo.merge(&task, MergeMode::MergeCommit).unwrap();
+    repo.plan_merge(&task, MergeMode::MergeCommit)
+        .and_then(|plan| repo.merge(&plan))
+        .unwrap();
     assert!(
         !ran.exists(),
         "a hook ran: {:?}",

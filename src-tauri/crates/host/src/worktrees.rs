@@ -6,11 +6,13 @@
 //!
 //! The invariants (ARCHITECTURE.md, "Never lose work"): a worktree is only ever removed after
 //! its branch and its uncommitted files are kept under the archive ref; a merge that conflicts
-//! changes neither side; a worktree Codewright did not make is never touched; and nothing here
+//! changes neither side, and one cut short is put back from its plan; a worktree Codewright did not make is never touched; and nothing here
 //! runs while a run holds the task.
 
 use crate::{Host, HostError};
-use codewright_git::{Changes, GitError, MergeMode, Repo, Status, Worktree};
+use codewright_git::{
+    Changes, GitError, MergeMode, MergePlan, MergeRepair, Repo, Status, Worktree,
+};
 use codewright_protocol::{
     ErrorKind, Message, ProjectId, Task, TaskId, TaskWorktree, WorktreeState,
 };
@@ -169,11 +171,42 @@ impl GitOp {
 
     /// Making the worktree: cut short, its checkout may be half written.
     const MAKE: &'static str = "make";
+    /// Merging into the base, followed on the next line by the merge's plan: cut short, the
+    /// base's checkout may be half written.
+    const MERGE: &'static str = "merge";
 }
 
 impl Drop for GitOp {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// What repairing a merge cut short did, in words for the user.
+fn merge_repaired(name: &str, plan: &MergePlan, repaired: Result<MergeRepair, GitError>) -> String {
+    let base = &plan.base;
+    let folder = plan
+        .checkout
+        .as_ref()
+        .map(|c| format!(" and {}", c.display()))
+        .unwrap_or_default();
+    match repaired {
+        Ok(MergeRepair::Made) => {
+            format!("{name}: merging into {base} was cut short at its very end; it is made.")
+        }
+        Ok(MergeRepair::Undone { kept }) if kept.is_empty() => format!(
+            "{name}: merging into {base} was cut short; {base}{folder} are as they were before it. Merge again when you are ready."
+        ),
+        Ok(MergeRepair::Undone { kept }) => format!(
+            "{name}: merging into {base} was cut short; {base} is as it was before it, and these files changed since were left as they are: {}.",
+            list(&kept)
+        ),
+        Ok(MergeRepair::Moved) => format!(
+            "{name}: merging into {base} was cut short, and {base} has moved since; nothing was changed."
+        ),
+        Err(e) => format!(
+            "{name}: merging into {base} was cut short and could not be put back: {e}. Look at {base}{folder} with `git status`."
+        ),
     }
 }
 
@@ -384,7 +417,15 @@ impl Host {
                 ),
             ));
         }
-        Ok(repo.merge(&git, mode)?)
+        let plan = repo.plan_merge(&git, mode)?;
+        // The plan is kept in the mark until the merge ends: one cut short is put back from it.
+        let plan_text = serde_json::to_string(&plan).unwrap_or_default();
+        let _op = GitOp::start(
+            &self.inner.home,
+            task,
+            &format!("{}\n{plan_text}", GitOp::MERGE),
+        );
+        Ok(repo.merge(&plan)?)
     }
 
     /// Removes the task's worktree and branch after keeping all of its work — commits and
@@ -772,6 +813,12 @@ impl Host {
                     });
                     let _ = std::fs::remove_file(&cut_short);
                     continue;
+                }
+                if let Some(plan) = what
+                    .strip_prefix(GitOp::MERGE)
+                    .and_then(|plan| serde_json::from_str::<MergePlan>(plan.trim()).ok())
+                {
+                    found.push(merge_repaired(&name, &plan, repo.repair_merge(&plan)));
                 }
                 let _ = std::fs::remove_file(&cut_short);
             }

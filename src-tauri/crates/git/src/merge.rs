@@ -1,0 +1,384 @@
+//! A task's branch merged into its base, in two steps so that a crash between any two instants
+//! loses nothing: [`Repo::plan_merge`] works the merge out in the object store only (the commit
+//! the base will point at; a conflict is found here, before anything moves), and
+//! [`Repo::merge`] moves the base there — where the base is checked out, as a fast-forward of
+//! that checkout, else by moving its ref. A merge cut short (the process killed while git wrote
+//! the checkout) is repaired by [`Repo::repair_merge`] from the plan, which the caller keeps
+//! until the merge ends.
+
+use crate::{failed, git_output, run_in, stdout_line, GitError, Repo, Result, Worktree};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// How a task's branch goes into its base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum MergeMode {
+    /// A fast-forward when the base has not moved, else a merge commit.
+    #[default]
+    Auto,
+    /// Only a fast-forward; refused when the base has moved.
+    FastForward,
+    /// Always a merge commit.
+    MergeCommit,
+}
+
+/// What a merge did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Merged {
+    pub base: String,
+    /// The base's commit now.
+    pub commit: String,
+    pub fast_forward: bool,
+}
+
+/// A merge worked out and not made yet: nothing a user sees has changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MergePlan {
+    /// The base branch (its short name).
+    pub base: String,
+    /// The base's commit when the merge was worked out.
+    pub before: String,
+    /// The commit the base is to point at: the task's tip (a fast-forward) or a merge commit.
+    pub commit: String,
+    pub fast_forward: bool,
+    /// Where the base is checked out, if anywhere.
+    pub checkout: Option<PathBuf>,
+}
+
+/// What [`Repo::repair_merge`] found of a merge cut short.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MergeRepair {
+    /// The base had reached the merge: it was made.
+    Made,
+    /// The base is where it was before the merge, and so is its checkout; `kept` are files of
+    /// the checkout changed since the merge began by someone else, left as they were found.
+    Undone { kept: Vec<String> },
+    /// The base has moved elsewhere since: nothing was changed.
+    Moved,
+}
+
+impl Repo {
+    /// Works out the merge of the worktree's branch into its base (which must be a branch): the
+    /// commit the base will point at, made in the object store only. Refused, with nothing
+    /// changed, when it conflicts, when `mode` cannot be had, or when the base's checkout has
+    /// uncommitted changes to tracked files.
+    pub fn plan_merge(&self, worktree: &Worktree, mode: MergeMode) -> Result<MergePlan> {
+        let base = worktree.base.as_str();
+        let exists = git_output(
+            self.root(),
+            ["show-ref", "--verify", "-q", &format!("refs/heads/{base}")],
+        )?;
+        if !exists.status.success() {
+            return Err(GitError::Refused(format!(
+                "the task was made from {base}, which is not a branch (now): merge its branch {} by hand",
+                worktree.branch
+            )));
+        }
+        let before = self.commit_of(base)?;
+        let tip = self.commit_in(&worktree.path)?;
+        let can_ff = git_output(self.root(), ["merge-base", "--is-ancestor", &before, &tip])?
+            .status
+            .success();
+        if mode == MergeMode::FastForward && !can_ff {
+            return Err(GitError::Refused(format!(
+                "{base} has moved on since the task began, so it cannot be fast-forwarded: merge with a merge commit instead"
+            )));
+        }
+        let checkout = self.checkout_of(base)?;
+        if let Some(checkout) = &checkout {
+            let tracked_changes =
+                run_in(checkout, ["status", "--porcelain", "--untracked-files=no"])?;
+            if !tracked_changes.stdout.is_empty() {
+                return Err(GitError::Refused(format!(
+                    "{} (where {base} is checked out) has changes that are not committed: commit or stash them, then merge",
+                    checkout.display()
+                )));
+            }
+        }
+        let fast_forward = can_ff && mode != MergeMode::MergeCommit;
+        let commit = match fast_forward {
+            true => tip,
+            false => self.merge_commit(worktree, &before, &tip)?,
+        };
+        Ok(MergePlan {
+            base: base.into(),
+            before,
+            commit,
+            fast_forward,
+            checkout,
+        })
+    }
+
+    /// The merge commit of `tip` into `before`, made in the object store only; a conflict is an
+    /// error naming the files.
+    fn merge_commit(&self, worktree: &Worktree, before: &str, tip: &str) -> Result<String> {
+        let out = git_output(
+            self.root(),
+            ["merge-tree", "--write-tree", "--name-only", before, tip],
+        )?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut lines = text.lines();
+        let tree = lines.next().unwrap_or_default().to_string();
+        if !out.status.success() {
+            let files: Vec<String> = lines
+                .take_while(|l| !l.is_empty())
+                .map(String::from)
+                .collect();
+            if files.is_empty() || out.status.code() != Some(1) {
+                // (A git before 2.38 has no `--write-tree`.)
+                return Err(failed("merge-tree", &out));
+            }
+            return Err(GitError::Conflict {
+                branch: worktree.branch.clone(),
+                base: worktree.base.clone(),
+                files,
+            });
+        }
+        let message = format!("Merge branch '{}' into {}", worktree.branch, worktree.base);
+        Ok(stdout_line(&self.run([
+            "commit-tree",
+            &tree,
+            "-p",
+            before,
+            "-p",
+            tip,
+            "-m",
+            &message,
+        ])?))
+    }
+
+    /// Makes a planned merge: the base moves to the plan's commit — its checkout fast-forwarded
+    /// when it has one — only if it is still where the plan found it.
+    pub fn merge(&self, plan: &MergePlan) -> Result<Merged> {
+        let base_ref = format!("refs/heads/{}", plan.base);
+        match &plan.checkout {
+            Some(checkout) => {
+                if self.commit_of(&plan.base)? != plan.before {
+                    return Err(GitError::Refused(format!(
+                        "{} moved while the merge was worked out: merge again",
+                        plan.base
+                    )));
+                }
+                let out = git_output(
+                    checkout,
+                    ["merge", "-q", "--ff-only", "--no-verify", &plan.commit],
+                )?;
+                if !out.status.success() {
+                    return Err(failed("merge", &out));
+                }
+            }
+            // Moves only if the base is still where it was read.
+            None => drop(self.run(["update-ref", &base_ref, &plan.commit, &plan.before])?),
+        }
+        Ok(Merged {
+            base: plan.base.clone(),
+            commit: self.commit_of(&plan.base)?,
+            fast_forward: plan.fast_forward,
+        })
+    }
+
+    /// Repairs a merge that was cut short, from its plan: the lock files it left go, and where
+    /// the base had not reached the merge, its checkout is put back as it was — each file git
+    /// had written (or half written) for the merge gets its content from before, and any other
+    /// change found is left as it is and named. Only for a merge known to have been cut short.
+    pub fn repair_merge(&self, plan: &MergePlan) -> Result<MergeRepair> {
+        let base_ref = format!("refs/heads/{}", plan.base);
+        let checkout_locks = match &plan.checkout {
+            Some(checkout) if checkout.is_dir() => {
+                let admin = stdout_line(&run_in(checkout, ["rev-parse", "--absolute-git-dir"])?);
+                lock_files_in(Path::new(&admin))
+            }
+            _ => Vec::new(),
+        };
+        self.clear_locks(checkout_locks, &[base_ref]);
+        let now = self.commit_of(&plan.base)?;
+        if now == plan.commit {
+            return Ok(MergeRepair::Made);
+        }
+        if now != plan.before {
+            return Ok(MergeRepair::Moved);
+        }
+        let Some(checkout) = plan.checkout.as_deref().filter(|c| c.is_dir()) else {
+            return Ok(MergeRepair::Undone { kept: Vec::new() });
+        };
+        let mut kept = Vec::new();
+        let mut touched = Vec::new();
+        for change in tree_changes(checkout, &plan.before, &plan.commit)? {
+            touched.push(literal(&change.path));
+            let before = Side::of(checkout, &plan.before, &change.before, &change.path)?;
+            let merged = Side::of(checkout, &plan.commit, &change.after, &change.path)?;
+            let written_by_merge = match Side::in_folder(checkout, &change.path) {
+                Some(there) if there == before => continue,
+                // (Unlinked by git, not written yet.)
+                Some(Side::Absent) => true,
+                Some(there) => there.written_toward(&merged),
+                None => false,
+            };
+            if !written_by_merge {
+                kept.push(change.path);
+                continue;
+            }
+            match before {
+                Side::Absent => remove_file_and_empty_folders(checkout, &change.path),
+                _ => drop(run_in(
+                    checkout,
+                    ["checkout", &plan.before, "--", &literal(&change.path)],
+                )?),
+            }
+        }
+        // The index too, as it was for those files (a merge cut short may have written it).
+        for some in touched.chunks(500) {
+            let mut args = vec![
+                "reset".to_string(),
+                "-q".into(),
+                plan.before.clone(),
+                "--".into(),
+            ];
+            args.extend(some.iter().cloned());
+            run_in(checkout, args)?;
+        }
+        Ok(MergeRepair::Undone { kept })
+    }
+
+    /// Removes `locks` and those of `refs` still there after a moment (a live git's last
+    /// milliseconds; these are known to be left by an operation that was killed).
+    fn clear_locks(&self, mut locks: Vec<PathBuf>, refs: &[String]) {
+        let common = self.root().join(".git");
+        locks.extend(
+            refs.iter()
+                .filter(|name| name.starts_with("refs/") && !name.contains(".."))
+                .map(|name| common.join(format!("{name}.lock"))),
+        );
+        locks.retain(|lock| lock.symlink_metadata().is_ok_and(|m| m.is_file()));
+        if locks.is_empty() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        for lock in locks {
+            let _ = std::fs::remove_file(lock);
+        }
+    }
+
+    /// The files that would conflict if the worktree's branch were merged into its base now
+    /// (worked out in the object store only; nothing changes).
+    pub fn conflicts(&self, worktree: &Worktree) -> Result<Vec<String>> {
+        let tip = self.commit_in(&worktree.path)?;
+        let base = self.commit_of(&worktree.base)?;
+        match self.merge_commit(worktree, &base, &tip) {
+            Ok(_) => Ok(Vec::new()),
+            Err(GitError::Conflict { files, .. }) => Ok(files),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The lock files directly in a git admin folder (its index's, its HEAD's, …).
+fn lock_files_in(admin: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(admin)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "lock"))
+        .collect()
+}
+
+/// One file that differs between two commits, and its mode on each side (`000000`: not there).
+struct TreeChange {
+    path: String,
+    before: String,
+    after: String,
+}
+
+/// The files that differ between commits `from` and `to` (no rename detection: each path as it is).
+fn tree_changes(dir: &Path, from: &str, to: &str) -> Result<Vec<TreeChange>> {
+    let out = run_in(dir, ["diff-tree", "-r", "-z", "--no-renames", from, to])?;
+    let mut fields = out.stdout.split(|b| *b == 0).filter(|f| !f.is_empty());
+    let mut changes = Vec::new();
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        let meta = String::from_utf8_lossy(meta);
+        let mut parts = meta.trim_start_matches(':').split(' ');
+        let (Some(old_mode), Some(new_mode)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        changes.push(TreeChange {
+            path: String::from_utf8_lossy(path).into_owned(),
+            before: old_mode.into(),
+            after: new_mode.into(),
+        });
+    }
+    Ok(changes)
+}
+
+/// What a path of a checkout holds, or would hold when checked out from a commit.
+#[derive(Debug, PartialEq, Eq)]
+enum Side {
+    Absent,
+    File(Vec<u8>),
+    Link(Vec<u8>),
+    /// A folder, a submodule or something else that is not one file.
+    Other,
+}
+
+impl Side {
+    /// `None` for a path whose folder is reached through a link (never followed out of the
+    /// checkout).
+    fn in_folder(checkout: &Path, path: &str) -> Option<Side> {
+        let (folder, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let at = crate::inside(checkout, folder).ok()?.join(name);
+        Some(match at.symlink_metadata() {
+            Err(_) => Side::Absent,
+            Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&at)
+                .map(|target| Side::Link(target.into_os_string().into_encoded_bytes()))
+                .unwrap_or(Side::Other),
+            Ok(m) if m.is_file() => std::fs::read(&at).map(Side::File).unwrap_or(Side::Other),
+            Ok(_) => Side::Other,
+        })
+    }
+
+    /// The file as a checkout of `commit` writes it (line endings converted as the checkout
+    /// would).
+    fn of(checkout: &Path, commit: &str, mode: &str, path: &str) -> Result<Side> {
+        let object = format!("{commit}:{path}");
+        Ok(match mode {
+            "000000" => Side::Absent,
+            "120000" => Side::Link(run_in(checkout, ["cat-file", "blob", &object])?.stdout),
+            "100644" | "100755" => {
+                Side::File(run_in(checkout, ["cat-file", "--filters", &object])?.stdout)
+            }
+            _ => Side::Other,
+        })
+    }
+
+    /// Whether this is `target` as git writes it, whole or cut off part way.
+    fn written_toward(&self, target: &Side) -> bool {
+        match (self, target) {
+            (Side::File(some), Side::File(all)) => all.starts_with(some),
+            (Side::Other, _) | (_, Side::Other) => false,
+            (here, there) => here == there,
+        }
+    }
+}
+
+/// `path` as a pathspec that means only itself.
+fn literal(path: &str) -> String {
+    format!(":(literal){path}")
+}
+
+/// Removes a file the merge had written, and the folders it left empty.
+fn remove_file_and_empty_folders(checkout: &Path, path: &str) {
+    let at = checkout.join(path);
+    if std::fs::remove_file(&at).is_err() {
+        return;
+    }
+    let mut folder = at.parent();
+    while let Some(dir) = folder.filter(|d| *d != checkout && d.starts_with(checkout)) {
+        if std::fs::remove_dir(dir).is_err() {
+            break;
+        }
+        folder = dir.parent();
+    }
+}
