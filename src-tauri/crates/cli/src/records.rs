@@ -97,7 +97,8 @@ pub enum TasksCommand {
         #[arg(long, value_name = "MODEL@PROVIDER")]
         model: Option<String>,
     },
-    /// Everything a task in a worktree changed against its base (committed or not), as a
+    /// Everything a task in a worktree changed against its base (committed or not) — for a task
+    /// in the project folder, each file it changed as it was before against it now — as a
     /// unified diff; `--stat`: by file.
     Diff {
         id: TaskId,

@@ -18,6 +18,9 @@ fn repair(host: &Host) {
 /// `tasks diff ID [--stat]`.
 pub fn diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String, String> {
     repair(host);
+    if host.task(id)?.worktree.is_none() {
+        return folder_diff(host, id, stat, json);
+    }
     let review = host.task_changes(id)?;
     if json {
         return Ok(to_json(&review));
@@ -36,20 +39,7 @@ pub fn diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String, S
         }
         return Ok(out);
     }
-    let count = |n: Option<u64>| n.map_or("binary".to_string(), |n| n.to_string());
-    let mut out = table(
-        &["ADDED", "REMOVED", "FILE"],
-        changes.files.iter().map(|f| {
-            vec![
-                count(f.added),
-                count(f.removed),
-                match &f.old_path {
-                    Some(old) => format!("{old} → {}", f.path),
-                    None => f.path.clone(),
-                },
-            ]
-        }),
-    );
+    let mut out = stat_table(&changes.files);
     let (added, removed) = changes.totals();
     let status = &review.status;
     out.push_str(&format!(
@@ -62,6 +52,51 @@ pub fn diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String, S
         status.uncommitted.len()
     ));
     Ok(out)
+}
+
+/// `tasks diff ID` of a task working in the project folder: each file it changed, as it was
+/// before the task first changed it against the file now.
+fn folder_diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String, String> {
+    let files = host.folder_changes(id)?;
+    if json {
+        return Ok(to_json(&serde_json::json!({ "files": files })));
+    }
+    if files.is_empty() {
+        return Ok(format!(
+            "Task {} has changed no file yet (it works in the project folder).\n",
+            id.0
+        ));
+    }
+    if !stat {
+        return Ok(codewright_host::folder_changes::patch_of(&files));
+    }
+    let mut out = stat_table(&files);
+    let (added, removed) = files.iter().fold((0, 0), |(a, r), f| {
+        (a + f.added.unwrap_or(0), r + f.removed.unwrap_or(0))
+    });
+    out.push_str(&format!(
+        "{} files, +{added} −{removed}, in the project folder (each file as it was before the task changed it, against it now)\n",
+        files.len()
+    ));
+    Ok(out)
+}
+
+/// Files with the lines added and removed, one a row.
+fn stat_table(files: &[codewright_host::worktrees::FileChange]) -> String {
+    let count = |n: Option<u64>| n.map_or("binary".to_string(), |n| n.to_string());
+    table(
+        &["ADDED", "REMOVED", "FILE"],
+        files.iter().map(|f| {
+            vec![
+                count(f.added),
+                count(f.removed),
+                match &f.old_path {
+                    Some(old) => format!("{old} → {}", f.path),
+                    None => f.path.clone(),
+                },
+            ]
+        }),
+    )
 }
 
 /// `tasks commit ID [-m MESSAGE]`.

@@ -83,6 +83,11 @@ async fn exec_prints_text_and_tool_lines_or_json_events_and_uses_exit_codes() {
             calls(&[("bash", json!({"command": "touch ran.txt"}))])
         } else if last.contains("sleep") {
             calls(&[("bash", json!({"command": "sleep 30"}))])
+        } else if last.contains("note") {
+            calls(&[(
+                "write_file",
+                json!({"path": "notes/n.md", "content": "noted\n"}),
+            )])
         } else {
             calls(&[("read_file", json!({"path": "a.txt"}))])
         }
@@ -138,6 +143,22 @@ async fn exec_prints_text_and_tool_lines_or_json_events_and_uses_exit_codes() {
         types.contains(&"toolFinished") && types.contains(&"textDelta") && types.contains(&"usage")
     );
     assert_eq!(events.last().unwrap()["outcome"], "done");
+
+    // What the task changed in the project folder, from its checkpoints.
+    let said = stdout(&cli.run(&["tasks", "diff", &task]));
+    assert!(said.contains("has changed no file yet"), "{said}");
+    let out = cli.exec(&["--task", &task, "--mode", "yolo", "Write a note"]);
+    assert_eq!(out.status.code(), Some(0));
+    let said = stdout(&cli.run(&["tasks", "diff", &task, "--stat"]));
+    assert!(
+        said.contains("notes/n.md") && said.contains("1 files, +1 −0, in the project folder"),
+        "{said}"
+    );
+    let said = stdout(&cli.run(&["tasks", "diff", &task]));
+    assert!(
+        said.contains("--- /dev/null\n+++ b/notes/n.md\n@@ -0,0 +1,1 @@\n+noted\n"),
+        "{said}"
+    );
 
     // No terminal: what needs approval is rejected with a reason the model sees.
     let out = cli.exec(&["--task", &task, "Please run a command"]);

@@ -9,6 +9,7 @@ pub mod by_hand;
 pub mod chat;
 pub mod commands;
 pub mod feed;
+pub mod folder_changes;
 pub mod mcp;
 pub mod memory;
 pub mod models;

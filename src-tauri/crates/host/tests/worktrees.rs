@@ -96,11 +96,16 @@ fn world() -> World {
 impl World {
     /// Runs the task once: the model writes `file` with `text`, then says it is done.
     async fn run_writing(&self, task: TaskId, file: &str, text: &str) {
+        self.run_asked(task, None, file, text).await
+    }
+
+    /// [`World::run_writing`], sending `message` first.
+    async fn run_asked(&self, task: TaskId, message: Option<Message>, file: &str, text: &str) {
         let mut events = self.host.subscribe(Some(task));
         self.host
             .send(
                 task,
-                None,
+                message,
                 RunOptions {
                     mode: Some(PermissionMode::Yolo),
                     ..RunOptions::default()
@@ -177,6 +182,91 @@ async fn a_task_in_its_worktree_writes_there_and_its_work_is_reviewed_committed_
         std::fs::read_to_string(w.repo.join("notes.md")).unwrap(),
         "# Notes\n"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_in_the_project_folder_is_reviewed_by_what_its_checkpoints_saved() {
+    let w = world();
+    let task = w.host.add_task(w.project, "Greet").unwrap();
+    assert!(w.host.folder_changes(task.id).unwrap().is_empty());
+    // The model reads app.py (a file is written only once read), then changes it.
+    let mut events = w.host.subscribe(Some(task.id));
+    w.host
+        .send(
+            task.id,
+            Some(Message::user("Greet the world")),
+            RunOptions {
+                mode: Some(PermissionMode::Yolo),
+                ..RunOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    let calls = [
+        ("read_file", json!({"path": "app.py"})),
+        (
+            "write_file",
+            json!({"path": "app.py", "content": "print('hello, world')\n"}),
+        ),
+    ];
+    for (n, (tool, arguments)) in calls.iter().enumerate() {
+        let request = w.fake.next_request().await;
+        request.tool_call(0, &format!("call_{n}"), tool, arguments);
+        request.finish("tool_calls");
+    }
+    let last = w.fake.next_request().await;
+    last.text("Done.");
+    last.finish("stop");
+    while !matches!(events.recv().await.unwrap(), AgentEvent::RunFinished { .. }) {}
+    assert_eq!(
+        std::fs::read_to_string(w.repo.join("app.py")).unwrap(),
+        "print('hello, world')\n"
+    );
+    w.run_asked(
+        task.id,
+        Some(Message::user("And a note")),
+        "notes/today.md",
+        "greeted\n",
+    )
+    .await;
+    // Changed by someone else: not the task's.
+    std::fs::write(w.repo.join("other.txt"), "mine\n").unwrap();
+
+    let files = w.host.folder_changes(task.id).unwrap();
+    let listed: Vec<(&str, Option<u64>, Option<u64>, bool)> = files
+        .iter()
+        .map(|f| (f.path.as_str(), f.added, f.removed, f.created))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("app.py", Some(1), Some(1), false),
+            ("notes/today.md", Some(1), Some(0), true)
+        ]
+    );
+    let patch = codewright_host::folder_changes::patch_of(&files);
+    assert!(
+        patch.contains("--- a/app.py\n+++ b/app.py\n@@ -1,1 +1,1 @@\n-print('hello')\n+print('hello, world')\n"),
+        "{patch}"
+    );
+    assert!(
+        patch.contains("--- /dev/null\n+++ b/notes/today.md\n@@ -0,0 +1,1 @@\n+greeted\n"),
+        "{patch}"
+    );
+
+    // Put back as it was by hand: no longer a change of the task's.
+    std::fs::write(w.repo.join("app.py"), "print('hello')\n").unwrap();
+    let files = w.host.folder_changes(task.id).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(files[0].path, "notes/today.md");
+
+    // A task in a worktree is read against its base instead.
+    let other = w
+        .host
+        .add_task_in_worktree(w.project, Some("Elsewhere"), None, None)
+        .unwrap();
+    let err = w.host.folder_changes(other.id).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::BadInput);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -56,6 +56,17 @@ const MAX_TREE_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// Saved copies are private to their owner (they may be copies of private files).
 const BLOB_MODE: u32 = 0o600;
 
+/// A file a task changed ([`Checkpoints::task_change`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedFile {
+    /// As the checkpoint recorded it (absolute).
+    pub path: PathBuf,
+    /// Its content before the task first changed it; `None`: it was not there.
+    pub before: Option<Vec<u8>>,
+    /// Its content now; `None`: it is gone.
+    pub now: Option<Vec<u8>>,
+}
+
 /// What a restore did, file by file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Restored {
@@ -311,6 +322,39 @@ impl Checkpoints {
             }),
             Err(e) => Err(format!("cannot read {shown}: {e}")),
         }
+    }
+
+    /// What `task` changed, file by file: each file its checkpoints saved, with its content
+    /// before the task first changed it (`None`: it was not there) and as it is now (`None`:
+    /// gone, or not a file any more). Files now as they were are left out.
+    pub fn task_change(&self, task: TaskId) -> Result<Vec<ChangedFile>, String> {
+        let pres = self
+            .store
+            .lock()
+            .expect("store lock")
+            .pre_images_since(task, 0)
+            .map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        for pre in pres {
+            let path = PathBuf::from(&pre.path);
+            let before = match &pre.blob {
+                Some(hash) => Some(std::fs::read(self.blob_path(hash)).map_err(|e| {
+                    format!(
+                        "the copy of {} before the task is unreadable: {e}",
+                        path.display()
+                    )
+                })?),
+                None => None,
+            };
+            let now = crate::nofollow::read(&path)
+                .ok()
+                .flatten()
+                .map(|(bytes, _)| bytes);
+            if before != now {
+                out.push(ChangedFile { path, before, now });
+            }
+        }
+        Ok(out)
     }
 
     fn blob_path(&self, hash: &str) -> PathBuf {
