@@ -189,9 +189,13 @@ def agent_command(agent, folder, stub, test, url, env, args, home=None, prompt=P
         if fresh:
             sh(base + ["providers", "add", "llama", "--protocol", "openai", "--base-url", f"{url}/v1"],
                cwd=folder, stdout=subprocess.DEVNULL)
+            sampling = []
             if getattr(args, "temperature", None) is not None:
-                sh(base + ["models", "add", "qwen@llama", "--temperature", str(args.temperature)],
-                   cwd=folder, stdout=subprocess.DEVNULL)
+                sampling += ["--temperature", str(args.temperature)]
+            if getattr(args, "constrained", False):
+                sampling += ["--constrained"]
+            if sampling:
+                sh(base + ["models", "add", "qwen@llama"] + sampling, cwd=folder, stdout=subprocess.DEVNULL)
         return base + ["exec", "--mode", "yolo", "--model", "qwen@llama", prompt], env, home
     if agent == "aider":
         return ([f"{CACHE}/aider/bin/aider", "--model", "openai/qwen", "--openai-api-base", f"{url}/v1",
@@ -303,6 +307,8 @@ def main():
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--temperature", type=float,
                    help="Codewright's sampling temperature for the model (default: its own; aider sends 0)")
+    p.add_argument("--constrained", action="store_true",
+                   help="Codewright's answers constrained to one JSON call or a final answer (the server's grammar)")
     p.add_argument("--target", default=os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")))
     p.add_argument("--cli", help="the codewright-cli binary (default: TARGET/release/codewright-cli)")
     p.add_argument("--out", help="write every run as JSON here")

@@ -2020,13 +2020,14 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     temperature.clear();
     temperature.type_text("0.3");
     app.find("#model-seed").type_text("42");
+    app.find("#model-constrained").click();
     app.find("#model-save").click();
     let models = app.find("#models-filter");
     models.clear();
     models.type_text("local-coder");
     app.wait_until("the new model listed", WAIT,
         "return document.querySelector('#models-list tr[data-id=\"local-coder@scripted\"]')?.textContent ?? null",
-        |v| v.as_str().is_some_and(|t| t.contains("4.1k") && t.contains("1k")));
+        |v| v.as_str().is_some_and(|t| t.contains("4.1k") && t.contains("1k") && t.contains("tools, constrained")));
     app.wait_until("the new model among the roles' choices", WAIT,
         "return [...document.getElementById('role-main').options].some(o => o.value === 'local-coder@scripted')",
         |v| v == true);
@@ -2039,7 +2040,7 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         .unwrap_or_else(|| panic!("{listed}"));
     assert_eq!(
         saved["sampling"],
-        json!({"temperature": 0.3, "seed": 42}),
+        json!({"temperature": 0.3, "seed": 42, "constrained": true}),
         "{saved}"
     );
     app.js(

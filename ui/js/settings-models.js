@@ -28,7 +28,7 @@ function render() {
       // A local model described without its window: its server says, when it is used.
       h('td', { text: m.known ? tokens(m.contextWindow) : 'from its server' }),
       h('td', { text: m.known ? tokens(m.maxOutput) : 'from its server' }),
-      h('td', { text: [m.tools ? 'tools' : 'no tools', m.images ? 'images' : null].filter(Boolean).join(', ') }),
+      h('td', { text: [m.tools ? (m.sampling?.constrained ? 'tools, constrained' : 'tools') : 'no tools', m.images ? 'images' : null].filter(Boolean).join(', ') }),
       h('td', { text: `${price(m.pricing.input)} / ${price(m.pricing.output)}` }),
       h('td', { class: 'model-actions' },
         h('button', { type: 'button', class: 'button small', text: 'Change', 'aria-label': `Change ${m.id}`, onclick: () => edit(m) }),
@@ -45,6 +45,7 @@ function edit(m) {
   $('#model-output').value = m.known ? String(m.maxOutput) : '';
   $('#model-tools').checked = m.tools;
   $('#model-images').checked = m.images;
+  $('#model-constrained').checked = Boolean(m.sampling?.constrained);
   $('#model-price-in').value = String(m.pricing.input);
   $('#model-price-out').value = String(m.pricing.output);
   $('#model-temperature').value = m.sampling?.temperature ?? '';
@@ -95,6 +96,7 @@ async function save(event) {
         temperature: number('#model-temperature'),
         topP: number('#model-top-p'),
         seed: number('#model-seed'),
+        constrained: $('#model-constrained').checked,
       },
     });
     $('#model-add-form').reset();

@@ -459,6 +459,61 @@ pub fn describe_tools(specs: &[ToolSpec]) -> String {
     out
 }
 
+/// The tools for a model whose answers are constrained to JSON ([`answer_schema`]): each
+/// answer is one call or the final answer. (No example answer a model could copy: an earlier
+/// "what you did" was answered word for word by Qwen2.5-Coder-1.5B.)
+pub fn describe_tools_as_json(specs: &[ToolSpec]) -> String {
+    let mut out = String::from(
+        "\n\n# Tools\n\nAnswer with one JSON object and nothing else. To call a tool, answer:\n{\"name\": \"TOOL_NAME\", \"parameters\": {\"NAME\": value}}\nThen stop: the result comes back in the next message. When the work is done, answer:\n{\"answer\": SUMMARY}\nwhere SUMMARY is one sentence, as a JSON string, on what you changed.\n\nAvailable tools (JSON Schema of each input):\n",
+    );
+    for spec in specs {
+        out.push_str(&format!(
+            "\n## {}\n{}\n{}\n",
+            spec.name, spec.description, spec.input_schema
+        ));
+    }
+    out
+}
+
+/// The JSON schema a constrained answer follows: a call of one of `tools` (its name first, then
+/// its input, checked as any call is once it is read) or the final answer. Keys are in the order
+/// a model writes them (a server's grammar keeps the schema's order, and this one is sorted).
+pub fn answer_schema(tools: &[ToolSpec]) -> Value {
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    serde_json::json!({"anyOf": [
+        {
+            "type": "object",
+            "properties": {"name": {"enum": names}, "parameters": {"type": "object"}},
+            "required": ["name", "parameters"],
+            "additionalProperties": false
+        },
+        {
+            "type": "object",
+            "properties": {"answer": {"type": "string"}},
+            "required": ["answer"],
+            "additionalProperties": false
+        }
+    ]})
+}
+
+/// A constrained answer that is the final one (`{"answer": "…"}`, no call) becomes its words.
+pub fn unwrap_answer(message: &mut Message) {
+    if message
+        .parts
+        .iter()
+        .any(|p| matches!(p, Part::ToolCall { .. }))
+    {
+        return;
+    }
+    let answer = serde_json::from_str::<Value>(message.text().trim())
+        .ok()
+        .and_then(|v| v.get("answer").and_then(Value::as_str).map(String::from));
+    if let Some(answer) = answer {
+        message.parts.retain(|p| !matches!(p, Part::Text { .. }));
+        message.parts.push(Part::Text { text: answer });
+    }
+}
+
 /// The history as a model without native tool calling can read it: calls stay in the
 /// assistant's text (as it wrote them); results come back as a user message.
 pub fn as_text_protocol(messages: &[Message]) -> Vec<Message> {

@@ -750,6 +750,53 @@ async fn models_without_native_tools_write_calls_as_text() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_constrained_model_answers_in_json_a_call_or_its_final_words() {
+    let world = World::new(script(|i, _| match i {
+        0 => text(r#"{"name": "read_file", "parameters": {"path": "notes.txt"}}"#),
+        _ => text(r#"{"answer": "The notes say hello."}"#),
+    }))
+    .await;
+    std::fs::write(world.path("notes.txt"), "hello\n").unwrap();
+    let mut model = world.model();
+    model.info.sampling.constrained = true;
+    let (handle, rx) = world.start_with(
+        world.task,
+        Some("Read notes"),
+        PermissionMode::Normal,
+        model,
+    );
+    let (outcome, _) = drive(handle, rx, |_, _| {}).await;
+    assert_eq!(outcome, RunOutcome::Done);
+    world.server.assert_clean();
+    let requests = world.server.requests();
+    // No native tools: the answer's schema instead, naming the tools offered, and the format
+    // in the prompt.
+    assert!(!has_tools(&requests[0]));
+    let schema = &requests[0]["response_format"]["json_schema"]["schema"];
+    let names = schema["anyOf"][0]["properties"]["name"]["enum"]
+        .as_array()
+        .unwrap();
+    assert!(names.contains(&json!("read_file")), "{schema}");
+    assert_eq!(schema["anyOf"][1]["required"], json!(["answer"]));
+    assert!(requests[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains(r#"{"answer": SUMMARY}"#));
+    assert!(last_text(&requests[1]).contains("     1\thello"));
+    // The call is stored as a call; the final answer as its words.
+    let stored = world.messages(world.task);
+    assert!(stored[1]
+        .message
+        .parts
+        .iter()
+        .any(|p| matches!(p, Part::ToolCall { name, .. } if name == "read_file")));
+    assert_eq!(
+        stored.last().unwrap().message.text(),
+        "The notes say hello."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_over_the_limit_wait_visibly_and_can_be_stopped_while_queued() {
     let world = World::with_config(
         script(|_, body| {

@@ -71,6 +71,10 @@ pub enum ModelsCommand {
         /// Seed sent with every request, where the protocol has one (OpenAI-compatible, Gemini).
         #[arg(long, value_name = "N")]
         seed: Option<u32>,
+        /// Constrain answers to one tool call or a final answer, by a JSON schema the server
+        /// enforces (llama.cpp's llama-server); calls are then written as JSON, no native tools.
+        #[arg(long)]
+        constrained: bool,
     },
     /// Show which model each role uses (main, small, compaction) and where it comes from.
     Roles,
@@ -201,6 +205,7 @@ pub fn models(host: &Host, command: ModelsCommand, json: bool) -> Result<String,
             temperature,
             top_p,
             seed,
+            constrained,
         } => {
             let form = codewright_host::settings::ModelForm {
                 id: id.clone(),
@@ -213,6 +218,7 @@ pub fn models(host: &Host, command: ModelsCommand, json: bool) -> Result<String,
                 temperature,
                 top_p,
                 seed: seed.map(f64::from),
+                constrained,
             };
             let saved = host.save_model(&form).map_err(|e| e.message)?;
             if json {

@@ -271,6 +271,7 @@ async fn a_native_tool_calls_second_turn_is_accepted() {
         max_output_tokens: 64,
         thinking_budget: None,
         sampling: Default::default(),
+        answer_schema: None,
     };
     // A 135M model calls a tool only when made to: the server's forced tool_choice.
     let mut body = build_body(&provider, &request);

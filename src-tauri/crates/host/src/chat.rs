@@ -101,6 +101,7 @@ impl Host {
             max_output_tokens: resolved.info.max_output.min(32_000) as u32,
             thinking_budget: None,
             sampling: resolved.info.sampling,
+            answer_schema: None,
         };
         let provider = resolved.provider;
         let body = build_body(&provider, &request);

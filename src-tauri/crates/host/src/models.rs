@@ -125,6 +125,7 @@ pub fn custom_models(store: &Store) -> Result<Vec<ModelInfo>, HostError> {
                 temperature: m.temperature,
                 top_p: m.top_p,
                 seed: m.seed,
+                constrained: m.constrained,
             },
         })
         .collect())

@@ -479,6 +479,10 @@ pub struct ModelForm {
     pub top_p: Option<f64>,
     /// A whole number from 0 to 4,294,967,295 (a number as typed, checked here).
     pub seed: Option<f64>,
+    /// Answers constrained to one tool call or a final answer by the server's grammar (a local
+    /// llama.cpp server's `response_format`); left out, off.
+    #[serde(default)]
+    pub constrained: bool,
 }
 
 /// Checks `form` whole and saves the model (replacing the user's entry of the same id).
@@ -580,6 +584,7 @@ pub fn save_model(
         temperature: form.temperature,
         top_p: form.top_p,
         seed,
+        constrained: form.constrained,
     };
     store
         .save_model(&row)

@@ -61,6 +61,12 @@ impl ModelInfo {
             .map_or("", |(_, provider)| provider)
     }
 
+    /// Whether the model is offered the tools natively: it can take them, and its answers are
+    /// not constrained to JSON (then its calls are written in the answer).
+    pub fn native_tools(&self) -> bool {
+        self.tools && !self.sampling.constrained
+    }
+
     /// Defaults for a model the catalog does not know: tools on, 128k context.
     pub fn unknown(id: &str) -> ModelInfo {
         ModelInfo {

@@ -48,6 +48,7 @@ pub async fn test_connection(provider: &Provider, key: Option<&str>, model: &str
         max_output_tokens: 16,
         thinking_budget: None,
         sampling: Default::default(),
+        answer_schema: None,
     };
     let body = build_body(&provider, &request);
     let client = Client::new(RetryPolicy {

@@ -128,6 +128,7 @@ fn an_empty_assistant_message_left_by_a_failed_turn_is_not_sent() {
         max_output_tokens: 100,
         thinking_budget: None,
         sampling: Default::default(),
+        answer_schema: None,
     };
     for protocol in [
         Protocol::OpenAiChat,

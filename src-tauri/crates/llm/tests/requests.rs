@@ -101,6 +101,7 @@ fn conversation() -> ChatRequest {
         max_output_tokens: 4096,
         thinking_budget: Some(2048),
         sampling: Default::default(),
+        answer_schema: None,
     }
 }
 
@@ -367,12 +368,31 @@ async fn each_protocol_posts_to_its_path_with_its_auth_header() {
 }
 
 #[test]
+fn a_constrained_answer_goes_to_an_openai_compatible_server_as_its_json_schema() {
+    let mut r = conversation();
+    let schema = json!({"anyOf": [{"type": "object"}]});
+    r.answer_schema = Some(schema.clone());
+    let b = build_body(
+        &provider(Protocol::OpenAiChat, "http://127.0.0.1:8080/v1"),
+        &r,
+    );
+    assert_eq!(b["response_format"]["type"], "json_schema");
+    assert_eq!(b["response_format"]["json_schema"]["schema"], schema);
+    let b = build_body(
+        &provider(Protocol::OpenAiChat, "http://127.0.0.1:8080/v1"),
+        &conversation(),
+    );
+    assert!(b.get("response_format").is_none());
+}
+
+#[test]
 fn each_protocol_gets_the_sampling_it_has() {
     let mut r = conversation();
     r.sampling = codewright_llm::Sampling {
         temperature: Some(0.2),
         top_p: Some(0.9),
         seed: Some(7),
+        constrained: false,
     };
     let url = "https://api.example.com/v1";
     let b = build_body(&provider(Protocol::OpenAiChat, url), &r);

@@ -33,6 +33,7 @@ fn next_request(protocol: Protocol, answer: Message) -> Value {
         max_output_tokens: 1000,
         thinking_budget: None,
         sampling: Default::default(),
+        answer_schema: None,
     };
     build_body(&provider, &request)
 }
@@ -209,6 +210,7 @@ async fn responses_encrypted_reasoning_goes_back_before_the_call_it_led_to() {
         max_output_tokens: 1000,
         thinking_budget: Some(8000),
         sampling: Default::default(),
+        answer_schema: None,
     };
     let provider = Provider::new(
         "p",

@@ -28,6 +28,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0018_fts_of_long_streams.sql"),
     include_str!("../migrations/0019_status_words.sql"),
     include_str!("../migrations/0020_task_worktrees.sql"),
+    include_str!("../migrations/0021_model_constrained.sql"),
 ];
 
 /// The schema version this build writes.

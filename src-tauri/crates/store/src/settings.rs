@@ -36,6 +36,8 @@ pub struct ModelRow {
     pub temperature: Option<f64>,
     pub top_p: Option<f64>,
     pub seed: Option<u32>,
+    /// Answers constrained to one tool call or a final answer (a local server's grammar).
+    pub constrained: bool,
 }
 
 impl Store {
@@ -96,7 +98,7 @@ impl Store {
     pub fn custom_models(&self) -> Result<Vec<ModelRow>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, context_window, max_output, tools, images, thinking, input_price, output_price,
-                    cache_read_price, cache_write_price, temperature, top_p, seed FROM models ORDER BY id",
+                    cache_read_price, cache_write_price, temperature, top_p, seed, constrained FROM models ORDER BY id",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(ModelRow {
@@ -113,6 +115,7 @@ impl Store {
                 temperature: r.get(10)?,
                 top_p: r.get(11)?,
                 seed: r.get(12)?,
+                constrained: r.get(13)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -122,11 +125,11 @@ impl Store {
     pub fn save_model(&self, m: &ModelRow) -> Result<()> {
         self.conn.execute(
             "INSERT INTO models (id, context_window, max_output, tools, images, thinking, input_price, output_price,
-                                 cache_read_price, cache_write_price, created_at, temperature, top_p, seed)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                                 cache_read_price, cache_write_price, created_at, temperature, top_p, seed, constrained)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
              ON CONFLICT(id) DO UPDATE SET context_window = ?2, max_output = ?3, tools = ?4, images = ?5,
                  thinking = ?6, input_price = ?7, output_price = ?8, cache_read_price = ?9, cache_write_price = ?10,
-                 temperature = ?12, top_p = ?13, seed = ?14",
+                 temperature = ?12, top_p = ?13, seed = ?14, constrained = ?15",
             params![
                 m.id,
                 m.context_window as i64,
@@ -141,7 +144,8 @@ impl Store {
                 now_ms(),
                 m.temperature,
                 m.top_p,
-                m.seed
+                m.seed,
+                m.constrained
             ],
         )?;
         Ok(())

@@ -27,7 +27,11 @@ impl Run {
             let sent = compaction::estimate(&messages)
                 + compaction::overhead(
                     system.unwrap_or(""),
-                    if model.info.tools { &tools } else { &[] },
+                    if model.info.native_tools() {
+                        &tools
+                    } else {
+                        &[]
+                    },
                 );
             let room = model
                 .info
@@ -39,7 +43,7 @@ impl Run {
             model: model.info.name().to_string(),
             system: system.map(String::from),
             messages,
-            tools: if model.info.tools {
+            tools: if model.info.native_tools() {
                 tools.clone()
             } else {
                 Vec::new()
@@ -47,6 +51,8 @@ impl Run {
             max_output_tokens: max_output as u32,
             thinking_budget: None,
             sampling: model.info.sampling,
+            answer_schema: (model.info.sampling.constrained && !tools.is_empty())
+                .then(|| text_calls::answer_schema(&tools)),
         };
         let body = build_body(&model.provider, &request);
         let mut streaming = if store_answer {
@@ -209,17 +215,21 @@ impl Run {
                     .iter()
                     .any(|p| matches!(p, Part::ToolCall { .. }));
                 let mut message = if !tools.is_empty() && !native_calls {
-                    with_text_calls(message, &tools, model.info.tools)
+                    with_text_calls(message, &tools, model.info.native_tools())
                 } else {
                     message
                 };
+                // Constrained to JSON, a final answer is `{"answer": …}`: its words are kept.
+                if model.info.sampling.constrained {
+                    text_calls::unwrap_answer(&mut message);
+                }
                 // A small or text-protocol model may also write a whole file, or ask for the
                 // user's check command, in words; or write a call that cannot be read, which
                 // gets one corrective turn (as a call answered with the format, so the
                 // conversation keeps its turns).
                 let no_calls =
                     |m: &Message| !m.parts.iter().any(|p| matches!(p, Part::ToolCall { .. }));
-                let words = crate::prompt::is_small(model) || !model.info.tools;
+                let words = crate::prompt::is_small(model) || !model.info.native_tools();
                 if words && !tools.is_empty() {
                     self.with_written_work(&mut message, &tools);
                     if no_calls(&message)

@@ -315,7 +315,7 @@ impl Run {
         // the files and check commands of the user's last message — never a sub-agent's, whose
         // message another model wrote.
         let small = crate::prompt::is_small(&request.model);
-        if small || !request.model.info.tools {
+        if small || !request.model.info.native_tools() {
             let asked = view
                 .messages
                 .iter()
@@ -845,7 +845,8 @@ impl Run {
         view: &mut View,
     ) -> Result<RunOutcome, RunOutcome> {
         // Models without native tool calling get the tools in the prompt and write calls as text.
-        let text_mode = !model.info.tools;
+        // (So do models whose answers are constrained to JSON: they write them as JSON objects.)
+        let text_mode = !model.info.native_tools();
         let base_system = system;
         let mut empty_retry = false;
         let mut last_exchange: Option<Vec<String>> = None;
@@ -872,7 +873,10 @@ impl Run {
             }
             let specs = &compaction::tool_specs(&offered, &model.info)[..];
             let system = if text_mode {
-                format!("{base_system}{}", text_calls::describe_tools(specs))
+                match model.info.sampling.constrained {
+                    true => format!("{base_system}{}", text_calls::describe_tools_as_json(specs)),
+                    false => format!("{base_system}{}", text_calls::describe_tools(specs)),
+                }
             } else {
                 base_system.to_string()
             };

@@ -27,6 +27,9 @@ pub struct ChatRequest {
     /// Extended thinking budget in tokens, for models that support it.
     pub thinking_budget: Option<u32>,
     pub sampling: Sampling,
+    /// A JSON schema the answer must follow, for a server that constrains its output to one
+    /// (llama.cpp's `response_format`); `None`: free text.
+    pub answer_schema: Option<Value>,
 }
 
 /// How a model samples its answer, as the user set it for the model; `None` leaves the
@@ -41,6 +44,10 @@ pub struct Sampling {
     pub top_p: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u32>,
+    /// The answer is constrained by [`ChatRequest::answer_schema`] where the server can (a
+    /// local server's grammar): the agent then writes its calls as JSON, offering no native tools.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub constrained: bool,
 }
 
 /// The JSON body for `request` in `provider`'s protocol.

@@ -95,6 +95,9 @@ pub(crate) fn body(provider: &Provider, r: &ChatRequest) -> Value {
             body[key] = value;
         }
     }
+    if let Some(schema) = &r.answer_schema {
+        body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "answer", "strict": true, "schema": schema}});
+    }
     if !r.tools.is_empty() {
         body["tools"] = Value::Array(
             r.tools
