@@ -2021,6 +2021,7 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     temperature.type_text("0.3");
     app.find("#model-seed").type_text("42");
     app.find("#model-constrained").click();
+    save_screenshot("settings-model-constrained-dark-small", &app.screenshot());
     app.find("#model-save").click();
     let models = app.find("#models-filter");
     models.clear();
@@ -2059,6 +2060,10 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     app.wait_until("the model asked of its server listed", WAIT,
         "return document.querySelector('#models-list tr[data-id=\"服务器-coder-with-a-long-name@scripted\"]')?.textContent ?? null",
         |v| v.as_str().is_some_and(|t| t.contains("from its server")));
+    // The page is done with the save once the roles offer it (their refresh lands after the list).
+    app.wait_until("the model among the roles' choices", WAIT,
+        "return [...document.getElementById('role-main').options].some(o => o.value === '服务器-coder-with-a-long-name@scripted')",
+        |v| v == true);
     save_screenshot("settings-model-from-server-dark-small", &app.screenshot());
 
     // The project's settings: what the agent is told, and the mode of a new task.
@@ -2069,6 +2074,9 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         .type_text("Notes app; tests run with make check.");
     app.find("#project-mode option[value=plan]").click();
     app.find("#project-sandbox").click();
+    app.wait_until("the sandbox box checked by the click", WAIT,
+        "return document.getElementById('project-sandbox').checked && document.getElementById('project-mode').value",
+        |v| v == "plan");
     app.find("#project-set-up")
         .type_text("npm ci && cp ../.env .");
     app.find("#project-save").click();
