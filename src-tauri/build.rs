@@ -48,6 +48,7 @@ fn main() {
         "set_task_options",
         "restore_checkpoint",
         "task_changes",
+        "folder_changes",
         "revert_change",
         "send_review",
         "draft_commit_message",

@@ -313,6 +313,7 @@ fn task_windows_get_only_their_own_capability() {
             json!({"taskId": other, "checkpointId": 1}),
         ),
         ("task_changes", json!({"taskId": other})),
+        ("folder_changes", json!({"taskId": other})),
         (
             "revert_change",
             json!({"taskId": other, "path": "a.txt", "hunk": null}),

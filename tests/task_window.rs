@@ -387,6 +387,45 @@ fn a_new_users_path_through_a_task_window() {
         "the model is told the user changed its proposal"
     );
 
+    // 3c. The task works in the project folder: its Changes are each file it changed, as it was
+    // before the task against it now; a comment on a line reaches the agent.
+    app.click("#changes-open");
+    app.wait_until(
+        "the folder task's changes",
+        WAIT,
+        "const s = document.getElementById('changes-summary')?.textContent ?? ''; return s.startsWith('In the project folder') ? [...document.querySelectorAll('.change-file')].map(f => f.dataset.path).join(' ') + ' | ' + s : null",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.starts_with("notes.txt | ") && t.contains("1 file"))
+        },
+    );
+    assert_eq!(
+        app.js(
+            "return [...document.querySelectorAll('#changes-dialog button')].filter(b => b.offsetParent !== null).map(b => b.textContent).filter(t => /Revert|Commit|Merge|Discard|Pull/.test(t)).length",
+            json!([]),
+        ),
+        0,
+        "nothing to revert, commit or merge from a folder task's review"
+    );
+    save_screenshot("task-changes-in-folder", &app.screenshot());
+    app.click(".change-file[data-path='notes.txt'] tr[data-line='2'] .diff-text");
+    app.find(".review-comment textarea")
+        .type_text("Use a plain hyphen here.");
+    script(vec![Reply::Text("Will do.".into())]);
+    app.click("#changes-send");
+    app.wait_until(
+        "the agent's answer to the folder comment",
+        WAIT,
+        "return document.querySelector('#messages').textContent",
+        |v| v.as_str().is_some_and(|t| t.contains("Will do.")),
+    );
+    let asked = user_texts(provider.requests().last().unwrap()).join("\n");
+    assert!(
+        asked.contains("notes.txt:2") && asked.contains("Use a plain hyphen here."),
+        "{asked}"
+    );
+    wait_idle(&app);
+
     // 4. A command with "always allow": the exact rule shown is saved, and the same command
     // then runs without asking. It waits for a file the test creates, so its running state is
     // seen for sure.

@@ -101,6 +101,7 @@ pub fn app_builder<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<
             commands::spare_ready,
             worktrees::follow_standings,
             worktrees::task_changes,
+            worktrees::folder_changes,
             worktrees::revert_change,
             worktrees::send_review,
             worktrees::draft_commit_message,

@@ -101,6 +101,16 @@ pub async fn task_changes(state: State<'_, AppState>, task_id: TaskId) -> Result
     Ok(state.host()?.task_changes(task_id)?)
 }
 
+/// What a task working in the project folder changed: each file its checkpoints saved against
+/// the file now.
+#[tauri::command]
+pub async fn folder_changes(
+    state: State<'_, AppState>,
+    task_id: TaskId,
+) -> Result<Vec<codewright_host::worktrees::FileChange>> {
+    Ok(state.host()?.folder_changes(task_id)?)
+}
+
 /// Puts a file of the change (or one of its hunks) back as it was at the base.
 #[tauri::command]
 pub async fn revert_change(

@@ -24,6 +24,7 @@ export const COMMANDS = Object.freeze([
   'draft_pull_request',
   'find_files',
   'find_tasks',
+  'folder_changes',
   'follow_standings',
   'get_task',
   'implement_task_file',

@@ -1,8 +1,10 @@
 // The Changes view of a task in a worktree of its own: everything it changed against its base
 // (committed or not), by file and hunk; a file or a hunk reverted; comments written on lines and
 // sent to the agent as one message; and the task's work carried on — committed (the message
-// drafted by the model), merged into its base, or discarded (kept until restored). A view of
-// what the backend says: every action is one command, every refusal its words.
+// drafted by the model), merged into its base, or discarded (kept until restored). For a task
+// in the project folder: each file it changed, as it was before the task against it now, and
+// comments sent (reverting a change there is the checkpoints' Restore). A view of what the
+// backend says: every action is one command, every refusal its words.
 
 import { call, messageOf } from '../api.js';
 import { $, h } from '../dom.js';
@@ -16,7 +18,8 @@ const OPEN_LINES = 8000;
 const view = {
   taskId: 0,
   task: null,
-  /** The last `task_changes` answer. */
+  /** The last `task_changes` answer (for a task in the project folder, `folder_changes`'s
+   * files as `{changes: {files}}`, with no worktree or status). */
   review: null,
   /** Comments being written, by `path:line`: kept through every refresh until sent. */
   comments: new Map(),
@@ -43,11 +46,11 @@ export function showWorktree(task) {
   view.task = task;
   const tree = task.worktree;
   $('#task-worktree').hidden = !tree;
+  $('#changes-open').hidden = tree?.state === 'discarded';
   if (!tree) return;
   const discarded = tree.state === 'discarded';
   $('#worktree-branch').textContent = tree.branch;
   $('#worktree-branch').title = `${tree.path}, from ${tree.base}`;
-  $('#changes-open').hidden = discarded;
   $('#worktree-pr').hidden = discarded || !tree.pullRequest;
   $('#worktree-pr').title = tree.pullRequest ?? '';
   $('#worktree-discarded').hidden = !discarded;
@@ -100,10 +103,10 @@ async function loadChecks() {
 /** Opens the Changes view, as its header button does (asked from the main window's row); says
  * why not when the task has no worktree to show. */
 export function showChanges() {
-  if (view.task?.worktree?.state === 'active') {
-    if (!$('#changes-dialog').open) open();
-  } else {
-    view.notice(view.task?.worktree ? 'Its worktree was discarded; Restore brings it back, with its changes.' : 'This task works in the project folder; it has no worktree whose changes to show.');
+  if (view.task?.worktree?.state === 'discarded') {
+    view.notice('Its worktree was discarded; Restore brings it back, with its changes.');
+  } else if (!$('#changes-dialog').open) {
+    open();
   }
 }
 
@@ -134,6 +137,8 @@ async function open() {
   performance.mark('changes-open');
   const dialog = $('#changes-dialog');
   dialog.replaceChildren(skeleton());
+  // A task in the project folder: reviewed and commented on; its work is already where it goes.
+  dialog.dataset.folder = String(!view.task?.worktree);
   dialog.showModal();
   await refresh();
   $('#changes-close').focus();
@@ -161,7 +166,9 @@ function skeleton() {
 
 async function refresh() {
   try {
-    const review = await call('task_changes', { taskId: view.taskId });
+    const review = view.task?.worktree
+      ? await call('task_changes', { taskId: view.taskId })
+      : { changes: { files: await call('folder_changes', { taskId: view.taskId }), patchCut: false }, status: null, worktree: null };
     performance.mark('changes-read');
     view.review = review;
     render();
@@ -184,15 +191,19 @@ function render() {
   const added = files.reduce((n, f) => n + (f.added ?? 0), 0);
   const removed = files.reduce((n, f) => n + (f.removed ?? 0), 0);
   const parts = [
-    `${worktree.branch} from ${worktree.base}`,
+    worktree ? `${worktree.branch} from ${worktree.base}` : 'In the project folder',
     files.length === 1 ? '1 file' : `${files.length} files`,
     `+${added} −${removed}`,
   ];
-  if (status.ahead) parts.push(status.ahead === 1 ? '1 commit' : `${status.ahead} commits`);
-  if (status.behind) parts.push(`${worktree.base} is ${status.behind} ahead`);
-  parts.push(status.uncommitted.length ? `${status.uncommitted.length} not committed` : 'all committed');
+  if (worktree) {
+    if (status.ahead) parts.push(status.ahead === 1 ? '1 commit' : `${status.ahead} commits`);
+    if (status.behind) parts.push(`${worktree.base} is ${status.behind} ahead`);
+    parts.push(status.uncommitted.length ? `${status.uncommitted.length} not committed` : 'all committed');
+    $('#changes-merge').textContent = `Merge into ${worktree.base}`;
+  } else {
+    parts.push('each file against how it was before the task changed it');
+  }
   $('#changes-summary').textContent = parts.join(' · ');
-  $('#changes-merge').textContent = `Merge into ${worktree.base}`;
   const list = $('#changes-files');
   const scroll = list.scrollTop;
   // Hunks draw their lines as they come within a screen of the view.
@@ -214,7 +225,7 @@ function render() {
   }
   list.scrollTop = scroll; // a refresh while the user reads does not move what they read
   for (const b of $('#changes-dialog').querySelectorAll('[data-needs-stopped]')) b.disabled = view.running;
-  $('#changes-commit').disabled ||= !status.uncommitted.length;
+  $('#changes-commit').disabled ||= !status?.uncommitted.length;
   updateSend();
 }
 
@@ -297,7 +308,7 @@ function hunkView(file, hunk) {
       h('span', { class: 'changes-spacer' }),
       h('button', { type: 'button', class: 'button small', text: 'Comment', 'aria-label': `Comment on ${file.path} line ${startLine}`,
         onclick: () => addComment(file.path, startLine, changed, draw().querySelector(`tr:nth-child(${firstChange + 1})`)) }),
-      h('button', { type: 'button', class: 'button small', dataset: { needsStopped: '' }, text: 'Revert', 'aria-label': `Revert this hunk of ${file.path}`,
+      h('button', { type: 'button', class: 'button small change-revert', dataset: { needsStopped: '' }, text: 'Revert', 'aria-label': `Revert this hunk of ${file.path}`,
         onclick: () => revert(file, hunk) })),
     lines);
 }

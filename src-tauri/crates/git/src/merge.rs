@@ -56,7 +56,8 @@ pub enum MergeRepair {
     /// The base is where it was before the merge, and so is its checkout; `kept` are files of
     /// the checkout changed since the merge began by someone else, left as they were found.
     Undone { kept: Vec<String> },
-    /// The base has moved elsewhere since: nothing was changed.
+    /// The base has moved elsewhere since, or its checkout is on another branch now: nothing
+    /// was changed.
     Moved,
 }
 
@@ -193,7 +194,7 @@ impl Repo {
             }
             _ => Vec::new(),
         };
-        self.clear_locks(checkout_locks, &[base_ref]);
+        self.clear_locks(checkout_locks, std::slice::from_ref(&base_ref));
         let now = self.commit_of(&plan.base)?;
         if now == plan.commit {
             return Ok(MergeRepair::Made);
@@ -204,6 +205,11 @@ impl Repo {
         let Some(checkout) = plan.checkout.as_deref().filter(|c| c.is_dir()) else {
             return Ok(MergeRepair::Undone { kept: Vec::new() });
         };
+        // A checkout switched to another branch since is someone else's now: left as it is.
+        let head = git_output(checkout, ["symbolic-ref", "-q", "HEAD"])?;
+        if stdout_line(&head) != base_ref {
+            return Ok(MergeRepair::Moved);
+        }
         let mut kept = Vec::new();
         let mut touched = Vec::new();
         for change in tree_changes(checkout, &plan.before, &plan.commit)? {

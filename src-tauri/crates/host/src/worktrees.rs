@@ -202,7 +202,7 @@ fn merge_repaired(name: &str, plan: &MergePlan, repaired: Result<MergeRepair, Gi
             list(&kept)
         ),
         Ok(MergeRepair::Moved) => format!(
-            "{name}: merging into {base} was cut short, and {base} has moved since; nothing was changed."
+            "{name}: merging into {base} was cut short, and {base} (or the folder it was checked out in) has moved on since; nothing was changed."
         ),
         Err(e) => format!(
             "{name}: merging into {base} was cut short and could not be put back: {e}. Look at {base}{folder} with `git status`."
