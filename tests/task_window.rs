@@ -401,13 +401,29 @@ fn a_new_users_path_through_a_task_window() {
     );
     assert_eq!(
         app.js(
-            "return [...document.querySelectorAll('#changes-dialog button')].filter(b => b.offsetParent !== null).map(b => b.textContent).filter(t => /Revert|Commit|Merge|Discard|Pull/.test(t)).length",
+            "return [...document.querySelectorAll('#changes-dialog button')].filter(b => b.offsetParent !== null).map(b => b.textContent).filter(t => /Commit|Merge|Discard|Pull/.test(t)).length",
             json!([]),
         ),
         0,
-        "nothing to revert, commit or merge from a folder task's review"
+        "nothing to commit or merge from a folder task's review: its work is in the folder"
     );
     save_screenshot("task-changes-in-folder", &app.screenshot());
+    // Its second hunk (the line the user added in the editor) reverted: gone from the disk.
+    app.click(".change-file[data-path='notes.txt'] .change-hunk:nth-child(2) .change-revert");
+    app.wait_until(
+        "the hunk reverted on disk",
+        WAIT,
+        "return document.getElementById('changes-summary').textContent",
+        |v| {
+            v.as_str().is_some_and(|t| t.contains("+2 −2"))
+                && !std::fs::read_to_string(folder.join("notes.txt"))
+                    .unwrap()
+                    .contains("mine")
+        },
+    );
+    assert!(std::fs::read_to_string(folder.join("notes.txt"))
+        .unwrap()
+        .contains("line seven\n"));
     app.click(".change-file[data-path='notes.txt'] tr[data-line='2'] .diff-text");
     app.find(".review-comment textarea")
         .type_text("Use a plain hyphen here.");
@@ -555,6 +571,10 @@ fn a_new_users_path_through_a_task_window() {
     );
 
     // 8. Restore the first edit's turn (the oldest, listed last), then undo the restore.
+    let undos = app.js(
+        "return document.querySelectorAll('.restore-undo').length",
+        json!([]),
+    );
     app.find("#checkpoints summary").click();
     app.find("#checkpoint-list li:last-child .checkpoint-restore")
         .click();
@@ -573,8 +593,9 @@ fn a_new_users_path_through_a_task_window() {
         "the undo control",
         WAIT,
         "return document.querySelectorAll('.restore-undo').length",
-        |v| v == 1,
+        |v| v.as_u64() == undos.as_u64().map(|n| n + 1),
     );
+    // (The newest is listed first.)
     app.find(".restore-undo").click();
     app.find("#restore-dialog-submit").click();
     app.wait_until("the restore undone", WAIT, "return true", |_| {

@@ -164,7 +164,7 @@ function wire() {
   });
   initPrompts(taskId, (text) => conversation.notice(text));
   initCheckpoints(taskId, { notice: (text) => conversation.notice(text), refresh: refreshCheckpoints });
-  initChanges(taskId, { notice: (text) => conversation.notice(text) });
+  initChanges(taskId, { notice: (text) => conversation.notice(text), checkpointsMoved: refreshCheckpoints });
   initTools(taskId);
   conversation = new Conversation(taskId);
   const view = $('#conversation');

@@ -2,9 +2,9 @@
 // (committed or not), by file and hunk; a file or a hunk reverted; comments written on lines and
 // sent to the agent as one message; and the task's work carried on — committed (the message
 // drafted by the model), merged into its base, or discarded (kept until restored). For a task
-// in the project folder: each file it changed, as it was before the task against it now, and
-// comments sent (reverting a change there is the checkpoints' Restore). A view of what the
-// backend says: every action is one command, every refusal its words.
+// in the project folder: each file it changed, as it was before the task against it now, a file
+// or a hunk reverted (a restore of the task's, undone with /undo), and comments sent. A view of
+// what the backend says: every action is one command, every refusal its words.
 
 import { call, messageOf } from '../api.js';
 import { $, h } from '../dom.js';
@@ -25,12 +25,14 @@ const view = {
   comments: new Map(),
   running: false,
   notice: () => {},
+  checkpointsMoved: () => {},
   refreshing: null,
 };
 
-/** `notice(text)` says in the conversation what an action did. */
-export function initChanges(taskId, { notice }) {
-  Object.assign(view, { taskId, notice });
+/** `notice(text)` says in the conversation what an action did; `checkpointsMoved()` reads the
+ * task's checkpoints again (a revert in the project folder is one). */
+export function initChanges(taskId, { notice, checkpointsMoved }) {
+  Object.assign(view, { taskId, notice, checkpointsMoved });
   $('#changes-open').addEventListener('click', open);
   $('#worktree-restore').addEventListener('click', restore);
   $('#worktree-checks').addEventListener('click', () => loadChecks());
@@ -393,8 +395,14 @@ async function revert(file, hunk) {
   const hunkRef = hunk ? { index: hunk.index, oldStart: hunk.oldStart, newStart: hunk.newStart } : null;
   try {
     await call('revert_change', { taskId: view.taskId, path: file.path, hunk: hunkRef });
+    const base = view.review.worktree?.base;
     await refresh();
-    view.notice(hunk ? `Reverted a hunk of ${file.path}.` : `Reverted ${file.path} to how it is in ${view.review.worktree.base}.`);
+    if (!base) {
+      view.checkpointsMoved();
+      view.notice(hunk ? `Reverted a hunk of ${file.path} to how it was before the task; /undo puts it back.` : `Reverted ${file.path} to how it was before the task; /undo puts it back.`);
+    } else {
+      view.notice(hunk ? `Reverted a hunk of ${file.path}.` : `Reverted ${file.path} to how it is in ${base}.`);
+    }
   } catch (e) {
     showError(messageOf(e));
     await refresh().catch(() => {});

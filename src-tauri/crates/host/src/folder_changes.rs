@@ -1,9 +1,11 @@
 //! What a task working in the project folder changed, for review: each file its checkpoints
 //! saved, as it was before the task first changed it, against the file as it is now. (A change
 //! someone else made since to one of those files shows too; a file the task never touched does
-//! not.) A task in a worktree of its own is reviewed against its base instead
-//! ([`Host::task_changes`]).
+//! not.) A file or a hunk of it is put back as it was before the task, as a restore of the
+//! task's that can itself be undone. A task in a worktree of its own is reviewed against its
+//! base instead ([`Host::task_changes`]).
 
+use crate::worktrees::HunkRef;
 use crate::{Host, HostError};
 use codewright_git::FileChange;
 use codewright_protocol::{ErrorKind, LineKind, TaskId};
@@ -78,6 +80,64 @@ impl Host {
             .collect();
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(files)
+    }
+}
+
+impl Host {
+    /// Puts a file the task changed in the project folder (or one hunk of it, as the review
+    /// showed it) back as it was before the task; refused when it changed since it was read.
+    pub(crate) fn revert_folder_change(
+        &self,
+        task: TaskId,
+        path: &str,
+        hunk: Option<HunkRef>,
+    ) -> Result<(), HostError> {
+        let project = self.project(self.task(task)?.project_id)?;
+        let root = Path::new(&project.root_path);
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let checkpoints = Checkpoints::new(&self.inner.home, self.inner.store.clone());
+        let moved = || {
+            HostError::new(
+                ErrorKind::Conflict,
+                format!("{path} has changed since the review was read; look at it again"),
+            )
+        };
+        let file = checkpoints
+            .task_change(task)
+            .map_err(|e| HostError::new(ErrorKind::Checkpoint, e))?
+            .into_iter()
+            .find(|f| {
+                f.path
+                    .strip_prefix(&root)
+                    .is_ok_and(|p| p == Path::new(path))
+            })
+            .ok_or_else(moved)?;
+        let content = match hunk {
+            None => file.before.clone(),
+            Some(wanted) => {
+                let text = |bytes: &Option<Vec<u8>>| match bytes {
+                    None => Some(String::new()),
+                    Some(b) => String::from_utf8(b.clone()).ok(),
+                };
+                let (Some(before), Some(now)) = (text(&file.before), text(&file.now)) else {
+                    return Err(moved());
+                };
+                let hunks = codewright_tools::hunks(&before, &now);
+                hunks
+                    .get(wanted.index)
+                    .filter(|h| h.old_start == wanted.old_start && h.new_start == wanted.new_start)
+                    .ok_or_else(moved)?;
+                // The file now, less that one hunk: every other hunk of the change applied.
+                let others: Vec<usize> = (0..hunks.len()).filter(|i| *i != wanted.index).collect();
+                let kept = codewright_tools::apply_hunks(&before, &now, &others);
+                // (A new file whose only hunk goes is gone again.)
+                (!kept.is_empty() || file.before.is_some()).then(|| kept.into_bytes())
+            }
+        };
+        checkpoints
+            .put_back(task, &file.path, content.as_deref())
+            .map(drop)
+            .map_err(|e| HostError::new(ErrorKind::Checkpoint, e))
     }
 }
 

@@ -458,7 +458,8 @@ impl Host {
 
     /// Puts a file of the task's change back as it was at its base, or one hunk of it (`hunk`,
     /// as the review showed it: refused when the change has moved since, so what is reverted is
-    /// what the user saw).
+    /// what the user saw). For a task in the project folder: as it was before the task, as a
+    /// restore that can be undone.
     pub fn revert_change(
         &self,
         task: TaskId,
@@ -466,6 +467,9 @@ impl Host {
         hunk: Option<HunkRef>,
     ) -> Result<(), HostError> {
         let _held = self.hold(task, "the task is running; revert once it stops")?;
+        if self.task(task)?.worktree.is_none() {
+            return self.revert_folder_change(task, path, hunk);
+        }
         let (_, tree, repo) = self.worktree_of(task, WorktreeState::Active)?;
         let git = as_git(&tree);
         ensure_there(&git)?;

@@ -254,11 +254,55 @@ async fn a_task_in_the_project_folder_is_reviewed_by_what_its_checkpoints_saved(
         "{patch}"
     );
 
+    // Reverted from the review: a new file goes; a hunk as it was shown, and a stale one refused.
+    w.host
+        .revert_change(task.id, "notes/today.md", None)
+        .unwrap();
+    assert!(!w.repo.join("notes/today.md").exists());
+    let stale = codewright_host::worktrees::HunkRef {
+        index: 0,
+        old_start: 5,
+        new_start: 5,
+    };
+    let err = w
+        .host
+        .revert_change(task.id, "app.py", Some(stale))
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "{err:?}");
+    let shown = codewright_host::worktrees::HunkRef {
+        index: 0,
+        old_start: 1,
+        new_start: 1,
+    };
+    w.host
+        .revert_change(task.id, "app.py", Some(shown))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(w.repo.join("app.py")).unwrap(),
+        "print('hello')\n"
+    );
+    assert!(w.host.folder_changes(task.id).unwrap().is_empty());
+    // Each revert is a restore of the task's: undone like one.
+    let undo = w
+        .host
+        .checkpoints(task.id)
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.kind == codewright_protocol::CheckpointKind::Restore)
+        .map(|c| c.id)
+        .max()
+        .expect("the revert recorded as a restore");
+    w.host
+        .restore_files(task.id, codewright_host::by_hand::Restore::Checkpoint(undo))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(w.repo.join("app.py")).unwrap(),
+        "print('hello, world')\n"
+    );
+
     // Put back as it was by hand: no longer a change of the task's.
     std::fs::write(w.repo.join("app.py"), "print('hello')\n").unwrap();
-    let files = w.host.folder_changes(task.id).unwrap();
-    assert_eq!(files.len(), 1, "{files:?}");
-    assert_eq!(files[0].path, "notes/today.md");
+    assert!(w.host.folder_changes(task.id).unwrap().is_empty());
 
     // A task in a worktree is read against its base instead.
     let other = w

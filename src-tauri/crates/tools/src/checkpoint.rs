@@ -324,6 +324,59 @@ impl Checkpoints {
         }
     }
 
+    /// Puts `path` (a file `task` changed) back to `content` (`None`: removed), recording what is
+    /// there now first as a restore of the task's, so it can be undone like any restore.
+    /// Written along its path without following a link, and only inside the project folder.
+    pub fn put_back(
+        &self,
+        task: TaskId,
+        path: &Path,
+        content: Option<&[u8]>,
+    ) -> Result<i64, String> {
+        let (root, turn) = {
+            let store = self.store.lock().expect("store lock");
+            let project = store
+                .task(task)
+                .and_then(|t| store.project(t.project_id))
+                .map_err(|e| e.to_string())?;
+            let turn = store
+                .checkpoints(task)
+                .map_err(|e| e.to_string())?
+                .iter()
+                .map(|c| c.turn)
+                .max()
+                .unwrap_or(0);
+            let root = Path::new(&project.root_path);
+            (
+                root.canonicalize().unwrap_or_else(|_| root.to_path_buf()),
+                turn,
+            )
+        };
+        if !path.starts_with(&root) {
+            return Err(format!(
+                "{} is not in the project folder; put it back from the checkpoints",
+                path.display()
+            ));
+        }
+        let now = self.snapshot(path)?;
+        let undo = self
+            .store
+            .lock()
+            .expect("store lock")
+            .record_restore(task, turn, std::slice::from_ref(&now))
+            .map_err(|e| format!("cannot record the revert: {e}"))?;
+        match content {
+            Some(content) => crate::nofollow::write(path, content, now.mode, &root)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+            None => {
+                crate::nofollow::remove(path, &root)
+                    .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+            }
+        }
+        self.saved.lock().expect("saved lock").clear();
+        Ok(undo)
+    }
+
     /// What `task` changed, file by file: each file its checkpoints saved, with its content
     /// before the task first changed it (`None`: it was not there) and as it is now (`None`:
     /// gone, or not a file any more). Files now as they were are left out.
