@@ -447,9 +447,15 @@ pub fn repaired(mut call: TextCall, specs: &[ToolSpec]) -> TextCall {
 
 /// How the tools are described to a model without native tool calling.
 pub fn describe_tools(specs: &[ToolSpec]) -> String {
-    let mut out = String::from(
+    with_schemas(
         "\n\n# Tools\n\nYou can call tools. To call one, write exactly:\n<tool_call>\n<function=TOOL_NAME>\n<parameter=NAME>value</parameter>\n</function>\n</tool_call>\nOne block per call; several blocks for several calls. Then stop and wait: the results come back in the next message. Values that are numbers, booleans, arrays or objects are written as JSON.\n\nAvailable tools (JSON Schema of each input):\n",
-    );
+        specs,
+    )
+}
+
+/// `how` (the call format), then each tool's name, description and input schema.
+fn with_schemas(how: &str, specs: &[ToolSpec]) -> String {
+    let mut out = String::from(how);
     for spec in specs {
         out.push_str(&format!(
             "\n## {}\n{}\n{}\n",
@@ -463,16 +469,10 @@ pub fn describe_tools(specs: &[ToolSpec]) -> String {
 /// answer is one call or the final answer. (No example answer a model could copy: an earlier
 /// "what you did" was answered word for word by Qwen2.5-Coder-1.5B.)
 pub fn describe_tools_as_json(specs: &[ToolSpec]) -> String {
-    let mut out = String::from(
+    with_schemas(
         "\n\n# Tools\n\nAnswer with one JSON object and nothing else. To call a tool, answer:\n{\"name\": \"TOOL_NAME\", \"parameters\": {\"NAME\": value}}\nThen stop: the result comes back in the next message. When the work is done, answer:\n{\"answer\": SUMMARY}\nwhere SUMMARY is one sentence, as a JSON string, on what you changed.\n\nAvailable tools (JSON Schema of each input):\n",
-    );
-    for spec in specs {
-        out.push_str(&format!(
-            "\n## {}\n{}\n{}\n",
-            spec.name, spec.description, spec.input_schema
-        ));
-    }
-    out
+        specs,
+    )
 }
 
 /// The JSON schema a constrained answer follows: a call of one of `tools` (its name first, then
