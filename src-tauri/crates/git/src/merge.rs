@@ -9,6 +9,7 @@
 use crate::{failed, git_output, run_in, stdout_line, GitError, Repo, Result, Worktree};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 /// How a task's branch goes into its base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -88,7 +89,22 @@ impl Repo {
                 "{base} has moved on since the task began, so it cannot be fast-forwarded: merge with a merge commit instead"
             )));
         }
+        let merged_already =
+            git_output(self.root(), ["merge-base", "--is-ancestor", &tip, &before])?
+                .status
+                .success();
+        if merged_already {
+            return Err(GitError::Refused(format!(
+                "everything on {} is in {base} already: there is nothing to merge",
+                worktree.branch
+            )));
+        }
         let checkout = self.checkout_of(base)?;
+        let fast_forward = can_ff && mode != MergeMode::MergeCommit;
+        let commit = match fast_forward {
+            true => tip,
+            false => self.merge_commit(worktree, &before, &tip)?,
+        };
         if let Some(checkout) = &checkout {
             let tracked_changes =
                 run_in(checkout, ["status", "--porcelain", "--untracked-files=no"])?;
@@ -98,12 +114,24 @@ impl Repo {
                     checkout.display()
                 )));
             }
+            // A file of the user's that git would write over (git refuses those too, but later):
+            // found here, the merge's repair can take whatever it finds there as git's.
+            let in_the_way: Vec<String> = tree_changes(checkout, &before, &commit)?
+                .into_iter()
+                .filter(|change| change.before == ABSENT)
+                .filter(|change| {
+                    !matches!(Side::in_folder(checkout, &change.path), Some(Side::Absent))
+                })
+                .map(|change| change.path)
+                .collect();
+            if !in_the_way.is_empty() {
+                return Err(GitError::Refused(format!(
+                    "the merge brings {} into {}, where files of that name are not committed: move them away, then merge",
+                    in_the_way.join(", "),
+                    checkout.display()
+                )));
+            }
         }
-        let fast_forward = can_ff && mode != MergeMode::MergeCommit;
-        let commit = match fast_forward {
-            true => tip,
-            false => self.merge_commit(worktree, &before, &tip)?,
-        };
         Ok(MergePlan {
             base: base.into(),
             before,
@@ -116,6 +144,23 @@ impl Repo {
     /// The merge commit of `tip` into `before`, made in the object store only; a conflict is an
     /// error naming the files.
     fn merge_commit(&self, worktree: &Worktree, before: &str, tip: &str) -> Result<String> {
+        let tree = self.merge_tree(worktree, before, tip)?;
+        let message = format!("Merge branch '{}' into {}", worktree.branch, worktree.base);
+        Ok(stdout_line(&self.run([
+            "commit-tree",
+            &tree,
+            "-p",
+            before,
+            "-p",
+            tip,
+            "-m",
+            &message,
+        ])?))
+    }
+
+    /// The tree of `tip` merged into `before`, written to the object store only; a conflict is
+    /// an error naming the files.
+    fn merge_tree(&self, worktree: &Worktree, before: &str, tip: &str) -> Result<String> {
         let out = git_output(
             self.root(),
             ["merge-tree", "--write-tree", "--name-only", before, tip],
@@ -138,28 +183,32 @@ impl Repo {
                 files,
             });
         }
-        let message = format!("Merge branch '{}' into {}", worktree.branch, worktree.base);
-        Ok(stdout_line(&self.run([
-            "commit-tree",
-            &tree,
-            "-p",
-            before,
-            "-p",
-            tip,
-            "-m",
-            &message,
-        ])?))
+        Ok(tree)
     }
 
     /// Makes a planned merge: the base moves to the plan's commit — its checkout fast-forwarded
     /// when it has one — only if it is still where the plan found it.
+    ///
+    /// A merge that fails part way is put back as [`Repo::repair_merge`] does, before the error
+    /// is returned.
     pub fn merge(&self, plan: &MergePlan) -> Result<Merged> {
+        let began = SystemTime::now();
         let base_ref = format!("refs/heads/{}", plan.base);
         match &plan.checkout {
             Some(checkout) => {
-                if self.commit_of(&plan.base)? != plan.before {
-                    return Err(GitError::Refused(format!(
+                let moved = || {
+                    GitError::Refused(format!(
                         "{} moved while the merge was worked out: merge again",
+                        plan.base
+                    ))
+                };
+                if self.commit_of(&plan.base)? != plan.before {
+                    return Err(moved());
+                }
+                if !checked_out_on(checkout, &base_ref)? {
+                    return Err(GitError::Refused(format!(
+                        "{} is not on {} any more: merge again",
+                        checkout.display(),
                         plan.base
                     )));
                 }
@@ -168,12 +217,24 @@ impl Repo {
                     ["merge", "-q", "--ff-only", "--no-verify", &plan.commit],
                 )?;
                 if !out.status.success() {
-                    return Err(failed("merge", &out));
+                    let error = failed("merge", &out);
+                    return Err(match self.repair_merge(plan, began) {
+                        Ok(MergeRepair::Made) => return self.merged(plan),
+                        Ok(_) => error,
+                        Err(repair) => GitError::Refused(format!(
+                            "{error}; and putting {} back failed too ({repair}): look at it with `git status`",
+                            checkout.display()
+                        )),
+                    });
                 }
             }
             // Moves only if the base is still where it was read.
             None => drop(self.run(["update-ref", &base_ref, &plan.commit, &plan.before])?),
         }
+        self.merged(plan)
+    }
+
+    fn merged(&self, plan: &MergePlan) -> Result<Merged> {
         Ok(Merged {
             base: plan.base.clone(),
             commit: self.commit_of(&plan.base)?,
@@ -184,35 +245,50 @@ impl Repo {
     /// Repairs a merge that was cut short, from its plan: the lock files it left go, and where
     /// the base had not reached the merge, its checkout is put back as it was — each file git
     /// had written (or half written) for the merge gets its content from before, and any other
-    /// change found is left as it is and named. Only for a merge known to have been cut short.
-    pub fn repair_merge(&self, plan: &MergePlan) -> Result<MergeRepair> {
+    /// change found is left as it is and named. Only for a merge known to have been cut short,
+    /// begun at `began` (a lock file older than that is someone else's, and stays).
+    pub fn repair_merge(&self, plan: &MergePlan, began: SystemTime) -> Result<MergeRepair> {
         let base_ref = format!("refs/heads/{}", plan.base);
-        let checkout_locks = match &plan.checkout {
-            Some(checkout) if checkout.is_dir() => {
-                let admin = stdout_line(&run_in(checkout, ["rev-parse", "--absolute-git-dir"])?);
-                lock_files_in(Path::new(&admin))
-            }
-            _ => Vec::new(),
-        };
-        self.clear_locks(checkout_locks, std::slice::from_ref(&base_ref));
         let now = self.commit_of(&plan.base)?;
+        let checkout = plan.checkout.as_deref().filter(|c| c.is_dir());
+        // A checkout switched to another branch since is someone else's now: left as it is,
+        // locks and all.
+        let on_base = match checkout {
+            Some(checkout) => checked_out_on(checkout, &base_ref)?,
+            None => false,
+        };
+        let mut locks = Vec::new();
+        if now == plan.before || now == plan.commit {
+            let common = self.root().join(".git");
+            locks.push(common.join(format!("{base_ref}.lock")));
+        }
+        if let (Some(checkout), true) = (checkout, on_base) {
+            let admin = PathBuf::from(stdout_line(&run_in(
+                checkout,
+                ["rev-parse", "--absolute-git-dir"],
+            )?));
+            locks.extend(MERGE_LOCKS.iter().map(|name| admin.join(name)));
+        }
+        clear_locks(locks, began);
         if now == plan.commit {
             return Ok(MergeRepair::Made);
         }
         if now != plan.before {
             return Ok(MergeRepair::Moved);
         }
-        let Some(checkout) = plan.checkout.as_deref().filter(|c| c.is_dir()) else {
+        let Some(checkout) = checkout else {
             return Ok(MergeRepair::Undone { kept: Vec::new() });
         };
-        // A checkout switched to another branch since is someone else's now: left as it is.
-        let head = git_output(checkout, ["symbolic-ref", "-q", "HEAD"])?;
-        if stdout_line(&head) != base_ref {
+        if !on_base {
             return Ok(MergeRepair::Moved);
         }
         let mut kept = Vec::new();
         let mut touched = Vec::new();
-        for change in tree_changes(checkout, &plan.before, &plan.commit)? {
+        // What the merge wrote is undone before what it removed is put back: a file that became
+        // a folder (or one that took a folder's place) goes before the other comes back.
+        let mut changes = tree_changes(checkout, &plan.before, &plan.commit)?;
+        changes.sort_by_key(|change| change.after == ABSENT);
+        for change in changes {
             touched.push(literal(&change.path));
             let before = Side::of(checkout, &plan.before, &change.before, &change.path)?;
             let merged = Side::of(checkout, &plan.commit, &change.after, &change.path)?;
@@ -249,31 +325,12 @@ impl Repo {
         Ok(MergeRepair::Undone { kept })
     }
 
-    /// Removes `locks` and those of `refs` still there after a moment (a live git's last
-    /// milliseconds; these are known to be left by an operation that was killed).
-    fn clear_locks(&self, mut locks: Vec<PathBuf>, refs: &[String]) {
-        let common = self.root().join(".git");
-        locks.extend(
-            refs.iter()
-                .filter(|name| name.starts_with("refs/") && !name.contains(".."))
-                .map(|name| common.join(format!("{name}.lock"))),
-        );
-        locks.retain(|lock| lock.symlink_metadata().is_ok_and(|m| m.is_file()));
-        if locks.is_empty() {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
-        for lock in locks {
-            let _ = std::fs::remove_file(lock);
-        }
-    }
-
     /// The files that would conflict if the worktree's branch were merged into its base now
     /// (worked out in the object store only; nothing changes).
     pub fn conflicts(&self, worktree: &Worktree) -> Result<Vec<String>> {
         let tip = self.commit_in(&worktree.path)?;
         let base = self.commit_of(&worktree.base)?;
-        match self.merge_commit(worktree, &base, &tip) {
+        match self.merge_tree(worktree, &base, &tip) {
             Ok(_) => Ok(Vec::new()),
             Err(GitError::Conflict { files, .. }) => Ok(files),
             Err(e) => Err(e),
@@ -281,16 +338,36 @@ impl Repo {
     }
 }
 
-/// The lock files directly in a git admin folder (its index's, its HEAD's, …).
-fn lock_files_in(admin: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(admin)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|e| e == "lock"))
-        .collect()
+/// The lock files a fast-forward of a checkout takes, in its git admin folder.
+const MERGE_LOCKS: [&str; 3] = ["index.lock", "HEAD.lock", "ORIG_HEAD.lock"];
+
+/// Whether the checkout has `branch` (a full ref name) checked out.
+fn checked_out_on(checkout: &Path, branch: &str) -> Result<bool> {
+    let head = git_output(checkout, ["symbolic-ref", "-q", "HEAD"])?;
+    Ok(stdout_line(&head) == branch)
 }
+
+/// Removes those of `locks` made since `began` and still there after a moment (a live git's
+/// last milliseconds; these are known to be left by an operation that was killed).
+fn clear_locks(mut locks: Vec<PathBuf>, began: SystemTime) {
+    // (A file system keeps times coarser than the clock: a second's grace.)
+    let since = began - Duration::from_secs(1);
+    let made_since = |lock: &PathBuf| {
+        lock.symlink_metadata()
+            .is_ok_and(|m| m.is_file() && m.modified().is_ok_and(|at| at >= since))
+    };
+    locks.retain(made_since);
+    if locks.is_empty() {
+        return;
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    for lock in locks {
+        let _ = std::fs::remove_file(lock);
+    }
+}
+
+/// A tree entry's mode for "not there".
+const ABSENT: &str = "000000";
 
 /// One file that differs between two commits, and its mode on each side (`000000`: not there).
 struct TreeChange {
@@ -323,7 +400,8 @@ fn tree_changes(dir: &Path, from: &str, to: &str) -> Result<Vec<TreeChange>> {
 #[derive(Debug, PartialEq, Eq)]
 enum Side {
     Absent,
-    File(Vec<u8>),
+    /// Its content, and whether it is executable.
+    File(Vec<u8>, bool),
     Link(Vec<u8>),
     /// A folder, a submodule or something else that is not one file.
     Other,
@@ -340,7 +418,9 @@ impl Side {
             Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&at)
                 .map(|target| Side::Link(target.into_os_string().into_encoded_bytes()))
                 .unwrap_or(Side::Other),
-            Ok(m) if m.is_file() => std::fs::read(&at).map(Side::File).unwrap_or(Side::Other),
+            Ok(m) if m.is_file() => std::fs::read(&at)
+                .map(|content| Side::File(content, executable(&m)))
+                .unwrap_or(Side::Other),
             Ok(_) => Side::Other,
         })
     }
@@ -350,11 +430,12 @@ impl Side {
     fn of(checkout: &Path, commit: &str, mode: &str, path: &str) -> Result<Side> {
         let object = format!("{commit}:{path}");
         Ok(match mode {
-            "000000" => Side::Absent,
+            ABSENT => Side::Absent,
             "120000" => Side::Link(run_in(checkout, ["cat-file", "blob", &object])?.stdout),
-            "100644" | "100755" => {
-                Side::File(run_in(checkout, ["cat-file", "--filters", &object])?.stdout)
-            }
+            "100644" | "100755" => Side::File(
+                run_in(checkout, ["cat-file", "--filters", &object])?.stdout,
+                mode == "100755" && cfg!(unix),
+            ),
             _ => Side::Other,
         })
     }
@@ -362,11 +443,22 @@ impl Side {
     /// Whether this is `target` as git writes it, whole or cut off part way.
     fn written_toward(&self, target: &Side) -> bool {
         match (self, target) {
-            (Side::File(some), Side::File(all)) => all.starts_with(some),
+            (Side::File(some, x), Side::File(all, y)) => x == y && all.starts_with(some),
             (Side::Other, _) | (_, Side::Other) => false,
             (here, there) => here == there,
         }
     }
+}
+
+#[cfg(unix)]
+fn executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn executable(_: &std::fs::Metadata) -> bool {
+    false
 }
 
 /// `path` as a pathspec that means only itself.

@@ -4,6 +4,7 @@
 use codewright_git::{GitError, MergeMode, MergeRepair, Repo};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, SystemTime};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -228,6 +229,19 @@ fn a_merge_cut_short_in_the_checkout_is_put_back_and_a_finished_one_is_kept() {
 
     // Killed while git wrote the checkout: some files written, one cut off part way, one
     // unlinked, the index written for the merge and its lock left; a file the user edited since.
+    // A lock left from before the merge began is someone else's; so is a lock git's merge
+    // does not take.
+    let old = w.repo_dir.join(".git/ORIG_HEAD.lock");
+    std::fs::write(&old, "").unwrap();
+    let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
+    let began = SystemTime::now();
+    std::fs::write(w.repo_dir.join(".git/config.lock"), "").unwrap();
     let read = |at: &str| git(&w.repo_dir, &["show", &format!("{}:{at}", plan.commit)]) + "\n";
     std::fs::write(w.repo_dir.join("app.py"), read("app.py")).unwrap();
     std::fs::create_dir_all(w.repo_dir.join("src/deep")).unwrap();
@@ -242,13 +256,16 @@ fn a_merge_cut_short_in_the_checkout_is_put_back_and_a_finished_one_is_kept() {
     std::fs::write(w.repo_dir.join(".git/refs/heads/main.lock"), "").unwrap();
     std::fs::write(w.repo_dir.join("notes.txt"), "mine, written after\n").unwrap();
 
-    let repaired = repo.repair_merge(&plan).unwrap();
+    let repaired = repo.repair_merge(&plan, began).unwrap();
     assert_eq!(
         repaired,
         MergeRepair::Undone {
             kept: vec!["notes.txt".into()]
         }
     );
+    assert!(old.exists() && w.repo_dir.join(".git/config.lock").exists());
+    std::fs::remove_file(old).unwrap();
+    std::fs::remove_file(w.repo_dir.join(".git/config.lock")).unwrap();
     assert!(!w.repo_dir.join(".git/index.lock").exists());
     assert!(!w.repo_dir.join(".git/refs/heads/main.lock").exists());
     assert_eq!(git(&w.repo_dir, &["rev-parse", "HEAD"]), before);
@@ -270,8 +287,9 @@ fn a_merge_cut_short_in_the_checkout_is_put_back_and_a_finished_one_is_kept() {
     // Merged again from the same plan; a lock left at the very end goes, and the merge stays.
     let merged = repo.merge(&plan).unwrap();
     assert_eq!(merged.commit, plan.commit);
+    let began = SystemTime::now();
     std::fs::write(w.repo_dir.join(".git/index.lock"), "").unwrap();
-    assert_eq!(repo.repair_merge(&plan).unwrap(), MergeRepair::Made);
+    assert_eq!(repo.repair_merge(&plan, began).unwrap(), MergeRepair::Made);
     assert!(!w.repo_dir.join(".git/index.lock").exists());
     assert_eq!(git(&w.repo_dir, &["rev-parse", "HEAD"]), plan.commit);
     assert!(w.repo_dir.join("src/deep/new.py").exists());
@@ -281,8 +299,77 @@ fn a_merge_cut_short_in_the_checkout_is_put_back_and_a_finished_one_is_kept() {
         &w.repo_dir,
         &["commit", "-q", "--allow-empty", "-m", "later"],
     );
-    assert_eq!(repo.repair_merge(&plan).unwrap(), MergeRepair::Moved);
+    assert_eq!(repo.repair_merge(&plan, began).unwrap(), MergeRepair::Moved);
     assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_merge_cut_short_puts_back_a_mode_and_a_file_that_became_a_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let repo = w.repo();
+    let task = repo
+        .add_worktree(&w.trees.join("1"), "codewright/f", None)
+        .unwrap();
+    let set_mode = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    // The task makes app.py executable (its content unchanged) and README.md a folder.
+    set_mode(&task.path.join("app.py"), 0o755);
+    std::fs::remove_file(task.path.join("README.md")).unwrap();
+    std::fs::create_dir(task.path.join("README.md")).unwrap();
+    std::fs::write(task.path.join("README.md/part.md"), "part\n".repeat(40)).unwrap();
+    repo.commit_all(&task.path, "shape").unwrap();
+
+    let plan = repo.plan_merge(&task, MergeMode::Auto).unwrap();
+    assert!(plan.fast_forward);
+    let before = git(&w.repo_dir, &["rev-parse", "HEAD"]);
+
+    // Killed part way: the mode changed, README.md unlinked, its folder made and a file in it
+    // half written.
+    let began = SystemTime::now();
+    set_mode(&w.repo_dir.join("app.py"), 0o755);
+    std::fs::remove_file(w.repo_dir.join("README.md")).unwrap();
+    std::fs::create_dir(w.repo_dir.join("README.md")).unwrap();
+    std::fs::write(w.repo_dir.join("README.md/part.md"), "part\n".repeat(7)).unwrap();
+    std::fs::write(w.repo_dir.join(".git/index.lock"), "").unwrap();
+
+    let repaired = repo.repair_merge(&plan, began).unwrap();
+    assert_eq!(repaired, MergeRepair::Undone { kept: Vec::new() });
+    assert_eq!(git(&w.repo_dir, &["rev-parse", "HEAD"]), before);
+    assert_eq!(
+        std::fs::read_to_string(w.repo_dir.join("README.md")).unwrap(),
+        "# App\n"
+    );
+    let mode = std::fs::metadata(w.repo_dir.join("app.py"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0, "app.py is not executable again");
+    assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
+
+    // A file of the user's where the merge would write one: refused before anything moves.
+    let merged = repo.merge(&plan).unwrap();
+    assert_eq!(merged.commit, plan.commit);
+    std::fs::write(task.path.join("new.txt"), "the task's\n").unwrap();
+    repo.commit_all(&task.path, "new").unwrap();
+    std::fs::write(w.repo_dir.join("new.txt"), "the user's\n").unwrap();
+    let err = repo.plan_merge(&task, MergeMode::Auto).unwrap_err();
+    assert!(err.to_string().contains("new.txt"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(w.repo_dir.join("new.txt")).unwrap(),
+        "the user's\n"
+    );
+    std::fs::remove_file(w.repo_dir.join("new.txt")).unwrap();
+    repo.plan_merge(&task, MergeMode::Auto)
+        .and_then(|plan| repo.merge(&plan))
+        .unwrap();
+
+    // Merged already: nothing to merge, and no empty merge commit.
+    let tip = git(&w.repo_dir, &["rev-parse", "HEAD"]);
+    let err = repo.plan_merge(&task, MergeMode::MergeCommit).unwrap_err();
+    assert!(err.to_string().contains("nothing to merge"), "{err}");
+    assert_eq!(git(&w.repo_dir, &["rev-parse", "HEAD"]), tip);
 }
 
 #[test]

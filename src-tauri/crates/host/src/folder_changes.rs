@@ -13,7 +13,8 @@ use codewright_tools::Checkpoints;
 use std::path::Path;
 
 impl Host {
-    /// The files the task changed in the project folder, by path inside it, with their hunks.
+    /// The files the task changed in the project folder, by path inside it, with their hunks
+    /// (a file it changed outside the folder, with the user's approval, by its whole path).
     pub fn folder_changes(&self, task: TaskId) -> Result<Vec<FileChange>, HostError> {
         let t = self.task(task)?;
         if t.worktree.is_some() {
@@ -92,6 +93,13 @@ impl Host {
         path: &str,
         hunk: Option<HunkRef>,
     ) -> Result<(), HostError> {
+        if Path::new(path).is_absolute() {
+            // (Listed by its whole path: the task changed it outside the project folder.)
+            return Err(HostError::new(
+                ErrorKind::BadInput,
+                format!("{path} is outside the project folder, where Revert does not write: undo the task's turn that changed it instead"),
+            ));
+        }
         let project = self.project(self.task(task)?.project_id)?;
         let root = Path::new(&project.root_path);
         let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
@@ -112,6 +120,12 @@ impl Host {
                     .is_ok_and(|p| p == Path::new(path))
             })
             .ok_or_else(moved)?;
+        // A file put back whole gets its mode from before too; one hunk of it keeps its mode now
+        // (when it is gone, the one it had before).
+        let mode = match (&hunk, &file.now) {
+            (Some(_), Some(_)) => None,
+            _ => file.before_mode,
+        };
         let content = match hunk {
             None => file.before.clone(),
             Some(wanted) => {
@@ -135,7 +149,7 @@ impl Host {
             }
         };
         checkpoints
-            .put_back(task, &file.path, content.as_deref())
+            .put_back(task, &file.path, content.as_deref(), mode)
             .map(drop)
             .map_err(|e| HostError::new(ErrorKind::Checkpoint, e))
     }

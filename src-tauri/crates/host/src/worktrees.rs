@@ -822,7 +822,15 @@ impl Host {
                     .strip_prefix(GitOp::MERGE)
                     .and_then(|plan| serde_json::from_str::<MergePlan>(plan.trim()).ok())
                 {
-                    found.push(merge_repaired(&name, &plan, repo.repair_merge(&plan)));
+                    // The mark was written just before the merge began.
+                    let began = std::fs::metadata(&cut_short)
+                        .and_then(|m| m.modified())
+                        .unwrap_or(std::time::UNIX_EPOCH);
+                    found.push(merge_repaired(
+                        &name,
+                        &plan,
+                        repo.repair_merge(&plan, began),
+                    ));
                 }
                 let _ = std::fs::remove_file(&cut_short);
             }

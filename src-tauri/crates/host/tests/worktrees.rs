@@ -189,6 +189,9 @@ async fn a_task_in_the_project_folder_is_reviewed_by_what_its_checkpoints_saved(
     let w = world();
     let task = w.host.add_task(w.project, "Greet").unwrap();
     assert!(w.host.folder_changes(task.id).unwrap().is_empty());
+    use std::os::unix::fs::PermissionsExt;
+    let app = w.repo.join("app.py");
+    std::fs::set_permissions(&app, std::fs::Permissions::from_mode(0o755)).unwrap();
     // The model reads app.py (a file is written only once read), then changes it.
     let mut events = w.host.subscribe(Some(task.id));
     w.host
@@ -300,9 +303,24 @@ async fn a_task_in_the_project_folder_is_reviewed_by_what_its_checkpoints_saved(
         "print('hello, world')\n"
     );
 
-    // Put back as it was by hand: no longer a change of the task's.
-    std::fs::write(w.repo.join("app.py"), "print('hello')\n").unwrap();
+    // Removed since: put back whole, with the mode it had before the task.
+    std::fs::remove_file(&app).unwrap();
+    w.host.revert_change(task.id, "app.py", None).unwrap();
+    assert_eq!(std::fs::read_to_string(&app).unwrap(), "print('hello')\n");
+    let mode = std::fs::metadata(&app).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755);
     assert!(w.host.folder_changes(task.id).unwrap().is_empty());
+
+    // A file outside the project folder is never written by a revert, and says so.
+    let err = w
+        .host
+        .revert_change(task.id, "/etc/hostname", None)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::BadInput, "{err:?}");
+    assert!(
+        err.message.contains("outside the project folder"),
+        "{err:?}"
+    );
 
     // A task in a worktree is read against its base instead.
     let other = w

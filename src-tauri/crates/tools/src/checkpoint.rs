@@ -63,6 +63,8 @@ pub struct ChangedFile {
     pub path: PathBuf,
     /// Its content before the task first changed it; `None`: it was not there.
     pub before: Option<Vec<u8>>,
+    /// Its permission bits then, as far as they were recorded.
+    pub before_mode: Option<u32>,
     /// Its content now; `None`: it is gone.
     pub now: Option<Vec<u8>>,
 }
@@ -324,14 +326,16 @@ impl Checkpoints {
         }
     }
 
-    /// Puts `path` (a file `task` changed) back to `content` (`None`: removed), recording what is
-    /// there now first as a restore of the task's, so it can be undone like any restore.
-    /// Written along its path without following a link, and only inside the project folder.
+    /// Puts `path` (a file `task` changed) back to `content` (`None`: removed) with `mode` (else
+    /// the mode it has now), recording what is there now first as a restore of the task's, so it
+    /// can be undone like any restore. Written along its path without following a link, and only
+    /// inside the project folder.
     pub fn put_back(
         &self,
         task: TaskId,
         path: &Path,
         content: Option<&[u8]>,
+        mode: Option<u32>,
     ) -> Result<i64, String> {
         let (root, turn) = {
             let store = self.store.lock().expect("store lock");
@@ -366,7 +370,7 @@ impl Checkpoints {
             .record_restore(task, turn, std::slice::from_ref(&now))
             .map_err(|e| format!("cannot record the revert: {e}"))?;
         match content {
-            Some(content) => crate::nofollow::write(path, content, now.mode, &root)
+            Some(content) => crate::nofollow::write(path, content, mode.or(now.mode), &root)
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
             None => {
                 crate::nofollow::remove(path, &root)
@@ -404,7 +408,12 @@ impl Checkpoints {
                 .flatten()
                 .map(|(bytes, _)| bytes);
             if before != now {
-                out.push(ChangedFile { path, before, now });
+                out.push(ChangedFile {
+                    path,
+                    before,
+                    before_mode: pre.mode,
+                    now,
+                });
             }
         }
         Ok(out)
