@@ -17,19 +17,12 @@ pub fn fails_as_before(command: &str) -> String {
     format!("`{command}` fails as it did before: nothing has changed since it last ran (its output is above). Change the code first: write the whole corrected file, its path on a line by itself, then its content in one fenced code block.")
 }
 
-/// The messages to send instead of `messages` while the check commands `failing` fail (see the
-/// module's doc), or `None` when there is no failing result of theirs to show since the user's
-/// last message. `root` is the project, where the changed files are read; `sent_back` says
-/// the model's last answer ended its work without a change (it is not among those sent).
-pub fn request(
-    messages: &[Message],
-    root: &Path,
-    failing: &[String],
-    sent_back: bool,
-) -> Option<Vec<Message>> {
+/// Where the user's last message and the files read for it with it end (an index into
+/// `messages`).
+fn opening(messages: &[Message]) -> Option<usize> {
     let asked = messages.iter().rposition(|m| m.role == Role::User)?;
     // The files shown with the task (read for the model before its first answer).
-    let opening = match messages.get(asked + 1..asked + 3) {
+    Some(match messages.get(asked + 1..asked + 3) {
         Some([reads, results])
             if reads.role == Role::Assistant
                 && results.role == Role::Tool
@@ -42,7 +35,39 @@ pub fn request(
             asked + 2
         }
         _ => asked,
-    };
+    })
+}
+
+/// What a small model that went round in circles (the same calls failing the same way three
+/// times) is sent once instead of being stopped: the task and the files read for it, then
+/// [`START_AGAIN`] — none of its answers since. Recorded on leap: told by the tools that it had
+/// read the stub already, a 1.5B model asked for it again three times, each time shown its own
+/// last request; the same model, given the task afresh, writes the file.
+pub fn start_again(messages: &[Message]) -> Option<Vec<Message>> {
+    let opening = opening(messages)?;
+    Some(
+        messages[..=opening]
+            .iter()
+            .cloned()
+            .chain(std::iter::once(Message::user(START_AGAIN)))
+            .collect(),
+    )
+}
+
+/// The last words of a request that starts a small model again ([`start_again`]).
+pub const START_AGAIN: &str = "Everything you need is above: do not read or list files again. Write the change now: the file's path on a line by itself, then its whole new content in one fenced code block.";
+
+/// The messages to send instead of `messages` while the check commands `failing` fail (see the
+/// module's doc), or `None` when there is no failing result of theirs to show since the user's
+/// last message. `root` is the project, where the changed files are read; `sent_back` says
+/// the model's last answer ended its work without a change (it is not among those sent).
+pub fn request(
+    messages: &[Message],
+    root: &Path,
+    failing: &[String],
+    sent_back: bool,
+) -> Option<Vec<Message>> {
+    let opening = opening(messages)?;
     let since = &messages[opening + 1..];
     // Each failing check's latest output, and where its result is.
     let mut outputs: Vec<(String, String)> = Vec::new();

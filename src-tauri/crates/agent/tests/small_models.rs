@@ -108,6 +108,8 @@ async fn a_run_says_what_its_tools_did_and_an_answer_alone_is_said_as_such() {
 }
 
 const STUB: &str = "def leap_year(year):\n    pass\n";
+/// What a small model started again is told last (`focus::START_AGAIN`).
+const START_AGAIN: &str = "do not read or list files again";
 const SOLVED: &str =
     "def leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n";
 
@@ -331,8 +333,8 @@ async fn an_unreadable_call_gets_one_corrective_turn() {
 
 /// A model that makes the same call over and over, refused the same way each time (recorded:
 /// Qwen2.5-Coder-1.5B wrote one `write_file` twenty times, each "would not change leap.py"), is
-/// stopped after the third; a change it makes with a call of its own is checked like one in
-/// words.
+/// started again once after the third, with only the task, and stopped after the third again; a
+/// change it makes with a call of its own is checked like one in words.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked() {
     use codewright_protocol::AgentEvent;
@@ -356,16 +358,29 @@ async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked
         }
     }
     assert_eq!(handle.wait().await, RunOutcome::Done);
-    assert_eq!(world.server.requests().len(), 3, "stopped after the third");
+    assert_eq!(
+        world.server.requests().len(),
+        6,
+        "started again after the third, stopped after the sixth"
+    );
     assert!(
-        notices.iter().any(|n| n.contains("same calls three times")),
+        notices.iter().any(|n| n.contains("asked once more")),
         "{notices:?}"
     );
+    assert!(
+        notices.iter().any(|n| n.contains("the run stops here")),
+        "{notices:?}"
+    );
+    // Started again with the task and the file read for it, none of its answers.
+    let again = &world.server.requests()[3];
+    assert!(common::last_text(again).contains(START_AGAIN), "{again}");
+    let sent = again["messages"].to_string();
+    assert!(!sent.contains("\"name\":\"write_file\""), "{sent}");
     // Each answer's write came with the user's check; failing as before, with nothing changed,
     // its output was not shown again. The write of the file as it is was refused as such.
     assert_eq!(
         std::fs::read_to_string(world.path("log")).unwrap(),
-        "checked\n".repeat(3)
+        "checked\n".repeat(6)
     );
     // (Sent as `focus` sends it: the failure once, then what the model did since.)
     let requests = world.server.requests();
@@ -385,6 +400,37 @@ async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked
         sent.contains("Run again with nothing changed, it fails the same way."),
         "{sent}"
     );
+}
+
+/// A small model that asks again and again for a file it was shown (recorded on leap: three
+/// `read_file` calls of the stub, each refused as read already) is given the task afresh and
+/// writes the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_going_round_in_circles_is_started_again_once() {
+    use serde_json::json;
+    let world = World::new(Arc::new(
+        |_, body: &serde_json::Value| match common::last_text(body).contains(START_AGAIN) {
+            true => text(&format!("leap.py\n```python\n{SOLVED}```")),
+            false => common::calls(&[("read_file", json!({"path": "leap.py"}))]),
+        },
+    ))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(world.path("check.sh"), "grep -q 'year % 4' leap.py\n").unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement the stub in leap.py; check with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        SOLVED
+    );
+    // Three reads, then the start again, whose change passes the check and ends the run.
+    assert_eq!(world.server.requests().len(), 4);
 }
 
 /// A small model that says it changed the file without writing it (seen: "The function

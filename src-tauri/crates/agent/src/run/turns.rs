@@ -858,6 +858,8 @@ impl Run {
         // within the iteration limit, one that keeps only talking is not.)
         let (mut reminded, mut reminded_at) = (0u32, 0u32);
         let mut repeated = 0u32;
+        // A small model going round in circles is started again once before it is stopped.
+        let (mut started_again, mut start_again_now) = (false, false);
         let mut told_images = false;
         let mut overflow_retried = false;
         let mut iteration = 0u32;
@@ -931,9 +933,12 @@ impl Run {
                     )
                 })
                 .filter(|(failing, _)| !failing.is_empty());
-            let focused = failing.and_then(|(failing, root)| {
-                crate::focus::request(&view.messages, root, &failing, sent_back.is_some())
-            });
+            let focused = match std::mem::take(&mut start_again_now) {
+                true => crate::focus::start_again(&view.messages),
+                false => failing.and_then(|(failing, root)| {
+                    crate::focus::request(&view.messages, root, &failing, sent_back.is_some())
+                }),
+            };
             let sent = focused.as_deref().unwrap_or(&view.messages);
             if let Some(words) = self.words.as_ref().filter(|w| w.small) {
                 words.reads.lock().expect("reads lock").shown = shown_reads(sent);
@@ -1170,7 +1175,12 @@ impl Run {
                 })
                 .collect();
             self.push(view, Message::new(Role::Tool, results))?;
-            if repeated >= 2 {
+            if repeated >= 2 && !started_again && self.words.as_ref().is_some_and(|w| w.small) {
+                started_again = true;
+                start_again_now = true;
+                (repeated, last_exchange) = (0, None);
+                self.notice("The model made the same calls three times in a row and they failed the same way each time; it is asked once more with only the task and its files.");
+            } else if repeated >= 2 {
                 self.notice("The model made the same calls three times in a row and they failed the same way each time, so the run stops here rather than go round in circles. Send a message to continue.");
                 return Ok(RunOutcome::Done);
             }
