@@ -159,7 +159,8 @@ fn a_new_users_path_through_a_task_window() {
     let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
     std::fs::write(folder.join("notes.txt"), &original).unwrap();
     let bus = NotificationBus::start();
-    let desktop = Desktop::start_with(&data, &bus.env());
+    let env: Vec<(&str, &str)> = bus.env().into_iter().chain(GIT_IDENTITY).collect();
+    let desktop = Desktop::start_with(&data, &env);
     let app = desktop.launch();
     let task_window = open_task_window(&app);
 
@@ -388,7 +389,12 @@ fn a_new_users_path_through_a_task_window() {
     );
 
     // 3c. The task works in the project folder: its Changes are each file it changed, as it was
-    // before the task against it now; a comment on a line reaches the agent.
+    // before the task against it now; a hunk reverted, the task's files committed on the
+    // folder's branch, and a comment on a line reaches the agent. (The folder becomes a git
+    // repository now, holding the task's work as it is.)
+    git(&folder, &["init", "-q", "-b", "main"]);
+    git(&folder, &["add", "-A"]);
+    git(&folder, &["commit", "-qm", "Before the review"]);
     app.click("#changes-open");
     app.wait_until(
         "the folder task's changes",
@@ -401,11 +407,11 @@ fn a_new_users_path_through_a_task_window() {
     );
     assert_eq!(
         app.js(
-            "return [...document.querySelectorAll('#changes-dialog button')].filter(b => b.offsetParent !== null).map(b => b.textContent).filter(t => /Commit|Merge|Discard|Pull/.test(t)).length",
+            "return [...document.querySelectorAll('#changes-dialog button')].filter(b => b.offsetParent !== null).map(b => b.textContent).filter(t => /Commit|Merge|Discard|Pull/.test(t))",
             json!([]),
         ),
-        0,
-        "nothing to commit or merge from a folder task's review: its work is in the folder"
+        json!(["Commit…"]),
+        "a folder task's work is committed, never merged: it is in the folder"
     );
     save_screenshot("task-changes-in-folder", &app.screenshot());
     // Its second hunk (the line the user added in the editor) reverted: gone from the disk.
@@ -424,6 +430,32 @@ fn a_new_users_path_through_a_task_window() {
     assert!(std::fs::read_to_string(folder.join("notes.txt"))
         .unwrap()
         .contains("line seven\n"));
+    // Committed with the drafted message: the task's file alone, on main.
+    std::fs::write(folder.join("mine.txt"), "not the task's\n").unwrap();
+    script(vec![Reply::Text("Take the user's line out".into())]);
+    app.click("#changes-commit");
+    app.wait_until(
+        "the drafted message",
+        WAIT,
+        "return document.getElementById('commit-message')?.value ?? null",
+        |v| v == "Take the user's line out",
+    );
+    app.click("#finish-dialog-submit");
+    app.wait_until(
+        "the commit made",
+        WAIT,
+        "return document.querySelector('#finish-dialog')?.open ?? false",
+        |v| v == false,
+    );
+    assert_eq!(
+        git(&folder, &["log", "-1", "--format=%s"]),
+        "Take the user's line out"
+    );
+    assert_eq!(
+        git(&folder, &["show", "--name-only", "--format=", "HEAD"]),
+        "notes.txt"
+    );
+    assert_eq!(git(&folder, &["status", "--porcelain"]), "?? mine.txt");
     app.click(".change-file[data-path='notes.txt'] tr[data-line='2'] .diff-text");
     app.find(".review-comment textarea")
         .type_text("Use a plain hyphen here.");

@@ -126,17 +126,18 @@ pub fn get_task(state: State<'_, AppState>, id: TaskId) -> Result<Task> {
 /// A new task; `worktree`: in a git worktree of its own, on a new branch from the project's
 /// current branch.
 #[tauri::command]
-pub fn create_task(
+pub async fn create_task(
     state: State<'_, AppState>,
     project_id: ProjectId,
     title: String,
     worktree: Option<bool>,
 ) -> Result<Task> {
-    let host = state.host()?;
-    let task = match worktree.unwrap_or(false) {
-        true => host.add_task_in_worktree(project_id, Some(&title), None, None)?,
-        false => host.add_task(project_id, &title)?,
-    };
+    // (Making a worktree is git's checkout of the whole project: not on the window's thread.)
+    let task = crate::worktrees::off_runtime(&state, move |host| match worktree.unwrap_or(false) {
+        true => host.add_task_in_worktree(project_id, Some(&title), None, None),
+        false => host.add_task(project_id, &title),
+    })
+    .await?;
     state.changed();
     Ok(task)
 }

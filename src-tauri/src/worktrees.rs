@@ -11,11 +11,30 @@ use codewright_host::standing::{Standing, StandingWatch};
 use codewright_host::worktrees::{
     Committed, Discarded, HunkRef, Merge, PullRequestChecks, ReviewComment, TaskChanges,
 };
-use codewright_host::Sent;
+use codewright_host::{Host, HostError, Sent};
 use codewright_protocol::{ProjectId, Task, TaskId};
 use serde::Serialize;
 use std::sync::Mutex;
 use tauri::{AppHandle, Emitter, EventTarget, Runtime, State};
+
+/// Runs `job` on the host on a thread of its own, off the async runtime's few threads (two on a
+/// two-core machine) and off the window's: git on a large repository — a worktree made, a
+/// review read, a merge — takes seconds, and every run's streaming shares those threads.
+pub(crate) async fn off_runtime<T: Send + 'static>(
+    state: &AppState,
+    job: impl FnOnce(&Host) -> std::result::Result<T, HostError> + Send + 'static,
+) -> Result<T> {
+    let host = state.host()?.clone();
+    tauri::async_runtime::spawn_blocking(move || job(&host))
+        .await
+        .map_err(|e| crate::error::CommandError {
+            kind: codewright_protocol::ErrorKind::Setup,
+            message: format!("the work stopped before it ended: {e}; look at the task again"),
+            fatal: false,
+            saved: false,
+        })?
+        .map_err(Into::into)
+}
 
 /// Name of the event that tells the main window where a worktree task's branch stands now.
 pub const STANDING_EVENT: &str = "standing";
@@ -98,7 +117,7 @@ pub async fn follow_standings<R: Runtime>(
 /// Everything the task changed against its base, by file and hunk, and where its branch stands.
 #[tauri::command]
 pub async fn task_changes(state: State<'_, AppState>, task_id: TaskId) -> Result<TaskChanges> {
-    Ok(state.host()?.task_changes(task_id)?)
+    off_runtime(&state, move |host| host.task_changes(task_id)).await
 }
 
 /// What a task working in the project folder changed: each file its checkpoints saved against
@@ -108,7 +127,7 @@ pub async fn folder_changes(
     state: State<'_, AppState>,
     task_id: TaskId,
 ) -> Result<Vec<codewright_host::worktrees::FileChange>> {
-    Ok(state.host()?.folder_changes(task_id)?)
+    off_runtime(&state, move |host| host.folder_changes(task_id)).await
 }
 
 /// Puts a file of the change (or one of its hunks) back as it was at the base.
@@ -119,7 +138,7 @@ pub async fn revert_change(
     path: String,
     hunk: Option<HunkRef>,
 ) -> Result<()> {
-    Ok(state.host()?.revert_change(task_id, &path, hunk)?)
+    off_runtime(&state, move |host| host.revert_change(task_id, &path, hunk)).await
 }
 
 /// Sends the comments written on the change's lines to the agent, as one message.
@@ -146,7 +165,10 @@ pub async fn commit_task(
     task_id: TaskId,
     message: String,
 ) -> Result<Committed> {
-    let committed = state.host()?.commit_task(task_id, Some(&message))?;
+    let committed = off_runtime(&state, move |host| {
+        host.commit_task(task_id, Some(&message))
+    })
+    .await?;
     state.changed();
     Ok(committed)
 }
@@ -157,21 +179,21 @@ pub async fn merge_task(
     task_id: TaskId,
     mode: Merge,
 ) -> Result<codewright_host::worktrees::Merged> {
-    let merged = state.host()?.merge_task(task_id, mode)?;
+    let merged = off_runtime(&state, move |host| host.merge_task(task_id, mode)).await?;
     state.changed();
     Ok(merged)
 }
 
 #[tauri::command]
 pub async fn discard_task(state: State<'_, AppState>, task_id: TaskId) -> Result<Discarded> {
-    let discarded = state.host()?.discard_task(task_id)?;
+    let discarded = off_runtime(&state, move |host| host.discard_task(task_id)).await?;
     state.changed();
     Ok(discarded)
 }
 
 #[tauri::command]
 pub async fn restore_task(state: State<'_, AppState>, task_id: TaskId) -> Result<Task> {
-    let task = state.host()?.restore_task(task_id)?;
+    let task = off_runtime(&state, move |host| host.restore_task(task_id)).await?;
     state.changed();
     Ok(task)
 }
@@ -201,7 +223,10 @@ pub async fn open_pull_request(
     title: String,
     body: String,
 ) -> Result<String> {
-    let url = state.host()?.open_pull_request(task_id, &title, &body)?;
+    let url = off_runtime(&state, move |host| {
+        host.open_pull_request(task_id, &title, &body)
+    })
+    .await?;
     state.changed();
     Ok(url)
 }
@@ -212,5 +237,5 @@ pub async fn pull_request_checks(
     state: State<'_, AppState>,
     task_id: TaskId,
 ) -> Result<PullRequestChecks> {
-    Ok(state.host()?.pull_request_checks(task_id)?)
+    off_runtime(&state, move |host| host.pull_request_checks(task_id)).await
 }

@@ -139,7 +139,7 @@ async function open() {
   performance.mark('changes-open');
   const dialog = $('#changes-dialog');
   dialog.replaceChildren(skeleton());
-  // A task in the project folder: reviewed and commented on; its work is already where it goes.
+  // A task in the project folder: reviewed, commented on and committed (only its files); never merged.
   dialog.dataset.folder = String(!view.task?.worktree);
   dialog.showModal();
   await refresh();
@@ -423,10 +423,14 @@ async function commit() {
       if (!typed && !message.value) message.value = view.task?.title ?? '';
       note.textContent = `No message could be drafted (${messageOf(e)}); the task’s title is used — edit it as you like.`;
     });
+  const { worktree, status, changes } = view.review;
+  const files = changes.files.filter((f) => !f.path.startsWith('/')).length;
   const committed = await ask($('#finish-dialog'), {
-    title: `Commit on ${view.review.worktree.branch}`,
+    title: worktree ? `Commit on ${worktree.branch}` : 'Commit the task’s files',
     body: [
-      h('p', { class: 'dialog-message', text: `Commits everything not committed yet (${view.review.status.uncommitted.length} files) on the task’s branch.` }),
+      h('p', { class: 'dialog-message', text: worktree
+        ? `Commits everything not committed yet (${status.uncommitted.length} files) on the task’s branch.`
+        : `Commits the ${files === 1 ? 'file' : `${files} files`} this task changed, as they are now, on the project folder’s current branch. Other changes in the folder, staged or not, are left as they are.` }),
       h('label', { class: 'field' }, h('span', { class: 'field-label', text: 'Message' }), message),
       note,
     ],

@@ -105,7 +105,8 @@ pub enum TasksCommand {
         #[arg(long)]
         stat: bool,
     },
-    /// Commit everything not committed in a task's worktree, on its branch.
+    /// Commit everything not committed in a task's worktree, on its branch; for a task in the
+    /// project folder, only the files it changed, on the folder's current branch.
     Commit {
         id: TaskId,
         /// The commit message (default: the task's title).

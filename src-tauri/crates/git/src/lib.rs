@@ -330,6 +330,102 @@ impl Repo {
         Ok(Some(self.commit_in(worktree)?))
     }
 
+    /// Commits `files` (paths inside `folder`, each as it is now there — a file gone is
+    /// committed as removed) and nothing else on the branch checked out in `folder`: the commit
+    /// is made from HEAD in a temporary index, so another file the user changed or staged stays
+    /// as it was, staged or not; the folder's own index then takes those files as committed.
+    /// `None`: they are as HEAD has them already.
+    pub fn commit_files(
+        &self,
+        folder: &Path,
+        files: &[String],
+        message: &str,
+    ) -> Result<Option<String>> {
+        if message.trim().is_empty() {
+            return Err(GitError::Refused(
+                "a commit needs a message: write one".into(),
+            ));
+        }
+        let head = git_output(folder, ["symbolic-ref", "-q", "HEAD"])?;
+        if !head.status.success() {
+            return Err(GitError::Refused(format!(
+                "{} is not on a branch (its HEAD is detached): check a branch out, then commit",
+                folder.display()
+            )));
+        }
+        let before = stdout_line(&run_in(folder, ["rev-parse", "HEAD"])?);
+        let paths: Vec<String> = files.iter().map(|f| literal_path(f)).collect();
+        // A file the repository ignores is not the commit's (`git add` would refuse it).
+        let mut args = vec![
+            "ls-files".to_string(),
+            "-z".into(),
+            "--others".into(),
+            "--ignored".into(),
+            "--exclude-standard".into(),
+            "--".into(),
+        ];
+        args.extend(paths.iter().cloned());
+        let ignored = run_in(folder, args)?;
+        let ignored: Vec<String> = ignored
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect();
+        let taken: Vec<&String> = files.iter().filter(|f| !ignored.contains(f)).collect();
+        if taken.is_empty() {
+            return Ok(None);
+        }
+        let index = TempIndex::new()?;
+        let env = [("GIT_INDEX_FILE", index.path())];
+        run_with(folder, ["read-tree", "HEAD"], &env)?;
+        // Each file as it is now: added, changed, or — gone — removed (one gone and never
+        // committed is nothing).
+        for some in taken.chunks(500) {
+            let mut args = vec![
+                "update-index".to_string(),
+                "--add".into(),
+                "--remove".into(),
+                "--".into(),
+            ];
+            args.extend(some.iter().map(|f| f.to_string()));
+            run_with(folder, args, &env)?;
+        }
+        let tree = stdout_line(&run_with(folder, ["write-tree"], &env)?);
+        if tree == stdout_line(&run_in(folder, ["rev-parse", "HEAD^{tree}"])?) {
+            return Ok(None);
+        }
+        let out = git_output(folder, ["commit-tree", &tree, "-p", &before, "-m", message])?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if stderr.contains("user.email") || stderr.contains("Author identity unknown") {
+                return Err(GitError::Refused(
+                    "git does not know who you are: set it with `git config --global user.name \"Your Name\"` and `git config --global user.email you@example.com`, then commit again".into(),
+                ));
+            }
+            return Err(failed("commit-tree", &out));
+        }
+        let commit = stdout_line(&out);
+        // Only if HEAD is still where it was read (its branch moves with it).
+        run_in(
+            folder,
+            [
+                "update-ref",
+                "-m",
+                "commit (Codewright)",
+                "HEAD",
+                &commit,
+                &before,
+            ],
+        )?;
+        for some in paths.chunks(500) {
+            let mut args = vec!["reset".to_string(), "-q".into(), "--".into()];
+            args.extend(some.iter().cloned());
+            run_in(folder, args)?;
+        }
+        Ok(Some(commit))
+    }
+
     fn commit_in(&self, worktree: &Path) -> Result<String> {
         Ok(stdout_line(&run_in(worktree, ["rev-parse", "HEAD"])?))
     }
@@ -682,6 +778,11 @@ fn inside(worktree: &Path, path: &str) -> Result<PathBuf> {
         }
     }
     Ok(at)
+}
+
+/// `path` (relative to the folder git runs in) as a pathspec that means only itself.
+pub(crate) fn literal_path(path: &str) -> String {
+    format!(":(literal){path}")
 }
 
 /// One commit (parent: HEAD) holding the folder's files as they are now, made in a temporary

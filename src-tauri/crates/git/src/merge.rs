@@ -289,7 +289,7 @@ impl Repo {
         let mut changes = tree_changes(checkout, &plan.before, &plan.commit)?;
         changes.sort_by_key(|change| change.after == ABSENT);
         for change in changes {
-            touched.push(literal(&change.path));
+            touched.push(crate::literal_path(&change.path));
             let before = Side::of(checkout, &plan.before, &change.before, &change.path)?;
             let merged = Side::of(checkout, &plan.commit, &change.after, &change.path)?;
             let written_by_merge = match Side::in_folder(checkout, &change.path) {
@@ -307,7 +307,12 @@ impl Repo {
                 Side::Absent => remove_file_and_empty_folders(checkout, &change.path),
                 _ => drop(run_in(
                     checkout,
-                    ["checkout", &plan.before, "--", &literal(&change.path)],
+                    [
+                        "checkout",
+                        &plan.before,
+                        "--",
+                        &crate::literal_path(&change.path),
+                    ],
                 )?),
             }
         }
@@ -459,11 +464,6 @@ fn executable(meta: &std::fs::Metadata) -> bool {
 #[cfg(not(unix))]
 fn executable(_: &std::fs::Metadata) -> bool {
     false
-}
-
-/// `path` as a pathspec that means only itself.
-fn literal(path: &str) -> String {
-    format!(":(literal){path}")
 }
 
 /// Removes a file the merge had written, and the folders it left empty.

@@ -373,6 +373,69 @@ fn a_merge_cut_short_puts_back_a_mode_and_a_file_that_became_a_folder() {
 }
 
 #[test]
+fn a_folder_tasks_files_are_committed_and_nothing_else() {
+    let w = World::new();
+    let repo = w.repo();
+    let dir = &w.repo_dir;
+    std::fs::write(dir.join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(dir.join("gone.txt"), "bye\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "more"]);
+    // The user's own work: one change staged, one not.
+    std::fs::write(dir.join("README.md"), "# App, staged\n").unwrap();
+    git(dir, &["add", "README.md"]);
+    std::fs::write(dir.join(".gitignore"), "*.log\n*.tmp\n").unwrap();
+    // The task's: a change, a new file in a new folder, a removal, an ignored file.
+    std::fs::write(dir.join("app.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    std::fs::create_dir_all(dir.join("notes")).unwrap();
+    std::fs::write(dir.join("notes/new.txt"), "new\n").unwrap();
+    std::fs::remove_file(dir.join("gone.txt")).unwrap();
+    std::fs::write(dir.join("run.log"), "log\n").unwrap();
+    let files: Vec<String> = ["app.py", "notes/new.txt", "gone.txt", "run.log"]
+        .map(String::from)
+        .to_vec();
+    let before = git(dir, &["rev-parse", "HEAD"]);
+
+    let err = repo.commit_files(dir, &files, "  ").unwrap_err();
+    assert!(err.to_string().contains("message"), "{err}");
+    let commit = repo
+        .commit_files(dir, &files, "The task's work")
+        .unwrap()
+        .expect("a commit");
+    assert_eq!(git(dir, &["rev-parse", "HEAD"]), commit);
+    assert_eq!(git(dir, &["rev-parse", "HEAD^"]), before);
+    assert_eq!(
+        git(dir, &["symbolic-ref", "--short", "HEAD"]),
+        "main",
+        "on the branch"
+    );
+    let changed = git(
+        dir,
+        &["diff-tree", "--no-commit-id", "--name-status", "-r", "HEAD"],
+    );
+    assert_eq!(
+        changed, "M\tapp.py\nD\tgone.txt\nA\tnotes/new.txt",
+        "{changed}"
+    );
+    // The user's work is as it was: staged still staged, the other not.
+    assert_eq!(git(dir, &["diff", "--cached", "--name-only"]), "README.md");
+    assert_eq!(git(dir, &["diff", "--name-only"]), ".gitignore");
+    assert_eq!(
+        git(dir, &["ls-files", "--others", "--exclude-standard"]),
+        "",
+        "nothing of the task's left out but the ignored log"
+    );
+    // Committed already: nothing more.
+    assert_eq!(repo.commit_files(dir, &files, "again").unwrap(), None);
+
+    // A folder whose HEAD is detached is refused.
+    git(dir, &["checkout", "-q", "--detach"]);
+    std::fs::write(dir.join("app.py"), "changed\n").unwrap();
+    let err = repo.commit_files(dir, &files, "x").unwrap_err();
+    assert!(err.to_string().contains("not on a branch"), "{err}");
+}
+
+#[test]
 fn a_base_checked_out_nowhere_is_merged_without_a_checkout() {
     let w = World::new();
     git(&w.repo_dir, &["branch", "release"]);

@@ -155,6 +155,42 @@ impl Host {
     }
 }
 
+impl Host {
+    /// Commits the files the task changed in the project folder — those inside it, as they are
+    /// now — and nothing else, on the folder's current branch (caller holds the task).
+    pub(crate) fn commit_folder_task(
+        &self,
+        task: TaskId,
+        message: Option<&str>,
+    ) -> Result<crate::worktrees::Committed, HostError> {
+        let t = self.task(task)?;
+        let project = self.project(t.project_id)?;
+        let root = Path::new(&project.root_path);
+        let repo = codewright_git::Repo::discover(root)?;
+        let files: Vec<String> = self
+            .folder_changes(task)?
+            .into_iter()
+            .map(|f| f.path)
+            .filter(|p| !Path::new(p).is_absolute())
+            .collect();
+        if files.is_empty() {
+            return Err(HostError::new(
+                ErrorKind::BadInput,
+                format!(
+                    "task {} has changed no file in the project folder: there is nothing to commit",
+                    task.0
+                ),
+            ));
+        }
+        let message = message.map(str::to_string).unwrap_or(t.title);
+        let commit = repo.commit_files(root, &files, &message)?;
+        Ok(crate::worktrees::Committed {
+            commit,
+            branch: repo.current_branch()?.unwrap_or_else(|| "HEAD".into()),
+        })
+    }
+}
+
 /// `files` as a unified diff (`a/` before the task, `b/` now).
 pub fn patch_of(files: &[FileChange]) -> String {
     let mut out = String::new();

@@ -560,6 +560,14 @@ pub fn save_model(
             "Top-p is a share of the likeliest words, more than 0 and at most 1.",
         ));
     }
+    // The grammar is asked of the server in the OpenAI chat request's `response_format`, as
+    // llama.cpp's servers take it; any other server would be sent no tools and no grammar.
+    if form.constrained && !(server.is_local() && server.protocol == Protocol::OpenAiChat) {
+        return Err(field(
+            "constrained",
+            format!("Constrained answers are for a model on a local server that speaks the OpenAI chat protocol (llama.cpp's llama-server, llama-cpp-python); {provider_name} is not one. Leave it off for this model."),
+        ));
+    }
     let seed = match form.seed {
         None => None,
         Some(s) if s.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&s) => Some(s as u32),

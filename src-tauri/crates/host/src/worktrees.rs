@@ -385,10 +385,14 @@ impl Host {
         })
     }
 
-    /// Commits everything not committed in the task's worktree, on its branch; `message`
-    /// (`None`: the task's title).
+    /// Commits everything not committed in the task's worktree, on its branch — or, for a task
+    /// working in the project folder, the files it changed there and nothing else, on the
+    /// folder's current branch; `message` (`None`: the task's title).
     pub fn commit_task(&self, task: TaskId, message: Option<&str>) -> Result<Committed, HostError> {
         let _held = self.hold(task, "the task is running; commit once it stops")?;
+        if self.task(task)?.worktree.is_none() {
+            return self.commit_folder_task(task, message);
+        }
         let (t, tree, repo) = self.worktree_of(task, WorktreeState::Active)?;
         ensure_there(&as_git(&tree))?;
         let message = message.map(str::to_string).unwrap_or(t.title);
@@ -501,15 +505,25 @@ impl Host {
     /// A commit message for what the task changed, written by the small model (else the main
     /// one) from the task's title and its diff.
     pub async fn draft_commit_message(&self, task: TaskId) -> Result<String, HostError> {
-        let review = self.task_changes(task)?;
-        let title = self.task(task)?.title;
-        if review.changes.files.is_empty() {
+        let t = self.task(task)?;
+        let (files, mut patch) = match t.worktree {
+            Some(_) => {
+                let review = self.task_changes(task)?;
+                (review.changes.files, review.changes.patch)
+            }
+            None => {
+                let files = self.folder_changes(task)?;
+                let patch = crate::folder_changes::patch_of(&files);
+                (files, patch)
+            }
+        };
+        let title = t.title;
+        if files.is_empty() {
             return Err(HostError::new(
                 ErrorKind::BadInput,
                 format!("task {} has changed nothing to commit", task.0),
             ));
         }
-        let mut patch = review.changes.patch.clone();
         if patch.len() > COMMIT_PROMPT_DIFF_CHARS {
             let mut end = COMMIT_PROMPT_DIFF_CHARS;
             while !patch.is_char_boundary(end) {
@@ -518,9 +532,7 @@ impl Host {
             patch.truncate(end);
             patch.push_str("\n[… the rest of the diff is left out]\n");
         }
-        let files: Vec<String> = review
-            .changes
-            .files
+        let files: Vec<String> = files
             .iter()
             .map(|f| {
                 format!(

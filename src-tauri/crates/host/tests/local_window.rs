@@ -145,4 +145,13 @@ async fn a_local_model_described_without_its_window_is_asked_of_its_server() {
     assert_eq!(model.info.sampling.temperature, Some(0.2));
     let told = save_model(&store, &form("coder@llama", Some(8_192))).unwrap();
     assert!(told.known && told.context_window == 8_192, "{told:?}");
+    // Constrained answers only where the server takes the grammar: a local OpenAI-chat server.
+    let constrained = |id: &str| ModelForm {
+        constrained: true,
+        ..form(id, Some(8_192))
+    };
+    assert!(save_model(&store, &constrained("coder@llama")).is_ok());
+    let err = save_model(&store, &constrained("gpt-4o@openai")).unwrap_err();
+    assert_eq!(err.field, "constrained", "{err:?}");
+    assert!(err.message.contains("local server"), "{err:?}");
 }

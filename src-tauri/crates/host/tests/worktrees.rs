@@ -257,6 +257,21 @@ async fn a_task_in_the_project_folder_is_reviewed_by_what_its_checkpoints_saved(
         "{patch}"
     );
 
+    // Committed from the review: the task's two files and nothing else, on the folder's branch.
+    let done = w
+        .host
+        .commit_task(task.id, Some("Greet the world"))
+        .unwrap();
+    assert_eq!(done.branch, "main");
+    assert_eq!(git(&w.repo, &["rev-parse", "HEAD"]), done.commit.unwrap());
+    assert_eq!(
+        git(&w.repo, &["show", "--name-only", "--format=", "HEAD"]),
+        "app.py\nnotes/today.md"
+    );
+    assert_eq!(git(&w.repo, &["status", "--porcelain"]), "?? other.txt");
+    let again = w.host.commit_task(task.id, None).unwrap();
+    assert_eq!(again.commit, None, "nothing more to commit");
+
     // Reverted from the review: a new file goes; a hunk as it was shown, and a stale one refused.
     w.host
         .revert_change(task.id, "notes/today.md", None)
