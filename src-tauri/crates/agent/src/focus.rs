@@ -60,12 +60,15 @@ pub const START_AGAIN: &str = "Everything you need is above: do not read or list
 /// The messages to send instead of `messages` while the check commands `failing` fail (see the
 /// module's doc), or `None` when there is no failing result of theirs to show since the user's
 /// last message. `root` is the project, where the changed files are read; `sent_back` says
-/// the model's last answer ended its work without a change (it is not among those sent).
+/// the model's last answer ended its work without a change (it is not among those sent);
+/// `best` is the version of its work that did best so far, shown instead of the files now
+/// when they do worse.
 pub fn request(
     messages: &[Message],
     root: &Path,
     failing: &[String],
     sent_back: bool,
+    best: Option<&Best>,
 ) -> Option<Vec<Message>> {
     let opening = opening(messages)?;
     let since = &messages[opening + 1..];
@@ -96,34 +99,38 @@ pub fn request(
         outputs.push((command.clone(), text));
     }
     let last = last?;
-    // The files it changed, as they are now.
-    let mut changed: Vec<String> = Vec::new();
-    for call in since.iter().flat_map(|m| m.tool_calls()) {
-        if call.name != crate::written::WRITE_FILE && call.name != crate::written::EDIT_FILE {
-            continue;
-        }
-        let path = serde_json::from_str::<serde_json::Value>(call.arguments)
-            .ok()
-            .and_then(|a| a["path"].as_str().map(String::from));
-        if let Some(path) = path.filter(|p| !changed.contains(p)) {
-            changed.push(path);
-        }
-    }
     let mut focus = String::new();
-    for path in &changed {
-        let Some(content) = crate::written::current(root, path, MAX_SHOWN) else {
-            continue;
-        };
-        let content = if content.ends_with('\n') || content.is_empty() {
-            content
-        } else {
-            content + "\n"
-        };
-        focus.push_str(&format!("{path} is now:\n````\n{content}````\n\n"));
-    }
-    for (command, output) in &outputs {
-        let output = output.trim_end();
-        focus.push_str(&format!("`{command}` fails:\n````\n{output}\n````\n\n"));
+    let now = outputs.iter().map(|(_, o)| score(o)).sum::<Option<u64>>();
+    match best.filter(|b| now.is_some_and(|now| now > b.score)) {
+        // Worse than an earlier version: that version is what it starts from again.
+        Some(best) => {
+            focus.push_str("Your last change made more of the checks fail than an earlier version of yours did. Start again from that earlier version; here it is, with what still failed then.\n\n");
+            for (path, content) in &best.files {
+                focus.push_str(&format!(
+                    "{path} was then:\n````\n{}````\n\n",
+                    ended(content)
+                ));
+            }
+            for (command, output) in &best.outputs {
+                let output = output.trim_end();
+                focus.push_str(&format!(
+                    "`{command}` failed then:\n````\n{output}\n````\n\n"
+                ));
+            }
+        }
+        None => {
+            // The files it changed, as they are now.
+            for (path, content) in changed_files(since, root) {
+                focus.push_str(&format!(
+                    "{path} is now:\n````\n{}````\n\n",
+                    ended(&content)
+                ));
+            }
+            for (command, output) in &outputs {
+                let output = output.trim_end();
+                focus.push_str(&format!("`{command}` fails:\n````\n{output}\n````\n\n"));
+            }
+        }
     }
     // What it looked up since the failure (its calls and their results), not what it said,
     // nor its runs of the failing check again.
@@ -176,6 +183,101 @@ pub fn request(
 }
 
 /// The command a call of `name` with `arguments` runs, if it is a `bash` call.
+/// The files the calls in `messages` changed, with their content now (those that are text and
+/// not too long to show).
+fn changed_files(messages: &[Message], root: &Path) -> Vec<(String, String)> {
+    let mut changed: Vec<String> = Vec::new();
+    for call in messages.iter().flat_map(|m| m.tool_calls()) {
+        if call.name != crate::written::WRITE_FILE && call.name != crate::written::EDIT_FILE {
+            continue;
+        }
+        let path = serde_json::from_str::<serde_json::Value>(call.arguments)
+            .ok()
+            .and_then(|a| a["path"].as_str().map(String::from));
+        if let Some(path) = path.filter(|p| !changed.contains(p)) {
+            changed.push(path);
+        }
+    }
+    changed
+        .into_iter()
+        .filter_map(|path| {
+            let content = crate::written::current(root, &path, MAX_SHOWN)?;
+            Some((path, content))
+        })
+        .collect()
+}
+
+/// `content` ending with a line break, as a fenced block needs.
+fn ended(content: &str) -> String {
+    match content.ends_with('\n') || content.is_empty() {
+        true => content.to_string(),
+        false => format!("{content}\n"),
+    }
+}
+
+/// The version of a small model's work that did best against the user's checks so far in a
+/// run: how badly they failed ([`score`]), the files it had changed, as they were, and the
+/// checks' output then. A 1.5B model's next attempt is often worse than its last (recorded on
+/// raindrops: 1 test of 18 failing, then 4, then 14); shown its best again, it starts from there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Best {
+    score: u64,
+    files: Vec<(String, String)>,
+    outputs: Vec<(String, String)>,
+}
+
+impl Best {
+    /// Keeps the work as it is now in `best` when its checks' `outputs` (each command's output,
+    /// just run, failing) say it did better than the best so far, or it is the first said.
+    pub fn record(
+        best: &mut Option<Best>,
+        messages: &[Message],
+        root: &Path,
+        outputs: Vec<(String, String)>,
+    ) {
+        let Some(now) = outputs.iter().map(|(_, o)| score(o)).sum::<Option<u64>>() else {
+            return;
+        };
+        if best.as_ref().is_some_and(|b| b.score <= now) {
+            return;
+        }
+        let since = opening(messages).map_or(0, |o| o + 1);
+        let files = changed_files(&messages[since..], root);
+        if !files.is_empty() {
+            *best = Some(Best {
+                score: now,
+                files,
+                outputs,
+            });
+        }
+    }
+}
+
+/// How badly a check's output says it failed, when it says so in a summary line as pytest,
+/// cargo test and jest write it (`3 failed, 1 passed`, `2 failed;`): its failed tests, with an
+/// error (a test file that could not be collected, a syntax error) worse than any number of them.
+pub fn score(output: &str) -> Option<u64> {
+    output.lines().rev().find_map(|line| {
+        let words: Vec<&str> = line
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let mut found = None::<u64>;
+        for pair in words.windows(2) {
+            let Ok(n) = pair[0].parse::<u64>() else {
+                continue;
+            };
+            let weight = match pair[1] {
+                "failed" => 1,
+                "error" | "errors" => 1_000,
+                _ => continue,
+            };
+            found = Some(found.unwrap_or(0) + n * weight);
+        }
+        found
+    })
+}
+
 fn ran(name: &str, arguments: &str) -> Option<String> {
     let arguments: serde_json::Value = serde_json::from_str(arguments).ok()?;
     (name == crate::written::BASH)
@@ -269,7 +371,7 @@ mod tests {
             )]),
             tool(vec![result("r2", "class PangramTest", false)]),
         ];
-        let sent = request(&messages, dir.path(), &[CHECK.to_string()], false).unwrap();
+        let sent = request(&messages, dir.path(), &[CHECK.to_string()], false, None).unwrap();
         assert_eq!(sent[..3], messages[..3]);
         assert_eq!(sent[3].role, Role::User);
         let focus = sent[3].text();
@@ -283,15 +385,113 @@ mod tests {
         );
         assert_eq!(sent[4..], messages[8..]);
         // Sent back after an answer that changed nothing, it is told so.
-        let sent = request(&messages[..6], dir.path(), &[CHECK.to_string()], true).unwrap();
+        let sent = request(&messages[..6], dir.path(), &[CHECK.to_string()], true, None).unwrap();
         assert_eq!(sent.len(), 4);
         assert!(sent[3]
             .text()
             .contains("Your last answer changed no file. So"));
         // Nothing has failed since the task was asked: nothing to focus on.
         assert_eq!(
-            request(&messages[..4], dir.path(), &[CHECK.to_string()], false),
+            request(
+                &messages[..4],
+                dir.path(),
+                &[CHECK.to_string()],
+                false,
+                None
+            ),
             None
+        );
+    }
+
+    #[test]
+    fn a_checks_failures_are_read_from_its_summary() {
+        assert_eq!(
+            score("..F.\n===== 14 failed, 4 passed in 0.04s ====="),
+            Some(14)
+        );
+        assert_eq!(
+            score("FAILED a.py::t - x\n1 failed, 2 passed, 1 error in 1s"),
+            Some(1_001)
+        );
+        assert_eq!(
+            score("test result: FAILED. 3 passed; 2 failed; 0 ignored"),
+            Some(2)
+        );
+        assert_eq!(score("ERROR collecting\n1 error in 0.1s"), Some(1_000));
+        assert_eq!(score("Segmentation fault"), None);
+    }
+
+    /// Recorded on raindrops: 1 of 18 failing, then 4 — the next request starts from the
+    /// version with one.
+    #[test]
+    fn work_that_does_worse_is_sent_back_to_its_best_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |content: &str| std::fs::write(dir.path().join("rain.py"), content).unwrap();
+        let attempt = |n: usize, failing: &str| {
+            vec![
+                assistant(vec![
+                    call(
+                        &format!("w{n}"),
+                        "write_file",
+                        json!({"path": "rain.py", "content": "x"}),
+                    ),
+                    call(&format!("c{n}"), "bash", json!({"command": CHECK})),
+                ]),
+                tool(vec![
+                    result(&format!("w{n}"), "Edited rain.py", false),
+                    result(&format!("c{n}"), failing, true),
+                ]),
+            ]
+        };
+        let mut messages = vec![Message::user("Implement rain.py.")];
+        let mut best = None;
+        write("good\n");
+        messages.extend(attempt(1, "..F. 1 failed, 17 passed"));
+        let outputs = vec![(CHECK.to_string(), "..F. 1 failed, 17 passed".to_string())];
+        Best::record(&mut best, &messages, dir.path(), outputs);
+        write("worse\n");
+        messages.extend(attempt(2, "FFF. 4 failed, 14 passed"));
+        let outputs = vec![(CHECK.to_string(), "FFF. 4 failed, 14 passed".to_string())];
+        Best::record(&mut best, &messages, dir.path(), outputs);
+        let kept = best.clone().unwrap();
+        assert_eq!(kept.score, 1);
+        assert_eq!(kept.files, [("rain.py".to_string(), "good\n".to_string())]);
+
+        let sent = request(
+            &messages,
+            dir.path(),
+            &[CHECK.to_string()],
+            false,
+            best.as_ref(),
+        )
+        .unwrap();
+        let focus = sent[1].text();
+        assert!(
+            focus.contains("rain.py was then:\n````\ngood\n````"),
+            "{focus}"
+        );
+        assert!(
+            focus.contains("failed then:\n````\n..F. 1 failed, 17 passed"),
+            "{focus}"
+        );
+        assert!(!focus.contains("worse"), "{focus}");
+        // Better again: what is now is shown.
+        write("better\n");
+        messages.extend(attempt(3, "0 failed, 18 passed... 0 failed"));
+        let sent = request(
+            &messages,
+            dir.path(),
+            &[CHECK.to_string()],
+            false,
+            best.as_ref(),
+        )
+        .unwrap();
+        assert!(
+            sent[1]
+                .text()
+                .starts_with("rain.py is now:\n````\nbetter\n"),
+            "{}",
+            sent[1].text()
         );
     }
 }

@@ -433,6 +433,47 @@ async fn a_small_model_going_round_in_circles_is_started_again_once() {
     assert_eq!(world.server.requests().len(), 4);
 }
 
+/// A small model whose next attempt does worse than its last (recorded on raindrops: 1 test of
+/// 18 failing, then 4, then 14) is sent back to the version that did best, and goes on from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_that_does_worse_starts_again_from_its_best() {
+    let version = |word: &str| format!("def convert(n):\n    return '{word}'\n");
+    let world = World::new(Arc::new(move |i, body: &serde_json::Value| {
+        let asked = common::last_text(body);
+        let word = if asked.contains("was then:") && asked.contains("'good'") {
+            "solved"
+        } else {
+            ["good", "worse", "worse still"][i.min(2)]
+        };
+        text(&format!("rain.py\n```python\n{}```", version(word)))
+    }))
+    .await;
+    std::fs::write(world.path("rain.py"), "def convert(n):\n    pass\n").unwrap();
+    std::fs::write(
+        world.path("check.sh"),
+        "case \"$(cat rain.py)\" in\n  *solved*) echo '18 passed'; exit 0;;\n  *good*) echo '1 failed, 17 passed'; exit 1;;\n  *) echo '4 failed, 14 passed'; exit 1;;\nesac\n",
+    )
+    .unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement rain.py; check with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert_eq!(
+        std::fs::read_to_string(world.path("rain.py")).unwrap(),
+        version("solved")
+    );
+    // good (1 failing), worse (4): the third request shows the good version, not the worse.
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    let third = common::last_text(&requests[2]);
+    assert!(third.contains("rain.py was then:"), "{third}");
+    assert!(!third.contains("'worse'"), "{third}");
+}
+
 /// A small model that says it changed the file without writing it (seen: "The function
 /// `is_pangram` has been stubbed…") is told once that nothing changed, and how to change it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -526,6 +526,34 @@ struct Words {
     ran: std::collections::HashMap<String, Ran>,
     /// The `read_file` calls a small model's run made, for not making one again needlessly.
     reads: Mutex<Reads>,
+    /// The version of a small model's work that did best against the checks so far.
+    best: Option<crate::focus::Best>,
+}
+
+/// Each of `calls` (a check command and its call's id) with the text of its result in
+/// `results` (a tool message).
+fn check_outputs(results: &Message, calls: &[(String, String)]) -> Vec<(String, String)> {
+    calls
+        .iter()
+        .filter_map(|(command, id)| {
+            results.parts.iter().find_map(|p| match p {
+                Part::ToolResult {
+                    call_id, content, ..
+                } if call_id == id => Some((
+                    command.clone(),
+                    content
+                        .iter()
+                        .filter_map(|c| match c {
+                            codewright_protocol::ToolContent::Text { text } => Some(text.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                )),
+                _ => None,
+            })
+        })
+        .collect()
 }
 
 /// The reads a small model's run made (keyed by their arguments) with the run's count of

@@ -337,6 +337,7 @@ impl Run {
                 small,
                 ran: Default::default(),
                 reads: Default::default(),
+                best: None,
             });
         }
         // A message not answered yet (stored by this run, or by the host before it started):
@@ -930,13 +931,14 @@ impl Run {
                     (
                         w.failing(self.work.lock().expect("work lock").edits),
                         &w.root,
+                        w.best.as_ref(),
                     )
                 })
-                .filter(|(failing, _)| !failing.is_empty());
+                .filter(|(failing, _, _)| !failing.is_empty());
             let focused = match std::mem::take(&mut start_again_now) {
                 true => crate::focus::start_again(&view.messages),
-                false => failing.and_then(|(failing, root)| {
-                    crate::focus::request(&view.messages, root, &failing, sent_back.is_some())
+                false => failing.and_then(|(failing, root, best)| {
+                    crate::focus::request(&view.messages, root, &failing, sent_back.is_some(), best)
                 }),
             };
             let sent = focused.as_deref().unwrap_or(&view.messages);
@@ -1197,6 +1199,21 @@ impl Run {
                     let passed = succeeded.contains(id);
                     checks_passed &= passed;
                     words.ran.insert(command.clone(), Ran { edits, passed });
+                }
+                // The best a small model's work did so far, to start again from when it does
+                // worse (see [`crate::focus::Best`]).
+                if words.small && !checks_passed {
+                    let outputs = view
+                        .messages
+                        .last()
+                        .map(|m| check_outputs(m, &checked.calls))
+                        .unwrap_or_default();
+                    crate::focus::Best::record(
+                        &mut words.best,
+                        &view.messages,
+                        &words.root,
+                        outputs,
+                    );
                 }
             }
             // A change that passes the user's own checks, or work the model ended that does,
