@@ -227,7 +227,8 @@ function render() {
   }
   list.scrollTop = scroll; // a refresh while the user reads does not move what they read
   for (const b of $('#changes-dialog').querySelectorAll('[data-needs-stopped]')) b.disabled = view.running;
-  $('#changes-commit').disabled ||= !status?.uncommitted.length;
+  // (A folder task's files may be committed already: the commit says so.)
+  $('#changes-commit').disabled ||= worktree ? !status?.uncommitted.length : !files.some((f) => !f.path.startsWith('/'));
   updateSend();
 }
 
@@ -430,7 +431,7 @@ async function commit() {
     body: [
       h('p', { class: 'dialog-message', text: worktree
         ? `Commits everything not committed yet (${status.uncommitted.length} files) on the task’s branch.`
-        : `Commits the ${files === 1 ? 'file' : `${files} files`} this task changed, as they are now, on the project folder’s current branch. Other changes in the folder, staged or not, are left as they are.` }),
+        : `${files === 1 ? 'Commits the file this task changed, as it is now,' : `Commits the ${files} files this task changed, as they are now,`} on the project folder’s current branch. Other changes in the folder, staged or not, are left as they are.` }),
       h('label', { class: 'field' }, h('span', { class: 'field-label', text: 'Message' }), message),
       note,
     ],
