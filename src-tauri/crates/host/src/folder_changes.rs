@@ -156,6 +156,16 @@ impl Host {
 }
 
 impl Host {
+    /// [`Host::folder_changes`], and the same as a unified diff.
+    pub(crate) fn folder_change_and_patch(
+        &self,
+        task: TaskId,
+    ) -> Result<(Vec<FileChange>, String), HostError> {
+        let files = self.folder_changes(task)?;
+        let patch = patch_of(&files);
+        Ok((files, patch))
+    }
+
     /// Commits the files the task changed in the project folder — those inside it, as they are
     /// now — and nothing else, on the folder's current branch (caller holds the task).
     pub(crate) fn commit_folder_task(

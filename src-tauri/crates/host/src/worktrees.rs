@@ -511,11 +511,7 @@ impl Host {
                 let review = self.task_changes(task)?;
                 (review.changes.files, review.changes.patch)
             }
-            None => {
-                let files = self.folder_changes(task)?;
-                let patch = crate::folder_changes::patch_of(&files);
-                (files, patch)
-            }
+            None => self.folder_change_and_patch(task)?,
         };
         let title = t.title;
         if files.is_empty() {
