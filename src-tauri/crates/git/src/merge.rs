@@ -192,7 +192,6 @@ impl Repo {
     /// A merge that fails part way is put back as [`Repo::repair_merge`] does, before the error
     /// is returned.
     pub fn merge(&self, plan: &MergePlan) -> Result<Merged> {
-        let began = SystemTime::now();
         let base_ref = format!("refs/heads/{}", plan.base);
         match &plan.checkout {
             Some(checkout) => {
@@ -217,8 +216,9 @@ impl Repo {
                     ["merge", "-q", "--ff-only", "--no-verify", &plan.commit],
                 )?;
                 if !out.status.success() {
+                    // (git has ended: any lock file there now is someone else's.)
                     let error = failed("merge", &out);
-                    return Err(match self.repair_merge(plan, began) {
+                    return Err(match self.repair(plan, None) {
                         Ok(MergeRepair::Made) => return self.merged(plan),
                         Ok(_) => error,
                         Err(repair) => GitError::Refused(format!(
@@ -248,6 +248,11 @@ impl Repo {
     /// change found is left as it is and named. Only for a merge known to have been cut short,
     /// begun at `began` (a lock file older than that is someone else's, and stays).
     pub fn repair_merge(&self, plan: &MergePlan, began: SystemTime) -> Result<MergeRepair> {
+        self.repair(plan, Some(began))
+    }
+
+    /// [`Repo::repair_merge`]; the lock files made since `locks_since` cleared, none without.
+    fn repair(&self, plan: &MergePlan, locks_since: Option<SystemTime>) -> Result<MergeRepair> {
         let base_ref = format!("refs/heads/{}", plan.base);
         let now = self.commit_of(&plan.base)?;
         let checkout = plan.checkout.as_deref().filter(|c| c.is_dir());
@@ -269,7 +274,9 @@ impl Repo {
             )?));
             locks.extend(MERGE_LOCKS.iter().map(|name| admin.join(name)));
         }
-        clear_locks(locks, began);
+        if let Some(began) = locks_since {
+            clear_locks(locks, began);
+        }
         if now == plan.commit {
             return Ok(MergeRepair::Made);
         }
