@@ -100,7 +100,10 @@ pub fn request(
     }
     let last = last?;
     let mut focus = String::new();
-    let now = outputs.iter().map(|(_, o)| score(o)).sum::<Option<u64>>();
+    let now = outputs
+        .iter()
+        .map(|(_, o)| score(o))
+        .try_fold(0u64, |sum, s| s.map(|s| sum.saturating_add(s)));
     match best.filter(|b| now.is_some_and(|now| now > b.score)) {
         // Worse than an earlier version: that version is what it starts from again.
         Some(best) => {
@@ -182,7 +185,6 @@ pub fn request(
     )
 }
 
-/// The command a call of `name` with `arguments` runs, if it is a `bash` call.
 /// The files the calls in `messages` changed, with their content now (those that are text and
 /// not too long to show).
 fn changed_files(messages: &[Message], root: &Path) -> Vec<(String, String)> {
@@ -235,7 +237,11 @@ impl Best {
         root: &Path,
         outputs: Vec<(String, String)>,
     ) {
-        let Some(now) = outputs.iter().map(|(_, o)| score(o)).sum::<Option<u64>>() else {
+        let Some(now) = outputs
+            .iter()
+            .map(|(_, o)| score(o))
+            .try_fold(0u64, |sum, s| s.map(|s| sum.saturating_add(s)))
+        else {
             return;
         };
         if best.as_ref().is_some_and(|b| b.score <= now) {
@@ -258,6 +264,17 @@ impl Best {
 /// error (a test file that could not be collected, a syntax error) worse than any number of them.
 pub fn score(output: &str) -> Option<u64> {
     output.lines().rev().find_map(|line| {
+        // unittest's own summary: `FAILED (failures=2, errors=1)`.
+        if line.trim_start().starts_with("FAILED (") {
+            let count = |key: &str| {
+                line.split(key)
+                    .nth(1)
+                    .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            return Some(count("failures=").saturating_add(count("errors=").saturating_mul(1_000)));
+        }
         let words: Vec<&str> = line
             .split(|c: char| !c.is_ascii_alphanumeric())
             .filter(|w| !w.is_empty())
@@ -272,12 +289,13 @@ pub fn score(output: &str) -> Option<u64> {
                 "error" | "errors" => 1_000,
                 _ => continue,
             };
-            found = Some(found.unwrap_or(0) + n * weight);
+            found = Some(found.unwrap_or(0).saturating_add(n.saturating_mul(weight)));
         }
         found
     })
 }
 
+/// The command a call of `name` with `arguments` runs, if it is a `bash` call.
 fn ran(name: &str, arguments: &str) -> Option<String> {
     let arguments: serde_json::Value = serde_json::from_str(arguments).ok()?;
     (name == crate::written::BASH)
@@ -419,6 +437,17 @@ mod tests {
         );
         assert_eq!(score("ERROR collecting\n1 error in 0.1s"), Some(1_000));
         assert_eq!(score("Segmentation fault"), None);
+        assert_eq!(
+            score("Ran 5 tests\n\nFAILED (failures=2, errors=1)"),
+            Some(1_002)
+        );
+        assert_eq!(score("FAILED (failures=3)"), Some(3));
+        assert_eq!(
+            score("99999999999999999999 failed"),
+            None,
+            "not a number it can hold"
+        );
+        assert_eq!(score("18446744073709551615 errors"), Some(u64::MAX));
     }
 
     /// Recorded on raindrops: 1 of 18 failing, then 4 — the next request starts from the

@@ -418,10 +418,24 @@ impl Repo {
                 &before,
             ],
         )?;
+        // The folder's index takes the files as committed (else `git status` would show the
+        // commit undone, staged). Another git holding the index a moment is waited for.
         for some in paths.chunks(500) {
             let mut args = vec!["reset".to_string(), "-q".into(), "--".into()];
             args.extend(some.iter().cloned());
-            run_in(folder, args)?;
+            let mut tries = 0;
+            while let Err(e) = run_in(folder, &args) {
+                tries += 1;
+                if tries == 5 {
+                    return Err(GitError::Refused(format!(
+                        "committed {} on the branch, but git's index of {} could not take the files ({e}): run `git reset -q -- {}` there, or `git status` will show the commit undone",
+                        &commit[..commit.len().min(12)],
+                        folder.display(),
+                        taken.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(" ")
+                    )));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
         }
         Ok(Some(commit))
     }

@@ -116,14 +116,28 @@ impl Repo {
             }
             // A file of the user's that git would write over (git refuses those too, but later):
             // found here, the merge's repair can take whatever it finds there as git's.
-            let in_the_way: Vec<String> = tree_changes(checkout, &before, &commit)?
+            let added: Vec<String> = tree_changes(checkout, &before, &commit)?
                 .into_iter()
                 .filter(|change| change.before == ABSENT)
-                .filter(|change| {
-                    !matches!(Side::in_folder(checkout, &change.path), Some(Side::Absent))
-                })
-                .map(|change| change.path)
+                .map(|change| crate::literal_path(&change.path))
                 .collect();
+            let mut in_the_way = Vec::new();
+            for some in added.chunks(500) {
+                let mut args = vec![
+                    "ls-files".to_string(),
+                    "-z".into(),
+                    "--others".into(),
+                    "--".into(),
+                ];
+                args.extend(some.iter().cloned());
+                let out = run_in(checkout, args)?;
+                in_the_way.extend(
+                    out.stdout
+                        .split(|b| *b == 0)
+                        .filter(|p| !p.is_empty())
+                        .map(|p| String::from_utf8_lossy(p).into_owned()),
+                );
+            }
             if !in_the_way.is_empty() {
                 return Err(GitError::Refused(format!(
                     "the merge brings {} into {}, where files of that name are not committed: move them away, then merge",
@@ -350,6 +364,9 @@ impl Repo {
     }
 }
 
+/// How long after a merge began a lock file it left may have been made.
+const MERGE_LOCKS_WITHIN: Duration = Duration::from_secs(600);
+
 /// The lock files a fast-forward of a checkout takes, in its git admin folder.
 const MERGE_LOCKS: [&str; 3] = ["index.lock", "HEAD.lock", "ORIG_HEAD.lock"];
 
@@ -362,11 +379,14 @@ fn checked_out_on(checkout: &Path, branch: &str) -> Result<bool> {
 /// Removes those of `locks` made since `began` and still there after a moment (a live git's
 /// last milliseconds; these are known to be left by an operation that was killed).
 fn clear_locks(mut locks: Vec<PathBuf>, began: SystemTime) {
-    // (A file system keeps times coarser than the clock: a second's grace.)
+    // (A file system keeps times coarser than the clock: a second's grace.) A lock made long
+    // after the merge began is not the merge's (a user's `git commit` in its editor, made
+    // before this repair ran at the next start).
     let since = began - Duration::from_secs(1);
+    let until = began + MERGE_LOCKS_WITHIN;
     let made_since = |lock: &PathBuf| {
         lock.symlink_metadata()
-            .is_ok_and(|m| m.is_file() && m.modified().is_ok_and(|at| at >= since))
+            .is_ok_and(|m| m.is_file() && m.modified().is_ok_and(|at| at >= since && at <= until))
     };
     locks.retain(made_since);
     if locks.is_empty() {

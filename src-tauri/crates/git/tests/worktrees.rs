@@ -370,6 +370,21 @@ fn a_merge_cut_short_puts_back_a_mode_and_a_file_that_became_a_folder() {
     let err = repo.plan_merge(&task, MergeMode::MergeCommit).unwrap_err();
     assert!(err.to_string().contains("nothing to merge"), "{err}");
     assert_eq!(git(&w.repo_dir, &["rev-parse", "HEAD"]), tip);
+
+    // A folder that becomes a file again is no file of the user's in the merge's way.
+    let back = repo
+        .add_worktree(&w.trees.join("2"), "codewright/back", None)
+        .unwrap();
+    std::fs::remove_dir_all(back.path.join("README.md")).unwrap();
+    std::fs::write(back.path.join("README.md"), "# App again\n").unwrap();
+    repo.commit_all(&back.path, "back").unwrap();
+    repo.plan_merge(&back, MergeMode::Auto)
+        .and_then(|plan| repo.merge(&plan))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(w.repo_dir.join("README.md")).unwrap(),
+        "# App again\n"
+    );
 }
 
 #[test]

@@ -830,10 +830,13 @@ impl Host {
                     .strip_prefix(GitOp::MERGE)
                     .and_then(|plan| serde_json::from_str::<MergePlan>(plan.trim()).ok())
                 {
-                    // The mark was written just before the merge began.
+                    // The mark was written just before the merge began (a time unknown clears
+                    // no lock: none is known to be the merge's).
                     let began = std::fs::metadata(&cut_short)
                         .and_then(|m| m.modified())
-                        .unwrap_or(std::time::UNIX_EPOCH);
+                        .unwrap_or_else(|_| {
+                            std::time::SystemTime::now() + std::time::Duration::from_secs(3600)
+                        });
                     found.push(merge_repaired(
                         &name,
                         &plan,

@@ -1203,10 +1203,17 @@ impl Run {
                 // The best a small model's work did so far, to start again from when it does
                 // worse (see [`crate::focus::Best`]).
                 if words.small && !checks_passed {
+                    // (The failing checks: a passing one has nothing to count.)
+                    let failing: Vec<(String, String)> = checked
+                        .calls
+                        .iter()
+                        .filter(|(_, id)| !succeeded.contains(id))
+                        .cloned()
+                        .collect();
                     let outputs = view
                         .messages
                         .last()
-                        .map(|m| check_outputs(m, &checked.calls))
+                        .map(|m| check_outputs(m, &failing))
                         .unwrap_or_default();
                     crate::focus::Best::record(
                         &mut words.best,
