@@ -319,13 +319,7 @@ impl Repo {
         }
         let out = git_output(worktree, ["commit", "-q", "--no-verify", "-m", message])?;
         if !out.status.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            if stderr.contains("user.email") || stderr.contains("Author identity unknown") {
-                return Err(GitError::Refused(
-                    "git does not know who you are: set it with `git config --global user.name \"Your Name\"` and `git config --global user.email you@example.com`, then commit again".into(),
-                ));
-            }
-            return Err(failed("commit", &out));
+            return Err(commit_failed("commit", &out));
         }
         Ok(Some(self.commit_in(worktree)?))
     }
@@ -397,13 +391,7 @@ impl Repo {
         }
         let out = git_output(folder, ["commit-tree", &tree, "-p", &before, "-m", message])?;
         if !out.status.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            if stderr.contains("user.email") || stderr.contains("Author identity unknown") {
-                return Err(GitError::Refused(
-                    "git does not know who you are: set it with `git config --global user.name \"Your Name\"` and `git config --global user.email you@example.com`, then commit again".into(),
-                ));
-            }
-            return Err(failed("commit-tree", &out));
+            return Err(commit_failed("commit-tree", &out));
         }
         let commit = stdout_line(&out);
         // Only if HEAD is still where it was read (its branch moves with it).
@@ -792,6 +780,18 @@ fn inside(worktree: &Path, path: &str) -> Result<PathBuf> {
         }
     }
     Ok(at)
+}
+
+/// Why a commit (`command`) failed: git not knowing who the user is, in words that say how to
+/// tell it, else git's own.
+fn commit_failed(command: &str, out: &Output) -> GitError {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("user.email") || stderr.contains("Author identity unknown") {
+        return GitError::Refused(
+            "git does not know who you are: set it with `git config --global user.name \"Your Name\"` and `git config --global user.email you@example.com`, then commit again".into(),
+        );
+    }
+    failed(command, out)
 }
 
 /// `path` (relative to the folder git runs in) as a pathspec that means only itself.
