@@ -17,23 +17,12 @@ use serde::Serialize;
 use std::sync::Mutex;
 use tauri::{AppHandle, Emitter, EventTarget, Runtime, State};
 
-/// Runs `job` on the host on a thread of its own, off the async runtime's few threads (two on a
-/// two-core machine) and off the window's: git on a large repository — a worktree made, a
-/// review read, a merge — takes seconds, and every run's streaming shares those threads.
+/// Runs `job` on the host off the async runtime and the window's thread ([`Host::off_runtime`]).
 pub(crate) async fn off_runtime<T: Send + 'static>(
     state: &AppState,
     job: impl FnOnce(&Host) -> std::result::Result<T, HostError> + Send + 'static,
 ) -> Result<T> {
-    let host = state.host()?.clone();
-    tauri::async_runtime::spawn_blocking(move || job(&host))
-        .await
-        .map_err(|e| crate::error::CommandError {
-            kind: codewright_protocol::ErrorKind::Setup,
-            message: format!("the work stopped before it ended: {e}; look at the task again"),
-            fatal: false,
-            saved: false,
-        })?
-        .map_err(Into::into)
+    Ok(state.host()?.off_runtime(job).await?)
 }
 
 /// Name of the event that tells the main window where a worktree task's branch stands now.

@@ -148,7 +148,13 @@ impl Repo {
 
     /// The branch checked out in the main checkout; `None` when its HEAD is detached.
     pub fn current_branch(&self) -> Result<Option<String>> {
-        let out = git_output(&self.root, ["symbolic-ref", "--short", "-q", "HEAD"])?;
+        self.branch_in(&self.root)
+    }
+
+    /// The branch checked out in `checkout` (this repository's main checkout, a worktree of it
+    /// or a folder inside one); `None` when its HEAD is detached.
+    pub fn branch_in(&self, checkout: &Path) -> Result<Option<String>> {
+        let out = git_output(checkout, ["symbolic-ref", "--short", "-q", "HEAD"])?;
         Ok(out.status.success().then(|| stdout_line(&out)))
     }
 
@@ -347,32 +353,26 @@ impl Repo {
                 folder.display()
             )));
         }
-        let before = stdout_line(&run_in(folder, ["rev-parse", "HEAD"])?);
+        // (`None`: a branch with no commit yet; the commit is its first.)
+        let before = git_output(folder, ["rev-parse", "--verify", "-q", "HEAD"])?;
+        let before = before.status.success().then(|| stdout_line(&before));
         let paths: Vec<String> = files.iter().map(|f| literal_path(f)).collect();
         // A file the repository ignores is not the commit's (`git add` would refuse it).
-        let mut args = vec![
-            "ls-files".to_string(),
-            "-z".into(),
-            "--others".into(),
-            "--ignored".into(),
-            "--exclude-standard".into(),
-            "--".into(),
-        ];
-        args.extend(paths.iter().cloned());
-        let ignored = run_in(folder, args)?;
-        let ignored: Vec<String> = ignored
-            .stdout
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .collect();
+        let ignored = ls_files(
+            folder,
+            &["--others", "--ignored", "--exclude-standard"],
+            &paths,
+        )?;
         let taken: Vec<&String> = files.iter().filter(|f| !ignored.contains(f)).collect();
         if taken.is_empty() {
             return Ok(None);
         }
         let index = TempIndex::new()?;
         let env = [("GIT_INDEX_FILE", index.path())];
-        run_with(folder, ["read-tree", "HEAD"], &env)?;
+        match &before {
+            Some(before) => drop(run_with(folder, ["read-tree", before], &env)?),
+            None => drop(run_with(folder, ["read-tree", "--empty"], &env)?),
+        }
         // Each file as it is now: added, changed, or — gone — removed (one gone and never
         // committed is nothing).
         for some in taken.chunks(500) {
@@ -386,15 +386,30 @@ impl Repo {
             run_with(folder, args, &env)?;
         }
         let tree = stdout_line(&run_with(folder, ["write-tree"], &env)?);
-        if tree == stdout_line(&run_in(folder, ["rev-parse", "HEAD^{tree}"])?) {
+        let unchanged = match &before {
+            Some(before) => {
+                tree == stdout_line(&run_in(
+                    folder,
+                    ["rev-parse", &format!("{before}^{{tree}}")],
+                )?)
+            }
+            None => run_with(folder, ["ls-files"], &env)?.stdout.is_empty(),
+        };
+        if unchanged {
             return Ok(None);
         }
-        let out = git_output(folder, ["commit-tree", &tree, "-p", &before, "-m", message])?;
+        let mut args = vec!["commit-tree", &tree];
+        if let Some(before) = &before {
+            args.extend(["-p", before]);
+        }
+        args.extend(["-m", message]);
+        let out = git_output(folder, args)?;
         if !out.status.success() {
             return Err(commit_failed("commit-tree", &out));
         }
         let commit = stdout_line(&out);
-        // Only if HEAD is still where it was read (its branch moves with it).
+        // Only if HEAD is still where it was read (its branch moves with it; an empty old value:
+        // only if the branch has no commit yet).
         run_in(
             folder,
             [
@@ -403,7 +418,7 @@ impl Repo {
                 "commit (Codewright)",
                 "HEAD",
                 &commit,
-                &before,
+                before.as_deref().unwrap_or(""),
             ],
         )?;
         // The folder's index takes the files as committed (else `git status` would show the
@@ -792,6 +807,26 @@ fn commit_failed(command: &str, out: &Output) -> GitError {
         );
     }
     failed(command, out)
+}
+
+/// `git ls-files -z FLAGS -- PATHS` in `dir`, in chunks (a command line has a limit); `paths`
+/// are pathspecs ([`literal_path`]).
+pub(crate) fn ls_files(dir: &Path, flags: &[&str], paths: &[String]) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    for some in paths.chunks(500) {
+        let mut args: Vec<String> = vec!["ls-files".into(), "-z".into()];
+        args.extend(flags.iter().map(|f| f.to_string()));
+        args.push("--".into());
+        args.extend(some.iter().cloned());
+        let out = run_in(dir, args)?;
+        found.extend(
+            out.stdout
+                .split(|b| *b == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| String::from_utf8_lossy(p).into_owned()),
+        );
+    }
+    Ok(found)
 }
 
 /// `path` (relative to the folder git runs in) as a pathspec that means only itself.

@@ -121,23 +121,7 @@ impl Repo {
                 .filter(|change| change.before == ABSENT)
                 .map(|change| crate::literal_path(&change.path))
                 .collect();
-            let mut in_the_way = Vec::new();
-            for some in added.chunks(500) {
-                let mut args = vec![
-                    "ls-files".to_string(),
-                    "-z".into(),
-                    "--others".into(),
-                    "--".into(),
-                ];
-                args.extend(some.iter().cloned());
-                let out = run_in(checkout, args)?;
-                in_the_way.extend(
-                    out.stdout
-                        .split(|b| *b == 0)
-                        .filter(|p| !p.is_empty())
-                        .map(|p| String::from_utf8_lossy(p).into_owned()),
-                );
-            }
+            let in_the_way = crate::ls_files(checkout, &["--others"], &added)?;
             if !in_the_way.is_empty() {
                 return Err(GitError::Refused(format!(
                     "the merge brings {} into {}, where files of that name are not committed: move them away, then merge",
@@ -305,15 +289,19 @@ impl Repo {
         }
         let mut kept = Vec::new();
         let mut touched = Vec::new();
+        let mut put_back = Vec::new();
+        // On a file system that keeps no modes (`core.fileMode` false) git ignores the bit, and
+        // so does the comparison.
+        let modes = file_modes(checkout)?;
         // What the merge wrote is undone before what it removed is put back: a file that became
         // a folder (or one that took a folder's place) goes before the other comes back.
         let mut changes = tree_changes(checkout, &plan.before, &plan.commit)?;
         changes.sort_by_key(|change| change.after == ABSENT);
         for change in changes {
             touched.push(crate::literal_path(&change.path));
-            let before = Side::of(checkout, &plan.before, &change.before, &change.path)?;
-            let merged = Side::of(checkout, &plan.commit, &change.after, &change.path)?;
-            let written_by_merge = match Side::in_folder(checkout, &change.path) {
+            let before = Side::of(checkout, &plan.before, &change.before, &change.path, modes)?;
+            let merged = Side::of(checkout, &plan.commit, &change.after, &change.path, modes)?;
+            let written_by_merge = match Side::in_folder(checkout, &change.path, modes) {
                 Some(there) if there == before => continue,
                 // (Unlinked by git, not written yet.)
                 Some(Side::Absent) => true,
@@ -324,6 +312,7 @@ impl Repo {
                 kept.push(change.path);
                 continue;
             }
+            put_back.push(crate::literal_path(&change.path));
             match before {
                 Side::Absent => remove_file_and_empty_folders(checkout, &change.path),
                 _ => drop(run_in(
@@ -337,8 +326,14 @@ impl Repo {
                 )?),
             }
         }
-        // The index too, as it was for those files (a merge cut short may have written it).
-        for some in touched.chunks(500) {
+        // The index too, as it was for those files: all the merge's after a crash (it may have
+        // written the index for them), only those put back after a merge that failed (git put
+        // its index back itself; what the user staged since the plan stays staged).
+        let reset = match locks_since {
+            Some(_) => touched,
+            None => put_back,
+        };
+        for some in reset.chunks(500) {
             let mut args = vec![
                 "reset".to_string(),
                 "-q".into(),
@@ -442,7 +437,7 @@ enum Side {
 impl Side {
     /// `None` for a path whose folder is reached through a link (never followed out of the
     /// checkout).
-    fn in_folder(checkout: &Path, path: &str) -> Option<Side> {
+    fn in_folder(checkout: &Path, path: &str, modes: bool) -> Option<Side> {
         let (folder, name) = path.rsplit_once('/').unwrap_or(("", path));
         let at = crate::inside(checkout, folder).ok()?.join(name);
         Some(match at.symlink_metadata() {
@@ -451,7 +446,7 @@ impl Side {
                 .map(|target| Side::Link(target.into_os_string().into_encoded_bytes()))
                 .unwrap_or(Side::Other),
             Ok(m) if m.is_file() => std::fs::read(&at)
-                .map(|content| Side::File(content, executable(&m)))
+                .map(|content| Side::File(content, modes && executable(&m)))
                 .unwrap_or(Side::Other),
             Ok(_) => Side::Other,
         })
@@ -459,14 +454,14 @@ impl Side {
 
     /// The file as a checkout of `commit` writes it (line endings converted as the checkout
     /// would).
-    fn of(checkout: &Path, commit: &str, mode: &str, path: &str) -> Result<Side> {
+    fn of(checkout: &Path, commit: &str, mode: &str, path: &str, modes: bool) -> Result<Side> {
         let object = format!("{commit}:{path}");
         Ok(match mode {
             ABSENT => Side::Absent,
             "120000" => Side::Link(run_in(checkout, ["cat-file", "blob", &object])?.stdout),
             "100644" | "100755" => Side::File(
                 run_in(checkout, ["cat-file", "--filters", &object])?.stdout,
-                mode == "100755" && cfg!(unix),
+                modes && mode == "100755" && cfg!(unix),
             ),
             _ => Side::Other,
         })
@@ -480,6 +475,12 @@ impl Side {
             (here, there) => here == there,
         }
     }
+}
+
+/// Whether git keeps files' executable bit in `checkout` (`core.fileMode`, true unless set).
+fn file_modes(checkout: &Path) -> Result<bool> {
+    let out = git_output(checkout, ["config", "--bool", "core.fileMode"])?;
+    Ok(stdout_line(&out) != "false")
 }
 
 #[cfg(unix)]

@@ -388,6 +388,113 @@ fn a_merge_cut_short_puts_back_a_mode_and_a_file_that_became_a_folder() {
 }
 
 #[test]
+fn a_merge_that_fails_keeps_what_the_user_staged_and_a_checkout_without_modes_is_put_back() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let repo = w.repo();
+    let task = repo
+        .add_worktree(&w.trees.join("1"), "codewright/fix", None)
+        .unwrap();
+    let merged_app = "def add(a, b):\n    return a + b\n";
+    std::fs::write(task.path.join("app.py"), merged_app).unwrap();
+    repo.commit_all(&task.path, "fix").unwrap();
+    let plan = repo.plan_merge(&task, MergeMode::Auto).unwrap();
+
+    // After the plan, the user changes app.py and stages it: git refuses the fast-forward, and
+    // what the user staged stays staged (the repair puts back only what it puts back).
+    std::fs::write(w.repo_dir.join("app.py"), "the user's\n").unwrap();
+    git(&w.repo_dir, &["add", "app.py"]);
+    let err = repo.merge(&plan).unwrap_err();
+    assert!(!err.to_string().is_empty());
+    assert_eq!(
+        git(&w.repo_dir, &["diff", "--cached", "--name-only"]),
+        "app.py"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.repo_dir.join("app.py")).unwrap(),
+        "the user's\n"
+    );
+    git(&w.repo_dir, &["reset", "-q", "--hard"]);
+
+    // A checkout on a file system without modes (`core.fileMode` false, every file shows as
+    // executable): a merged file found there is still known as the merge's, and put back.
+    git(&w.repo_dir, &["config", "core.fileMode", "false"]);
+    let began = SystemTime::now();
+    std::fs::write(w.repo_dir.join("app.py"), merged_app).unwrap();
+    std::fs::set_permissions(
+        w.repo_dir.join("app.py"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let repaired = repo.repair_merge(&plan, began).unwrap();
+    assert_eq!(repaired, MergeRepair::Undone { kept: Vec::new() });
+    assert_eq!(
+        std::fs::read_to_string(w.repo_dir.join("app.py")).unwrap(),
+        "def add(a, b):\n    return a - b\n"
+    );
+}
+
+#[test]
+fn a_folder_commit_names_its_own_branch_and_can_be_a_branchs_first() {
+    let w = World::new();
+    let repo = w.repo();
+    // A project folder that is itself a linked worktree: its branch, not the main checkout's.
+    let linked = w.trees.join("linked");
+    git(
+        &w.repo_dir,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            linked.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(repo.branch_in(&linked).unwrap().as_deref(), Some("side"));
+    assert_eq!(repo.current_branch().unwrap().as_deref(), Some("main"));
+    std::fs::write(linked.join("app.py"), "side\n").unwrap();
+    repo.commit_files(&linked, &["app.py".to_string()], "on side")
+        .unwrap()
+        .expect("a commit");
+    assert_eq!(
+        git(&linked, &["log", "-1", "--format=%s", "side"]),
+        "on side"
+    );
+    assert_eq!(
+        git(&w.repo_dir, &["log", "-1", "--format=%s", "main"]),
+        "first"
+    );
+
+    // A repository with no commit yet: the task's files are its first.
+    let fresh = w.trees.join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    git(&fresh, &["init", "-q", "-b", "trunk"]);
+    std::fs::write(fresh.join("a.txt"), "a\n").unwrap();
+    std::fs::write(fresh.join("mine.txt"), "the user's\n").unwrap();
+    let fresh_repo = Repo::discover(&fresh).unwrap();
+    let files = ["a.txt".to_string(), "never.txt".to_string()];
+    let commit = fresh_repo
+        .commit_files(&fresh, &files, "first of trunk")
+        .unwrap()
+        .expect("a commit");
+    assert_eq!(git(&fresh, &["rev-parse", "trunk"]), commit);
+    assert_eq!(git(&fresh, &["ls-tree", "--name-only", "HEAD"]), "a.txt");
+    assert_eq!(git(&fresh, &["status", "--porcelain"]), "?? mine.txt");
+    // Nothing but files that never were: no commit.
+    let empty = w.trees.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    git(&empty, &["init", "-q"]);
+    let empty_repo = Repo::discover(&empty).unwrap();
+    assert_eq!(
+        empty_repo
+            .commit_files(&empty, &["never.txt".to_string()], "x")
+            .unwrap(),
+        None
+    );
+}
+
+#[test]
 fn a_folder_tasks_files_are_committed_and_nothing_else() {
     let w = World::new();
     let repo = w.repo();

@@ -196,7 +196,7 @@ impl Host {
         let commit = repo.commit_files(root, &files, &message)?;
         Ok(crate::worktrees::Committed {
             commit,
-            branch: repo.current_branch()?.unwrap_or_else(|| "HEAD".into()),
+            branch: repo.branch_in(root)?.unwrap_or_else(|| "HEAD".into()),
         })
     }
 }

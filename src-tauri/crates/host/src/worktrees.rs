@@ -502,17 +502,38 @@ impl Host {
         Ok(repo.revert(&git, file, hunk)?)
     }
 
+    /// Runs `job` on a thread of the blocking pool, off the async runtime's few threads (two on
+    /// a two-core machine) and off a window's: git on a large repository — a worktree made, a
+    /// review read, a merge — takes seconds, and every run's streaming shares those threads.
+    pub async fn off_runtime<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&Host) -> Result<T, HostError> + Send + 'static,
+    ) -> Result<T, HostError> {
+        let host = self.clone();
+        tokio::task::spawn_blocking(move || job(&host))
+            .await
+            .map_err(|e| {
+                HostError::new(
+                    ErrorKind::Setup,
+                    format!("the work stopped before it ended: {e}; look at the task again"),
+                )
+            })?
+    }
+
     /// A commit message for what the task changed, written by the small model (else the main
     /// one) from the task's title and its diff.
     pub async fn draft_commit_message(&self, task: TaskId) -> Result<String, HostError> {
         let t = self.task(task)?;
-        let (files, mut patch) = match t.worktree {
-            Some(_) => {
-                let review = self.task_changes(task)?;
-                (review.changes.files, review.changes.patch)
-            }
-            None => self.folder_change_and_patch(task)?,
-        };
+        let worktree = t.worktree.is_some();
+        let (files, mut patch) = self
+            .off_runtime(move |host| match worktree {
+                true => {
+                    let review = host.task_changes(task)?;
+                    Ok((review.changes.files, review.changes.patch))
+                }
+                false => host.folder_change_and_patch(task),
+            })
+            .await?;
         let title = t.title;
         if files.is_empty() {
             return Err(HostError::new(
@@ -595,7 +616,9 @@ impl Host {
     /// line of its commit message, and the rest), else the task's title.
     pub async fn draft_pull_request(&self, task: TaskId) -> Result<PullRequestDraft, HostError> {
         let t = self.task(task)?;
-        let (_, tree, _) = self.worktree_of(task, WorktreeState::Active)?;
+        let (_, tree, _) = self
+            .off_runtime(move |host| host.worktree_of(task, WorktreeState::Active))
+            .await?;
         let drafted = self.draft_commit_message(task).await.unwrap_or_default();
         let (title, body) = match drafted.split_once('\n') {
             Some((title, body)) => (title.trim().to_string(), body.trim().to_string()),
