@@ -177,6 +177,8 @@ export const ERROR_KINDS = Object.freeze([
   'window',
   'git',
   'conflict',
+  'mcp',
+  'toolFailed',
 ]);
 
 /** The `type` of an `agent` event. */

@@ -143,6 +143,10 @@ const AGENT = {
     if (e.outcome === 'done' && !work.reads && !work.edits && !work.commands && !work.other) {
       conversation.notice('The agent answered without reading, changing or running anything.');
     }
+    // …and one that ended while a check the message named still fails is not done.
+    if (e.outcome !== 'failed' && e.outcome !== 'stopped' && work.failing?.length) {
+      conversation.notice(`The task is not done: ${work.failing.map((c) => `\`${c}\``).join(' and ')} still fails.`);
+    }
   },
 };
 

@@ -40,16 +40,25 @@ fn opening(messages: &[Message]) -> Option<usize> {
 
 /// What a small model that went round in circles (the same calls failing the same way three
 /// times) is sent once instead of being stopped: the task and the files read for it, then
-/// [`START_AGAIN`] — none of its answers since. Recorded on leap: told by the tools that it had
-/// read the stub already, a 1.5B model asked for it again three times, each time shown its own
-/// last request; the same model, given the task afresh, writes the file.
-pub fn start_again(messages: &[Message]) -> Option<Vec<Message>> {
+/// [`START_AGAIN`] — none of its answers since, but the files they changed as they are now
+/// (`root` is the project). Recorded on leap: told by the tools that it had read the stub
+/// already, a 1.5B model asked for it again three times, each time shown its own last request;
+/// the same model, given the task afresh, writes the file.
+pub fn start_again(messages: &[Message], root: &Path) -> Option<Vec<Message>> {
     let opening = opening(messages)?;
+    let mut words = String::new();
+    for (path, content) in changed_files(&messages[opening + 1..], root) {
+        words.push_str(&format!(
+            "You changed {path} since; it is now:\n````\n{}````\n\n",
+            ended(&content)
+        ));
+    }
+    words.push_str(START_AGAIN);
     Some(
         messages[..=opening]
             .iter()
             .cloned()
-            .chain(std::iter::once(Message::user(START_AGAIN)))
+            .chain(std::iter::once(Message::user(words)))
             .collect(),
     )
 }
@@ -113,6 +122,15 @@ pub fn request(
                     "{path} was then:\n````\n{}````\n\n",
                     ended(content)
                 ));
+            }
+            // A file changed only after that version was then as it was at the start.
+            for (path, content) in changed_files(since, root) {
+                if best.files.iter().all(|(kept, _)| *kept != path) {
+                    focus.push_str(&format!(
+                        "{path} was then as it was before your changes; it is now:\n````\n{}````\n\n",
+                        ended(&content)
+                    ));
+                }
             }
             for (command, output) in &best.outputs {
                 let output = output.trim_end();
@@ -450,6 +468,33 @@ mod tests {
         assert_eq!(score("18446744073709551615 errors"), Some(u64::MAX));
     }
 
+    /// A model started again is shown the files it changed since the task was given, as they
+    /// are now — not only their first reads — and none of its answers.
+    #[test]
+    fn starting_again_shows_the_files_changed_since() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("leap.py"), "half\n").unwrap();
+        let messages = vec![
+            Message::user("Implement leap.py."),
+            assistant(vec![call(
+                "w",
+                "write_file",
+                json!({"path": "leap.py", "content": "half\n"}),
+            )]),
+            tool(vec![result("w", "Edited leap.py", false)]),
+            assistant(vec![call("r", "read_file", json!({"path": "nope.py"}))]),
+            tool(vec![result("r", "no such file", true)]),
+        ];
+        let sent = start_again(&messages, dir.path()).unwrap();
+        assert_eq!(sent.len(), 2, "{sent:?}");
+        let words = sent[1].text();
+        assert!(
+            words.starts_with("You changed leap.py since; it is now:\n````\nhalf\n````"),
+            "{words}"
+        );
+        assert!(words.ends_with(START_AGAIN), "{words}");
+    }
+
     /// Recorded on raindrops: 1 of 18 failing, then 4 — the next request starts from the
     /// version with one.
     #[test]
@@ -479,6 +524,14 @@ mod tests {
         let outputs = vec![(CHECK.to_string(), "..F. 1 failed, 17 passed".to_string())];
         Best::record(&mut best, &messages, dir.path(), outputs);
         write("worse\n");
+        // A second file, changed only after the best version: named as it was then.
+        std::fs::write(dir.path().join("util.py"), "broken\n").unwrap();
+        messages.push(assistant(vec![call(
+            "u",
+            "write_file",
+            json!({"path": "util.py", "content": "broken\n"}),
+        )]));
+        messages.push(tool(vec![result("u", "Edited util.py", false)]));
         messages.extend(attempt(2, "FFF. 4 failed, 14 passed"));
         let outputs = vec![(CHECK.to_string(), "FFF. 4 failed, 14 passed".to_string())];
         Best::record(&mut best, &messages, dir.path(), outputs);
@@ -504,6 +557,12 @@ mod tests {
             "{focus}"
         );
         assert!(!focus.contains("worse"), "{focus}");
+        assert!(
+            focus.contains(
+                "util.py was then as it was before your changes; it is now:\n````\nbroken\n````"
+            ),
+            "{focus}"
+        );
         // Better again: what is now is shown.
         write("better\n");
         messages.extend(attempt(3, "0 failed, 18 passed... 0 failed"));

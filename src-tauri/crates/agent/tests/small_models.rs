@@ -197,7 +197,8 @@ async fn a_small_model_is_shown_the_named_files_and_its_whole_file_and_test_run_
             reads: 3,
             edits: 2,
             commands: 1,
-            other: 0
+            other: 0,
+            failing: Vec::new(),
         }
     );
 }
@@ -576,13 +577,17 @@ async fn a_small_model_is_sent_back_at_most_three_times() {
         PermissionMode::Yolo,
         world.small_model(),
     );
-    let mut notices = Vec::new();
+    let (mut notices, mut work) = (Vec::new(), None);
     while let Some(event) = rx.recv().await {
-        if let AgentEvent::Notice { message, .. } = event {
-            notices.push(message);
+        match event {
+            AgentEvent::Notice { message, .. } => notices.push(message),
+            AgentEvent::RunFinished { work: w, .. } => work = Some(w),
+            _ => {}
         }
     }
     assert_eq!(handle.wait().await, RunOutcome::Done);
+    // The run's end says the check still fails.
+    assert_eq!(work.expect("the run finished").failing, ["sh check.sh"]);
     // Ended, checked; then sent back three times.
     assert_eq!(world.server.requests().len(), 5, "{notices:?}");
     // Nothing changed in between, so the check ran once.

@@ -2,6 +2,7 @@
 //! or `.claude/agents`), with the tools each may use, and the files that are not usable agents.
 //! With `--task`, which one the task runs as; `exec --agent NAME` chooses.
 
+use crate::error::Result;
 use crate::output::{table, to_json};
 use crate::project_arg::{existing, ProjectArg};
 use codewright_host::Host;
@@ -16,14 +17,12 @@ pub struct AgentsArgs {
     task: Option<TaskId>,
 }
 
-pub fn agents(host: &Host, args: AgentsArgs, json: bool) -> Result<String, String> {
+pub fn agents(host: &Host, args: AgentsArgs, json: bool) -> Result<String> {
     use codewright_host::agents::TaskAgents;
     let listed = match (args.task, args.project) {
-        (Some(task), _) => host.task_agents(task).map_err(|e| e.message)?,
+        (Some(task), _) => host.task_agents(task)?,
         (None, project) => {
-            let found = host
-                .project_agents(existing(host, project.as_ref())?)
-                .map_err(|e| e.message)?;
+            let found = host.project_agents(existing(host, project.as_ref())?)?;
             TaskAgents {
                 agents: found.agents,
                 current: String::new(),

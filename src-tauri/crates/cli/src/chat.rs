@@ -1,8 +1,9 @@
 //! `chat`: one streamed completion without tools, printed as it arrives and, with `--task`,
 //! stored in the task as it streams (see `Host::chat`).
 
+use crate::error::Result;
 use codewright_host::chat::Unanswered;
-use codewright_host::Host;
+use codewright_host::{Host, HostError};
 use codewright_llm::Delta;
 use codewright_protocol::{StopReason, TaskId};
 use serde_json::json;
@@ -29,11 +30,8 @@ fn print(line: &str) {
 }
 
 /// Runs `chat`; returns the exit code (0 answered, 130 stopped with Ctrl-C, like `exec`).
-pub fn chat(host: Host, args: ChatArgs, json: bool) -> Result<ExitCode, String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+pub fn chat(host: Host, args: ChatArgs, json: bool) -> Result<ExitCode> {
+    let runtime = crate::runtime(None)?;
     let cancel = CancellationToken::new();
     let result = runtime.block_on(async {
         let on_ctrl_c = cancel.clone();
@@ -136,25 +134,31 @@ pub fn chat(host: Host, args: ChatArgs, json: bool) -> Result<ExitCode, String> 
             error,
             stopped,
             partial_text,
-            provider_kind,
+            asked,
         }) => {
             // Text already printed gets its line ended; nothing else goes to stdout.
+            let failed = HostError::new(
+                error.kind,
+                format!(
+                    "{}{}",
+                    error.message,
+                    crate::exec::hint(&host, error.kind, args.task, args.model.as_deref())
+                ),
+            );
             if json {
-                let event = match (stopped, provider_kind) {
+                let event = match (stopped, asked) {
                     (true, _) => json!({"type": "stopped"}),
-                    (false, Some(kind)) => {
-                        json!({"type": "error", "kind": kind, "message": error.message})
+                    (false, true) => {
+                        json!({"type": "error", "kind": error.kind, "message": error.message})
                     }
                     // It never asked (no model, no key): the error is all there is to say.
-                    (false, None) => {
-                        return Err(format!(
-                            "{}{}",
-                            error.message,
-                            crate::exec::hint(&host, error.kind, args.task, args.model.as_deref())
-                        ))
-                    }
+                    (false, false) => return Err(failed),
                 };
                 print(&format!("{event}\n"));
+                if !stopped {
+                    eprintln!("codewright-cli: {}", failed.message.replace('\n', " "));
+                    return Ok(ExitCode::FAILURE);
+                }
             } else if partial_text {
                 print("\n");
             }
@@ -164,11 +168,7 @@ pub fn chat(host: Host, args: ChatArgs, json: bool) -> Result<ExitCode, String> 
                 }
                 return Ok(ExitCode::from(130));
             }
-            Err(format!(
-                "{}{}",
-                error.message,
-                crate::exec::hint(&host, error.kind, args.task, args.model.as_deref())
-            ))
+            Err(failed)
         }
     }
 }

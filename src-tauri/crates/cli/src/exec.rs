@@ -4,6 +4,7 @@
 //! rejected with a message telling the model why. A prompt that is a slash command (`/review`,
 //! a custom command) runs as the command's prompt; `/help` lists them.
 
+use crate::error::{bad_input, Kind, Result};
 use crate::output::to_json;
 use crate::project_arg::{existing, found_or_added, ProjectArg};
 use crate::tools::{terminal_answer, terminal_decision};
@@ -76,8 +77,9 @@ fn out(text: &str) {
         .and_then(|()| stdout.flush());
 }
 
-/// Runs `exec`; returns the exit code (0 done, 1 error, 130 stopped).
-pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<ExitCode, String> {
+/// Runs `exec`; returns the exit code (0 done, 1 error, 3 done with a check the message named
+/// still failing, 130 stopped).
+pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<ExitCode> {
     if args.implement.is_some() || args.implement_all {
         return implement(host, home, args, json);
     }
@@ -88,10 +90,10 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
                 let named = existing(&host, Some(given))?;
                 if named != task.project_id {
                     let project = host.project(task.project_id)?;
-                    return Err(format!(
+                    return Err(bad_input(format!(
                         "task {id} belongs to project {} ({}), not project {}",
                         project.id.0, project.root_path, named.0
-                    ));
+                    )));
                 }
             }
             task.project_id
@@ -107,10 +109,7 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
     trust_step(&host, project, json)?;
     // A slash command becomes its prompt (and its model); actions belong to other commands.
     if let Some(typed) = args.prompt.take() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        let runtime = crate::runtime(None)?;
         match runtime.block_on(host.resolve_command(project, &typed))? {
             Typed::Send {
                 text,
@@ -130,7 +129,7 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
                     out(&if json { to_json(&list) } else { help(&list) });
                     return Ok(ExitCode::SUCCESS);
                 }
-                return Err(format!(
+                return Err(bad_input(format!(
                     "/{} is a command of the task window; here it is {}",
                     typed
                         .trim_start()
@@ -139,7 +138,7 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
                         .next()
                         .unwrap_or(""),
                     cli_equivalent(action, args.task)
-                ));
+                )));
             }
         }
     }
@@ -180,11 +179,7 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
         host.choose_agent(task.id, agent)?;
     }
     let interactive = std::io::stdin().is_terminal();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let runtime = crate::runtime(Some(2))?;
     let mode = args.mode;
     let task_id = task.id;
     let named_model = args.model.clone();
@@ -206,7 +201,8 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
                 let _ = on_ctrl_c.stop(task_id);
             }
         });
-        let mut outcome = RunOutcome::Failed;
+        // (And whether a check the message named still failed at the end.)
+        let mut outcome = (RunOutcome::Failed, false);
         let mut at_line_start = true;
         while let Some(event) = rx.recv().await {
             if json {
@@ -283,7 +279,21 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
                         }
                         eprintln!("codewright-cli: the agent answered without reading, changing or running anything");
                     }
-                    outcome = *o;
+                    if !json && !work.failing.is_empty() {
+                        if !at_line_start {
+                            out("\n");
+                            at_line_start = true;
+                        }
+                        eprintln!(
+                            "codewright-cli: the task is not done: {} still fails",
+                            work.failing
+                                .iter()
+                                .map(|c| format!("`{}`", visible::terminal_safe(c)))
+                                .collect::<Vec<_>>()
+                                .join(" and ")
+                        );
+                    }
+                    outcome = (*o, !work.failing.is_empty());
                     break;
                 }
                 _ => {}
@@ -305,19 +315,27 @@ pub fn exec(host: Host, home: &Path, mut args: ExecArgs, json: bool) -> Result<E
                 true => format!(". Your message is saved in task {0}: continue it with `codewright-cli exec --task {0}`", task_id.0),
                 false => String::new(),
             };
-            return Err(format!(
-                "{}{}{saved}",
-                e.message,
-                hint(&host_after, e.kind, Some(task_id), named_model.as_deref())
+            return Err(HostError::new(
+                e.kind,
+                format!(
+                    "{}{}{saved}",
+                    e.message,
+                    hint(&host_after, e.kind, Some(task_id), named_model.as_deref())
+                ),
             ));
         }
     };
     Ok(match outcome {
-        RunOutcome::Done | RunOutcome::Paused => ExitCode::SUCCESS,
-        RunOutcome::Stopped => ExitCode::from(130),
-        RunOutcome::Failed => ExitCode::FAILURE,
+        (RunOutcome::Done | RunOutcome::Paused, true) => ExitCode::from(CHECKS_FAIL),
+        (RunOutcome::Done | RunOutcome::Paused, false) => ExitCode::SUCCESS,
+        (RunOutcome::Stopped, _) => ExitCode::from(130),
+        (RunOutcome::Failed, _) => ExitCode::FAILURE,
     })
 }
+
+/// `exec`'s exit status when the run ended with a check the message named (`python3 -m pytest
+/// -q`) still failing: the task is not done.
+pub(crate) const CHECKS_FAIL: u8 = 3;
 
 /// What to do about an error, in the CLI's words; a missing or refused key names the provider of
 /// the model in use (`named`, else `task`'s, else the main model).
@@ -344,17 +362,9 @@ pub(crate) fn hint(
 }
 
 /// `tasks compact ID`: summarizes the task's older messages now.
-pub fn compact(
-    host: &Host,
-    task: TaskId,
-    model_id: Option<&str>,
-    json: bool,
-) -> Result<String, String> {
+pub fn compact(host: &Host, task: TaskId, model_id: Option<&str>, json: bool) -> Result<String> {
     host.task(task)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let runtime = crate::runtime(None)?;
     match runtime.block_on(host.compact(task, model_id)) {
         Ok(Some(done)) => Ok(if json {
             format!(
@@ -372,10 +382,9 @@ pub fn compact(
         } else {
             "Nothing to compact: the task's history is already short.\n".to_string()
         }),
-        Err(e) => Err(format!(
-            "{}{}",
-            e.message,
-            hint(host, e.kind, Some(task), model_id)
+        Err(e) => Err(HostError::new(
+            e.kind,
+            format!("{}{}", e.message, hint(host, e.kind, Some(task), model_id)),
         )),
     }
 }
@@ -383,11 +392,7 @@ pub fn compact(
 /// The first run in a project whose folder defines agents, commands or skills: on a terminal,
 /// says what it defines and asks whether to trust it; otherwise says they are not used and how
 /// to trust it. Until trusted only the user's own and the built-in ones apply.
-fn trust_step(
-    host: &Host,
-    project: codewright_protocol::ProjectId,
-    json: bool,
-) -> Result<(), String> {
+fn trust_step(host: &Host, project: codewright_protocol::ProjectId, json: bool) -> Result<()> {
     let trust = host.project_trust(project)?;
     if !trust.ask {
         return Ok(());
@@ -415,7 +420,7 @@ fn trust_step(
 
 /// `--implement ID` and `--implement-all`: each task file in a new task of its own, marked done
 /// in the file when its run finishes.
-fn implement(host: Host, home: &Path, args: ExecArgs, json: bool) -> Result<ExitCode, String> {
+fn implement(host: Host, home: &Path, args: ExecArgs, json: bool) -> Result<ExitCode> {
     let project = found_or_added(&host, args.project.as_ref())?;
     trust_step(&host, project, json)?;
     let root = PathBuf::from(host.project(project)?.root_path);
@@ -461,7 +466,7 @@ fn implement(host: Host, home: &Path, args: ExecArgs, json: bool) -> Result<Exit
             );
             return Ok(code);
         }
-        codewright_extensions::task_files::set_status(&file, "done")?;
+        codewright_extensions::task_files::set_status(&file, "done").kind(ErrorKind::Setup)?;
         if !json {
             eprintln!("codewright-cli: {} is done (marked in {shown})", file.id);
         }

@@ -3,6 +3,7 @@
 
 mod agents;
 mod chat;
+mod error;
 mod exec;
 mod mcp;
 mod output;
@@ -14,7 +15,9 @@ mod tools;
 mod worktrees;
 
 use clap::{Parser, Subcommand};
-use codewright_host::{default_data_dir, Host};
+use codewright_host::{default_data_dir, Host, HostError};
+use codewright_protocol::ErrorKind;
+use error::Result;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,7 +32,8 @@ struct Cli {
     /// Data folder (default: $CODEWRIGHT_HOME, else ~/.local/share/codewright).
     #[arg(long, global = true, value_name = "DIR")]
     home: Option<PathBuf>,
-    /// Print JSON instead of text.
+    /// Print JSON instead of text; an error is then also one line on stdout,
+    /// `{"type":"error","kind":"notFound","message":"…"}` (as the event streams give theirs).
     #[arg(long, global = true)]
     json: bool,
     #[command(subcommand)]
@@ -56,6 +60,9 @@ enum Command {
     /// Ask a model one question and stream the answer (no tools).
     Chat(chat::ChatArgs),
     /// Run the agent on a task to the end (reads, edits, commands, with approvals).
+    ///
+    /// Exit status: 0 done, 1 error, 2 usage error, 3 done but a check the message named (such
+    /// as `python3 -m pytest -q`) still fails, 130 stopped.
     Exec(exec::ExecArgs),
     /// The agent's tools: list them, or run one as the agent would.
     #[command(subcommand)]
@@ -93,6 +100,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let json = cli.json;
     match run(cli) {
         Ok(Finished::Code(code)) => code,
         Ok(Finished::Print(output)) => {
@@ -103,8 +111,11 @@ fn main() -> ExitCode {
                 .and_then(|()| stdout.flush());
             ExitCode::SUCCESS
         }
-        Err(message) => {
-            eprintln!("codewright-cli: {}", message.replace('\n', " "));
+        Err(e) => {
+            if json {
+                println!("{}", error::json(&e));
+            }
+            eprintln!("codewright-cli: {}", e.message.replace('\n', " "));
             ExitCode::FAILURE
         }
     }
@@ -121,10 +132,7 @@ enum Finished {
 /// Opens the data folder (through the host, the one door into it); while another process holds
 /// its database (the store waits up to 10 s for a write to finish), says so on stderr after a
 /// second instead of sitting silent. `max_iterations` bounds each run's model requests.
-pub(crate) fn open_host(
-    home: &std::path::Path,
-    max_iterations: Option<u32>,
-) -> Result<Host, String> {
+pub(crate) fn open_host(home: &std::path::Path, max_iterations: Option<u32>) -> Result<Host> {
     let (done, waiting) = std::sync::mpsc::channel::<()>();
     let shown = home.join(codewright_host::DB_FILE_NAME);
     let notice = std::thread::spawn(move || {
@@ -137,18 +145,38 @@ pub(crate) fn open_host(
             );
         }
     });
-    let opened = Host::open(home, max_iterations).map_err(|e| e.message);
+    let opened = Host::open(home, max_iterations);
     let _ = done.send(());
     let _ = notice.join();
     opened
 }
 
+/// An async runtime for one command: on this thread (`None`), or with that many workers.
+pub(crate) fn runtime(workers: Option<usize>) -> Result<tokio::runtime::Runtime> {
+    let mut builder = match workers {
+        None => tokio::runtime::Builder::new_current_thread(),
+        Some(workers) => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(workers);
+            builder
+        }
+    };
+    builder.enable_all().build().map_err(|e| {
+        HostError::new(
+            ErrorKind::Setup,
+            format!("cannot start the async runtime: {e}"),
+        )
+    })
+}
+
 /// Runs one command.
-fn run(cli: Cli) -> Result<Finished, String> {
-    let home = cli
-        .home
-        .or_else(default_data_dir)
-        .ok_or("cannot find a home folder for the data; pass --home DIR or set CODEWRIGHT_HOME")?;
+fn run(cli: Cli) -> Result<Finished> {
+    let home = cli.home.or_else(default_data_dir).ok_or_else(|| {
+        HostError::new(
+            ErrorKind::DataDir,
+            "cannot find a home folder for the data; pass --home DIR or set CODEWRIGHT_HOME",
+        )
+    })?;
     let max_iterations = match &cli.command {
         Command::Exec(args) => Some(args.max_iterations),
         _ => None,

@@ -1,11 +1,13 @@
 //! `mcp`: configure MCP servers (added by hand or imported from Claude Desktop / Cursor /
 //! `.mcp.json` files), see their state and tools, call one tool. `exec` uses the enabled ones.
 
+use crate::error::{bad_input, Kind, Result};
 use crate::output::{table, to_json};
 use crate::project_arg::{optional, ProjectArg};
 use clap::Subcommand;
 use codewright_host::mcp::{self, McpServerRow, McpTransport, ServerState};
-use codewright_host::Host;
+use codewright_host::{Host, HostError};
+use codewright_protocol::ErrorKind;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -80,27 +82,24 @@ pub enum McpCommand {
     },
 }
 
-fn pairs(list: &[String], what: &str) -> Result<BTreeMap<String, String>, String> {
+fn pairs(list: &[String], what: &str) -> Result<BTreeMap<String, String>> {
     list.iter()
         .map(|kv| {
             kv.split_once('=')
                 .map(|(k, v)| (k.trim().to_string(), v.to_string()))
                 .filter(|(k, _)| !k.is_empty())
-                .ok_or_else(|| format!("{what} {kv:?} is not K=V"))
+                .ok_or_else(|| bad_input(format!("{what} {kv:?} is not K=V")))
         })
         .collect()
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
+/// What an MCP server's answer failed with, its secrets hidden.
+fn mcp_error(redactor: &codewright_mcp::Redactor, e: impl std::fmt::Display) -> HostError {
+    HostError::new(ErrorKind::Mcp, redactor.redact(&e.to_string()))
 }
 
 /// Runs an `mcp` command.
-pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, String> {
+pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String> {
     // A command about one server names one that exists, or says how to see them.
     let named = match &command {
         McpCommand::Tools { name }
@@ -114,10 +113,11 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, Strin
     };
     if let Some(name) = named {
         host.mcp_server(name).map_err(|e| match e.kind {
-            codewright_protocol::ErrorKind::NotFound => {
-                format!("{}; see `codewright-cli mcp list`", e.message)
-            }
-            _ => e.message,
+            ErrorKind::NotFound => HostError::new(
+                e.kind,
+                format!("{}; see `codewright-cli mcp list`", e.message),
+            ),
+            _ => e,
         })?;
     }
     match command {
@@ -126,7 +126,7 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, Strin
             if rows.is_empty() {
                 return Ok("No MCP servers. Add one with `codewright-cli mcp add NAME -- COMMAND …` or import a config with `codewright-cli mcp import FILE`.\n".into());
             }
-            let states = runtime()?.block_on(host.mcp_states())?;
+            let states = crate::runtime(Some(2))?.block_on(host.mcp_states())?;
             let status = |name: &str| -> String {
                 match states.iter().find(|(n, _)| n == name).map(|(_, s)| s) {
                     Some(ServerState::Connected {
@@ -163,16 +163,15 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, Strin
             timeout,
             command,
         } => {
-            let call_timeout_secs =
-                mcp::call_timeout(timeout.as_deref().unwrap_or("")).map_err(|e| e.message)?;
+            let call_timeout_secs = mcp::call_timeout(timeout.as_deref().unwrap_or(""))?;
             let headers = pairs(&headers, "header")?;
             let env = pairs(&env, "env")?;
             let transport = match (url, command.split_first()) {
-                (Some(_), Some(_)) => return Err("give either --url or a command after --, not both".into()),
+                (Some(_), Some(_)) => return Err(bad_input("give either --url or a command after --, not both")),
                 (Some(url), None) if transport == "sse" => McpTransport::Sse { url },
                 (Some(url), None) => McpTransport::Http { url },
                 (None, Some((command, args))) => McpTransport::Stdio { command: command.clone(), args: args.to_vec() },
-                (None, None) => return Err("give the server's command after -- (mcp add NAME -- npx -y SERVER) or its --url".into()),
+                (None, None) => return Err(bad_input("give the server's command after -- (mcp add NAME -- npx -y SERVER) or its --url")),
             };
             let row = McpServerRow {
                 id: 0,
@@ -185,17 +184,21 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, Strin
                 project: optional(host, project.as_ref())?,
                 call_timeout_secs,
             };
-            host.save_mcp_server(row)?;
+            host.save_mcp_server(row).kind(ErrorKind::BadInput)?;
             Ok(format!(
                 "Added MCP server {name}. Check it with: codewright-cli mcp tools {name}\n"
             ))
         }
         McpCommand::Import { file, project } => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let text = std::fs::read_to_string(&file).map_err(|e| {
+                HostError::new(
+                    ErrorKind::BadPath,
+                    format!("cannot read {}: {e}", file.display()),
+                )
+            })?;
             let report = host
                 .import_mcp_servers(&text, optional(host, project.as_ref())?)
-                .map_err(|e| format!("{}: {e}", file.display()))?;
+                .map_err(|e| bad_input(format!("{}: {e}", file.display())))?;
             if json {
                 return Ok(to_json(
                     &json!({"imported": report.added, "skipped": report.skipped}),
@@ -213,9 +216,9 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, Strin
             Ok(out)
         }
         McpCommand::Tools { name } => {
-            let tools = runtime()?.block_on(async {
+            let tools = crate::runtime(Some(2))?.block_on(async {
                 let (c, redactor) = host.connect_mcp(&name).await?;
-                let tools = c.tools().await.map_err(|e| redactor.redact(&e.to_string()));
+                let tools = c.tools().await.map_err(|e| mcp_error(&redactor, e));
                 c.close().await;
                 tools
             })?;
@@ -233,12 +236,9 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, Strin
             ))
         }
         McpCommand::Prompts { name } => {
-            let prompts = runtime()?.block_on(async {
+            let prompts = crate::runtime(Some(2))?.block_on(async {
                 let (c, redactor) = host.connect_mcp(&name).await?;
-                let prompts = c
-                    .prompts()
-                    .await
-                    .map_err(|e| redactor.redact(&e.to_string()));
+                let prompts = c.prompts().await.map_err(|e| mcp_error(&redactor, e));
                 c.close().await;
                 prompts
             })?;
@@ -265,14 +265,14 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, Strin
             arguments,
         } => {
             let args: serde_json::Value = serde_json::from_str(&arguments)
-                .map_err(|e| format!("the arguments are not valid JSON ({e})"))?;
-            let (outcome, redactor) = runtime()?.block_on(async {
+                .map_err(|e| bad_input(format!("the arguments are not valid JSON ({e})")))?;
+            let (outcome, redactor) = crate::runtime(Some(2))?.block_on(async {
                 let (c, redactor) = host.connect_mcp(&name).await?;
                 let never = tokio_util::sync::CancellationToken::new();
                 let r = c
                     .call(&tool, args, Duration::from_secs(120), &never, None)
                     .await
-                    .map_err(|e| redactor.redact(&e.to_string()));
+                    .map_err(|e| mcp_error(&redactor, e));
                 c.close().await;
                 r.map(|outcome| (outcome, redactor))
             })?;
@@ -293,7 +293,7 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, Strin
                 .collect();
             let text = redactor.redact(&format!("{}\n", text.join("\n")));
             if outcome.is_error {
-                Err(text.trim_end().to_string())
+                Err(HostError::new(ErrorKind::Mcp, text.trim_end()))
             } else {
                 Ok(text)
             }
@@ -307,9 +307,7 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String, Strin
             Ok(format!("Enabled MCP server {name}\n"))
         }
         McpCommand::Timeout { name, seconds } => {
-            let server = host
-                .set_mcp_call_timeout(&name, seconds.as_deref().unwrap_or(""))
-                .map_err(|e| e.message)?;
+            let server = host.set_mcp_call_timeout(&name, seconds.as_deref().unwrap_or(""))?;
             Ok(match server.call_timeout_secs {
                 Some(s) => format!("Calls to MCP server {name} now wait up to {s} s\n"),
                 None => format!(

@@ -1,8 +1,9 @@
 //! `--project`: every command that takes one takes a project's id or its folder, and without it
 //! uses the project of the current folder (a folder inside a project is that project).
 
-use codewright_host::Host;
-use codewright_protocol::ProjectId;
+use crate::error::{bad_input, Result};
+use codewright_host::{Host, HostError};
+use codewright_protocol::{ErrorKind, ProjectId};
 use std::path::PathBuf;
 
 /// What `--project` was given.
@@ -30,38 +31,43 @@ impl std::str::FromStr for ProjectArg {
     }
 }
 
-fn current_folder() -> Result<PathBuf, String> {
-    std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))
+fn current_folder() -> Result<PathBuf> {
+    std::env::current_dir().map_err(|e| {
+        HostError::new(
+            ErrorKind::BadPath,
+            format!("cannot read the current folder: {e}"),
+        )
+    })
 }
 
 /// The project `given` names, else the current folder's; a folder that is in no project is an
 /// error that says how to add it.
-pub fn existing(host: &Host, given: Option<&ProjectArg>) -> Result<ProjectId, String> {
+pub fn existing(host: &Host, given: Option<&ProjectArg>) -> Result<ProjectId> {
     let folder = match given {
-        Some(ProjectArg::Id(id)) => return host.project(*id).map(|p| p.id).map_err(String::from),
+        Some(ProjectArg::Id(id)) => return host.project(*id).map(|p| p.id),
         Some(ProjectArg::Folder(folder)) => folder.clone(),
         None => current_folder()?,
     };
     if !folder.is_dir() {
-        return Err(format!(
+        return Err(bad_input(format!(
             "there is no folder {}: --project takes a project's id (see `codewright-cli projects list`) or its folder",
             folder.display()
-        ));
+        )));
     }
     host.project_containing(&folder)?.ok_or_else(|| {
-        format!(
+        HostError::new(ErrorKind::NotFound, format!(
             "{} is in no project; add it with `codewright-cli projects add {}`, or pass --project ID (see `codewright-cli projects list`)",
             folder.display(),
             folder.display()
-        )
+        ))
     })
 }
 
 /// The project `given` names, else the current folder's; a folder inside a project is that
 /// project, and a folder in none is added as one (as `exec` does for the folder it works in).
-pub fn found_or_added(host: &Host, given: Option<&ProjectArg>) -> Result<ProjectId, String> {
+pub fn found_or_added(host: &Host, given: Option<&ProjectArg>) -> Result<ProjectId> {
     let folder = match given {
-        Some(ProjectArg::Id(id)) => return host.project(*id).map(|p| p.id).map_err(String::from),
+        Some(ProjectArg::Id(id)) => return host.project(*id).map(|p| p.id),
         Some(ProjectArg::Folder(folder)) => folder.clone(),
         None => current_folder()?,
     };
@@ -70,11 +76,11 @@ pub fn found_or_added(host: &Host, given: Option<&ProjectArg>) -> Result<Project
             return Ok(project);
         }
     }
-    Ok(host.project_in(&folder)?)
+    host.project_in(&folder)
 }
 
 /// An optional `--project` (one project, or every project without it).
-pub fn optional(host: &Host, given: Option<&ProjectArg>) -> Result<Option<ProjectId>, String> {
+pub fn optional(host: &Host, given: Option<&ProjectArg>) -> Result<Option<ProjectId>> {
     given.map(|given| existing(host, Some(given))).transpose()
 }
 

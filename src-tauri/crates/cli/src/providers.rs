@@ -1,5 +1,6 @@
 //! `providers`, `models` and `auth`: who Codewright can talk to, which models, and their keys.
 
+use crate::error::{bad_input, Result};
 use crate::output::{table, to_json};
 use clap::Subcommand;
 use codewright_host::settings::{self, KeyStatus, ProviderForm};
@@ -105,7 +106,7 @@ fn key_status(p: &Provider) -> String {
     }
 }
 
-pub fn providers(host: &Host, command: ProvidersCommand, json: bool) -> Result<String, String> {
+pub fn providers(host: &Host, command: ProvidersCommand, json: bool) -> Result<String> {
     Ok(match command {
         ProvidersCommand::List => {
             let all = host.providers()?;
@@ -133,16 +134,14 @@ pub fn providers(host: &Host, command: ProvidersCommand, json: bool) -> Result<S
             first_byte_timeout,
             idle_timeout,
         } => {
-            let p = host
-                .save_provider(&ProviderForm {
-                    name,
-                    protocol,
-                    base_url,
-                    api_key_env,
-                    first_byte_timeout,
-                    idle_timeout,
-                })
-                .map_err(|e| e.to_string())?;
+            let p = host.save_provider(&ProviderForm {
+                name,
+                protocol,
+                base_url,
+                api_key_env,
+                first_byte_timeout,
+                idle_timeout,
+            })?;
             if json {
                 to_json(&p)
             } else {
@@ -165,7 +164,7 @@ pub fn providers(host: &Host, command: ProvidersCommand, json: bool) -> Result<S
     })
 }
 
-pub fn models(host: &Host, command: ModelsCommand, json: bool) -> Result<String, String> {
+pub fn models(host: &Host, command: ModelsCommand, json: bool) -> Result<String> {
     Ok(match command {
         ModelsCommand::List => {
             let all = host.catalog()?;
@@ -220,7 +219,7 @@ pub fn models(host: &Host, command: ModelsCommand, json: bool) -> Result<String,
                 seed: seed.map(f64::from),
                 constrained,
             };
-            let saved = host.save_model(&form).map_err(|e| e.message)?;
+            let saved = host.save_model(&form)?;
             if json {
                 to_json(&saved)
             } else if !saved.known {
@@ -258,7 +257,7 @@ pub fn models(host: &Host, command: ModelsCommand, json: bool) -> Result<String,
             }
         }
         ModelsCommand::Role { role, model } => {
-            let role = ModelRole::parse(&role)?;
+            let role = ModelRole::parse(&role).map_err(bad_input)?;
             host.set_role(role, model.as_deref())?;
             match model {
                 Some(m) => format!("The {} model is now {m}\n", role.as_str()),
@@ -268,16 +267,16 @@ pub fn models(host: &Host, command: ModelsCommand, json: bool) -> Result<String,
     })
 }
 
-pub fn auth(host: &Host, command: AuthCommand) -> Result<String, String> {
+pub fn auth(host: &Host, command: AuthCommand) -> Result<String> {
     Ok(match command {
         AuthCommand::Set { provider: name } => {
             let mut input = String::new();
             std::io::stdin()
                 .read_to_string(&mut input)
-                .map_err(|e| format!("cannot read the key from standard input: {e}"))?;
+                .map_err(|e| bad_input(format!("cannot read the key from standard input: {e}")))?;
             let key = input.lines().next().unwrap_or("");
             if key.trim().is_empty() {
-                return Err(format!("no key on standard input; pipe it in, e.g. `codewright-cli auth set {name} < keyfile`"));
+                return Err(bad_input(format!("no key on standard input; pipe it in, e.g. `codewright-cli auth set {name} < keyfile`")));
             }
             host.set_key(&name, key)?;
             format!("Saved the key for {name} in the system keyring\n")

@@ -1,5 +1,6 @@
 //! `projects` and `tasks`: the same records the desktop app shows.
 
+use crate::error::Result;
 use crate::output::{table, to_json};
 use crate::project_arg::{existing, ProjectArg};
 use clap::Subcommand;
@@ -150,7 +151,7 @@ pub enum TasksCommand {
 }
 
 /// Runs a `projects` command and returns what to print.
-pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<String, String> {
+pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<String> {
     Ok(match command {
         ProjectsCommand::Settings {
             id,
@@ -172,7 +173,7 @@ pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<Str
                 if let Some(command) = worktree_set_up {
                     let length = command.chars().count();
                     if length > codewright_host::project::SET_UP_MAX {
-                        return Err(format!("the set-up command is {length} characters; keep it under {}: for more, put the steps in a script in the project and run that", codewright_host::project::SET_UP_MAX));
+                        return Err(crate::error::bad_input(format!("the set-up command is {length} characters; keep it under {}: for more, put the steps in a script in the project and run that", codewright_host::project::SET_UP_MAX)));
                     }
                     settings.worktree_set_up = command.trim().to_string();
                 }
@@ -260,7 +261,7 @@ pub fn projects(host: &Host, command: ProjectsCommand, json: bool) -> Result<Str
 }
 
 /// Runs a `tasks` command and returns what to print.
-pub fn tasks(host: &Host, command: TasksCommand, json: bool) -> Result<String, String> {
+pub fn tasks(host: &Host, command: TasksCommand, json: bool) -> Result<String> {
     Ok(match command {
         TasksCommand::Diff { id, stat } => crate::worktrees::diff(host, id, stat, json)?,
         TasksCommand::Commit { id, message } => {

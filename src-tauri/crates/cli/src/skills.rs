@@ -2,11 +2,12 @@
 //! the reason), one skill's instructions as the model gets them, and switching one on or off for
 //! a task.
 
+use crate::error::{Kind, Result};
 use crate::output::{table, to_json};
 use crate::project_arg::{existing, ProjectArg};
 use clap::Subcommand;
-use codewright_host::Host;
-use codewright_protocol::TaskId;
+use codewright_host::{Host, HostError};
+use codewright_protocol::{ErrorKind, TaskId};
 
 #[derive(Subcommand)]
 pub enum SkillsCommand {
@@ -49,20 +50,18 @@ pub enum SkillsCommand {
     },
 }
 
-pub fn skills(host: &Host, command: SkillsCommand, json: bool) -> Result<String, String> {
+pub fn skills(host: &Host, command: SkillsCommand, json: bool) -> Result<String> {
     use codewright_host::skills::TaskSkill;
     let for_task = !matches!(command, SkillsCommand::List { task: None, .. });
     let listed = match command {
         SkillsCommand::List {
             task: Some(task), ..
-        } => host.task_skills(task).map_err(|e| e.message)?,
+        } => host.task_skills(task)?,
         SkillsCommand::List {
             project,
             task: None,
         } => {
-            let catalog = host
-                .project_skills(existing(host, project.as_ref())?)
-                .map_err(|e| e.message)?;
+            let catalog = host.project_skills(existing(host, project.as_ref())?)?;
             if json {
                 return Ok(to_json(&catalog));
             }
@@ -82,38 +81,35 @@ pub fn skills(host: &Host, command: SkillsCommand, json: bool) -> Result<String,
         }
         SkillsCommand::Show { name, project } => {
             let project = existing(host, project.as_ref())?;
-            let catalog = host.project_skills(project).map_err(|e| e.message)?;
+            let catalog = host.project_skills(project)?;
             let Some(skill) = catalog.get(&name) else {
                 let closest = catalog.closest(&name);
-                return Err(if closest.is_empty() {
-                    format!("no skill named {name:?} for this project (see `skills list --project {project}`)")
-                } else {
-                    format!(
-                        "no skill named {name:?}; did you mean {}?",
-                        closest.join(", ")
-                    )
-                });
+                return Err(HostError::new(
+                    ErrorKind::NotFound,
+                    if closest.is_empty() {
+                        format!("no skill named {name:?} for this project (see `skills list --project {project}`)")
+                    } else {
+                        format!(
+                            "no skill named {name:?}; did you mean {}?",
+                            closest.join(", ")
+                        )
+                    },
+                ));
             };
-            let text = skill.load()?;
+            let text = skill.load().kind(ErrorKind::BadInput)?;
             return Ok(if json {
                 to_json(&serde_json::json!({ "skill": skill, "loaded": text }))
             } else {
                 format!("{text}\n")
             });
         }
-        SkillsCommand::On { name, task } => host
-            .switch_skill(task, &name, true)
-            .map_err(|e| e.message)?,
-        SkillsCommand::Off { name, task } => host
-            .switch_skill(task, &name, false)
-            .map_err(|e| e.message)?,
+        SkillsCommand::On { name, task } => host.switch_skill(task, &name, true)?,
+        SkillsCommand::Off { name, task } => host.switch_skill(task, &name, false)?,
         SkillsCommand::Rank {
             name,
             priority,
             task,
-        } => host
-            .rank_skill(task, &name, priority)
-            .map_err(|e| e.message)?,
+        } => host.rank_skill(task, &name, priority)?,
     };
     if json {
         return Ok(to_json(&listed));

@@ -1,15 +1,16 @@
 //! `tool`, `rules` and `checkpoints`: run one tool the way the agent would (approvals asked on
 //! the terminal), manage the rules a project saved, and restore or undo a turn's file changes.
 
+use crate::error::Result;
 use crate::output::{table, to_json};
 use crate::project_arg::{existing, ProjectArg};
 use async_trait::async_trait;
 use clap::Subcommand;
 use codewright_host::by_hand::{ByHand, Restore};
-use codewright_host::Host;
+use codewright_host::{Host, HostError};
 use codewright_protocol::{
-    visible, ApprovalRequest, Decision, DecisionKind, LineKind, PermissionMode, PermissionRule,
-    Question, RuleAction, TaskId,
+    visible, ApprovalRequest, Decision, DecisionKind, ErrorKind, LineKind, PermissionMode,
+    PermissionRule, Question, RuleAction, TaskId,
 };
 use codewright_tools::{Approver, NonInteractive, Registry};
 use serde_json::json;
@@ -93,7 +94,7 @@ fn parse_action(s: &str) -> Result<RuleAction, String> {
 }
 
 /// Runs a `tool` command.
-pub fn tool(host: &Host, command: ToolCommand, json: bool) -> Result<String, String> {
+pub fn tool(host: &Host, command: ToolCommand, json: bool) -> Result<String> {
     let registry = Registry::builtin();
     match command {
         ToolCommand::List => {
@@ -127,11 +128,7 @@ pub fn tool(host: &Host, command: ToolCommand, json: bool) -> Result<String, Str
             } else {
                 Arc::new(NonInteractive)
             };
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+            let runtime = crate::runtime(Some(2))?;
             let output = runtime.block_on(async {
                 let cancel = tokio_util::sync::CancellationToken::new();
                 let on_ctrl_c = cancel.clone();
@@ -160,7 +157,7 @@ pub fn tool(host: &Host, command: ToolCommand, json: bool) -> Result<String, Str
                 text.push('\n');
             }
             if output.is_error {
-                Err(text.trim_end().to_string())
+                Err(HostError::new(ErrorKind::ToolFailed, text.trim_end()))
             } else {
                 Ok(text)
             }
@@ -169,7 +166,7 @@ pub fn tool(host: &Host, command: ToolCommand, json: bool) -> Result<String, Str
 }
 
 /// Runs a `rules` command.
-pub fn rules(host: &Host, command: RulesCommand, json: bool) -> Result<String, String> {
+pub fn rules(host: &Host, command: RulesCommand, json: bool) -> Result<String> {
     match command {
         RulesCommand::List { project } => {
             let rules = host.rules(existing(host, project.as_ref())?)?;
@@ -197,16 +194,14 @@ pub fn rules(host: &Host, command: RulesCommand, json: bool) -> Result<String, S
             pattern,
             action,
         } => {
-            let saved = host
-                .add_rule(
-                    existing(host, project.as_ref())?,
-                    &PermissionRule {
-                        tool,
-                        pattern,
-                        action,
-                    },
-                )
-                .map_err(|e| e.message)?;
+            let saved = host.add_rule(
+                existing(host, project.as_ref())?,
+                &PermissionRule {
+                    tool,
+                    pattern,
+                    action,
+                },
+            )?;
             Ok(if json {
                 to_json(&saved)
             } else {
@@ -221,7 +216,7 @@ pub fn rules(host: &Host, command: RulesCommand, json: bool) -> Result<String, S
 }
 
 /// Runs a `checkpoints` command.
-pub fn checkpoints(host: &Host, command: CheckpointsCommand, json: bool) -> Result<String, String> {
+pub fn checkpoints(host: &Host, command: CheckpointsCommand, json: bool) -> Result<String> {
     match command {
         CheckpointsCommand::List { task } => {
             host.task(task)?;
@@ -265,7 +260,9 @@ pub fn checkpoints(host: &Host, command: CheckpointsCommand, json: bool) -> Resu
             let which = match (turn, checkpoint) {
                 (Some(turn), _) => Restore::Turn(turn),
                 (None, Some(id)) => Restore::Checkpoint(id),
-                (None, None) => return Err("give --turn N or --checkpoint ID".into()),
+                (None, None) => {
+                    return Err(crate::error::bad_input("give --turn N or --checkpoint ID"))
+                }
             };
             let restored = host.restore_files(task, which)?;
             if json {

@@ -1,6 +1,7 @@
 //! `tasks diff|commit|merge|discard|restore`: a task in a worktree of its own, reviewed and
 //! carried to its base — each a host operation (the one the windows call too).
 
+use crate::error::Result;
 use crate::output::{table, to_json};
 use codewright_host::worktrees::Merge;
 use codewright_host::Host;
@@ -16,7 +17,7 @@ fn repair(host: &Host) {
 }
 
 /// `tasks diff ID [--stat]`.
-pub fn diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String, String> {
+pub fn diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String> {
     repair(host);
     if host.task(id)?.worktree.is_none() {
         return folder_diff(host, id, stat, json);
@@ -56,7 +57,7 @@ pub fn diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String, S
 
 /// `tasks diff ID` of a task working in the project folder: each file it changed, as it was
 /// before the task first changed it against the file now.
-fn folder_diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String, String> {
+fn folder_diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String> {
     let files = host.folder_changes(id)?;
     if json {
         return Ok(to_json(&serde_json::json!({ "files": files })));
@@ -100,12 +101,7 @@ fn stat_table(files: &[codewright_host::worktrees::FileChange]) -> String {
 }
 
 /// `tasks commit ID [-m MESSAGE]`.
-pub fn commit(
-    host: &Host,
-    id: TaskId,
-    message: Option<&str>,
-    json: bool,
-) -> Result<String, String> {
+pub fn commit(host: &Host, id: TaskId, message: Option<&str>, json: bool) -> Result<String> {
     repair(host);
     let committed = host.commit_task(id, message)?;
     Ok(match (json, &committed.commit) {
@@ -120,13 +116,7 @@ pub fn commit(
 }
 
 /// `tasks merge ID [--ff-only|--no-ff]`.
-pub fn merge(
-    host: &Host,
-    id: TaskId,
-    ff_only: bool,
-    no_ff: bool,
-    json: bool,
-) -> Result<String, String> {
+pub fn merge(host: &Host, id: TaskId, ff_only: bool, no_ff: bool, json: bool) -> Result<String> {
     repair(host);
     let mode = match (ff_only, no_ff) {
         (true, _) => Merge::FastForward,
@@ -152,7 +142,7 @@ pub fn merge(
 }
 
 /// `tasks discard ID [--yes]`: says what is there first, and asks on a terminal.
-pub fn discard(host: &Host, id: TaskId, yes: bool, json: bool) -> Result<String, String> {
+pub fn discard(host: &Host, id: TaskId, yes: bool, json: bool) -> Result<String> {
     repair(host);
     if !yes {
         let review = host.task_changes(id)?;
@@ -169,10 +159,10 @@ pub fn discard(host: &Host, id: TaskId, yes: bool, json: bool) -> Result<String,
             }
         );
         if !std::io::stdin().is_terminal() {
-            return Err(format!(
+            return Err(crate::error::bad_input(format!(
                 "{what}; nothing was discarded — run again with --yes (all of it is kept under refs/codewright/archive/{} until `tasks restore {}`)",
                 id.0, id.0
-            ));
+            )));
         }
         eprint!("codewright-cli: {what}. Discard the worktree (its work is kept until `tasks restore {}`)? [y/N] ", id.0);
         let _ = std::io::stderr().flush();
@@ -193,7 +183,7 @@ pub fn discard(host: &Host, id: TaskId, yes: bool, json: bool) -> Result<String,
 }
 
 /// `tasks restore ID`.
-pub fn restore(host: &Host, id: TaskId, json: bool) -> Result<String, String> {
+pub fn restore(host: &Host, id: TaskId, json: bool) -> Result<String> {
     repair(host);
     let task = host.restore_task(id)?;
     let tree = task
@@ -216,15 +206,12 @@ pub fn pull_request(
     title: Option<String>,
     body: Option<String>,
     json: bool,
-) -> Result<String, String> {
+) -> Result<String> {
     repair(host);
     let (title, body) = match title {
         Some(title) => (title, body.unwrap_or_default()),
         None => {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+            let runtime = crate::runtime(None)?;
             let draft = runtime.block_on(host.draft_pull_request(id))?;
             (draft.title, body.unwrap_or(draft.body))
         }
@@ -237,7 +224,7 @@ pub fn pull_request(
 }
 
 /// The checks of the task's pull request: counts, and each failed check with its link.
-pub fn checks(host: &Host, id: TaskId, json: bool) -> Result<String, String> {
+pub fn checks(host: &Host, id: TaskId, json: bool) -> Result<String> {
     let checks = host.pull_request_checks(id)?;
     if json {
         return Ok(to_json(&checks));

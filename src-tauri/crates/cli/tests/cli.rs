@@ -268,6 +268,47 @@ fn bad_input_is_a_one_line_error_naming_the_problem() {
     assert!(cli
         .fails(&["tasks", "list", "--project", "abc"])
         .contains("there is no folder abc: --project takes a project's id"));
+
+    // With --json, every command's error is one line on stdout in one shape (the events'),
+    // its kind from the engine's vocabulary; stderr still says it in words.
+    for (args, kind, says) in [
+        (
+            vec!["tasks", "rm", "7", "--json"],
+            "notFound",
+            "task 7 does not exist",
+        ),
+        (
+            vec!["projects", "add", &dir, "--json"],
+            "alreadyAdded",
+            "already a project",
+        ),
+        (
+            vec!["tasks", "list", "--project", "abc", "--json"],
+            "badInput",
+            "there is no folder abc",
+        ),
+        (
+            vec!["mcp", "tools", "nothing", "--json"],
+            "notFound",
+            "mcp list",
+        ),
+    ] {
+        let out = cli.run(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let error: Value = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|e| panic!("{args:?}: not one JSON line ({e}): {stdout}"));
+        assert_eq!(error["type"], "error", "{args:?}: {error}");
+        assert_eq!(error["kind"], kind, "{args:?}: {error}");
+        assert!(
+            error["message"].as_str().unwrap().contains(says),
+            "{args:?}: {error}"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{args:?}"
+        );
+    }
 }
 
 #[test]

@@ -1147,3 +1147,51 @@ async fn a_task_in_a_worktree_is_reviewed_committed_merged_discarded_and_restore
     assert_eq!(review["status"]["uncommitted"], json!(["draft.md"]));
     assert_eq!(git(repo, &["status", "--porcelain"]), "");
 }
+
+/// A run that ends while a check the message named still fails is not done, and says so: on
+/// stderr, in `--json`'s `runFinished` (`work.failing`), and in the exit status (3).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_ending_with_a_named_check_failing_says_the_task_is_not_done() {
+    let server = common::serve(Arc::new(|_, _: &Value| text("Done."))).await;
+    let cli = Cli::new(&server);
+    std::fs::write(cli.project.path().join("check.sh"), "exit 1\n").unwrap();
+    // A local model with a small window: Codewright runs the checks its message names.
+    let out = cli.run(&["models", "add", "tiny@scripted", "--context", "16000"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prompt = "Make the check pass; check with `sh check.sh`.";
+    let run = |extra: &[&str]| {
+        let mut args = vec!["exec", "--model", "tiny@scripted", "--mode", "yolo"];
+        args.extend_from_slice(extra);
+        args.push(prompt);
+        cli.run(&args)
+    };
+    let out = run(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("the task is not done: `sh check.sh` still fails"),
+        "{stderr}"
+    );
+    let out = run(&["--json"]);
+    assert_eq!(out.status.code(), Some(3));
+    let finished = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "runFinished")
+        .expect("a runFinished event");
+    assert_eq!(finished["work"]["failing"], json!(["sh check.sh"]));
+
+    // Once it passes, the same run is done.
+    std::fs::write(cli.project.path().join("check.sh"), "exit 0\n").unwrap();
+    let out = run(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

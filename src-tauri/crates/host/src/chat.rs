@@ -30,8 +30,8 @@ pub struct Unanswered {
     pub stopped: bool,
     /// Some text had arrived (and was passed on) before it ended.
     pub partial_text: bool,
-    /// The provider's own name for the error, for `--json` (`None`: it never asked).
-    pub provider_kind: Option<String>,
+    /// The provider was asked (else the error is Codewright's: no model, no key).
+    pub asked: bool,
 }
 
 impl From<HostError> for Unanswered {
@@ -40,7 +40,7 @@ impl From<HostError> for Unanswered {
             error,
             stopped: false,
             partial_text: false,
-            provider_kind: None,
+            asked: false,
         }
     }
 }
@@ -181,10 +181,10 @@ impl Host {
                         .map_err(HostError::from)?;
                 }
                 Err(Unanswered {
-                    error: HostError::new(ErrorKind::Provider, failure.error.message),
+                    error: HostError::new(failure.error.kind.into(), failure.error.message),
                     stopped,
                     partial_text,
-                    provider_kind: Some(format!("{:?}", failure.error.kind)),
+                    asked: true,
                 })
             }
         }

@@ -86,6 +86,12 @@ impl From<HostError> for String {
     }
 }
 
+impl From<codewright_llm::credentials::KeyError> for HostError {
+    fn from(e: codewright_llm::credentials::KeyError) -> HostError {
+        HostError::new(e.kind(), e.to_string())
+    }
+}
+
 impl From<codewright_store::StoreError> for HostError {
     fn from(e: codewright_store::StoreError) -> HostError {
         HostError::new(e.kind(), e.to_string())

@@ -778,12 +778,16 @@ impl crate::Host {
     }
 
     /// Connects to the server `name`; with what takes its secrets out of what it sends back.
-    pub async fn connect_mcp(&self, name: &str) -> Result<(Connection, Redactor), String> {
-        let row = self.mcp_server(name).map_err(|e| e.message)?;
-        let (endpoint, redactor) = endpoint_of(&self.inner.store(), &row)?;
-        let connection = Connection::once(&endpoint)
-            .await
-            .map_err(|e| redactor.redact(&format!("{}: {e}", row.name)))?;
+    pub async fn connect_mcp(&self, name: &str) -> Result<(Connection, Redactor), HostError> {
+        let row = self.mcp_server(name)?;
+        let (endpoint, redactor) = endpoint_of(&self.inner.store(), &row)
+            .map_err(|e| HostError::new(ErrorKind::Mcp, e))?;
+        let connection = Connection::once(&endpoint).await.map_err(|e| {
+            HostError::new(
+                ErrorKind::Mcp,
+                redactor.redact(&format!("{}: {e}", row.name)),
+            )
+        })?;
         Ok((connection, redactor))
     }
 

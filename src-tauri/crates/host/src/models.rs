@@ -144,8 +144,7 @@ pub fn resolve(store: &Store, given: Option<&str>) -> Result<Model, HostError> {
     };
     let provider = provider_of(store, &id)?;
     let info = resolve_model(&id, &custom_models(store)?);
-    let (key, _) = find_key(&OsKeyring, &provider, codewright_tools::env_var)
-        .map_err(|e| HostError::new(ErrorKind::MissingKey, e))?;
+    let (key, _) = find_key(&OsKeyring, &provider, codewright_tools::env_var)?;
     Ok(Model {
         info,
         provider,

@@ -7,7 +7,7 @@ use crate::models::{all_providers, main_model, provider, provider_of};
 use crate::store_error;
 use crate::HostError;
 use codewright_llm::catalog::{builtin_models, parse_model_id};
-use codewright_llm::credentials::{find_key, KeySource, SecretStore};
+use codewright_llm::credentials::{find_key, KeyError, KeySource, SecretStore};
 use codewright_llm::probe::{list_models, test_connection};
 use codewright_llm::{builtin_providers, Protocol, Provider};
 
@@ -63,7 +63,7 @@ pub fn key_status(keys: &dyn SecretStore, provider: &Provider) -> KeyStatus {
         Ok((_, KeySource::NotNeeded)) => KeyStatus::NotNeeded,
         Err(_) => KeyStatus::Missing {
             var: provider.api_key_env.clone(),
-            keyring: keys.get(&provider.name).err(),
+            keyring: keys.get(&provider.name).err().map(|e| e.to_string()),
         },
     }
 }
@@ -133,6 +133,13 @@ pub struct FieldError {
 impl std::fmt::Display for FieldError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
+    }
+}
+
+/// For a front end that shows no form (the CLI): the field's message, as bad input.
+impl From<FieldError> for crate::HostError {
+    fn from(e: FieldError) -> crate::HostError {
+        crate::HostError::new(codewright_protocol::ErrorKind::BadInput, e.message)
     }
 }
 
@@ -240,7 +247,7 @@ pub fn set_key(
         ));
     }
     keys.set(&p.name, trimmed)
-        .map_err(|e| HostError::new(ErrorKind::MissingKey, keyring_hint(&p, e)))?;
+        .map_err(|e| HostError::new(e.kind(), keyring_hint(&p, e)))?;
     Ok(KeySaved {
         trimmed: trimmed.len() != key.len(),
     })
@@ -254,17 +261,17 @@ pub fn remove_key(
 ) -> Result<bool, HostError> {
     let p = provider(store, provider_name)?;
     keys.delete(&p.name)
-        .map_err(|e| HostError::new(ErrorKind::MissingKey, keyring_hint(&p, e)))
+        .map_err(|e| HostError::new(e.kind(), keyring_hint(&p, e)))
 }
 
 /// The keyring's own reason, and the way around it.
-fn keyring_hint(p: &Provider, why: String) -> String {
+fn keyring_hint(p: &Provider, why: KeyError) -> String {
     match &p.api_key_env {
         Some(var) => format!(
             "{why} To use {} without it, set {var} in the environment Codewright starts in.",
             p.name
         ),
-        None => why,
+        None => why.to_string(),
     }
 }
 
@@ -277,9 +284,7 @@ pub async fn test_model(
 ) -> Result<TestOutcome, HostError> {
     let (model, _) =
         parse_model_id(model_id).map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
-    let key = find_key(keys, provider, codewright_tools::env_var)
-        .map_err(|e| HostError::new(ErrorKind::MissingKey, e))?
-        .0;
+    let key = find_key(keys, provider, codewright_tools::env_var)?.0;
     Ok(test_connection(provider, key.as_deref(), model).await)
 }
 

@@ -3,7 +3,7 @@
 //! they left out, a check that reports a dying server's words), a project's settings, the app's.
 
 use codewright_host::mcp::{self, ServerCheck, ServerForm};
-use codewright_llm::credentials::SecretStore;
+use codewright_llm::credentials::{KeyError, SecretStore};
 use codewright_store::{McpTransport, Store};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -12,14 +12,14 @@ use std::sync::Mutex;
 struct Keys(Mutex<BTreeMap<String, String>>);
 
 impl SecretStore for Keys {
-    fn get(&self, account: &str) -> Result<Option<String>, String> {
+    fn get(&self, account: &str) -> Result<Option<String>, KeyError> {
         Ok(self.0.lock().unwrap().get(account).cloned())
     }
-    fn set(&self, account: &str, key: &str) -> Result<(), String> {
+    fn set(&self, account: &str, key: &str) -> Result<(), KeyError> {
         self.0.lock().unwrap().insert(account.into(), key.into());
         Ok(())
     }
-    fn delete(&self, account: &str) -> Result<bool, String> {
+    fn delete(&self, account: &str) -> Result<bool, KeyError> {
         Ok(self.0.lock().unwrap().remove(account).is_some())
     }
 }
@@ -27,14 +27,14 @@ impl SecretStore for Keys {
 struct NoKeyring;
 
 impl SecretStore for NoKeyring {
-    fn get(&self, _: &str) -> Result<Option<String>, String> {
-        Err("no Secret Service".into())
+    fn get(&self, _: &str) -> Result<Option<String>, KeyError> {
+        Err(KeyError::Unavailable("no Secret Service".into()))
     }
-    fn set(&self, _: &str, _: &str) -> Result<(), String> {
-        Err("no Secret Service".into())
+    fn set(&self, _: &str, _: &str) -> Result<(), KeyError> {
+        Err(KeyError::Unavailable("no Secret Service".into()))
     }
-    fn delete(&self, _: &str) -> Result<bool, String> {
-        Err("no Secret Service".into())
+    fn delete(&self, _: &str) -> Result<bool, KeyError> {
+        Err(KeyError::Unavailable("no Secret Service".into()))
     }
 }
 

@@ -10,24 +10,48 @@ pub const SERVICE: &str = "codewright";
 /// Somewhere keys are kept. The OS keyring in the app; an in-memory store in tests.
 pub trait SecretStore: Send + Sync {
     /// The key for `provider`, if one is stored. `Err` says why the store cannot be used.
-    fn get(&self, provider: &str) -> Result<Option<String>, String>;
-    fn set(&self, provider: &str, key: &str) -> Result<(), String>;
+    fn get(&self, provider: &str) -> Result<Option<String>, KeyError>;
+    fn set(&self, provider: &str, key: &str) -> Result<(), KeyError>;
     /// Removes the key; `Ok(false)` if there was none.
-    fn delete(&self, provider: &str) -> Result<bool, String>;
+    fn delete(&self, provider: &str) -> Result<bool, KeyError>;
 }
 
 /// The operating system's keyring (Secret Service on Linux, Keychain, Credential Manager).
 pub struct OsKeyring;
 
-fn unavailable(e: keyring::Error) -> String {
-    format!(
-        "the system keyring is not available ({e}); on Linux it needs a Secret Service such as \
+/// Why a key could not be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// The keyring cannot be used (its own reason).
+    #[error(
+        "the system keyring is not available ({0}); on Linux it needs a Secret Service such as \
          GNOME Keyring or KWallet. Keys in environment variables still work."
-    )
+    )]
+    Unavailable(String),
+    /// No key in the keyring, nor in the provider's environment variable.
+    #[error("no API key for {provider}: keep one in the system keyring, or set {var}{keyring}")]
+    Missing {
+        provider: String,
+        var: String,
+        /// Why the keyring could not be asked, when it could not (` (…)`), else empty.
+        keyring: String,
+    },
+}
+
+impl KeyError {
+    /// Either way the run has no key to send: the way out is one in the keyring or the
+    /// environment.
+    pub fn kind(&self) -> codewright_protocol::ErrorKind {
+        codewright_protocol::ErrorKind::MissingKey
+    }
+}
+
+fn unavailable(e: keyring::Error) -> KeyError {
+    KeyError::Unavailable(e.to_string())
 }
 
 impl SecretStore for OsKeyring {
-    fn get(&self, provider: &str) -> Result<Option<String>, String> {
+    fn get(&self, provider: &str) -> Result<Option<String>, KeyError> {
         let entry = keyring::Entry::new(SERVICE, provider).map_err(unavailable)?;
         match entry.get_password() {
             Ok(key) => Ok(Some(key)),
@@ -36,12 +60,12 @@ impl SecretStore for OsKeyring {
         }
     }
 
-    fn set(&self, provider: &str, key: &str) -> Result<(), String> {
+    fn set(&self, provider: &str, key: &str) -> Result<(), KeyError> {
         let entry = keyring::Entry::new(SERVICE, provider).map_err(unavailable)?;
         entry.set_password(key).map_err(unavailable)
     }
 
-    fn delete(&self, provider: &str) -> Result<bool, String> {
+    fn delete(&self, provider: &str) -> Result<bool, KeyError> {
         let entry = keyring::Entry::new(SERVICE, provider).map_err(unavailable)?;
         match entry.delete_credential() {
             Ok(()) => Ok(true),
@@ -66,7 +90,7 @@ pub fn find_key(
     store: &dyn SecretStore,
     provider: &Provider,
     env: impl Fn(&str) -> Option<String>,
-) -> Result<(Option<String>, KeySource), String> {
+) -> Result<(Option<String>, KeySource), KeyError> {
     let keyring = store.get(&provider.name);
     if let Ok(Some(key)) = &keyring {
         return Ok((Some(key.clone()), KeySource::Keyring));
@@ -79,14 +103,14 @@ pub fn find_key(
         return Ok((None, KeySource::NotNeeded));
     }
     let var = provider.api_key_env.as_deref().unwrap_or_default();
-    let keyring_note = match keyring {
-        Err(why) => format!(" ({why})"),
-        Ok(_) => String::new(),
-    };
-    Err(format!(
-        "no API key for {name}: keep one in the system keyring, or set {var}{keyring_note}",
-        name = provider.name
-    ))
+    Err(KeyError::Missing {
+        provider: provider.name.clone(),
+        var: var.to_string(),
+        keyring: match keyring {
+            Err(why) => format!(" ({why})"),
+            Ok(_) => String::new(),
+        },
+    })
 }
 
 #[cfg(test)]
@@ -99,27 +123,27 @@ mod tests {
     #[derive(Default)]
     struct Memory(Mutex<HashMap<String, String>>);
     impl SecretStore for Memory {
-        fn get(&self, p: &str) -> Result<Option<String>, String> {
+        fn get(&self, p: &str) -> Result<Option<String>, KeyError> {
             Ok(self.0.lock().unwrap().get(p).cloned())
         }
-        fn set(&self, p: &str, k: &str) -> Result<(), String> {
+        fn set(&self, p: &str, k: &str) -> Result<(), KeyError> {
             self.0.lock().unwrap().insert(p.into(), k.into());
             Ok(())
         }
-        fn delete(&self, p: &str) -> Result<bool, String> {
+        fn delete(&self, p: &str) -> Result<bool, KeyError> {
             Ok(self.0.lock().unwrap().remove(p).is_some())
         }
     }
     struct Broken;
     impl SecretStore for Broken {
-        fn get(&self, _: &str) -> Result<Option<String>, String> {
-            Err("no Secret Service".into())
+        fn get(&self, _: &str) -> Result<Option<String>, KeyError> {
+            Err(KeyError::Unavailable("no Secret Service".into()))
         }
-        fn set(&self, _: &str, _: &str) -> Result<(), String> {
-            Err("no Secret Service".into())
+        fn set(&self, _: &str, _: &str) -> Result<(), KeyError> {
+            Err(KeyError::Unavailable("no Secret Service".into()))
         }
-        fn delete(&self, _: &str) -> Result<bool, String> {
-            Err("no Secret Service".into())
+        fn delete(&self, _: &str) -> Result<bool, KeyError> {
+            Err(KeyError::Unavailable("no Secret Service".into()))
         }
     }
 
@@ -158,6 +182,8 @@ mod tests {
             Some("sk-env")
         );
         let err = find_key(&Broken, &anthropic(), |_| None).unwrap_err();
+        assert_eq!(err.kind(), codewright_protocol::ErrorKind::MissingKey);
+        let err = err.to_string();
         assert!(
             err.contains("no API key for anthropic")
                 && err.contains("ANTHROPIC_API_KEY")
@@ -173,7 +199,8 @@ mod tests {
         match OsKeyring.get("codewright-test-nonexistent-provider") {
             Ok(found) => assert_eq!(found, None),
             Err(why) => assert!(
-                why.contains("system keyring is not available") && why.contains("environment"),
+                why.to_string().contains("system keyring is not available")
+                    && why.to_string().contains("environment"),
                 "{why}"
             ),
         }

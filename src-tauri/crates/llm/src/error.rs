@@ -39,6 +39,28 @@ pub enum ErrorKind {
     Cancelled,
 }
 
+/// The kind a front end sees for a provider's error: the engine's one vocabulary.
+impl From<ErrorKind> for codewright_protocol::ErrorKind {
+    fn from(kind: ErrorKind) -> codewright_protocol::ErrorKind {
+        use codewright_protocol::ErrorKind as Seen;
+        match kind {
+            ErrorKind::Auth => Seen::Auth,
+            ErrorKind::RateLimit => Seen::RateLimit,
+            ErrorKind::Overloaded => Seen::Overloaded,
+            ErrorKind::ContextOverflow => Seen::ContextOverflow,
+            ErrorKind::InvalidRequest => Seen::InvalidRequest,
+            ErrorKind::NotFound => Seen::NotFound,
+            ErrorKind::Network => Seen::Network,
+            ErrorKind::Timeout => Seen::Timeout,
+            ErrorKind::BadResponse => Seen::BadResponse,
+            ErrorKind::StreamEndedEarly | ErrorKind::EmptyStream => Seen::StreamEndedEarly,
+            ErrorKind::Provider => Seen::Provider,
+            // A stop is not an error; a front end never shows it as one.
+            ErrorKind::Cancelled => Seen::Setup,
+        }
+    }
+}
+
 /// A failed provider call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmError {

@@ -103,6 +103,10 @@ pub enum ErrorKind {
     /// Work would be overwritten or lost (a merge that conflicts, a checkout with changes of
     /// its own): nothing was changed.
     Conflict,
+    /// An MCP server could not be started or reached, or answered with an error.
+    Mcp,
+    /// A tool run by hand (`tool run`) ended in an error; its output says why.
+    ToolFailed,
 }
 
 impl ErrorKind {
@@ -237,8 +241,9 @@ pub enum AgentEvent {
 }
 
 /// What a run's tools did: calls that ran without an error, by what they do. A run that read,
-/// changed and ran nothing says so ([`Work::is_nothing`]): its answer is all it did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// changed and ran nothing says so ([`Work::is_nothing`]): its answer is all it did; one that
+/// ended with a check of the user's failing says which ([`Work::failing`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Work {
     /// Files read, listed or searched; pages fetched; skills, memory and plans (read-only tools).
@@ -249,11 +254,17 @@ pub struct Work {
     pub commands: u32,
     /// Calls of a tool the run no longer offered.
     pub other: u32,
+    /// The check commands the user's message named (`python3 -m pytest -q`) that failed when
+    /// they last ran, with nothing changed since: the task is not done. (Followed for small
+    /// models and models without native tools, whose checks Codewright runs.)
+    #[serde(default)]
+    pub failing: Vec<String>,
 }
 
 impl Work {
+    /// Nothing read, changed or run: the answer is all the run did.
     pub fn is_nothing(&self) -> bool {
-        *self == Work::default()
+        self.reads == 0 && self.edits == 0 && self.commands == 0 && self.other == 0
     }
 }
 

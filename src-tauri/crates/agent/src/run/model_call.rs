@@ -341,7 +341,7 @@ impl Run {
                 if overflow {
                     return Err(Failure::Overflow(message));
                 }
-                self.error(kind_of(failure.error.kind), message);
+                self.error(failure.error.kind.into(), message);
                 Err(Failure::Ended(RunOutcome::Failed))
             }
         }
@@ -586,25 +586,6 @@ pub(super) fn quiet_notice(model: &Model, waited: std::time::Duration) -> String
         model.info.id,
         waited.as_secs()
     )
-}
-
-/// The kind a front end sees for a provider's error.
-pub(super) fn kind_of(kind: LlmErrorKind) -> ErrorKind {
-    match kind {
-        LlmErrorKind::Auth => ErrorKind::Auth,
-        LlmErrorKind::RateLimit => ErrorKind::RateLimit,
-        LlmErrorKind::Overloaded => ErrorKind::Overloaded,
-        LlmErrorKind::ContextOverflow => ErrorKind::ContextOverflow,
-        LlmErrorKind::InvalidRequest => ErrorKind::InvalidRequest,
-        LlmErrorKind::NotFound => ErrorKind::NotFound,
-        LlmErrorKind::Network => ErrorKind::Network,
-        LlmErrorKind::Timeout => ErrorKind::Timeout,
-        LlmErrorKind::BadResponse => ErrorKind::BadResponse,
-        LlmErrorKind::StreamEndedEarly | LlmErrorKind::EmptyStream => ErrorKind::StreamEndedEarly,
-        LlmErrorKind::Provider => ErrorKind::Provider,
-        // A stop is not an error; it never reaches here.
-        LlmErrorKind::Cancelled => ErrorKind::Setup,
-    }
 }
 
 /// Replaces the images the user attached in `messages` with a line naming them (for a model

@@ -104,7 +104,10 @@ impl Run {
         // Released before the front end hears the run finished, so it can start the next one.
         drop(held);
         self.step(Step::End);
-        let work = *self.work.lock().expect("work lock");
+        let mut work = self.work.lock().expect("work lock").clone();
+        if let Some(words) = &self.words {
+            work.failing = words.failing(work.edits);
+        }
         self.emit(AgentEvent::RunFinished {
             task_id: self.task,
             outcome,
@@ -935,8 +938,13 @@ impl Run {
                     )
                 })
                 .filter(|(failing, _, _)| !failing.is_empty());
-            let focused = match std::mem::take(&mut start_again_now) {
-                true => crate::focus::start_again(&view.messages),
+            // (Until a model answers it: a request retried whole — too long, or answered with
+            // nothing — is started again all the same.)
+            let focused = match start_again_now {
+                true => self
+                    .words
+                    .as_ref()
+                    .and_then(|w| crate::focus::start_again(&view.messages, &w.root)),
                 false => failing.and_then(|(failing, root, best)| {
                     crate::focus::request(&view.messages, root, &failing, sent_back.is_some(), best)
                 }),
@@ -1034,6 +1042,7 @@ impl Run {
                     self.notice("The model sent an empty answer again, so the run stops here. Send a message to continue, or try another model.");
                     return Ok(RunOutcome::Done);
                 }
+                start_again_now = false;
                 view.push_answer(answer, counted);
                 // A small model asked to change named files that ends having changed nothing
                 // ("the function has been implemented") is told so once, with how to.
@@ -1077,7 +1086,7 @@ impl Run {
                 steer.closed = true;
                 return Ok(RunOutcome::Done);
             }
-            empty_retry = false;
+            (empty_retry, start_again_now) = (false, false);
             view.push_answer(answer, counted);
             self.step(Step::ToolCalls);
             let mut results = match &calls[..] {
