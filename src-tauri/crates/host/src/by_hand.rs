@@ -50,7 +50,7 @@ impl Host {
             Restore::Checkpoint(id) => checkpoints.restore(task, id),
             Restore::Turn(turn) => checkpoints.restore_turn(task, turn),
         }
-        .map_err(|e| HostError::new(ErrorKind::Checkpoint, e))
+        .map_err(HostError::from)
     }
 
     /// Runs the tool `name` with `arguments` (a JSON object) in the task's project, as the

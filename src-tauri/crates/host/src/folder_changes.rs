@@ -31,7 +31,7 @@ impl Host {
         let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
         let changed = Checkpoints::new(&self.inner.home, self.inner.store.clone())
             .task_change(task)
-            .map_err(|e| HostError::new(ErrorKind::Checkpoint, e))?;
+            .map_err(HostError::from)?;
         let mut files: Vec<FileChange> = changed
             .into_iter()
             .map(|file| {
@@ -112,7 +112,7 @@ impl Host {
         };
         let file = checkpoints
             .task_change(task)
-            .map_err(|e| HostError::new(ErrorKind::Checkpoint, e))?
+            .map_err(HostError::from)?
             .into_iter()
             .find(|f| {
                 f.path
@@ -151,7 +151,7 @@ impl Host {
         checkpoints
             .put_back(task, &file.path, content.as_deref(), mode)
             .map(drop)
-            .map_err(|e| HostError::new(ErrorKind::Checkpoint, e))
+            .map_err(HostError::from)
     }
 }
 

@@ -92,6 +92,12 @@ impl From<codewright_llm::credentials::KeyError> for HostError {
     }
 }
 
+impl From<codewright_tools::CheckpointError> for HostError {
+    fn from(e: codewright_tools::CheckpointError) -> HostError {
+        HostError::new(e.kind(), e.to_string())
+    }
+}
+
 impl From<codewright_store::StoreError> for HostError {
     fn from(e: codewright_store::StoreError) -> HostError {
         HostError::new(e.kind(), e.to_string())

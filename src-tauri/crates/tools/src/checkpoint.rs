@@ -4,13 +4,54 @@
 //! touches nothing else, and is itself recorded as a checkpoint — so a restore can be undone.
 //! No git needed.
 
-use codewright_protocol::TaskId;
-use codewright_store::{PreImage, Store};
+use codewright_protocol::{ErrorKind, TaskId};
+use codewright_store::{PreImage, Store, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+/// Why a checkpoint could not be made, read or restored; each says what was (not) done.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// The store could not be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The store could not record one (`what`: the checkpoint, the restore, the revert).
+    #[error("cannot record the {what}: {source}")]
+    Record {
+        what: &'static str,
+        source: StoreError,
+    },
+    /// A file could not be read, written or removed, or a saved copy of one is gone.
+    #[error("{0}")]
+    File(String),
+    /// No such checkpoint or turn, or the project's folder is gone.
+    #[error("{0}")]
+    NotFound(String),
+    /// Not done on purpose: a project too large to snapshot, a path outside the project.
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl CheckpointError {
+    /// Its kind in the engine's one vocabulary.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            CheckpointError::Store(e) | CheckpointError::Record { source: e, .. } => e.kind(),
+            CheckpointError::NotFound(_) => ErrorKind::NotFound,
+            CheckpointError::File(_) | CheckpointError::Refused(_) => ErrorKind::Checkpoint,
+        }
+    }
+}
+
+/// A checkpoint's result.
+pub type Result<T, E = CheckpointError> = std::result::Result<T, E>;
+
+fn record(what: &'static str) -> impl FnOnce(StoreError) -> CheckpointError {
+    move |source| CheckpointError::Record { what, source }
+}
 
 /// One task's checkpoints.
 pub struct Checkpoints {
@@ -92,7 +133,7 @@ impl Checkpoints {
 
     /// Snapshots the project before a command: every file's stamp, new or changed ones saved as
     /// blobs. `Err` says why the command's changes will not be undoable.
-    pub(crate) fn scan_tree(&self, root: &Path) -> Result<Tree, String> {
+    pub(crate) fn scan_tree(&self, root: &Path) -> Result<Tree> {
         let stamps = stamps(root)?;
         let mut known = self.known.lock().expect("known lock");
         let mut files = HashMap::with_capacity(stamps.len());
@@ -107,10 +148,10 @@ impl Checkpoints {
                     let blob = self.blob_path(&hash);
                     if !blob.exists() {
                         write_atomically(&blob, &content, Some(BLOB_MODE)).map_err(|e| {
-                            format!(
+                            CheckpointError::File(format!(
                                 "cannot save checkpoint copies in {}: {e}",
                                 self.blobs.display()
-                            )
+                            ))
                         })?;
                     }
                     known.insert(path.clone(), (stamp, hash.clone()));
@@ -130,7 +171,7 @@ impl Checkpoints {
         turn: i64,
         root: &Path,
         before: &Tree,
-    ) -> Result<usize, String> {
+    ) -> Result<usize> {
         let after = stamps(root)?;
         let mut changed: Vec<PreImage> = Vec::new();
         for (path, (stamp, hash)) in &before.files {
@@ -157,12 +198,12 @@ impl Checkpoints {
         let store = self.store.lock().expect("store lock");
         let checkpoint = store
             .turn_checkpoint(task, turn)
-            .map_err(|e| format!("cannot record the checkpoint: {e}"))?;
+            .map_err(record("checkpoint"))?;
         let mut saved = self.saved.lock().expect("saved lock");
         for pre in &changed {
             store
                 .add_pre_image(checkpoint, pre)
-                .map_err(|e| format!("cannot record the checkpoint: {e}"))?;
+                .map_err(record("checkpoint"))?;
             saved.insert((turn, PathBuf::from(&pre.path)));
         }
         Ok(changed.len())
@@ -170,7 +211,7 @@ impl Checkpoints {
 
     /// Saves `path` as it is now into the checkpoint of `turn`, unless this turn already did.
     /// Call it before every change to a file.
-    pub fn before_change(&self, task: TaskId, turn: i64, path: &Path) -> Result<(), String> {
+    pub fn before_change(&self, task: TaskId, turn: i64, path: &Path) -> Result<()> {
         let key = (turn, path.to_path_buf());
         if self.saved.lock().expect("saved lock").contains(&key) {
             return Ok(());
@@ -179,10 +220,10 @@ impl Checkpoints {
         let store = self.store.lock().expect("store lock");
         let checkpoint = store
             .turn_checkpoint(task, turn)
-            .map_err(|e| format!("cannot record the checkpoint: {e}"))?;
+            .map_err(record("checkpoint"))?;
         store
             .add_pre_image(checkpoint, &pre)
-            .map_err(|e| format!("cannot record the checkpoint: {e}"))?;
+            .map_err(record("checkpoint"))?;
         drop(store);
         self.saved.lock().expect("saved lock").insert(key);
         Ok(())
@@ -194,41 +235,31 @@ impl Checkpoints {
     /// Each file is written back along its recorded path without following a link that appeared
     /// since (a folder of the project swapped for a link out fails the restore of what is under
     /// it, instead of writing there), and the project's folder is never made again.
-    pub fn restore(&self, task: TaskId, from: i64) -> Result<Restored, String> {
+    pub fn restore(&self, task: TaskId, from: i64) -> Result<Restored> {
         let (pres, turn, root) = {
             let store = self.store.lock().expect("store lock");
-            let project = store
-                .task(task)
-                .and_then(|t| store.project(t.project_id))
-                .map_err(|e| e.to_string())?;
+            let project = store.task(task).and_then(|t| store.project(t.project_id))?;
             let root = Path::new(&project.root_path)
                 .canonicalize()
                 .unwrap_or_else(|_| PathBuf::from(&project.root_path));
             let turn = store
-                .checkpoints(task)
-                .map_err(|e| e.to_string())?
+                .checkpoints(task)?
                 .into_iter()
                 .find(|c| c.id == from)
                 .map(|c| c.turn)
                 .ok_or_else(|| {
-                    format!(
+                    CheckpointError::NotFound(format!(
                         "task {} has no checkpoint {from}; it may have been removed with its task",
                         task.0
-                    )
+                    ))
                 })?;
-            (
-                store
-                    .pre_images_since(task, from)
-                    .map_err(|e| e.to_string())?,
-                turn,
-                root,
-            )
+            (store.pre_images_since(task, from)?, turn, root)
         };
         if !root.is_dir() {
-            return Err(format!(
+            return Err(CheckpointError::NotFound(format!(
                 "the project's folder {} is gone (deleted or moved); nothing was restored",
                 root.display()
-            ));
+            )));
         }
         // (What was written outside the project, with the user's approval, is put back there.)
         let keep = |path: &Path| {
@@ -248,7 +279,7 @@ impl Checkpoints {
             .lock()
             .expect("store lock")
             .record_restore(task, turn, &now)
-            .map_err(|e| format!("cannot record the restore: {e}"))?;
+            .map_err(record("restore"))?;
         let mut restored = Restored {
             undo_checkpoint,
             written: Vec::new(),
@@ -259,19 +290,27 @@ impl Checkpoints {
             match &pre.blob {
                 Some(hash) => {
                     let content = std::fs::read(self.blob_path(hash)).map_err(|e| {
-                        format!(
+                        CheckpointError::File(format!(
                             "the saved copy of {} is missing ({e}); it was not restored",
                             path.display()
-                        )
+                        ))
                     })?;
-                    crate::nofollow::write(&path, &content, pre.mode, &keep(&path))
-                        .map_err(|e| format!("cannot restore {}: {e}", path.display()))?;
+                    crate::nofollow::write(&path, &content, pre.mode, &keep(&path)).map_err(
+                        |e| {
+                            CheckpointError::File(format!("cannot restore {}: {e}", path.display()))
+                        },
+                    )?;
                     restored.written.push(path);
                 }
                 None => match crate::nofollow::remove(&path, &keep(&path)) {
                     Ok(true) => restored.removed.push(path),
                     Ok(false) => {}
-                    Err(e) => return Err(format!("cannot remove {}: {e}", path.display())),
+                    Err(e) => {
+                        return Err(CheckpointError::File(format!(
+                            "cannot remove {}: {e}",
+                            path.display()
+                        )))
+                    }
                 },
             }
         }
@@ -280,22 +319,26 @@ impl Checkpoints {
     }
 
     /// Restores the checkpoint of a turn (see [`Checkpoints::restore`]).
-    pub fn restore_turn(&self, task: TaskId, turn: i64) -> Result<Restored, String> {
+    pub fn restore_turn(&self, task: TaskId, turn: i64) -> Result<Restored> {
         let id = self
             .store
             .lock()
             .expect("store lock")
-            .checkpoints(task)
-            .map_err(|e| e.to_string())?
+            .checkpoints(task)?
             .into_iter()
             .find(|c| c.turn == turn && c.kind == codewright_protocol::CheckpointKind::Turn)
             .map(|c| c.id)
-            .ok_or_else(|| format!("turn {turn} of task {} changed no files", task.0))?;
+            .ok_or_else(|| {
+                CheckpointError::NotFound(format!(
+                    "turn {turn} of task {} changed no files",
+                    task.0
+                ))
+            })?;
         self.restore(task, id)
     }
 
     /// The file's current state, its content saved as a blob.
-    fn snapshot(&self, path: &Path) -> Result<PreImage, String> {
+    fn snapshot(&self, path: &Path) -> Result<PreImage> {
         let shown = path.display();
         // (Read along its path without following a link swapped in since it was checked: the
         // copy is of the project's file, never of what such a link leads to.)
@@ -305,10 +348,10 @@ impl Checkpoints {
                 let blob = self.blob_path(&hash);
                 if !blob.exists() {
                     write_atomically(&blob, &content, Some(BLOB_MODE)).map_err(|e| {
-                        format!(
+                        CheckpointError::File(format!(
                             "cannot save a checkpoint copy of {shown} in {}: {e}",
                             self.blobs.display()
-                        )
+                        ))
                     })?;
                 }
                 Ok(PreImage {
@@ -322,7 +365,7 @@ impl Checkpoints {
                 blob: None,
                 mode: None,
             }),
-            Err(e) => Err(format!("cannot read {shown}: {e}")),
+            Err(e) => Err(CheckpointError::File(format!("cannot read {shown}: {e}"))),
         }
     }
 
@@ -336,16 +379,12 @@ impl Checkpoints {
         path: &Path,
         content: Option<&[u8]>,
         mode: Option<u32>,
-    ) -> Result<i64, String> {
+    ) -> Result<i64> {
         let (root, turn) = {
             let store = self.store.lock().expect("store lock");
-            let project = store
-                .task(task)
-                .and_then(|t| store.project(t.project_id))
-                .map_err(|e| e.to_string())?;
+            let project = store.task(task).and_then(|t| store.project(t.project_id))?;
             let turn = store
-                .checkpoints(task)
-                .map_err(|e| e.to_string())?
+                .checkpoints(task)?
                 .iter()
                 .map(|c| c.turn)
                 .max()
@@ -357,10 +396,10 @@ impl Checkpoints {
             )
         };
         if !path.starts_with(&root) {
-            return Err(format!(
+            return Err(CheckpointError::Refused(format!(
                 "{} is not in the project folder; put it back from the checkpoints",
                 path.display()
-            ));
+            )));
         }
         let now = self.snapshot(path)?;
         let undo = self
@@ -368,13 +407,16 @@ impl Checkpoints {
             .lock()
             .expect("store lock")
             .record_restore(task, turn, std::slice::from_ref(&now))
-            .map_err(|e| format!("cannot record the revert: {e}"))?;
+            .map_err(record("revert"))?;
         match content {
             Some(content) => crate::nofollow::write(path, content, mode.or(now.mode), &root)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+                .map_err(|e| {
+                    CheckpointError::File(format!("cannot write {}: {e}", path.display()))
+                })?,
             None => {
-                crate::nofollow::remove(path, &root)
-                    .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+                crate::nofollow::remove(path, &root).map_err(|e| {
+                    CheckpointError::File(format!("cannot remove {}: {e}", path.display()))
+                })?;
             }
         }
         self.saved.lock().expect("saved lock").clear();
@@ -384,22 +426,21 @@ impl Checkpoints {
     /// What `task` changed, file by file: each file its checkpoints saved, with its content
     /// before the task first changed it (`None`: it was not there) and as it is now (`None`:
     /// gone, or not a file any more). Files now as they were are left out.
-    pub fn task_change(&self, task: TaskId) -> Result<Vec<ChangedFile>, String> {
+    pub fn task_change(&self, task: TaskId) -> Result<Vec<ChangedFile>> {
         let pres = self
             .store
             .lock()
             .expect("store lock")
-            .pre_images_since(task, 0)
-            .map_err(|e| e.to_string())?;
+            .pre_images_since(task, 0)?;
         let mut out = Vec::new();
         for pre in pres {
             let path = PathBuf::from(&pre.path);
             let before = match &pre.blob {
                 Some(hash) => Some(std::fs::read(self.blob_path(hash)).map_err(|e| {
-                    format!(
+                    CheckpointError::File(format!(
                         "the copy of {} before the task is unreadable: {e}",
                         path.display()
-                    )
+                    ))
                 })?),
                 None => None,
             };
@@ -426,7 +467,7 @@ impl Checkpoints {
 
 /// The stamps of the project's files (what .gitignore ignores, `.git`, and files over 10 MB left
 /// out).
-fn stamps(root: &Path) -> Result<HashMap<PathBuf, Stamp>, String> {
+fn stamps(root: &Path) -> Result<HashMap<PathBuf, Stamp>> {
     let found = Mutex::new(HashMap::new());
     let too_many = std::sync::atomic::AtomicBool::new(false);
     crate::files::walker(root).build_parallel().run(|| {
@@ -453,9 +494,9 @@ fn stamps(root: &Path) -> Result<HashMap<PathBuf, Stamp>, String> {
         })
     });
     if too_many.into_inner() {
-        return Err(format!(
+        return Err(CheckpointError::Refused(format!(
             "the project has more than {MAX_TREE_FILES} files, too many to snapshot before each command"
-        ));
+        )));
     }
     Ok(found.into_inner().expect("found lock"))
 }

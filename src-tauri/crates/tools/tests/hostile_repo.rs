@@ -239,7 +239,8 @@ async fn a_restore_never_writes_through_a_link_swapped_in_afterwards() {
     std::os::unix::fs::symlink(outside.path(), h.path("d")).unwrap();
     let checkpoints = codewright_tools::Checkpoints::new(h.home.path(), h.store.clone());
     let err = checkpoints.restore_turn(h.session.task, 1).unwrap_err();
-    assert!(err.contains("is a link now"), "{err}");
+    assert!(err.to_string().contains("is a link now"), "{err}");
+    assert_eq!(err.kind(), codewright_protocol::ErrorKind::Checkpoint);
     assert!(!outside.path().join("notes.txt").exists());
 }
 

@@ -185,11 +185,11 @@ impl Tool for Bash {
                 .await;
                 match recorded {
                     Ok(Ok(_)) => None,
-                    Ok(Err(e)) => Some(e),
+                    Ok(Err(e)) => Some(e.to_string()),
                     Err(e) => Some(e.text_content()),
                 }
             }
-            Some(Err(why)) => Some(why),
+            Some(Err(why)) => Some(why.to_string()),
             None => None,
         };
         if let Some(why) = note {
