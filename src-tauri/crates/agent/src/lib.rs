@@ -12,6 +12,7 @@ mod approvals;
 mod attach;
 mod compaction;
 mod dispatch;
+mod failures;
 mod focus;
 mod handle;
 mod lock;

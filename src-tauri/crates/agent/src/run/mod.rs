@@ -186,7 +186,8 @@ fn checks_fail(commands: &[String]) -> String {
 /// [`SHOWN_LINES`] lines — where a test run says what failed first, and its summary — and how many
 /// were left out between. A CPU reads every line before it writes a word (~30 tokens a second:
 /// a failing test run of 900 tokens cost half a minute a turn), and a small model loses its way
-/// in a long one. The task's tool panel keeps the whole output.
+/// in a long one. The task's tool panel keeps the whole output. (A pytest run's failures are
+/// put in words instead: [`crate::failures`].)
 fn condensed(text: &str) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     if lines.len() <= SHOWN_LINES * 5 / 2 {

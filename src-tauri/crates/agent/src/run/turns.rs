@@ -559,7 +559,10 @@ impl Run {
                 {
                     for part in content.iter_mut() {
                         if let codewright_protocol::ToolContent::Text { text } = part {
-                            if let Some(short) = condensed(text) {
+                            // A test run's failures in words, else its ends.
+                            if let Some(short) =
+                                crate::failures::in_words(text).or_else(|| condensed(text))
+                            {
                                 *text = short;
                             }
                         }
