@@ -113,7 +113,8 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             if json {
-                println!("{}", error::json(&e));
+                // (A closed pipe is no reason to panic.)
+                let _ = writeln!(std::io::stdout().lock(), "{}", error::json(&e));
             }
             eprintln!("codewright-cli: {}", e.message.replace('\n', " "));
             ExitCode::FAILURE

@@ -96,7 +96,7 @@ pub fn skills(host: &Host, command: SkillsCommand, json: bool) -> Result<String>
                     },
                 ));
             };
-            let text = skill.load().kind(ErrorKind::BadInput)?;
+            let text = skill.load().kind(ErrorKind::BadPath)?;
             return Ok(if json {
                 to_json(&serde_json::json!({ "skill": skill, "loaded": text }))
             } else {

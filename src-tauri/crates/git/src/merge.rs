@@ -303,8 +303,18 @@ impl Repo {
             let merged = Side::of(checkout, &plan.commit, &change.after, &change.path, modes)?;
             let written_by_merge = match Side::in_folder(checkout, &change.path, modes) {
                 Some(there) if there == before => continue,
-                // (Unlinked by git, not written yet.)
-                Some(Side::Absent) => true,
+                // (Unlinked by git, not written yet — after a merge that failed, whose index
+                // git put back itself, only if the index still has it: one the user removed
+                // from the index, `git rm`, is the user's.)
+                Some(Side::Absent) => {
+                    locks_since.is_some()
+                        || !crate::ls_files(
+                            checkout,
+                            &["--cached"],
+                            &[crate::literal_path(&change.path)],
+                        )?
+                        .is_empty()
+                }
                 Some(there) => there.written_toward(&merged),
                 None => false,
             };

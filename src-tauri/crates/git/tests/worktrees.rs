@@ -415,6 +415,15 @@ fn a_merge_that_fails_keeps_what_the_user_staged_and_a_checkout_without_modes_is
         "the user's\n"
     );
     git(&w.repo_dir, &["reset", "-q", "--hard"]);
+    // …nor a removal the user staged (`git rm`): git refuses, and the file stays removed.
+    git(&w.repo_dir, &["rm", "-q", "app.py"]);
+    assert!(repo.merge(&plan).is_err());
+    assert!(!w.repo_dir.join("app.py").exists());
+    assert_eq!(
+        git(&w.repo_dir, &["diff", "--cached", "--name-only"]),
+        "app.py"
+    );
+    git(&w.repo_dir, &["reset", "-q", "--hard"]);
 
     // A checkout on a file system without modes (`core.fileMode` false, every file shows as
     // executable): a merged file found there is still known as the merge's, and put back.

@@ -97,11 +97,16 @@ impl Host {
         let store = self.inner.store.clone();
         tokio::spawn(async move {
             while let Some(event) = events.recv().await {
+                // (Not done while a check its message named still fails.)
                 if let AgentEvent::RunFinished {
                     outcome: RunOutcome::Done,
+                    work,
                     ..
                 } = event
                 {
+                    if !work.failing.is_empty() {
+                        break;
+                    }
                     let marked = task_files::set_status(&file, "done");
                     if let Err(e) = &marked {
                         eprintln!(
