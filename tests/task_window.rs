@@ -272,16 +272,33 @@ fn a_new_users_path_through_a_task_window() {
         "return document.querySelectorAll('#composer-attachments .attachment-thumb').length",
         |v| v == 0,
     );
+    // The run answers it (its request made, its answer shown): the stop button may not have
+    // shown yet when the message did, so "idle" alone would read the request before this one.
+    app.wait_until(
+        "the answer about the picture",
+        WAIT,
+        "return [...document.querySelectorAll('.message.assistant')].map(m => m.textContent).join('|')",
+        |v| v.as_str().is_some_and(|t| t.contains("A tiny picture.")),
+    );
     wait_idle(&app);
     let asked = provider.requests();
-    let user = asked.last().unwrap()["messages"]
-        .as_array()
-        .unwrap()
+    let user = asked
         .iter()
         .rev()
-        .find(|m| m["role"] == "user")
-        .unwrap()
-        .clone();
+        .filter_map(|r| {
+            r["messages"]
+                .as_array()?
+                .iter()
+                .rev()
+                .find(|m| m["role"] == "user")
+                .cloned()
+        })
+        .find(|m| {
+            m["content"]
+                .to_string()
+                .contains("What is in this picture?")
+        })
+        .expect("the model was asked about the picture");
     assert!(
         user["content"]
             .to_string()
