@@ -5,6 +5,7 @@
 //! policy, and counted as the run's reads.
 
 use codewright_extensions::contained;
+use codewright_protocol::{Message, Part, Role, ToolContent};
 use std::path::Path;
 
 /// The tool that reads them.
@@ -53,6 +54,131 @@ pub fn named_files(root: &Path, text: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// `messages` with the files read for a message (an answer of nothing but `read_file` calls
+/// right after it, and their results) shown whole in that message instead, as aider shows them:
+/// each file's path on a line by itself, then its text, without the read's line numbers, in a
+/// fenced block. For a small model, which writes better code from files in the task than from
+/// tool results (recorded with Qwen2.5-Coder-1.5B: it copied the line numbers and the
+/// `<tool_response>` tags into its answers). What the task stores is unchanged.
+pub fn shown_in_message(messages: &[Message]) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    let mut i = 0;
+    while i < messages.len() {
+        let message = &messages[i];
+        let folded = match messages.get(i + 1..i + 3) {
+            Some([reads, results]) if message.role == Role::User => {
+                files_read(reads, results).map(|files| {
+                    let mut message = message.clone();
+                    match message.parts.iter_mut().rev().find_map(|p| match p {
+                        Part::Text { text } => Some(text),
+                        _ => None,
+                    }) {
+                        Some(text) => text.push_str(&files),
+                        None => message.parts.push(Part::Text { text: files }),
+                    }
+                    message
+                })
+            }
+            _ => None,
+        };
+        match folded {
+            Some(message) => {
+                out.push(message);
+                i += 3;
+            }
+            None => {
+                out.push(message.clone());
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The files `reads` (an answer of nothing but `read_file` calls) read, as [`shown_in_message`]
+/// shows them, from `results` (theirs, one each); `None` when they are not such a pair.
+fn files_read(reads: &Message, results: &Message) -> Option<String> {
+    if reads.role != Role::Assistant || results.role != Role::Tool || reads.parts.is_empty() {
+        return None;
+    }
+    let mut shown = String::new();
+    for part in &reads.parts {
+        let Part::ToolCall {
+            id,
+            name,
+            arguments,
+            ..
+        } = part
+        else {
+            return None;
+        };
+        if name != READ_FILE {
+            return None;
+        }
+        let path = serde_json::from_str::<serde_json::Value>(arguments)
+            .ok()?
+            .get("path")?
+            .as_str()?
+            .to_string();
+        let (content, is_error) = results.parts.iter().find_map(|p| match p {
+            Part::ToolResult {
+                call_id,
+                content,
+                is_error,
+                ..
+            } if call_id == id => Some((content, *is_error)),
+            _ => None,
+        })?;
+        let text: String = content
+            .iter()
+            .filter_map(|c| match c {
+                ToolContent::Text { text } => Some(text.as_str()),
+                ToolContent::Image { .. } => None,
+            })
+            .collect();
+        if is_error {
+            shown.push_str(&format!(
+                "\n\n{path} could not be read: {}",
+                text.trim_end()
+            ));
+            continue;
+        }
+        // The numbered lines are the file; any other line is a note of the read's.
+        let (mut body, mut notes) = (String::new(), String::new());
+        for line in text.lines() {
+            match line.trim_start().split_once('\t') {
+                Some((n, rest)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                    body.push_str(rest);
+                    body.push('\n');
+                }
+                _ => {
+                    notes.push_str(line);
+                    notes.push('\n');
+                }
+            }
+        }
+        let fence = "`".repeat(longest_backticks(&body).max(2) + 1);
+        let language = path.rsplit_once('.').map_or("", |(_, ext)| match ext {
+            "py" => "python",
+            "rs" => "rust",
+            "js" | "mjs" => "javascript",
+            "ts" => "typescript",
+            "md" => "markdown",
+            other => other,
+        });
+        shown.push_str(&format!("\n\n{path}\n{fence}{language}\n{body}{fence}"));
+        if !notes.is_empty() {
+            shown.push_str(&format!("\n{}", notes.trim_end()));
+        }
+    }
+    Some(shown)
+}
+
+/// The longest run of backticks in `text`.
+fn longest_backticks(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -116,5 +242,55 @@ mod tests {
             std::fs::write(dir.path().join(n), "x").unwrap();
         }
         assert_eq!(named_files(dir.path(), &names.join(" ")).len(), MAX_FILES);
+    }
+
+    #[test]
+    fn files_read_for_a_message_are_shown_whole_in_it() {
+        let read = |id: &str, path: &str| Part::ToolCall {
+            id: id.into(),
+            name: READ_FILE.into(),
+            arguments: serde_json::json!({ "path": path }).to_string(),
+            truncated: false,
+            signature: None,
+        };
+        let result = |id: &str, text: &str, is_error: bool| Part::ToolResult {
+            call_id: id.into(),
+            content: vec![ToolContent::Text { text: text.into() }],
+            is_error,
+            detail: None,
+        };
+        let messages = vec![
+            Message::user("Implement leap.py; see INSTRUCTIONS.md and gone.py."),
+            Message::new(
+                Role::Assistant,
+                vec![read("a", "leap.py"), read("b", "INSTRUCTIONS.md"), read("c", "gone.py")],
+            ),
+            Message::new(
+                Role::Tool,
+                vec![
+                    result("a", "     1\tdef leap_year(year):\n     2\t    pass\n", false),
+                    result("b", "     1\t# Leap\n     2\t```text\n     3\t2000\n     4\t```\n(INSTRUCTIONS.md has 9 lines; showing 1–4. Read more with offset 5.)\n", false),
+                    result("c", "gone.py does not exist", true),
+                ],
+            ),
+            Message::user("And now?"),
+        ];
+        let shown = shown_in_message(&messages);
+        assert_eq!(shown.len(), 2, "{shown:#?}");
+        assert_eq!(
+            shown[0].text(),
+            "Implement leap.py; see INSTRUCTIONS.md and gone.py.\n\n\
+             leap.py\n```python\ndef leap_year(year):\n    pass\n```\n\n\
+             INSTRUCTIONS.md\n````markdown\n# Leap\n```text\n2000\n```\n````\n\
+             (INSTRUCTIONS.md has 9 lines; showing 1–4. Read more with offset 5.)\n\n\
+             gone.py could not be read: gone.py does not exist"
+        );
+        assert_eq!(shown[1], messages[3]);
+        // An answer that also says something, or reads and runs, is the model's own: kept.
+        let mut own = messages.clone();
+        own[1].parts.push(Part::Text {
+            text: "Reading.".into(),
+        });
+        assert_eq!(shown_in_message(&own), own);
     }
 }

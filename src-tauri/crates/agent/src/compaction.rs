@@ -326,6 +326,24 @@ mod tests {
     }
 
     #[test]
+    fn tools_are_described_compactly_when_in_full_they_take_an_eighth_of_the_window() {
+        let spec = ToolSpec {
+            name: "read_file".into(),
+            description: format!("Read a file. {}", "More words on how. ".repeat(20)),
+            input_schema: serde_json::json!({"type": "object", "properties": {"path": {"type": "string", "description": "The path. Relative to the project."}}}),
+        };
+        let specs = vec![spec.clone(); 12];
+        let mut info = codewright_llm::ModelInfo::unknown("m@p");
+        info.context_window = 128_000;
+        assert_eq!(tool_specs(&specs, &info), specs);
+        info.context_window = 8_000;
+        let compact = tool_specs(&specs, &info);
+        assert_eq!(compact[0], spec.compact());
+        assert_eq!(compact[0].description, "Read a file.");
+        assert!(overhead("", &compact) * 2 < overhead("", &specs));
+    }
+
+    #[test]
     fn the_boundary_never_separates_a_call_from_its_result() {
         let call = Message::new(
             Role::Assistant,

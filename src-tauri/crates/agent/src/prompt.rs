@@ -15,12 +15,17 @@ tests) with bash when the project has them. When a call is rejected, respect the
 For multi-step work keep a plan with todo_write. Be concise: say what you did and what is left. The user may point at project files by writing @ before a path: read them when they matter.";
 
 /// How the agent works, for a small local model (see [`is_small`]): short, with no example a
-/// model can take for the task, and the ways of working that such a model manages (files read
-/// for it, whole files in fenced blocks; issue 34).
+/// model can take for the task, and the ways of working that such a model manages (files shown
+/// with the message, whole files in fenced blocks, the user's checks run for it; issue 34). It
+/// is sent no tools' schemas ([`crate::Model::sends_tools`]): the one line here is how it calls
+/// one. Measured on darts with Qwen2.5-Coder-1.5B, 8 samples of the first answer each: 3 pass
+/// with the earlier prompt ("call the bash tool"), 7 with this one.
 const SMALL_INSTRUCTIONS: &str = "You are Codewright, a coding agent working in the user's \
-project folder. The files the user's message names have been read for you. To change a file, \
-write its path on a line by itself, then the whole new file in one fenced code block. To run a \
-command, call the bash tool. When the user names tests, run them to check your work.";
+project folder. The files the user's message names are shown with it. To change a file, write \
+its path on a line by itself, then the whole new file in one fenced code block. The commands the \
+user names to check the work run after each change, and you are shown what they print. To read \
+another file or run another command, write one JSON object: {\"name\": \"read_file\", \
+\"arguments\": {\"path\": PATH}} or {\"name\": \"bash\", \"arguments\": {\"command\": COMMAND}}.";
 
 /// Whether `model` is a small local model: on a local server, with a window of 32k tokens or
 /// less (as its server says, or as the user described it). Such a model gets the short prompt
@@ -30,9 +35,8 @@ pub fn is_small(model: &crate::Model) -> bool {
     model.provider.is_local() && model.info.context_window <= 32_768
 }
 
-/// The built-in tools a small model is offered (with the project's MCP tools): each schema is
-/// about a hundred tokens that a CPU reads before every first answer, and a small model picks
-/// better among fewer.
+/// The built-in tools a small model may call (with the project's MCP tools), in the words of its
+/// answers: a small model picks better among fewer, and a call of another is not taken.
 pub const SMALL_MODEL_TOOLS: &[&str] = &[
     "read_file",
     "write_file",

@@ -455,6 +455,37 @@ pub fn refusal(root: &Path, path: &str, new: &str) -> Option<String> {
     ))
 }
 
+/// `new`, a small model's whole content for the project file at `path`, with the indentation
+/// every one of its lines shares taken off — when the file as it is starts a line at its left
+/// edge and `new` starts none there. Recorded on acronym: `"    def abbreviate(words):\n
+/// return …"`, the right function indented as a whole (in Python, a file that cannot load);
+/// refused as removing `abbreviate`, the model never wrote it again. `None` when there is
+/// nothing to take off, or the file is not the project's.
+pub fn unindented(root: &Path, path: &str, new: &str) -> Option<String> {
+    let old = read(root, &existing(root, path)?)?;
+    let margin = |text: &str| {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
+            .min()
+    };
+    if margin(&old) != Some(0) {
+        return None;
+    }
+    let cut = margin(new).filter(|&m| m > 0)?;
+    // The same characters on every line (no mix of tabs and spaces across lines).
+    let prefix = &new.lines().find(|l| !l.trim().is_empty())?[..cut];
+    let mut out = String::with_capacity(new.len());
+    for line in new.split_inclusive('\n') {
+        match line.strip_prefix(prefix) {
+            Some(rest) => out.push_str(rest),
+            None if line.trim().is_empty() => out.push_str(line.trim_start_matches([' ', '\t'])),
+            None => return None,
+        }
+    }
+    Some(out)
+}
+
 /// The inline code spans (single backticks) of `text`.
 fn code_spans(text: &str) -> Vec<&str> {
     let mut spans = Vec::new();
@@ -664,5 +695,29 @@ mod tests {
                 "{not_a_check}"
             );
         }
+    }
+
+    #[test]
+    fn a_whole_file_indented_as_a_whole_is_written_at_the_left_edge() {
+        let dir = project();
+        // Recorded from Qwen2.5-Coder-1.5B on acronym (leap's stub here).
+        let indented = "    def leap_year(year):\n        return year % 4 == 0\n\n    # done\n";
+        assert_eq!(
+            unindented(dir.path(), "leap.py", indented).as_deref(),
+            Some("def leap_year(year):\n    return year % 4 == 0\n\n# done\n")
+        );
+        // Then it is no longer refused as dropping `leap_year`.
+        assert!(refusal(dir.path(), "leap.py", indented).is_some());
+        let fixed = unindented(dir.path(), "leap.py", indented).unwrap();
+        assert_eq!(refusal(dir.path(), "leap.py", &fixed), None);
+        // Nothing to take off, lines indented differently, a file indented itself, a new file.
+        assert_eq!(unindented(dir.path(), "leap.py", SOLVED), None);
+        assert_eq!(
+            unindented(dir.path(), "leap.py", "    def f():\n\treturn 1\n"),
+            None
+        );
+        std::fs::write(dir.path().join("block.py"), "    x = 1\n").unwrap();
+        assert_eq!(unindented(dir.path(), "block.py", "    x = 2\n"), None);
+        assert_eq!(unindented(dir.path(), "new.py", "    x = 2\n"), None);
     }
 }

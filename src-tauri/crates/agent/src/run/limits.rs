@@ -111,11 +111,7 @@ impl Run {
     ) -> RunOutcome {
         // The history as the model reads it, with the tools it was offered (providers refuse a
         // history of tool calls without them); the request itself asks for no more calls.
-        let mut request = if model.info.native_tools() {
-            view.messages.clone()
-        } else {
-            text_calls::as_text_protocol(&view.messages)
-        };
+        let mut request = history_for(model, &view.messages);
         request.push(Message::user(SUMMARY_REQUEST));
         if self.tracker.get() == AgentState::RunningTools {
             self.step(Step::ToolsDone);

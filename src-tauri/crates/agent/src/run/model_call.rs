@@ -27,11 +27,7 @@ impl Run {
             let sent = compaction::estimate(&messages)
                 + compaction::overhead(
                     system.unwrap_or(""),
-                    if model.info.native_tools() {
-                        &tools
-                    } else {
-                        &[]
-                    },
+                    if model.sends_tools() { &tools } else { &[] },
                 );
             let room = model
                 .info
@@ -43,7 +39,7 @@ impl Run {
             model: model.info.name().to_string(),
             system: system.map(String::from),
             messages,
-            tools: if model.info.native_tools() {
+            tools: if model.sends_tools() {
                 tools.clone()
             } else {
                 Vec::new()
@@ -504,6 +500,20 @@ pub(super) fn shown_reads(messages: &[Message]) -> std::collections::HashSet<Str
         .filter_map(|c| serde_json::from_str::<serde_json::Value>(c.arguments).ok())
         .map(|a| a.to_string())
         .collect()
+}
+
+/// `messages` as `model` reads them: as they are for one sent the tools' schemas; else with
+/// calls in the answers' words and results as messages of their own
+/// ([`text_calls::as_text_protocol`]) — and for a small model, the files read for a message shown
+/// whole in it ([`crate::attach::shown_in_message`]).
+pub(super) fn history_for(model: &Model, messages: &[Message]) -> Vec<Message> {
+    if model.sends_tools() {
+        return messages.to_vec();
+    }
+    match crate::prompt::is_small(model) {
+        true => text_calls::as_text_protocol(&crate::attach::shown_in_message(messages)),
+        false => text_calls::as_text_protocol(messages),
+    }
 }
 
 /// `messages` with user messages that follow one another made one (their parts in order): a

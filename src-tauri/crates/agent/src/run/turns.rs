@@ -454,7 +454,13 @@ impl Run {
                 else {
                     continue;
                 };
-                let (path, content) = (path.to_string(), content.to_string());
+                let (path, mut content) = (path.to_string(), content.to_string());
+                if let Some(left) = crate::written::unindented(&words.root, &path, &content) {
+                    self.notice(format!("The model wrote all of {path} indented; it is written from the left edge, as the file was."));
+                    arguments["content"] = serde_json::Value::String(left.clone());
+                    call.arguments = arguments.to_string();
+                    content = left;
+                }
                 let base = written.get(&path).map(String::as_str);
                 let whole = crate::written::part_of(&words.root, &path, &content, base);
                 if let Some(whole) = &whole {
@@ -853,7 +859,7 @@ impl Run {
     ) -> Result<RunOutcome, RunOutcome> {
         // Models without native tool calling get the tools in the prompt and write calls as text.
         // (So do models whose answers are constrained to JSON: they write them as JSON objects.)
-        let text_mode = !model.info.native_tools();
+        let text_mode = !model.sends_tools();
         let base_system = system;
         let mut empty_retry = false;
         let mut last_exchange: Option<Vec<String>> = None;
@@ -881,13 +887,15 @@ impl Run {
                 });
             }
             let specs = &compaction::tool_specs(&offered, &model.info)[..];
-            let system = if text_mode {
-                match model.info.sampling.constrained {
-                    true => format!("{base_system}{}", text_calls::describe_tools_as_json(specs)),
-                    false => format!("{base_system}{}", text_calls::describe_tools(specs)),
+            // (A small model's short prompt says how it calls them.)
+            let system = match (text_mode, model.info.sampling.constrained) {
+                (true, true) => {
+                    format!("{base_system}{}", text_calls::describe_tools_as_json(specs))
                 }
-            } else {
-                base_system.to_string()
+                (true, false) if !crate::prompt::is_small(model) => {
+                    format!("{base_system}{}", text_calls::describe_tools(specs))
+                }
+                _ => base_system.to_string(),
             };
             self.deliver_steer(view)?;
             if self.cancel.is_cancelled() {
@@ -956,11 +964,7 @@ impl Run {
             if let Some(words) = self.words.as_ref().filter(|w| w.small) {
                 words.reads.lock().expect("reads lock").shown = shown_reads(sent);
             }
-            let mut request_messages = if text_mode {
-                text_calls::as_text_protocol(sent)
-            } else {
-                sent.to_vec()
-            };
+            let mut request_messages = history_for(model, sent);
             if empty_retry {
                 request_messages.push(Message::user(NUDGE));
             }

@@ -419,23 +419,34 @@ pub fn last_text(body: &Value) -> String {
         .unwrap_or_else(|| m["content"].to_string())
 }
 
-/// Tool results in a request, `(call id, text)`.
+/// Tool results in a request, `(call id, text)`: the tool messages, and the results a model
+/// that writes its calls in words is sent as text (`<tool_result>…</tool_result>`, no call id).
 pub fn tool_results(body: &Value) -> Vec<(String, String)> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
+    let mut results = Vec::new();
+    for m in body["messages"].as_array().unwrap() {
+        let content = m["content"]
+            .as_str()
+            .map(String::from)
+            .unwrap_or_else(|| m["content"].to_string());
+        if m["role"] == "tool" {
+            results.push((
                 m["tool_call_id"].as_str().unwrap_or("").to_string(),
-                m["content"]
-                    .as_str()
-                    .map(String::from)
-                    .unwrap_or_else(|| m["content"].to_string()),
-            )
-        })
-        .collect()
+                content,
+            ));
+        } else if m["role"] == "user" {
+            let mut rest = content.as_str();
+            while let Some(start) = rest.find("<tool_result") {
+                let after = &rest[start..];
+                let Some(open) = after.find(">\n") else { break };
+                let Some(end) = after.find("\n</tool_result>") else {
+                    break;
+                };
+                results.push((String::new(), after[open + 2..end].to_string()));
+                rest = &after[end..];
+            }
+        }
+    }
+    results
 }
 
 /// A project folder, a store, an agent and a task.
