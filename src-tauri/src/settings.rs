@@ -123,7 +123,7 @@ pub fn import_mcp_servers(
         .host()
         .map_err(|e| file(e.message))?
         .import_mcp_servers(&text, project_id)
-        .map_err(|e| file(format!("{path}: {e}.")))
+        .map_err(|e| file(format!("{path}: {}.", e.message)))
 }
 
 /// Shows the native file chooser for an MCP configuration file; `None` if cancelled.

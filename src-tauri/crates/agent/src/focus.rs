@@ -204,11 +204,26 @@ pub fn request(
 }
 
 /// The files the calls in `messages` changed, with their content now (those that are text and
-/// not too long to show).
+/// not too long to show). A call that failed (refused, or an edit that did not apply) changed
+/// nothing.
 fn changed_files(messages: &[Message], root: &Path) -> Vec<(String, String)> {
+    let failed: Vec<&str> = messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            Part::ToolResult {
+                call_id,
+                is_error: true,
+                ..
+            } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
     let mut changed: Vec<String> = Vec::new();
     for call in messages.iter().flat_map(|m| m.tool_calls()) {
-        if call.name != crate::written::WRITE_FILE && call.name != crate::written::EDIT_FILE {
+        if call.name != crate::written::WRITE_FILE && call.name != crate::written::EDIT_FILE
+            || failed.contains(&call.id)
+        {
             continue;
         }
         let path = serde_json::from_str::<serde_json::Value>(call.arguments)
@@ -484,7 +499,19 @@ mod tests {
             tool(vec![result("w", "Edited leap.py", false)]),
             assistant(vec![call("r", "read_file", json!({"path": "nope.py"}))]),
             tool(vec![result("r", "no such file", true)]),
+            // A write refused changed nothing: not named.
+            assistant(vec![call(
+                "t",
+                "write_file",
+                json!({"path": "leap_test.py", "content": "# Instructions\n"}),
+            )]),
+            tool(vec![result(
+                "t",
+                "Not written: this content would remove …",
+                true,
+            )]),
         ];
+        std::fs::write(dir.path().join("leap_test.py"), "import unittest\n").unwrap();
         let sent = start_again(&messages, dir.path()).unwrap();
         assert_eq!(sent.len(), 2, "{sent:?}");
         let words = sent[1].text();
@@ -493,6 +520,7 @@ mod tests {
             "{words}"
         );
         assert!(words.ends_with(START_AGAIN), "{words}");
+        assert!(!words.contains("leap_test.py"), "{words}");
     }
 
     /// Recorded on raindrops: 1 of 18 failing, then 4 — the next request starts from the

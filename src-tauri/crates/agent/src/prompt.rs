@@ -17,15 +17,16 @@ For multi-step work keep a plan with todo_write. Be concise: say what you did an
 /// How the agent works, for a small local model (see [`is_small`]): short, with no example a
 /// model can take for the task, and the ways of working that such a model manages (files shown
 /// with the message, whole files in fenced blocks, the user's checks run for it; issue 34). It
-/// is sent no tools' schemas ([`crate::Model::sends_tools`]): the one line here is how it calls
-/// one. Measured on darts with Qwen2.5-Coder-1.5B, 8 samples of the first answer each: 3 pass
-/// with the earlier prompt ("call the bash tool"), 7 with this one.
+/// is sent no tools' schemas ([`crate::Model::sends_tools`]) and told no call format: a call it
+/// writes all the same (a JSON object) is still taken. Measured with Qwen2.5-Coder-1.5B, 8
+/// samples of the first answer each: with the earlier prompt ("call the bash tool") and the
+/// schemas, darts 0 and acronym 0 pass; with this one and the files in the message, darts 2,
+/// pangram 6, acronym 1. One line more on how to call read_file and bash in JSON made it read
+/// the files it had been shown, again and again (pangram 3 of 8, and a run that ended reading).
 const SMALL_INSTRUCTIONS: &str = "You are Codewright, a coding agent working in the user's \
 project folder. The files the user's message names are shown with it. To change a file, write \
 its path on a line by itself, then the whole new file in one fenced code block. The commands the \
-user names to check the work run after each change, and you are shown what they print. To read \
-another file or run another command, write one JSON object: {\"name\": \"read_file\", \
-\"arguments\": {\"path\": PATH}} or {\"name\": \"bash\", \"arguments\": {\"command\": COMMAND}}.";
+user names to check the work run after each change, and you are shown what they print.";
 
 /// Whether `model` is a small local model: on a local server, with a window of 32k tokens or
 /// less (as its server says, or as the user described it). Such a model gets the short prompt

@@ -591,7 +591,7 @@ async fn a_small_model_is_sent_back_at_most_three_times() {
     );
     assert!(
         notices.iter().any(|n| n.contains(
-            "after being sent back 3 times without changing anything: the task is not done"
+            "after being sent back 3 times without changing anything; it is not sent back again"
         )),
         "{notices:?}"
     );

@@ -1,7 +1,7 @@
 //! `mcp`: configure MCP servers (added by hand or imported from Claude Desktop / Cursor /
 //! `.mcp.json` files), see their state and tools, call one tool. `exec` uses the enabled ones.
 
-use crate::error::{bad_input, Kind, Result};
+use crate::error::{bad_input, Result};
 use crate::output::{table, to_json};
 use crate::project_arg::{optional, ProjectArg};
 use clap::Subcommand;
@@ -184,7 +184,7 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String> {
                 project: optional(host, project.as_ref())?,
                 call_timeout_secs,
             };
-            host.save_mcp_server(row).kind(ErrorKind::BadInput)?;
+            host.save_mcp_server(row)?;
             Ok(format!(
                 "Added MCP server {name}. Check it with: codewright-cli mcp tools {name}\n"
             ))
@@ -198,7 +198,10 @@ pub fn mcp(host: &Host, command: McpCommand, json: bool) -> Result<String> {
             })?;
             let report = host
                 .import_mcp_servers(&text, optional(host, project.as_ref())?)
-                .map_err(|e| bad_input(format!("{}: {e}", file.display())))?;
+                .map_err(|e| HostError {
+                    message: format!("{}: {}", file.display(), e.message),
+                    ..e
+                })?;
             if json {
                 return Ok(to_json(
                     &json!({"imported": report.added, "skipped": report.skipped}),

@@ -517,16 +517,16 @@ pub fn save_server(
     keys: &dyn SecretStore,
     mut row: McpServerRow,
     secrets: Vec<(String, String)>,
-) -> Result<ServerView, String> {
+) -> Result<ServerView, HostError> {
     for (key, value) in secrets {
         keys.set(&secret_account(&row.name, &key), &value).map_err(|e| {
-            format!("The value of {key} is a secret, and the system keyring cannot keep it ({e}). Set {key} in the environment instead and leave it out here.")
+            HostError::new(ErrorKind::Setup, format!("The value of {key} is a secret, and the system keyring cannot keep it ({e}). Set {key} in the environment instead and leave it out here."))
         })?;
         if !row.secrets.contains(&key) {
             row.secrets.push(key);
         }
     }
-    store.save_mcp_server(&row).map_err(|e| e.to_string())?;
+    store.save_mcp_server(&row)?;
     Ok(ServerView::of(row))
 }
 
@@ -547,14 +547,15 @@ pub struct Skipped {
 }
 
 /// Imports the servers of a Claude Desktop / Cursor / `.mcp.json` file's text, for `project` (or
-/// every project). `Err`: the text is not such a file, and nothing was saved.
+/// every project). `Err` (`BadInput`): the text is not such a file, and nothing was saved.
 pub fn import_servers(
     store: &Store,
     keys: &dyn SecretStore,
     text: &str,
     project: Option<ProjectId>,
-) -> Result<ImportReport, String> {
-    let found = codewright_mcp::import::parse(text)?;
+) -> Result<ImportReport, HostError> {
+    let found =
+        codewright_mcp::import::parse(text).map_err(|e| HostError::new(ErrorKind::BadInput, e))?;
     let mut report = ImportReport {
         skipped: found
             .skipped
@@ -568,7 +569,10 @@ pub fn import_servers(
         let name = row.name.clone();
         match save_server(store, keys, row, secrets) {
             Ok(_) => report.added.push(name),
-            Err(why) => report.skipped.push(Skipped { name, why }),
+            Err(e) => report.skipped.push(Skipped {
+                name,
+                why: e.message,
+            }),
         }
     }
     Ok(report)
@@ -590,9 +594,10 @@ pub fn remove_server(store: &Store, keys: &dyn SecretStore, name: &str) -> Resul
 
 /// How to reach a configured server now: its secrets read, and for a stdio server the
 /// environment it starts with; with what takes those secrets out of what it sends back.
-pub fn endpoint_of(store: &Store, row: &McpServerRow) -> Result<(Endpoint, Redactor), String> {
+pub fn endpoint_of(store: &Store, row: &McpServerRow) -> Result<(Endpoint, Redactor), HostError> {
     let env = environment_for(std::iter::once(row), &EnvFilter::read(store, row.project));
     codewright_mcp::endpoint(row, &read_secret, &env, None)
+        .map_err(|e| HostError::new(ErrorKind::Mcp, e))
 }
 
 /// The server called `name` (`NotFound` when there is none).
@@ -645,7 +650,11 @@ pub fn check_server(
     Ok(async move {
         let (endpoint, redactor) = match endpoint {
             Ok(e) => e,
-            Err(error) => return ServerCheck::Failed { error },
+            Err(error) => {
+                return ServerCheck::Failed {
+                    error: error.message,
+                }
+            }
         };
         let failed = |error: String| ServerCheck::Failed {
             error: redactor.redact(&error),
@@ -726,7 +735,7 @@ impl crate::Host {
     }
 
     /// Adds or replaces a server; values that look secret go to the keyring.
-    pub fn save_mcp_server(&self, row: McpServerRow) -> Result<ServerView, String> {
+    pub fn save_mcp_server(&self, row: McpServerRow) -> Result<ServerView, HostError> {
         let (row, secrets) = split_secrets(row);
         let view = save_server(&self.inner.store(), &OsKeyring, row, secrets)?;
         self.mcp_changed();
@@ -738,7 +747,7 @@ impl crate::Host {
         &self,
         text: &str,
         project: Option<ProjectId>,
-    ) -> Result<ImportReport, String> {
+    ) -> Result<ImportReport, HostError> {
         let report = import_servers(&self.inner.store(), &OsKeyring, text, project)?;
         self.mcp_changed();
         Ok(report)
@@ -780,8 +789,7 @@ impl crate::Host {
     /// Connects to the server `name`; with what takes its secrets out of what it sends back.
     pub async fn connect_mcp(&self, name: &str) -> Result<(Connection, Redactor), HostError> {
         let row = self.mcp_server(name)?;
-        let (endpoint, redactor) = endpoint_of(&self.inner.store(), &row)
-            .map_err(|e| HostError::new(ErrorKind::Mcp, e))?;
+        let (endpoint, redactor) = endpoint_of(&self.inner.store(), &row)?;
         let connection = Connection::once(&endpoint).await.map_err(|e| {
             HostError::new(
                 ErrorKind::Mcp,

@@ -215,7 +215,8 @@ fn an_import_says_what_it_added_and_what_it_skipped() {
         ("{\"servers\": 3, \"other\": {}}", "no \"mcpServers\""),
     ] {
         let err = mcp::import_servers(&store, &keys, text, None).unwrap_err();
-        assert!(err.contains(words), "{err}");
+        assert_eq!(err.kind, codewright_protocol::ErrorKind::BadInput);
+        assert!(err.message.contains(words), "{err}");
     }
     let report = mcp::import_servers(
         &store,

@@ -485,15 +485,15 @@ struct Checked {
 }
 
 impl Words {
-    /// The check commands that failed when they last ran, with `edits` changes made (that is,
-    /// since the last change).
-    fn failing(&self, edits: u32) -> Vec<String> {
+    /// The check commands that failed when they last ran, with `changes` made by the run
+    /// ([`Run::changes`]: files changed and commands run) — none since.
+    fn failing(&self, changes: u32) -> Vec<String> {
         self.commands
             .iter()
             .filter(|c| {
                 self.ran.get(*c)
                     == Some(&Ran {
-                        edits,
+                        changes,
                         passed: false,
                     })
             })
@@ -502,10 +502,11 @@ impl Words {
     }
 }
 
-/// When a check command last ran: the run's count of edits then, and whether it passed.
+/// When a check command last ran: the run's count of changes then ([`Run::changes`]: a command
+/// may change files as a write does), and whether it passed.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Ran {
-    edits: u32,
+    changes: u32,
     passed: bool,
 }
 

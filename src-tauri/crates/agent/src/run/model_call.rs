@@ -360,7 +360,7 @@ impl Run {
         message: &mut Message,
         tools: &[codewright_protocol::ToolSpec],
     ) {
-        let edits = self.work.lock().expect("work lock").edits;
+        let made = self.changes();
         let Some(words) = self.words.as_mut() else {
             return;
         };
@@ -409,7 +409,7 @@ impl Run {
                 }
             }
         } else {
-            commands.retain(|c| words.ran.get(c).map(|r| r.edits) != Some(edits));
+            commands.retain(|c| words.ran.get(c).map(|r| r.changes) != Some(made));
         }
         // A small model's answer that ends its work has the checks it has not seen run since
         // its last change run now: they, not its word, say whether the task is done.
@@ -418,7 +418,7 @@ impl Run {
             commands = words
                 .commands
                 .iter()
-                .filter(|c| words.ran.get(*c).map(|r| r.edits) != Some(edits))
+                .filter(|c| words.ran.get(*c).map(|r| r.changes) != Some(made))
                 .cloned()
                 .collect();
         }

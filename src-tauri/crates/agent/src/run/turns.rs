@@ -104,9 +104,10 @@ impl Run {
         // Released before the front end hears the run finished, so it can start the next one.
         drop(held);
         self.step(Step::End);
+        let changes = self.changes();
         let mut work = self.work.lock().expect("work lock").clone();
         if let Some(words) = &self.words {
-            work.failing = words.failing(work.edits);
+            work.failing = words.failing(changes);
         }
         self.emit(AgentEvent::RunFinished {
             task_id: self.task,
@@ -941,13 +942,7 @@ impl Run {
                 .words
                 .as_ref()
                 .filter(|w| w.small)
-                .map(|w| {
-                    (
-                        w.failing(self.work.lock().expect("work lock").edits),
-                        &w.root,
-                        w.best.as_ref(),
-                    )
-                })
+                .map(|w| (w.failing(self.changes()), &w.root, w.best.as_ref()))
                 .filter(|(failing, _, _)| !failing.is_empty());
             // (Until a model answers it: a request retried whole — too long, or answered with
             // nothing — is started again all the same.)
@@ -1061,7 +1056,7 @@ impl Run {
                     .words
                     .as_ref()
                     .filter(|w| w.small)
-                    .map(|w| w.failing(edits))
+                    .map(|w| w.failing(self.changes()))
                     .unwrap_or_default();
                 if !failing.is_empty() {
                     if edits != reminded_at {
@@ -1077,7 +1072,7 @@ impl Run {
                         continue;
                     }
                     self.notice(format!(
-                        "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times without changing anything: the task is not done.",
+                        "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times without changing anything; it is not sent back again.",
                         failing.join(" and ")
                     ));
                 } else if asked_for_change && edits == 0 && !std::mem::replace(&mut nudged, true) {
@@ -1153,12 +1148,12 @@ impl Run {
             last_exchange = Some(exchange);
             // A check that fails again with nothing changed since it last failed (the model's
             // write was refused, or changed nothing) is not shown to the model twice.
+            let changes = self.changes();
             if let (Some(words), Some(checked)) = (&self.words, &self.checked_in_words) {
-                let edits = self.work.lock().expect("work lock").edits;
                 for (command, id) in &checked.calls {
                     if words.ran.get(command)
                         != Some(&Ran {
-                            edits,
+                            changes,
                             passed: false,
                         })
                     {
@@ -1208,13 +1203,13 @@ impl Run {
             // The checks ran as of the edits made now.
             let checked = self.checked_in_words.take();
             let mut checks_passed = false;
+            let changes = self.changes();
             if let (Some(words), Some(checked)) = (self.words.as_mut(), &checked) {
-                let edits = self.work.lock().expect("work lock").edits;
                 checks_passed = true;
                 for (command, id) in &checked.calls {
                     let passed = succeeded.contains(id);
                     checks_passed &= passed;
-                    words.ran.insert(command.clone(), Ran { edits, passed });
+                    words.ran.insert(command.clone(), Ran { changes, passed });
                 }
                 // The best a small model's work did so far, to start again from when it does
                 // worse (see [`crate::focus::Best`]).
