@@ -63,6 +63,16 @@ pub fn start_again(messages: &[Message], root: &Path) -> Option<Vec<Message>> {
     )
 }
 
+/// The request that asks a small model for the work afresh: the user's message and the files
+/// shown with it, as they were first sent, and nothing since — a new sample of its first answer
+/// (which a local server answers from its prompt cache, at the cost of the answer alone).
+/// Recorded on acronym: its first file passed 6 of 9 tests, and sent back three times with the
+/// failures it wrote that file again unchanged each time; of eight first answers sampled afresh
+/// from the same request, one passed all nine. `None` before the user's message.
+pub fn afresh(messages: &[Message]) -> Option<Vec<Message>> {
+    Some(messages[..=opening(messages)?].to_vec())
+}
+
 /// The last words of a request that starts a small model again ([`start_again`]).
 pub const START_AGAIN: &str = "Everything you need is above: do not read or list files again. Write the change now: the file's path on a line by itself, then its whole new content in one fenced code block.";
 

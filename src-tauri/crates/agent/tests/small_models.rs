@@ -558,9 +558,11 @@ async fn a_small_model_that_ends_while_the_check_fails_is_shown_it_and_sent_back
     }
 }
 
-/// One that never fixes it is sent back three times, and the run says the task is not done.
+/// One that never fixes it is sent back three times, then asked for the work afresh (the first
+/// request again) a few times, each sent back three times too; then the run says the task is not
+/// done.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_small_model_is_sent_back_at_most_three_times() {
+async fn a_small_model_sent_back_to_no_avail_is_asked_afresh_a_few_times() {
     use codewright_protocol::AgentEvent;
     let world = World::new(Arc::new(|_, _: &serde_json::Value| text("Done."))).await;
     std::fs::write(world.path("leap.py"), STUB).unwrap();
@@ -582,8 +584,12 @@ async fn a_small_model_is_sent_back_at_most_three_times() {
     assert_eq!(handle.wait().await, RunOutcome::Done);
     // The run's end says the check still fails.
     assert_eq!(work.expect("the run finished").failing, ["sh check.sh"]);
-    // Ended, checked; then sent back three times.
-    assert_eq!(world.server.requests().len(), 5, "{notices:?}");
+    // Ended, checked; sent back three times; then four times asked afresh and sent back three.
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 5 + 4 * 4, "{notices:?}");
+    for afresh in [5, 9, 13, 17] {
+        assert_eq!(requests[afresh]["messages"], requests[0]["messages"]);
+    }
     // Nothing changed in between, so the check ran once.
     assert_eq!(
         std::fs::read_to_string(world.path("log")).unwrap(),
@@ -591,10 +597,53 @@ async fn a_small_model_is_sent_back_at_most_three_times() {
     );
     assert!(
         notices.iter().any(|n| n.contains(
-            "after being sent back 3 times without changing anything; it is not sent back again"
+            "it is asked for the work afresh, with only the task and its files (1 of 4)"
         )),
         "{notices:?}"
     );
+    assert!(
+        notices.iter().any(|n| n.contains(
+            "and asked for the work afresh 4 times; it is not sent back again"
+        )),
+        "{notices:?}"
+    );
+}
+
+/// Recorded on acronym: a first file that fails some tests, written again unchanged each time
+/// it is sent back; asked afresh, the model writes one that passes, and the run ends there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_asked_afresh_can_pass() {
+    use codewright_protocol::AgentEvent;
+    const WRONG: &str = "def leap_year(year):\n    return year % 4 == 0\n";
+    let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
+        0..=4 => text(&format!("leap.py\n```python\n{WRONG}```")),
+        _ => text(&format!("leap.py\n```python\n{SOLVED}```")),
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(world.path("check.sh"), "grep 'year % 400' leap.py\n").unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement leap.py. Check it with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    let mut work = None;
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::RunFinished { work: w, .. } = event {
+            work = Some(w);
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    // Written and checked, then sent back three times with the same file; asked afresh.
+    assert_eq!(requests.len(), 6, "{requests:#?}");
+    assert_eq!(requests[5]["messages"], requests[0]["messages"]);
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        SOLVED
+    );
+    assert!(work.expect("the run finished").failing.is_empty());
 }
 
 /// A small model's write that would drop what a file defines — seen: Qwen2.5-Coder-1.5B wrote

@@ -206,6 +206,9 @@ const SHOWN_LINES: usize = 20;
 /// How many times in a row, with no change in between, a run's small model is sent back to work
 /// while the user's checks fail.
 const MAX_CHECK_REMINDERS: u32 = 3;
+/// How many times a run's small model, sent back [`MAX_CHECK_REMINDERS`] times without changing
+/// anything while the checks fail, is asked for the work afresh ([`crate::focus::afresh`]).
+const MAX_FRESH_STARTS: u32 = 4;
 /// Stored as the user's message when a task is continued without one.
 const CONTINUE: &str = "Continue.";
 /// What a stop leaves as the result of calls that did not run.

@@ -874,6 +874,9 @@ impl Run {
         let mut repeated = 0u32;
         // A small model going round in circles is started again once before it is stopped.
         let (mut started_again, mut start_again_now) = (false, false);
+        // One sent back to no avail is asked for the work afresh a few times (see
+        // [`crate::focus::afresh`]).
+        let (mut fresh_starts, mut fresh_now) = (0u32, false);
         let mut told_images = false;
         let mut overflow_retried = false;
         let mut iteration = 0u32;
@@ -946,12 +949,13 @@ impl Run {
                 .filter(|(failing, _, _)| !failing.is_empty());
             // (Until a model answers it: a request retried whole — too long, or answered with
             // nothing — is started again all the same.)
-            let focused = match start_again_now {
-                true => self
+            let focused = match (start_again_now, fresh_now) {
+                (true, _) => self
                     .words
                     .as_ref()
                     .and_then(|w| crate::focus::start_again(&view.messages, &w.root)),
-                false => failing.and_then(|(failing, root, best)| {
+                (false, true) => crate::focus::afresh(&view.messages),
+                (false, false) => failing.and_then(|(failing, root, best)| {
                     crate::focus::request(&view.messages, root, &failing, sent_back.is_some(), best)
                 }),
             };
@@ -1044,7 +1048,7 @@ impl Run {
                     self.notice("The model sent an empty answer again, so the run stops here. Send a message to continue, or try another model.");
                     return Ok(RunOutcome::Done);
                 }
-                start_again_now = false;
+                (start_again_now, fresh_now) = (false, false);
                 view.push_answer(answer, counted);
                 // A small model asked to change named files that ends having changed nothing
                 // ("the function has been implemented") is told so once, with how to.
@@ -1071,8 +1075,17 @@ impl Run {
                         sent_back = Some(failing);
                         continue;
                     }
+                    if fresh_starts < MAX_FRESH_STARTS {
+                        fresh_starts += 1;
+                        (reminded, fresh_now) = (0, true);
+                        self.notice(format!(
+                            "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times without changing anything; it is asked for the work afresh, with only the task and its files ({fresh_starts} of {MAX_FRESH_STARTS}).",
+                            failing.join(" and ")
+                        ));
+                        continue;
+                    }
                     self.notice(format!(
-                        "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times without changing anything; it is not sent back again.",
+                        "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times without changing anything and asked for the work afresh {MAX_FRESH_STARTS} times; it is not sent back again.",
                         failing.join(" and ")
                     ));
                 } else if asked_for_change && edits == 0 && !std::mem::replace(&mut nudged, true) {
@@ -1088,7 +1101,7 @@ impl Run {
                 steer.closed = true;
                 return Ok(RunOutcome::Done);
             }
-            (empty_retry, start_again_now) = (false, false);
+            (empty_retry, start_again_now, fresh_now) = (false, false, false);
             view.push_answer(answer, counted);
             self.step(Step::ToolCalls);
             let mut results = match &calls[..] {
