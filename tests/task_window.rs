@@ -241,6 +241,13 @@ fn a_new_users_path_through_a_task_window() {
                 .is_some_and(|t| t.contains("Look at @notes.txt please"))
         },
     );
+    // (Its answer first: the stop button may not show yet when the message does.)
+    app.wait_until(
+        "the answer to it",
+        WAIT,
+        "return [...document.querySelectorAll('.message.assistant')].some(m => m.textContent.includes('Read it.'))",
+        |v| v == true,
+    );
     wait_idle(&app);
 
     // 1c. An image attached with the file chooser shows as a thumbnail, goes to the model with
