@@ -859,7 +859,8 @@ impl Run {
         view: &mut View,
     ) -> Result<RunOutcome, RunOutcome> {
         // Models without native tool calling get the tools in the prompt and write calls as text.
-        // (So do models whose answers are constrained to JSON: they write them as JSON objects.)
+        // (So do models whose answers are constrained to JSON: they write them as JSON objects.
+        // A small local model gets no tools' schemas at all: see `Model::sends_tools`.)
         let text_mode = !model.sends_tools();
         let base_system = system;
         let mut empty_retry = false;
@@ -891,7 +892,7 @@ impl Run {
                 });
             }
             let specs = &compaction::tool_specs(&offered, &model.info)[..];
-            // (A small model's short prompt says how it calls them.)
+            // (A small model is told no call format: see `prompt::SMALL_INSTRUCTIONS`.)
             let system = match (text_mode, model.info.sampling.constrained) {
                 (true, true) => {
                     format!("{base_system}{}", text_calls::describe_tools_as_json(specs))
