@@ -5,7 +5,7 @@
 //! policy, and counted as the run's reads.
 
 use codewright_extensions::contained;
-use codewright_protocol::{Message, Part, Role, ToolContent};
+use codewright_protocol::{Message, Part, Role};
 use std::path::Path;
 
 /// The tool that reads them.
@@ -131,13 +131,7 @@ fn files_read(reads: &Message, results: &Message) -> Option<String> {
             } if call_id == id => Some((content, *is_error)),
             _ => None,
         })?;
-        let text: String = content
-            .iter()
-            .filter_map(|c| match c {
-                ToolContent::Text { text } => Some(text.as_str()),
-                ToolContent::Image { .. } => None,
-            })
-            .collect();
+        let text = crate::focus::text_of(content);
         if is_error {
             shown.push_str(&format!(
                 "\n\n{path} could not be read: {}",
@@ -184,6 +178,7 @@ fn longest_backticks(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use codewright_protocol::ToolContent;
 
     fn project() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

@@ -346,7 +346,8 @@ fn ran(name: &str, arguments: &str) -> Option<String> {
         .flatten()
 }
 
-fn text_of(content: &[ToolContent]) -> String {
+/// The text of a tool result's content (its images left out).
+pub(crate) fn text_of(content: &[ToolContent]) -> String {
     content
         .iter()
         .filter_map(|c| match c {
