@@ -5,7 +5,7 @@
 //! policy, and counted as the run's reads.
 
 use codewright_extensions::contained;
-use codewright_protocol::{Message, Part, Role};
+use codewright_protocol::{Message, Part, Role, ToolContent};
 use std::path::Path;
 
 /// The tool that reads them.
@@ -131,7 +131,7 @@ fn files_read(reads: &Message, results: &Message) -> Option<String> {
             } if call_id == id => Some((content, *is_error)),
             _ => None,
         })?;
-        let text = crate::focus::text_of(content);
+        let text = ToolContent::joined_text(content);
         if is_error {
             shown.push_str(&format!(
                 "\n\n{path} could not be read: {}",

@@ -107,7 +107,7 @@ pub fn request(
                 Part::ToolResult {
                     call_id, content, ..
                 } if ids.contains(&call_id.as_str()) => {
-                    let text = text_of(content);
+                    let text = ToolContent::joined_text(content);
                     (text != as_before).then_some((i, text))
                 }
                 _ => None,
@@ -344,18 +344,6 @@ fn ran(name: &str, arguments: &str) -> Option<String> {
     (name == crate::written::BASH)
         .then(|| arguments["command"].as_str().map(|c| c.trim().to_string()))
         .flatten()
-}
-
-/// The text of a tool result's content (its images left out).
-pub(crate) fn text_of(content: &[ToolContent]) -> String {
-    content
-        .iter()
-        .filter_map(|c| match c {
-            ToolContent::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[cfg(test)]

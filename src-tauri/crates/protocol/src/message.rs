@@ -122,6 +122,18 @@ impl ToolContent {
             ToolContent::Image { .. } => "[image]",
         }
     }
+
+    /// The text parts of a tool result joined by newlines; images are left out.
+    pub fn joined_text(content: &[ToolContent]) -> String {
+        content
+            .iter()
+            .filter_map(|c| match c {
+                ToolContent::Text { text } => Some(text.as_str()),
+                ToolContent::Image { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 /// What kind of thing is attached.

@@ -92,14 +92,7 @@ impl ToolOutput {
 
     /// The text content, joined (for tests and logs).
     pub fn text_content(&self) -> String {
-        self.content
-            .iter()
-            .filter_map(|c| match c {
-                ToolContent::Text { text } => Some(text.as_str()),
-                ToolContent::Image { .. } => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        ToolContent::joined_text(&self.content)
     }
 }
 

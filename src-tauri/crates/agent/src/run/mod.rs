@@ -546,14 +546,7 @@ fn check_outputs(results: &Message, calls: &[(String, String)]) -> Vec<(String, 
                     call_id, content, ..
                 } if call_id == id => Some((
                     command.clone(),
-                    content
-                        .iter()
-                        .filter_map(|c| match c {
-                            codewright_protocol::ToolContent::Text { text } => Some(text.as_str()),
-                            _ => None,
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n"),
+                    codewright_protocol::ToolContent::joined_text(content),
                 )),
                 _ => None,
             })
