@@ -408,9 +408,38 @@ impl Repo {
             return Err(commit_failed("commit-tree", &out));
         }
         let commit = stdout_line(&out);
+        // The folder's index takes the files as committed (else `git status` would show the
+        // commit undone, staged) before the branch moves: cut short in between, the folder
+        // holds the work staged, not committed — never a commit that the index would undo.
+        // Another git holding the index a moment is waited for.
+        let index_takes = |at: Option<&str>| -> Result<()> {
+            for some in paths.chunks(500) {
+                let mut args = vec!["reset".to_string(), "-q".into()];
+                args.extend(at.map(str::to_string));
+                args.push("--".into());
+                args.extend(some.iter().cloned());
+                let mut tries = 0;
+                while let Err(e) = run_in(folder, &args) {
+                    tries += 1;
+                    if tries == 5 {
+                        return Err(e);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+            }
+            Ok(())
+        };
+        if let Err(e) = index_takes(Some(&commit)) {
+            // (What it took is put back as HEAD has it.)
+            let _ = index_takes(None);
+            return Err(GitError::Refused(format!(
+                "nothing was committed: git's index of {} is in use ({e}); when no other git works there, commit again",
+                folder.display()
+            )));
+        }
         // Only if HEAD is still where it was read (its branch moves with it; an empty old value:
         // only if the branch has no commit yet).
-        run_in(
+        let moved = run_in(
             folder,
             [
                 "update-ref",
@@ -420,25 +449,10 @@ impl Repo {
                 &commit,
                 before.as_deref().unwrap_or(""),
             ],
-        )?;
-        // The folder's index takes the files as committed (else `git status` would show the
-        // commit undone, staged). Another git holding the index a moment is waited for.
-        for some in paths.chunks(500) {
-            let mut args = vec!["reset".to_string(), "-q".into(), "--".into()];
-            args.extend(some.iter().cloned());
-            let mut tries = 0;
-            while let Err(e) = run_in(folder, &args) {
-                tries += 1;
-                if tries == 5 {
-                    return Err(GitError::Refused(format!(
-                        "committed {} on the branch, but git's index of {} could not take the files ({e}): run `git reset -q -- {}` there, or `git status` will show the commit undone",
-                        &commit[..commit.len().min(12)],
-                        folder.display(),
-                        taken.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(" ")
-                    )));
-                }
-                std::thread::sleep(std::time::Duration::from_millis(200));
-            }
+        );
+        if let Err(e) = moved {
+            let _ = index_takes(None);
+            return Err(e);
         }
         Ok(Some(commit))
     }
@@ -852,10 +866,52 @@ fn snapshot(dir: &Path, message: &str) -> Result<String> {
 /// A temporary index file, removed when dropped.
 pub(crate) struct TempIndex(tempfile::TempPath);
 
+/// A temporary index is named `codewright-index-p<pid>-…`: one a killed process left behind is
+/// known by its process being gone.
+const INDEX_PREFIX: &str = "codewright-index-p";
+
+/// How old a temporary index of a process that is gone must be to be removed (an index in use
+/// by a process of another PID namespace sharing the folder is never that old).
+const STALE_INDEX: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes from `dir` the temporary indexes (and git's locks of them) of processes that ended
+/// without removing them (killed), an hour or more ago. Only where a process's liveness can be
+/// read (`/proc`).
+fn sweep_stale_indexes(dir: &Path) {
+    let proc = Path::new("/proc");
+    if !cfg!(target_os = "linux") || !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(INDEX_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        let old = || {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|at| at.elapsed().is_ok_and(|age| age >= STALE_INDEX))
+        };
+        if let Some(pid) = pid {
+            if pid != std::process::id() && !proc.join(pid.to_string()).exists() && old() {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 impl TempIndex {
     pub(crate) fn new() -> Result<TempIndex> {
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| sweep_stale_indexes(&std::env::temp_dir()));
         let file = tempfile::Builder::new()
-            .prefix("codewright-index-")
+            .prefix(&format!("{INDEX_PREFIX}{}-", std::process::id()))
             .tempfile()
             .map_err(|e| GitError::Failed {
                 command: "read-tree".into(),
@@ -1003,4 +1059,43 @@ fn failed(command: &str, out: &Output) -> GitError {
 
 fn stdout_line(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[cfg(test)]
+mod temp_index_tests {
+    use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn indexes_left_by_killed_processes_are_swept_and_no_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut gone = Command::new("true").spawn().unwrap();
+        let dead = gone.id();
+        gone.wait().unwrap();
+        let names = [
+            format!("{INDEX_PREFIX}{dead}-a1b2c3"),
+            format!("{INDEX_PREFIX}{dead}-a1b2c3.lock"),
+            format!("{INDEX_PREFIX}{}-d4e5f6", std::process::id()),
+            format!("{INDEX_PREFIX}1-g7h8i9"), // init never ends
+            "codewright-index-123456".to_string(),
+            "other-file".to_string(),
+            format!("{INDEX_PREFIX}{dead}-j1k2l3"), // a dead process's, but written just now
+        ];
+        let long_ago = std::time::SystemTime::now() - 2 * STALE_INDEX;
+        for (n, name) in names.iter().enumerate() {
+            let file = std::fs::File::create(dir.path().join(name)).unwrap();
+            if n + 1 < names.len() {
+                file.set_modified(long_ago).unwrap();
+            }
+        }
+        sweep_stale_indexes(dir.path());
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut kept = names[2..].to_vec();
+        kept.sort();
+        assert_eq!(left, kept);
+    }
 }

@@ -529,6 +529,17 @@ fn a_folder_tasks_files_are_committed_and_nothing_else() {
 
     let err = repo.commit_files(dir, &files, "  ").unwrap_err();
     assert!(err.to_string().contains("message"), "{err}");
+    // Another git holding the folder's index: nothing is committed (the index takes the files
+    // before the branch moves, so no commit is ever left that the index would undo).
+    let lock = dir.join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    let err = repo
+        .commit_files(dir, &files, "The task's work")
+        .unwrap_err();
+    assert!(err.to_string().contains("nothing was committed"), "{err}");
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(git(dir, &["rev-parse", "HEAD"]), before);
+    assert_eq!(git(dir, &["diff", "--cached", "--name-only"]), "README.md");
     let commit = repo
         .commit_files(dir, &files, "The task's work")
         .unwrap()
