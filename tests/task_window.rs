@@ -959,6 +959,88 @@ fn a_task_run_from_the_cli_streams_into_its_open_window() {
     app.quit();
 }
 
+/// A model that ends while the check its message named still fails leaves the task "Not done",
+/// not "Done": in the task window (a notice that names the check, and its header) and in the
+/// main window's list.
+#[test]
+fn a_task_whose_check_still_fails_is_shown_not_done() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, _| Reply::Text("Done.".into())));
+    let task = setup(&data, &folder, &provider);
+    let check = folder.join("check.sh");
+    // A local model with a small window: Codewright runs the checks its message names. Run once
+    // from the command line while the check passes: the task is done, and keeps the model.
+    std::fs::write(&check, "exit 0\n").unwrap();
+    cli(
+        &data,
+        &["models", "add", "small@scripted", "--context", "16000"],
+    );
+    let prompt = "Make the check pass; check with `sh check.sh`.";
+    let exec = std::process::Command::new(support::cli_binary())
+        .args(["--home", data.to_str().unwrap(), "exec", "--task", &task])
+        .args(["--model", "small@scripted", "--mode", "yolo", prompt])
+        .env("CODEWRIGHT_E2E_KEY", support::KEY)
+        .output()
+        .unwrap();
+    assert!(
+        exec.status.success(),
+        "{}",
+        String::from_utf8_lossy(&exec.stderr)
+    );
+    std::fs::write(&check, "exit 1\n").unwrap();
+
+    let desktop = Desktop::start_with(&data, &[("GTK_THEME", "Adwaita:dark")]);
+    let app = desktop.launch();
+    app.set_size(720, 460);
+    let badge = "return document.querySelector('.task .badge')?.textContent ?? ''";
+    app.wait_until("the task listed as done", WAIT, badge, |v| v == "Done");
+    let main = app.current_window();
+    open_task_window(&app);
+    let header = "return document.getElementById('task-state').textContent";
+    app.wait_until("the header saying done", WAIT, header, |v| {
+        v.as_str().is_some_and(|t| t.starts_with("Done"))
+    });
+    // Asked again in the window, with the check failing now: the run's end names the check.
+    send(&app, prompt);
+    let notice =
+        "return [...document.querySelectorAll('.notice')].map(n => n.textContent).join('|')";
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let dialog = app.js(
+            "const d = document.getElementById('approval-dialog'); return Boolean(d && d.open)",
+            json!([]),
+        );
+        if dialog == true {
+            app.find("#approval-approve").click();
+        }
+        let said = app.js(notice, json!([]));
+        if said
+            .as_str()
+            .is_some_and(|t| t.contains("The task is not done: `sh check.sh` still fails."))
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run did not say the task is not done: {said}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    wait_idle(&app);
+    app.wait_until("the header saying not done", WAIT, header, |v| {
+        v.as_str().is_some_and(|t| t.starts_with("Not done"))
+    });
+    save_screenshot("task-not-done", &app.screenshot());
+    app.switch_to(&main);
+    app.wait_until("the task listed as not done", WAIT, badge, |v| {
+        v == "Not done"
+    });
+    save_screenshot("main-task-not-done-dark", &app.screenshot());
+    app.quit();
+}
+
 #[test]
 fn hostile_content_never_runs_or_navigates() {
     let home = tempfile::tempdir().unwrap();
@@ -3940,6 +4022,111 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         ),
         "+ codewright/try-the-gamma-idea",
         "the branch is checked out in a worktree"
+    );
+    app.quit();
+}
+
+/// A task in the project folder is reviewed in its window too: a file it made is reverted (and
+/// listed as a revert to undo, not as a restore of a turn), the rest is committed on the folder's
+/// branch with the drafted message, and only the task's files — in the dark theme, at the task
+/// window's smallest size.
+#[test]
+fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("shop");
+    let provider = Provider::start(Box::new(|_, body| {
+        let messages = body["messages"].as_array().unwrap();
+        let first = messages
+            .iter()
+            .find(|m| m["role"] == "user")
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        if first.contains("Write the git commit message") {
+            return Reply::Text("Add the to-do list".into());
+        }
+        match messages.iter().filter(|m| m["role"] == "tool").count() {
+            0 => Reply::Calls(vec![
+                (
+                    "write_file",
+                    json!({"path": "todo.md", "content": "- ship it\n"}),
+                ),
+                (
+                    "write_file",
+                    json!({"path": "plan.md", "content": "a plan\n"}),
+                ),
+            ]),
+            _ => Reply::Text("Done.".into()),
+        }
+    }));
+    std::fs::create_dir_all(&folder).unwrap();
+    git(&folder, &["init", "-q", "-b", "main"]);
+    std::fs::write(folder.join("app.py"), "print('hi')\n").unwrap();
+    git(&folder, &["add", "-A"]);
+    git(&folder, &["commit", "-q", "-m", "first"]);
+    cli(&data, &["projects", "add", folder.to_str().unwrap()]);
+    support::use_scripted_model(&data, &provider.base_url());
+    let out = std::process::Command::new(support::cli_binary())
+        .args(["--home", data.to_str().unwrap(), "exec", "--project", "1"])
+        .args(["--mode", "yolo", "Write the to-do list"])
+        .env("CODEWRIGHT_E2E_KEY", support::KEY)
+        .envs(GIT_IDENTITY)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The user's own work in the folder, which the task's commit must leave alone.
+    std::fs::write(folder.join("app.py"), "print('mine')\n").unwrap();
+
+    let mut env = GIT_IDENTITY.to_vec();
+    env.push(("GTK_THEME", "Adwaita:dark"));
+    let desktop = Desktop::start_with(&data, &env);
+    let app = desktop.launch();
+    open_task_window(&app);
+    app.set_size(480, 360);
+    app.click("#changes-open");
+    let files = "return [...document.querySelectorAll('#changes-dialog .change-file')].map(f => f.dataset.path).join(' | ')";
+    app.wait_until("the task's files", WAIT, files, |v| {
+        v == "plan.md | todo.md"
+    });
+    app.click(".change-file[data-path='plan.md'] .change-file-tools button");
+    app.wait_until("plan.md reverted", WAIT, files, |v| v == "todo.md");
+    assert!(!folder.join("plan.md").exists(), "the revert left plan.md");
+    app.wait_until(
+        "the revert listed as one to undo",
+        WAIT,
+        "return [...document.querySelectorAll('#checkpoint-list .checkpoint-label')].map(l => l.textContent).join(' | ')",
+        |v| v.as_str().is_some_and(|t| t.contains("Undo revert of plan.md")),
+    );
+
+    app.click("#changes-commit");
+    app.wait_until(
+        "the drafted message",
+        WAIT,
+        "return document.getElementById('commit-message')?.value ?? null",
+        |v| v == "Add the to-do list",
+    );
+    save_screenshot("task-folder-commit-dark-small", &app.screenshot());
+    app.click("#finish-dialog-submit");
+    let deadline = std::time::Instant::now() + WAIT;
+    while git(&folder, &["log", "-1", "--format=%s"]) != "Add the to-do list" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing was committed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        git(&folder, &["show", "--name-only", "--format=", "HEAD"]),
+        "todo.md"
+    );
+    assert_eq!(
+        git(&folder, &["status", "--porcelain"]),
+        "M app.py",
+        "the user's own change was touched"
     );
     app.quit();
 }

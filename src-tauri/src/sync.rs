@@ -256,7 +256,7 @@ pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
                     let notify = notifications(&state).notify_approval;
                     windows::ask_attention(&app, &label, notify, "The agent asks", &body);
                 }
-                AgentEvent::RunFinished { outcome, .. } => {
+                AgentEvent::RunFinished { outcome, work, .. } => {
                     let state = app.state::<AppState>();
                     state.changed();
                     // A sub-agent's run is its parent's business: its end is not announced.
@@ -269,6 +269,12 @@ pub(crate) fn forward_agent_events<R: Runtime>(app: &AppHandle<R>) {
                     let wanted = notifications(&state);
                     let title = task_title(&state, event.task_id());
                     match outcome {
+                        // Ended, but a check the message named still fails: not "finished".
+                        RunOutcome::Done if wanted.notify_finished && !work.failing.is_empty() => {
+                            let body =
+                                format!("{title}: `{}` still fails", work.failing.join("`, `"));
+                            windows::tell(&app, &label, "Task not done", &body)
+                        }
                         RunOutcome::Done if wanted.notify_finished => {
                             windows::tell(&app, &label, "Task finished", &title)
                         }

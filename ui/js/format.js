@@ -25,6 +25,7 @@ const STATUS_WORDS = {
   awaitingApproval: 'Needs approval',
   paused: 'Paused',
   done: 'Done',
+  notDone: 'Not done',
   failed: 'Failed',
   interrupted: 'Interrupted',
 };

@@ -113,6 +113,7 @@ export const TASK_STATUSES = Object.freeze([
   'awaitingApproval',
   'paused',
   'done',
+  'notDone',
   'failed',
   'interrupted',
 ]);

@@ -4,7 +4,7 @@
 
 import { call } from '../api.js';
 import { $, h } from '../dom.js';
-import { clock } from '../format.js';
+import { clock, visible } from '../format.js';
 import { ask } from '../dialogs.js';
 
 const view = { taskId: 0, checkpoints: [], notice: () => {}, refresh: () => {} };
@@ -33,16 +33,22 @@ export function undoLastTurn() {
   return confirmRestore(newest);
 }
 
+/** What an undo checkpoint undoes, in words: a review's revert of a file, or a restore of a
+ * turn. */
+const undone = (checkpoint) => (checkpoint.reverted != null
+  ? `revert of ${visible(checkpoint.reverted)}`
+  : `restore of turn ${checkpoint.turn}`);
+
 function row(checkpoint) {
   const undo = checkpoint.kind === 'restore';
   const files = checkpoint.files.length === 1 ? '1 file' : `${checkpoint.files.length} files`;
-  const label = undo ? `Undo restore of turn ${checkpoint.turn}` : `Turn ${checkpoint.turn}`;
+  const label = undo ? `Undo ${undone(checkpoint)}` : `Turn ${checkpoint.turn}`;
   const button = h('button', {
     type: 'button',
     class: undo ? 'button small restore-undo' : 'button small checkpoint-restore',
     dataset: { turn: checkpoint.turn },
     text: undo ? 'Undo' : 'Restore files to before this turn',
-    'aria-label': undo ? `Undo the restore of turn ${checkpoint.turn}` : `Restore files to before turn ${checkpoint.turn}`,
+    'aria-label': undo ? `Undo the ${undone(checkpoint)}` : `Restore files to before turn ${checkpoint.turn}`,
   });
   button.addEventListener('click', () => confirmRestore(checkpoint));
   return h('li', { class: 'checkpoint' },
@@ -63,7 +69,7 @@ async function confirmRestore(checkpoint) {
   const undo = checkpoint.kind === 'restore';
   const files = filesChangedBy(checkpoint);
   const ok = await ask($('#restore-dialog'), {
-    title: undo ? `Undo the restore of turn ${checkpoint.turn}?` : `Restore files to before turn ${checkpoint.turn}?`,
+    title: undo ? `Undo the ${undone(checkpoint)}?` : `Restore files to before turn ${checkpoint.turn}?`,
     body: [
       h('p', { class: 'dialog-message', text: 'These files will be changed:' }),
       h('ul', { class: 'restore-files' }, files.map((f) => h('li', {},
@@ -72,14 +78,14 @@ async function confirmRestore(checkpoint) {
       h('p', { class: 'muted', text: 'Other files are not touched, and this restore can be undone.' }),
     ],
     confirm: {
-      label: undo ? 'Undo restore' : 'Restore files',
+      label: !undo ? 'Restore files' : checkpoint.reverted != null ? 'Undo revert' : 'Undo restore',
       // The id tells an undo from the turn's own checkpoint: both carry the same turn.
       action: () => call('restore_checkpoint', { taskId: view.taskId, checkpointId: checkpoint.id }),
     },
   });
   if (!ok) return;
   const count = files.length === 1 ? '1 file' : `${files.length} files`;
-  view.notice(undo ? `Undid the restore of turn ${checkpoint.turn} (${count}).` : `Restored ${count} to before turn ${checkpoint.turn}.`);
+  view.notice(undo ? `Undid the ${undone(checkpoint)} (${count}).` : `Restored ${count} to before turn ${checkpoint.turn}.`);
   // The list is read again (once, so it never changes under the user's pointer twice).
   view.refresh();
 }

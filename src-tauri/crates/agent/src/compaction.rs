@@ -146,9 +146,9 @@ pub(crate) fn visible(records: Vec<MessageRecord>) -> Vec<MessageRecord> {
 }
 
 /// The task's messages as the model sees them: the latest summary, then what it did not cover.
-pub(crate) fn view(store: &Store, task: TaskId) -> Result<View, String> {
-    let latest = store.latest_compaction(task).map_err(|e| e.to_string())?;
-    let records: Vec<MessageRecord> = visible(store.history(task).map_err(|e| e.to_string())?)
+pub(crate) fn view(store: &Store, task: TaskId) -> Result<View, crate::AgentError> {
+    let latest = store.latest_compaction(task)?;
+    let records: Vec<MessageRecord> = visible(store.history(task)?)
         .into_iter()
         .filter(|r| latest.as_ref().is_none_or(|c| r.seq >= c.first_kept_seq))
         .collect();

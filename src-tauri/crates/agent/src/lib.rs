@@ -12,6 +12,7 @@ mod approvals;
 mod attach;
 mod compaction;
 mod dispatch;
+mod error;
 mod failures;
 mod focus;
 mod handle;
@@ -28,6 +29,7 @@ pub mod text_calls;
 mod written;
 
 pub use approvals::Refusal;
+pub use error::AgentError;
 pub use prompt::{system_prompt, SystemPrompt, SMALL_MODEL_TOOLS};
 pub use run::{
     mark_interrupted, Agent, AgentConfig, Model, ModelResolver, RunRequest, TaskHandle, TaskLock,

@@ -1,5 +1,6 @@
 //! A task's run lock: one run writes a task's conversation at a time, in any window or process.
 
+use crate::AgentError;
 use codewright_protocol::{ErrorKind, TaskId, TaskStatus};
 use codewright_store::Store;
 
@@ -25,11 +26,8 @@ pub fn mark_interrupted(store: &Store, home: &std::path::Path) {
 
 /// Takes the task's lock under the data folder `home`: `Busy` while another run (here or in
 /// another process) holds it.
-pub(crate) fn hold_task(
-    home: &std::path::Path,
-    task: TaskId,
-) -> Result<TaskLock, (ErrorKind, String)> {
-    let setup = |m: String| (ErrorKind::Setup, m);
+pub(crate) fn hold_task(home: &std::path::Path, task: TaskId) -> Result<TaskLock, AgentError> {
+    let setup = |m: String| AgentError::new(ErrorKind::Setup, m);
     let dir = home.join("locks");
     std::fs::create_dir_all(&dir).map_err(|e| {
         setup(format!(
@@ -46,7 +44,7 @@ pub(crate) fn hold_task(
         .map_err(|e| setup(format!("cannot open the task lock {}: {e}", path.display())))?;
     match file.try_lock() {
         Ok(()) => Ok(TaskLock { task, _file: file }),
-        Err(std::fs::TryLockError::WouldBlock) => Err((
+        Err(std::fs::TryLockError::WouldBlock) => Err(AgentError::new(
             ErrorKind::Busy,
             format!(
                 "task {} is already running (in another window or process); stop that run or wait for it to finish, then send the message again",

@@ -184,7 +184,7 @@ impl Tool for SubAgents {
         };
         let lock = match hold_task(self.agent.home(), child) {
             Ok(lock) => lock,
-            Err((_, e)) => return ToolOutput::error(e),
+            Err(e) => return ToolOutput::error(e.message),
         };
         // The sub-agent's events: what it writes, each call it makes and how that ended are the
         // progress of this call's panel, its notices are said in the parent's conversation, its

@@ -9,6 +9,7 @@ use codewright_protocol::{
 };
 use common::{calls, has_tools, last_text, recorded, text, tool_results, End, Reply, World};
 use serde_json::{json, Value};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -937,19 +938,28 @@ async fn tools_that_change_mid_run_are_offered_from_the_next_request() {
         _ => text("Done."),
     }))
     .await;
-    let (handle, rx) = world.start(world.task, Some("Go"), PermissionMode::Normal);
     let agent = world.agent.clone();
-    let project = world
-        .store
-        .lock()
-        .unwrap()
-        .task(world.task)
-        .unwrap()
-        .project_id;
+    let (project, root) = {
+        let store = world.store.lock().unwrap();
+        let project = store.task(world.task).unwrap().project_id;
+        (
+            project,
+            PathBuf::from(store.project(project).unwrap().root_path),
+        )
+    };
+    // Tools of the project's servers started in another folder (another task's worktree) are
+    // not this task's.
+    let elsewhere = root.join("elsewhere");
+    assert!(agent
+        .set_tools(project, &elsewhere, vec![Arc::new(Late)])
+        .is_empty());
+    let (handle, rx) = world.start(world.task, Some("Go"), PermissionMode::Normal);
     let (outcome, _) = drive(handle, rx, |e, h| {
         if let AgentEvent::ApprovalRequested { request } = e {
             // While the first call waits, the tools change.
-            assert!(agent.set_tools(project, vec![Arc::new(Late)]).is_empty());
+            assert!(agent
+                .set_tools(project, &root, vec![Arc::new(Late)])
+                .is_empty());
             h.decide(request.id, Decision::Approve).unwrap();
         }
     })

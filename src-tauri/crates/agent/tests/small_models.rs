@@ -582,8 +582,12 @@ async fn a_small_model_sent_back_to_no_avail_is_asked_afresh_a_few_times() {
         }
     }
     assert_eq!(handle.wait().await, RunOutcome::Done);
-    // The run's end says the check still fails.
+    // The run's end says the check still fails, and so does the task where it is listed.
     assert_eq!(work.expect("the run finished").failing, ["sh check.sh"]);
+    assert_eq!(
+        world.store.lock().unwrap().task(world.task).unwrap().status,
+        codewright_protocol::TaskStatus::NotDone
+    );
     // Ended, checked; sent back three times; then four times asked afresh and sent back three.
     let requests = world.server.requests();
     assert_eq!(requests.len(), 5 + 4 * 4, "{notices:?}");
@@ -644,6 +648,10 @@ async fn a_small_model_asked_afresh_can_pass() {
         SOLVED
     );
     assert!(work.expect("the run finished").failing.is_empty());
+    assert_eq!(
+        world.store.lock().unwrap().task(world.task).unwrap().status,
+        codewright_protocol::TaskStatus::Done
+    );
 }
 
 /// A small model's write that would drop what a file defines — seen: Qwen2.5-Coder-1.5B wrote

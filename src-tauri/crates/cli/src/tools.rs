@@ -246,7 +246,10 @@ pub fn checkpoints(host: &Host, command: CheckpointsCommand, json: bool) -> Resu
                     vec![
                         c.id.to_string(),
                         c.turn.to_string(),
-                        format!("{:?}", c.kind).to_lowercase(),
+                        match &c.reverted {
+                            Some(path) => format!("revert of {path}"),
+                            None => format!("{:?}", c.kind).to_lowercase(),
+                        },
                         files.join(", "),
                     ]
                 }),

@@ -68,17 +68,18 @@ impl Host {
             task,
             "the task is running; stop it before running a tool in it",
         )?;
-        let (task, project) = {
+        let (task, project, root) = {
             let store = self.inner.store();
             let task = store.task(task)?;
             let project = store.project(task.project_id)?;
-            (task, project)
+            let root = store.task_root(task.id)?;
+            (task, project, root)
         };
         let session = Session::new(
             SessionConfig {
                 task: task.id,
                 project: project.id,
-                root: task.root(std::path::Path::new(&project.root_path)),
+                root,
                 home: self.inner.home.clone(),
                 mode: how.mode,
                 sandbox: how.sandbox,
@@ -124,10 +125,10 @@ impl Host {
         loop {
             match self.inner.agent.hold(task) {
                 Ok(lock) => return Ok(lock),
-                Err((ErrorKind::Busy, _)) if std::time::Instant::now() < deadline => {
+                Err(e) if e.kind == ErrorKind::Busy && std::time::Instant::now() < deadline => {
                     std::thread::sleep(std::time::Duration::from_millis(10))
                 }
-                Err((kind, message)) => return Err(HostError::new(kind, message)),
+                Err(e) => return Err(e.into()),
             }
         }
     }

@@ -98,6 +98,12 @@ impl From<codewright_tools::CheckpointError> for HostError {
     }
 }
 
+impl From<codewright_agent::AgentError> for HostError {
+    fn from(e: codewright_agent::AgentError) -> HostError {
+        HostError::new(e.kind, e.message)
+    }
+}
+
 impl From<codewright_store::StoreError> for HostError {
     fn from(e: codewright_store::StoreError) -> HostError {
         HostError::new(e.kind(), e.to_string())
@@ -176,18 +182,19 @@ pub struct Host {
     inner: Arc<Inner>,
 }
 
-/// A project's MCP servers, started once by the first run that needs them, with the
-/// configuration generation they were started from.
+/// A project's MCP servers in one folder, started once by the first run there that needs them,
+/// with the configuration generation they were started from.
 type ProjectServers = (u64, Arc<tokio::sync::OnceCell<Arc<McpServers>>>);
 
 struct Inner {
     store: Arc<Mutex<Store>>,
     home: PathBuf,
     agent: Agent,
-    /// Each project's MCP servers, once a task of it ran (a failed start is kept too, so it is
-    /// not retried on every message; its notice says so). One project's slow start never holds
-    /// up another's.
-    servers: Mutex<HashMap<ProjectId, ProjectServers>>,
+    /// Each project's MCP servers in each folder its tasks ran in (its own, a task's worktree:
+    /// a server works in the folder it was started in and is offered as its root), once a task
+    /// ran there (a failed start is kept too, so it is not retried on every message; its notice
+    /// says so). One slow start never holds up another's.
+    servers: Mutex<HashMap<(ProjectId, PathBuf), ProjectServers>>,
     /// Bumped when the MCP configuration changes ([`Host::mcp_changed`]).
     mcp_generation: std::sync::atomic::AtomicU64,
     /// The last run of each task (finished ones are ignored).
@@ -376,10 +383,7 @@ impl Host {
         let lock = self.hold_soon(task)?;
         let saved = match &message {
             Some(message) => {
-                self.inner
-                    .agent
-                    .take_message(&lock, message)
-                    .map_err(|e| HostError::new(ErrorKind::Store, e))?;
+                self.inner.agent.take_message(&lock, message)?;
                 true
             }
             None => false,
@@ -405,7 +409,10 @@ impl Host {
             }
             (
                 project.id,
-                t.root(Path::new(&project.root_path)),
+                store
+                    .task_root(task)
+                    .map_err(store_error)
+                    .map_err(if_saved)?,
                 options_of(&store, &t),
             )
         };
@@ -551,9 +558,11 @@ impl Host {
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// Starts the project's MCP servers and gives the agent their tools, the first time (and
-    /// again after the configuration changed, when no other run of the project uses them).
+    /// Starts the project's MCP servers in the task's folder `root` and gives the agent their
+    /// tools for it, the first time (and again after the configuration changed, when no other
+    /// run in that folder uses them).
     async fn ensure_servers(&self, task: TaskId, project: ProjectId, root: &Path) {
+        let place = (project, root.to_path_buf());
         let now = self
             .inner
             .mcp_generation
@@ -569,27 +578,28 @@ impl Host {
                 .map(|(id, _)| *id)
                 .collect();
             let store = self.inner.store();
-            others
-                .into_iter()
-                .any(|id| store.task(id).is_ok_and(|t| t.project_id == project))
+            others.into_iter().any(|id| {
+                store.task(id).is_ok_and(|t| t.project_id == project)
+                    && store.task_root(id).is_ok_and(|r| r == root)
+            })
         };
         let stale = self
             .inner
             .servers
             .lock()
             .expect("servers lock")
-            .get(&project)
+            .get(&place)
             .is_some_and(|(generation, _)| *generation != now);
         let replace = stale && !others_running();
         let (cell, old) = {
             let mut servers = self.inner.servers.lock().expect("servers lock");
             let old = if replace {
-                servers.remove(&project)
+                servers.remove(&place)
             } else {
                 None
             };
             let cell = servers
-                .entry(project)
+                .entry(place)
                 .or_insert_with(|| (now, Default::default()))
                 .1
                 .clone();
@@ -646,14 +656,15 @@ impl Host {
                     .notice(task, format!("MCP server {name} is not available: {error}"));
             }
         }
-        for why in self.inner.agent.set_tools(project, started.tools()) {
+        for why in self.inner.agent.set_tools(project, root, started.tools()) {
             self.inner.notice(task, why);
         }
         // A server whose tools change mid-task (`tools/list_changed`) updates the project's tools.
         let agent = self.inner.agent.clone();
         let inner = Arc::downgrade(&self.inner);
+        let root = root.to_path_buf();
         started.watch(move |tools| {
-            for why in agent.set_tools(project, tools) {
+            for why in agent.set_tools(project, &root, tools) {
                 if let Some(inner) = inner.upgrade() {
                     inner.notice(task, why);
                 }
@@ -662,16 +673,40 @@ impl Host {
         started
     }
 
+    /// Shuts down the project's MCP servers started in `root` (a task's worktree that went
+    /// away) and forgets their tools; on this runtime, not waited for.
+    pub(crate) fn close_servers_in(&self, project: ProjectId, root: &Path) {
+        let place = (project, root.to_path_buf());
+        let started = self
+            .inner
+            .servers
+            .lock()
+            .expect("servers lock")
+            .remove(&place);
+        self.inner.agent.set_tools(project, root, Vec::new());
+        // (Off a runtime they are not told: dropped with their last tool, a stdio server is
+        // killed.)
+        if let Some(started) = started.and_then(|(_, cell)| cell.get().cloned()) {
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move { started.shutdown().await });
+            }
+        }
+    }
+
     /// The prompts of the project's MCP servers as commands, once its servers have started (at
-    /// its first run in this host); none before.
+    /// its first run in this host, in any of its folders — those started from the newest
+    /// configuration); none before.
     pub(crate) fn mcp_prompt_commands(&self, project: ProjectId) -> Vec<commands::CommandInfo> {
         let started = self
             .inner
             .servers
             .lock()
             .expect("servers lock")
-            .get(&project)
-            .and_then(|(_, cell)| cell.get().cloned());
+            .iter()
+            .filter(|((of, _), _)| *of == project)
+            .filter_map(|(_, (generation, cell))| Some((*generation, cell.get()?.clone())))
+            .max_by_key(|(generation, _)| *generation)
+            .map(|(_, started)| started);
         started.map_or_else(Vec::new, |servers| {
             commands::mcp_prompt_commands(servers.prompts())
         })
@@ -729,7 +764,11 @@ impl Host {
         match compacted {
             Ok(false) => Ok(None),
             Ok(true) => Ok(self.inner.store().compactions(task)?.pop()),
-            Err(e) => Err(HostError::new(ErrorKind::Compaction, why.unwrap_or(e))),
+            // (Its error event says why it failed; the agent's error, why it did not start.)
+            Err(e) => Err(match why {
+                Some(why) => HostError::new(ErrorKind::Compaction, why),
+                None => e.into(),
+            }),
         }
     }
 

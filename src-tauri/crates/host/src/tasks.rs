@@ -191,12 +191,16 @@ impl Host {
     pub fn remove_task(&self, id: TaskId) -> Result<(), HostError> {
         self.close_task(id);
         // (A folder removed by hand has nothing left to keep: its commits are on its branch.)
-        let active = self.task(id)?.worktree.is_some_and(|t| {
+        let task = self.task(id)?;
+        let active = task.worktree.as_ref().is_some_and(|t| {
             t.state == codewright_protocol::WorktreeState::Active
                 && Path::new(&t.path).join(".git").exists()
         });
         if active {
             self.discard_task(id)?;
+        } else if let Some(tree) = &task.worktree {
+            // (Discarding ends them; a folder removed by hand did not.)
+            self.close_servers_in(task.project_id, &tree.root());
         }
         Ok(self.inner.store().remove_task(id)?)
     }

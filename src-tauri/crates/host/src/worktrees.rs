@@ -440,7 +440,7 @@ impl Host {
             task,
             "the task is running; stop it before discarding its work",
         )?;
-        let (_, mut tree, repo) = self.worktree_of(task, WorktreeState::Active)?;
+        let (t, mut tree, repo) = self.worktree_of(task, WorktreeState::Active)?;
         let git = as_git(&tree);
         ensure_there(&git)?;
         let uncommitted = repo.uncommitted(&git.path)?;
@@ -452,6 +452,8 @@ impl Host {
         let commit = repo.keep(&git, &archive_ref)?;
         tree.state = WorktreeState::Discarded;
         self.inner.store().set_task_worktree(task, Some(&tree))?;
+        // Its MCP servers work there: they end before it goes.
+        self.close_servers_in(t.project_id, &tree.root());
         repo.remove_worktree(&git.path, &git.branch, &commit)?;
         Ok(Discarded {
             archive_ref,

@@ -300,16 +300,17 @@ async fn a_task_in_the_project_folder_is_reviewed_by_what_its_checkpoints_saved(
         "print('hello')\n"
     );
     assert!(w.host.folder_changes(task.id).unwrap().is_empty());
-    // Each revert is a restore of the task's: undone like one.
+    // Each revert is a restore of the task's, naming the file it put back: undone like one.
     let undo = w
         .host
         .checkpoints(task.id)
         .unwrap()
         .into_iter()
         .filter(|c| c.kind == codewright_protocol::CheckpointKind::Restore)
-        .map(|c| c.id)
-        .max()
+        .max_by_key(|c| c.id)
         .expect("the revert recorded as a restore");
+    assert_eq!(undo.reverted.as_deref(), Some("app.py"));
+    let undo = undo.id;
     w.host
         .restore_files(task.id, codewright_host::by_hand::Restore::Checkpoint(undo))
         .unwrap();
@@ -737,4 +738,148 @@ async fn a_new_worktree_is_set_up_before_its_task_starts_and_a_failed_set_up_sto
             .as_deref(),
         Some("echo later > .later")
     );
+}
+
+/// A stdio MCP server whose one tool, `where`, says the folder it was started in and the roots
+/// its client offers it (asked with `roots/list`, as the filesystem server asks).
+const WHERE_SERVER: &str = r#"
+import json, os, sys
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    method, id = m.get("method"), m.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": id, "result": {
+            "protocolVersion": m["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "where", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": id, "result": {"tools": [{
+            "name": "where", "description": "Where the server works",
+            "inputSchema": {"type": "object", "properties": {}}}]}})
+    elif method == "tools/call":
+        send({"jsonrpc": "2.0", "id": "roots", "method": "roots/list"})
+        answer = json.loads(sys.stdin.readline())
+        while answer.get("id") != "roots":
+            answer = json.loads(sys.stdin.readline())
+        roots = [r["uri"] for r in answer["result"]["roots"]]
+        send({"jsonrpc": "2.0", "id": id, "result": {"content": [
+            {"type": "text", "text": json.dumps({"cwd": os.getcwd(), "roots": roots})}]}})
+    elif id is not None:
+        send({"jsonrpc": "2.0", "id": id, "result": {}})
+"#;
+
+impl World {
+    /// Runs the task once: the model calls the `where` server's tool and says it is done.
+    /// Returns what the tool answered (the folder the server works in, its roots).
+    async fn run_where(&self, task: TaskId, message: Option<Message>) -> serde_json::Value {
+        let mut events = self.host.subscribe(Some(task));
+        self.host
+            .send(
+                task,
+                message,
+                RunOptions {
+                    mode: Some(PermissionMode::Yolo),
+                    ..RunOptions::default()
+                },
+            )
+            .await
+            .unwrap();
+        let first = self.fake.next_request().await;
+        assert!(
+            first.body["tools"].to_string().contains("where__where"),
+            "the server's tool is not offered: {}",
+            first.body["tools"]
+        );
+        first.tool_call(0, "call_1", "where__where", &json!({}));
+        first.finish("tool_calls");
+        let second = self.fake.next_request().await;
+        let answered = second.last_text();
+        second.text("Done.");
+        second.finish("stop");
+        loop {
+            if let AgentEvent::RunFinished { outcome, .. } = events.recv().await.unwrap() {
+                assert_eq!(outcome, RunOutcome::Done);
+                break;
+            }
+        }
+        serde_json::from_str(&answered).unwrap_or_else(|e| panic!("{e}: {answered}"))
+    }
+}
+
+/// A task in a worktree works with the project's MCP servers started in its worktree (their
+/// folder and their root), a task in the project folder with those started there — never each
+/// other's — and discarding the worktree ends its servers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_tasks_mcp_servers_work_in_its_worktree_and_end_with_it() {
+    use codewright_store::{McpServerRow, McpTransport};
+    let w = world();
+    let script = w.home.join("where_server.py");
+    std::fs::write(&script, WHERE_SERVER).unwrap();
+    w.store
+        .lock()
+        .unwrap()
+        .save_mcp_server(&McpServerRow {
+            id: 0,
+            name: "where".into(),
+            transport: McpTransport::Stdio {
+                command: "python3".into(),
+                args: vec![script.display().to_string()],
+            },
+            env: Default::default(),
+            headers: Default::default(),
+            secrets: vec![],
+            enabled: true,
+            project: Some(w.project),
+            call_timeout_secs: None,
+        })
+        .unwrap();
+    let running = || {
+        let out = Command::new("pgrep")
+            .args(["-f", &script.display().to_string()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    let real = |p: &Path| p.canonicalize().unwrap().display().to_string();
+
+    let in_tree = w
+        .host
+        .add_task_in_worktree(w.project, None, Some(&Message::user("Look around")), None)
+        .unwrap();
+    let tree = in_tree.worktree.clone().unwrap();
+    let there = w.run_where(in_tree.id, None).await;
+    assert_eq!(there["cwd"], real(&tree.root()), "{there}");
+    assert_eq!(
+        there["roots"],
+        json!([format!("file://{}", tree.root().display())]),
+        "{there}"
+    );
+
+    let in_folder = w.host.add_task(w.project, "Here").unwrap();
+    let here = w
+        .run_where(in_folder.id, Some(Message::user("Look around")))
+        .await;
+    assert_eq!(here["cwd"], real(&w.repo), "{here}");
+    assert_eq!(
+        here["roots"],
+        json!([format!("file://{}", w.repo.display())]),
+        "{here}"
+    );
+    assert_eq!(running(), 2, "one server in each folder");
+
+    // The worktree goes, and its server with it; the folder's stays.
+    w.host.discard_task(in_tree.id).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while running() != 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} servers run after the worktree went",
+            running()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    w.host.shutdown().await;
 }

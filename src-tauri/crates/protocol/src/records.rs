@@ -60,6 +60,9 @@ pub enum TaskStatus {
     Paused,
     /// The last run finished (`RunOutcome::Done`).
     Done,
+    /// The last run finished, but a check its message named (`python3 -m pytest -q`) failed
+    /// when it last ran, with nothing changed since (`RunFinished`'s `work.failing`).
+    NotDone,
     Failed,
     /// A run was going when Codewright quit or crashed; continuing the task picks it up.
     Interrupted,
@@ -75,6 +78,7 @@ impl TaskStatus {
             TaskStatus::AwaitingApproval => "awaitingApproval",
             TaskStatus::Paused => "paused",
             TaskStatus::Done => "done",
+            TaskStatus::NotDone => "notDone",
             TaskStatus::Failed => "failed",
             TaskStatus::Interrupted => "interrupted",
         }

@@ -478,6 +478,9 @@ pub struct Checkpoint {
     pub kind: CheckpointKind,
     pub files: Vec<CheckpointFile>,
     pub created_at: i64,
+    /// A restore made by a review's Revert: the file it put back (its path in the project).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverted: Option<String>,
 }
 
 #[cfg(test)]

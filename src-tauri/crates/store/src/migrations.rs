@@ -29,6 +29,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0019_status_words.sql"),
     include_str!("../migrations/0020_task_worktrees.sql"),
     include_str!("../migrations/0021_model_constrained.sql"),
+    include_str!("../migrations/0022_checkpoint_reverted.sql"),
 ];
 
 /// The schema version this build writes.

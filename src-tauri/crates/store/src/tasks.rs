@@ -185,10 +185,13 @@ impl Store {
         Ok(ids.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Sets the task's status (running, paused, …). A task that ends (done or failed) becomes
-    /// unread until [`Store::mark_task_read`].
+    /// Sets the task's status (running, paused, …). A task that ends (done, not done or failed)
+    /// becomes unread until [`Store::mark_task_read`].
     pub fn set_task_status(&self, id: TaskId, status: TaskStatus) -> Result<()> {
-        let ended = matches!(status, TaskStatus::Done | TaskStatus::Failed);
+        let ended = matches!(
+            status,
+            TaskStatus::Done | TaskStatus::NotDone | TaskStatus::Failed
+        );
         let changed = self.conn.execute(
             "UPDATE tasks SET status = ?1, updated_at = ?2, unread = (unread OR ?4)
              WHERE id = ?3 AND status != ?1",
@@ -324,9 +327,15 @@ impl Store {
         self.task(id)
     }
 
-    /// The folder the task works in: its worktree while it has one, else its project's folder.
+    /// The folder the task works in: its worktree while it has one, else its project's folder;
+    /// a sub-agent's task, its parent's.
     pub fn task_root(&self, id: TaskId) -> Result<std::path::PathBuf> {
-        let task = self.task(id)?;
+        let mut task = self.task(id)?;
+        // A sub-agent's task works where its parent works (in the parent's worktree, if any).
+        for _ in 0..8 {
+            let Some(parent) = &task.parent else { break };
+            task = self.task(parent.task)?;
+        }
         let project = self.project(task.project_id)?;
         Ok(task.root(std::path::Path::new(&project.root_path)))
     }

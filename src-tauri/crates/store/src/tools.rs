@@ -114,12 +114,20 @@ impl Store {
     }
 
     /// Records a restore: a new checkpoint holding the pre-images of the files it is about to
-    /// overwrite, in one transaction.
-    pub fn record_restore(&mut self, task: TaskId, turn: i64, files: &[PreImage]) -> Result<i64> {
+    /// overwrite, in one transaction. `reverted`: the file a review's Revert puts back (its path
+    /// in the project), for a restore made by one.
+    pub fn record_restore(
+        &mut self,
+        task: TaskId,
+        turn: i64,
+        files: &[PreImage],
+        reverted: Option<&str>,
+    ) -> Result<i64> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT INTO checkpoints (task_id, turn, kind, created_at) VALUES (?1, ?2, 'restore', ?3)",
-            params![task.0, turn, now_ms()],
+            "INSERT INTO checkpoints (task_id, turn, kind, created_at, reverted)
+             VALUES (?1, ?2, 'restore', ?3, ?4)",
+            params![task.0, turn, now_ms(), reverted],
         )?;
         let id = tx.last_insert_rowid();
         for pre in files {
@@ -136,7 +144,7 @@ impl Store {
     /// The checkpoints of a task, oldest first, with their files.
     pub fn checkpoints(&self, task: TaskId) -> Result<Vec<Checkpoint>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT c.id, c.turn, c.kind, c.created_at, f.path, f.blob IS NOT NULL
+            "SELECT c.id, c.turn, c.kind, c.created_at, f.path, f.blob IS NOT NULL, c.reverted
              FROM checkpoints c LEFT JOIN checkpoint_files f ON f.checkpoint_id = c.id
              WHERE c.task_id = ?1 ORDER BY c.id, f.path",
         )?;
@@ -157,6 +165,7 @@ impl Store {
                     },
                     files: Vec::new(),
                     created_at: r.get(3)?,
+                    reverted: r.get(6)?,
                 });
             }
             if let Some(path) = r.get::<_, Option<String>>(4)? {

@@ -488,6 +488,28 @@ fn a_sub_agents_task_is_its_parents_alone() {
         )
         .unwrap();
     assert_eq!(child.settings["agent"], "explorer");
+    // It works where its parent works: in the parent's worktree, once the parent has one.
+    assert_eq!(
+        store.task_root(child.id).unwrap(),
+        store.task_root(parent).unwrap()
+    );
+    let tree = home.path().join("worktrees/p/parent");
+    store
+        .set_task_worktree(
+            parent,
+            Some(&codewright_protocol::TaskWorktree {
+                path: tree.display().to_string(),
+                subdir: String::new(),
+                branch: "codewright/parent".into(),
+                base: "main".into(),
+                base_commit: "0".repeat(40),
+                state: codewright_protocol::WorktreeState::Active,
+                pull_request: None,
+                set_up: None,
+            }),
+        )
+        .unwrap();
+    assert_eq!(store.task_root(child.id).unwrap(), tree);
     let linked = child.parent.clone().unwrap();
     assert_eq!((linked.task, linked.call.as_str()), (parent, "call_1"));
     assert_eq!(

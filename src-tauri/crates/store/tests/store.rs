@@ -451,11 +451,17 @@ fn checkpoints_keep_the_first_pre_image_of_each_file_per_turn() {
         ]
     );
     let restore = store
-        .record_restore(task.id, 1, &[pre("/p/a", Some("h9"))])
+        .record_restore(task.id, 1, &[pre("/p/a", Some("h9"))], None)
+        .unwrap();
+    let reverted = store
+        .record_restore(task.id, 2, &[pre("/p/b", Some("h5"))], Some("b"))
         .unwrap();
     let list = store.checkpoints(task.id).unwrap();
-    assert_eq!(list.len(), 3);
+    assert_eq!(list.len(), 4);
     assert_eq!(list[2].id, restore);
+    assert_eq!(list[2].reverted, None);
+    assert_eq!(list[3].id, reverted);
+    assert_eq!(list[3].reverted.as_deref(), Some("b"));
     assert_eq!(list[0].files.iter().filter(|f| !f.existed).count(), 1);
     store.remove_task(task.id).unwrap();
     assert!(store.checkpoints(task.id).unwrap().is_empty());

@@ -278,7 +278,7 @@ impl Checkpoints {
             .store
             .lock()
             .expect("store lock")
-            .record_restore(task, turn, &now)
+            .record_restore(task, turn, &now, None)
             .map_err(record("restore"))?;
         let mut restored = Restored {
             undo_checkpoint,
@@ -402,11 +402,12 @@ impl Checkpoints {
             )));
         }
         let now = self.snapshot(path)?;
+        let reverted = path.strip_prefix(&root).unwrap_or(path).to_string_lossy();
         let undo = self
             .store
             .lock()
             .expect("store lock")
-            .record_restore(task, turn, std::slice::from_ref(&now))
+            .record_restore(task, turn, std::slice::from_ref(&now), Some(&reverted))
             .map_err(record("revert"))?;
         match content {
             Some(content) => crate::nofollow::write(path, content, mode.or(now.mode), &root)

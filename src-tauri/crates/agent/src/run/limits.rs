@@ -80,13 +80,13 @@ impl Run {
             let store = self.store();
             store
                 .record_compaction(self.task, &record)
-                .map_err(|e| e.to_string())
+                .map_err(crate::AgentError::from)
                 .and_then(|()| compaction::view(&store, self.task))
         };
         match reloaded {
             Ok(new_view) => *view = new_view,
             Err(e) => {
-                self.error(ErrorKind::Store, e);
+                self.error(e.kind, e.message);
                 return Err(RunOutcome::Failed);
             }
         }

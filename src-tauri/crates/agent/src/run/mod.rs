@@ -25,7 +25,7 @@ use crate::dispatch::{run_calls, Call};
 use crate::state::Step;
 use crate::status::Tracker;
 use crate::text_calls;
-use crate::Events;
+use crate::{AgentError, Events};
 use codewright_llm::request::build_body;
 use codewright_llm::{ChatRequest, Client, Delta, ErrorKind as LlmErrorKind, RetryPolicy};
 use codewright_protocol::{
@@ -36,7 +36,7 @@ use codewright_store::{CallState, Checkpointer, Store, UsageEvent};
 use codewright_tools::{ProcessTable, Registry, Session, SessionConfig};
 use futures_util::future::{BoxFuture, FutureExt};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -89,9 +89,11 @@ pub(crate) struct Inner {
     client: Client,
     /// The built-in tools alone: what a project without extra tools gets.
     builtin: Arc<Registry>,
-    /// Each project's tools: the built-in ones plus its own (its MCP servers'); replaced whole
-    /// by [`Agent::set_tools`]. One project's tools are never offered to another's tasks.
-    registries: RwLock<HashMap<ProjectId, Arc<Registry>>>,
+    /// Each project's tools in each folder its tasks work in (the project's own, a task's
+    /// worktree): the built-in ones plus its MCP servers', which were started rooted there;
+    /// replaced whole by [`Agent::set_tools`]. One project's tools are never offered to another's
+    /// tasks, nor a folder's to a task working in another.
+    registries: RwLock<HashMap<(ProjectId, PathBuf), Arc<Registry>>>,
     config: AgentConfig,
     slots: Arc<Semaphore>,
     /// Sub-agents running at once (they take no slot: their parent holds one).
@@ -110,15 +112,24 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    /// A project's tools as they are now.
-    fn registry(&self, project: ProjectId) -> Arc<Registry> {
+    /// A project's tools in the folder `root` as they are now.
+    fn registry(&self, project: ProjectId, root: &Path) -> Arc<Registry> {
         self.registries
             .read()
             .expect("registry lock")
-            .get(&project)
+            .get(&place(project, root))
             .unwrap_or(&self.builtin)
             .clone()
     }
+}
+
+/// Where a project's tools are kept: the project and the folder, as the file system names it
+/// (a run's session holds its folder canonical; the host names it as the task's record does).
+fn place(project: ProjectId, root: &Path) -> (ProjectId, PathBuf) {
+    (
+        project,
+        root.canonicalize().unwrap_or_else(|_| root.to_path_buf()),
+    )
 }
 
 /// A sub-agent's run (see [`crate::subagent`]) takes no running slot (its parent holds one), asks
@@ -256,28 +267,33 @@ impl Agent {
         *self.inner.models.write().expect("models lock") = Some(resolve);
     }
 
-    /// Sets a project's extra tools (its MCP servers' tools, or a new set after they changed).
-    /// The project's running tasks see the new set from their next request on; calls already
-    /// made finish with the tools they started with. Tools the registry refuses (a name taken,
-    /// a schema that does not compile) are left out; the result says which and why.
+    /// Sets a project's extra tools for its tasks working in `root` (the project's folder or a
+    /// task's worktree): its MCP servers' tools, started there, or a new set after they changed.
+    /// Those tasks see the new set from their next request on; calls already made finish with
+    /// the tools they started with. Tools the registry refuses (a name taken, a schema that does
+    /// not compile) are left out; the result says which and why. No tools: the folder's are
+    /// forgotten (its tasks get the built-in ones).
     pub fn set_tools(
         &self,
         project: ProjectId,
+        root: &Path,
         tools: Vec<Arc<dyn codewright_tools::Tool>>,
     ) -> Vec<String> {
         let mut registry = Registry::builtin();
         let mut refused = Vec::new();
+        let tools_given = !tools.is_empty();
         for tool in tools {
             let name = tool.name().to_string();
             if let Err(e) = registry.register(tool) {
                 refused.push(format!("the tool {name} was left out: {e}"));
             }
         }
-        self.inner
-            .registries
-            .write()
-            .expect("registry lock")
-            .insert(project, Arc::new(registry));
+        let key = place(project, root);
+        let mut registries = self.inner.registries.write().expect("registry lock");
+        match tools_given {
+            true => registries.insert(key, Arc::new(registry)),
+            false => registries.remove(&key),
+        };
         refused
     }
 
@@ -288,7 +304,7 @@ impl Agent {
         task: TaskId,
         model: Model,
         events: Events,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, AgentError> {
         let tracker = Arc::new(Tracker::new(
             task,
             events.clone(),
@@ -314,10 +330,10 @@ impl Agent {
             corrected: false,
         };
         // Not while a run writes the conversation.
-        let _held = hold_task(&self.inner.home, task).map_err(|(_, message)| message)?;
+        let _held = hold_task(&self.inner.home, task)?;
         let (mut view, status) = {
             let store = self.inner.store.lock().expect("store lock");
-            let status = store.task(task).map_err(|e| e.to_string())?.status;
+            let status = store.task(task)?.status;
             (compaction::view(&store, task)?, status)
         };
         // (Its "before" figure counts the conversation only, unless the provider counted it.)
@@ -331,7 +347,10 @@ impl Agent {
             .expect("store lock")
             .set_task_status(task, status);
         compacted.map_err(|_| {
-            "the conversation was not compacted (the error above says why)".to_string()
+            AgentError::new(
+                ErrorKind::Compaction,
+                "the conversation was not compacted (the error above says why)",
+            )
         })
     }
 
@@ -350,7 +369,7 @@ impl Agent {
     /// Stores the user's message in the task before anything else can fail (a model that cannot
     /// be used, MCP servers starting): settles what an interrupted run left open, then appends
     /// it. A run started after it continues the task without a prompt.
-    pub fn take_message(&self, held: &TaskLock, message: &Message) -> Result<(), String> {
+    pub fn take_message(&self, held: &TaskLock, message: &Message) -> Result<(), AgentError> {
         // With a message, nothing is left to queue: whatever a dead run had queued goes first.
         let loaded = load(&self.inner, held.task, Some(message), &[])?;
         if !loaded.may_have_run.is_empty() {
@@ -365,7 +384,7 @@ impl Agent {
 
     /// Holds the task (see [`TaskLock`]): `Err` with [`ErrorKind::Busy`] when a run of it goes on
     /// in another window or process.
-    pub fn hold(&self, task: TaskId) -> Result<TaskLock, (ErrorKind, String)> {
+    pub fn hold(&self, task: TaskId) -> Result<TaskLock, AgentError> {
         hold_task(&self.inner.home, task)
     }
 

@@ -12,13 +12,11 @@ pub(super) fn load(
     task_id: TaskId,
     prompt: Option<&Message>,
     own: &[i64],
-) -> Result<Loaded, String> {
+) -> Result<Loaded, AgentError> {
     let store = inner.store.lock().expect("store lock");
-    let task = store.task(task_id).map_err(|e| e.to_string())?;
-    let project = store.project(task.project_id).map_err(|e| e.to_string())?;
-    let closed = store
-        .close_interrupted(task_id)
-        .map_err(|e| e.to_string())?;
+    let task = store.task(task_id)?;
+    let project = store.project(task.project_id)?;
+    let closed = store.close_interrupted(task_id)?;
     let interrupted = closed > 0
         || matches!(
             task.status,
@@ -36,8 +34,9 @@ pub(super) fn load(
         .flat_map(|m| m.tool_calls())
         .filter(|c| repairs.answered.iter().any(|id| id == c.id))
         .collect();
-    let states = store.call_states(task_id).map_err(|e| e.to_string())?;
-    let registry = inner.registry(project.id);
+    let states = store.call_states(task_id)?;
+    let root = store.task_root(task_id)?;
+    let registry = inner.registry(project.id, &root);
     // The answer was whole (not cut off while streaming), so its calls may have been run. A
     // call with no record ran before records were kept, or its record was not written: it may
     // have run too, unless others of the answer have records (then it had not started).
@@ -102,18 +101,15 @@ pub(super) fn load(
                     Unanswered::Run(_) => unreachable!("checked above"),
                 })
                 .collect();
-            store
-                .append_message(task_id, &Message::new(Role::Tool, results))
-                .map_err(|e| e.to_string())?;
+            store.append_message(task_id, &Message::new(Role::Tool, results))?;
         }
-        store.clear_calls(task_id).map_err(|e| e.to_string())?;
+        store.clear_calls(task_id)?;
         Vec::new()
     };
     // Messages a run that died had taken for later: before the new prompt (they came first), or
     // at the first turn boundary of a run that first finishes the interrupted calls.
     let left: Vec<Queued> = store
-        .queued_messages(task_id)
-        .map_err(|e| e.to_string())?
+        .queued_messages(task_id)?
         .into_iter()
         .filter(|(id, _)| !own.contains(id))
         .map(|(id, message)| Queued {
@@ -126,10 +122,7 @@ pub(super) fn load(
     if resume.is_empty() {
         for queued in &left {
             if let Some(id) = queued.id {
-                delivered |= store
-                    .deliver_queued(id)
-                    .map_err(|e| e.to_string())?
-                    .is_some();
+                delivered |= store.deliver_queued(id)?.is_some();
             }
         }
     } else {
@@ -141,30 +134,33 @@ pub(super) fn load(
             .is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none());
     let message = match prompt {
         Some(message) if message.is_empty_prompt() => {
-            return Err("the message is empty; say what the agent should do".into())
+            return Err(AgentError::new(
+                ErrorKind::BadInput,
+                "the message is empty; say what the agent should do",
+            ))
         }
         Some(message) => Some(message.clone()),
         None if messages.is_empty() && !delivered => {
-            return Err("this task has no messages to continue; send a message first".into())
+            return Err(AgentError::new(
+                ErrorKind::BadInput,
+                "this task has no messages to continue; send a message first",
+            ))
         }
         // The model spoke last (a pause's summary, a stopped answer): ask it to go on.
         None if spoke_last => Some(Message::user(CONTINUE)),
         None => None,
     };
     if let Some(message) = message {
-        store
-            .append_message(task_id, &message)
-            .map_err(|e| e.to_string())?;
+        store.append_message(task_id, &message)?;
     }
     let turn = store
-        .history(task_id)
-        .map_err(|e| e.to_string())?
+        .history(task_id)?
         .iter()
         .filter(|r| r.message.role == Role::User)
         .count() as i64;
     let view = compaction::view(&store, task_id)?;
     Ok(Loaded {
-        root: task.root(std::path::Path::new(&project.root_path)),
+        root,
         project,
         view,
         turn,

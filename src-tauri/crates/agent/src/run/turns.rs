@@ -9,9 +9,10 @@ use codewright_protocol::{PermissionMode, TaskWorktree, WorktreeState};
 const SET_UP_SECS: u64 = 3600;
 
 impl Run {
-    /// The project's tools as they are now, those the task's agent may use.
-    pub(super) fn registry(&self, project: ProjectId) -> Arc<Registry> {
-        let all = self.inner.registry(project);
+    /// The project's tools in the task's folder (`session.root`) as they are now, those the
+    /// task's agent may use.
+    pub(super) fn registry(&self, project: ProjectId, session: &Session) -> Arc<Registry> {
+        let all = self.inner.registry(project, &session.root);
         if self.allowed.is_none() && self.subagents.is_none() {
             return all;
         }
@@ -65,9 +66,9 @@ impl Run {
         // One run per task at a time, whichever window or process starts it.
         let held = match lock.map_or_else(|| hold_task(&self.inner.home, self.task), Ok) {
             Ok(lock) => lock,
-            Err((kind, message)) => {
+            Err(e) => {
                 self.steer.lock().expect("steer lock").closed = true;
-                self.error(kind, message);
+                self.error(e.kind, e.message);
                 self.emit(AgentEvent::RunFinished {
                     task_id: self.task,
                     outcome: RunOutcome::Failed,
@@ -94,7 +95,15 @@ impl Run {
                 self.error(ErrorKind::Store, e.to_string());
             }
         }
+        let changes = self.changes();
+        let mut work = self.work.lock().expect("work lock").clone();
+        if let Some(words) = &self.words {
+            work.failing = words.failing(changes);
+        }
         let status = match outcome {
+            // The model ended, but a check the message named still fails: not done, and said so
+            // where the task is listed.
+            RunOutcome::Done if !work.failing.is_empty() => TaskStatus::NotDone,
             RunOutcome::Done => TaskStatus::Done,
             RunOutcome::Paused => TaskStatus::Paused,
             RunOutcome::Failed => TaskStatus::Failed,
@@ -104,11 +113,6 @@ impl Run {
         // Released before the front end hears the run finished, so it can start the next one.
         drop(held);
         self.step(Step::End);
-        let changes = self.changes();
-        let mut work = self.work.lock().expect("work lock").clone();
-        if let Some(words) = &self.words {
-            work.failing = words.failing(changes);
-        }
         self.emit(AgentEvent::RunFinished {
             task_id: self.task,
             outcome,
@@ -626,7 +630,7 @@ impl Run {
     ) -> Result<(), RunOutcome> {
         self.step(Step::Start);
         self.step(Step::ToolCalls);
-        let registry = self.registry(project);
+        let registry = self.registry(project, session);
         let calls: Vec<Call> = resume
             .iter()
             .filter_map(|p| match p {
@@ -659,7 +663,7 @@ impl Run {
         view: &mut View,
     ) -> Result<(), RunOutcome> {
         let files = crate::attach::named_files(&session.root, message);
-        let registry = self.registry(project);
+        let registry = self.registry(project, session);
         let offered = offered_tools(registry.specs(), session);
         if files.is_empty() || !offered.iter().any(|s| s.name == crate::attach::READ_FILE) {
             return Ok(());
@@ -754,7 +758,7 @@ impl Run {
             truncated: false,
         };
         session.approve_in_advance(&call.id);
-        let registry = self.registry(project);
+        let registry = self.registry(project, session);
         let results = self.own_calls(&registry, session, vec![call], view).await?;
         let failed = results
             .iter()
@@ -883,7 +887,7 @@ impl Run {
         let mut iteration = 0u32;
         loop {
             // The tools as they are now (an MCP server's may have changed since the last turn).
-            let registry = self.registry(project);
+            let registry = self.registry(project, session);
             let mut offered = offered_tools(registry.specs(), session);
             if crate::prompt::is_small(model) {
                 offered.retain(|s| {
