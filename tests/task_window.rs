@@ -1018,7 +1018,7 @@ fn a_task_whose_check_still_fails_is_shown_not_done() {
         let said = app.js(notice, json!([]));
         if said
             .as_str()
-            .is_some_and(|t| t.contains("The task is not done: `sh check.sh` still fails."))
+            .is_some_and(|t| t.contains("The task is not done: sh check.sh still fails."))
         {
             break;
         }

@@ -145,7 +145,8 @@ const AGENT = {
     }
     // …and one that ended while a check the message named still fails is not done.
     if (e.outcome !== 'failed' && e.outcome !== 'stopped' && work.failing?.length) {
-      conversation.notice(`The task is not done: ${work.failing.map((c) => `\`${c}\``).join(' and ')} still fails.`);
+      // (Named as the other notices name commands: plain, the words of the screen.)
+      conversation.notice(`The task is not done: ${work.failing.join(' and ')} still fails.`);
     }
   },
 };
