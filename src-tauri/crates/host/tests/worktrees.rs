@@ -101,6 +101,21 @@ impl World {
 
     /// [`World::run_writing`], sending `message` first.
     async fn run_asked(&self, task: TaskId, message: Option<Message>, file: &str, text: &str) {
+        let arguments = json!({"path": file, "content": text});
+        self.run_calling(task, message, "write_file", &arguments)
+            .await;
+    }
+
+    /// Runs the task once (sending `message` first, if any), in yolo mode: the model calls
+    /// `tool` with `arguments`, then says it is done. Returns the tools its first request
+    /// offered and what the call answered.
+    async fn run_calling(
+        &self,
+        task: TaskId,
+        message: Option<Message>,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> (serde_json::Value, String) {
         let mut events = self.host.subscribe(Some(task));
         self.host
             .send(
@@ -114,21 +129,18 @@ impl World {
             .await
             .unwrap();
         let first = self.fake.next_request().await;
-        first.tool_call(
-            0,
-            "call_1",
-            "write_file",
-            &json!({"path": file, "content": text}),
-        );
+        let offered = first.body["tools"].clone();
+        first.tool_call(0, "call_1", tool, arguments);
         first.finish("tool_calls");
         let second = self.fake.next_request().await;
+        let answered = second.last_text();
         second.text("Done.");
         second.finish("stop");
         loop {
             let event = events.recv().await.expect("the run's events ended");
             if let AgentEvent::RunFinished { outcome, .. } = event {
                 assert_eq!(outcome, RunOutcome::Done);
-                return;
+                return (offered, answered);
             }
         }
     }
@@ -775,36 +787,13 @@ impl World {
     /// Runs the task once: the model calls the `where` server's tool and says it is done.
     /// Returns what the tool answered (the folder the server works in, its roots).
     async fn run_where(&self, task: TaskId, message: Option<Message>) -> serde_json::Value {
-        let mut events = self.host.subscribe(Some(task));
-        self.host
-            .send(
-                task,
-                message,
-                RunOptions {
-                    mode: Some(PermissionMode::Yolo),
-                    ..RunOptions::default()
-                },
-            )
-            .await
-            .unwrap();
-        let first = self.fake.next_request().await;
+        let (offered, answered) = self
+            .run_calling(task, message, "where__where", &json!({}))
+            .await;
         assert!(
-            first.body["tools"].to_string().contains("where__where"),
-            "the server's tool is not offered: {}",
-            first.body["tools"]
+            offered.to_string().contains("where__where"),
+            "the server's tool is not offered: {offered}"
         );
-        first.tool_call(0, "call_1", "where__where", &json!({}));
-        first.finish("tool_calls");
-        let second = self.fake.next_request().await;
-        let answered = second.last_text();
-        second.text("Done.");
-        second.finish("stop");
-        loop {
-            if let AgentEvent::RunFinished { outcome, .. } = events.recv().await.unwrap() {
-                assert_eq!(outcome, RunOutcome::Done);
-                break;
-            }
-        }
         serde_json::from_str(&answered).unwrap_or_else(|e| panic!("{e}: {answered}"))
     }
 }
