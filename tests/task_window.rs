@@ -4101,6 +4101,19 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
         "return [...document.querySelectorAll('#checkpoint-list .checkpoint-label')].map(l => l.textContent).join(' | ')",
         |v| v.as_str().is_some_and(|t| t.contains("Undo revert of plan.md")),
     );
+    // Closed with Escape, the view shows the revert among the task's checkpoints.
+    app.find("#changes-dialog .change-file-tools button")
+        .send_keys_once("\u{E00C}");
+    app.wait_until(
+        "the Changes view closed",
+        WAIT,
+        "return document.getElementById('changes-dialog').open",
+        |v| v == false,
+    );
+    app.click("#checkpoints summary");
+    save_screenshot("task-folder-revert-dark-small", &app.screenshot());
+    app.click("#changes-open");
+    app.wait_until("the task's file left", WAIT, files, |v| v == "todo.md");
 
     app.click("#changes-commit");
     app.wait_until(
