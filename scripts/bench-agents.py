@@ -161,12 +161,17 @@ def start_server(binary, gguf):
                              "--metrics", "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT)
     for _ in range(600):
+        if proc.poll() is not None:
+            code = proc.returncode
+            how = f"was killed by signal {-code}" if code < 0 else f"exited with {code}"
+            raise SystemExit(f"llama-server {how} while loading {gguf} (its output: {log.name})")
         try:
             if urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).status == 200:
                 return proc, port
         except Exception:
             time.sleep(0.2)
-    raise SystemExit("llama-server did not start")
+    proc.kill()
+    raise SystemExit(f"llama-server did not answer within 2 minutes (its output: {log.name})")
 
 
 def task_folder(name):

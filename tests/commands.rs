@@ -476,17 +476,20 @@ fn what_needs_you_and_search_reach_the_main_window_only() {
         ("find_tasks", json!({"query": "away"})),
         (
             "list_folder",
-            json!({"projectId": project.id.0, "path": ""}),
+            json!({"place": {"projectId": project.id.0}, "path": ""}),
         ),
         (
             "watch_tree",
-            json!({"projectId": project.id.0, "folders": [""]}),
+            json!({"place": {"projectId": project.id.0}, "folders": [""]}),
         ),
         ("follow_standings", json!({"projectId": project.id.0})),
-        ("open_file", json!({"projectId": project.id.0, "path": "x"})),
+        (
+            "open_file",
+            json!({"place": {"projectId": project.id.0}, "path": "x"}),
+        ),
         (
             "attach_file",
-            json!({"projectId": project.id.0, "path": "x"}),
+            json!({"place": {"projectId": project.id.0}, "path": "x"}),
         ),
         ("mcp_servers", json!({})),
         ("project_rules", json!({"projectId": project.id.0})),
@@ -521,26 +524,113 @@ fn the_tree_lists_a_projects_folders_and_never_leaves_the_project() {
     std::fs::write(Path::new(&root).join("src/lib.rs"), "").unwrap();
     std::fs::write(tmp.path().join("secret.txt"), "outside").unwrap();
     let pid = h.ok("add_project", json!({"path": root, "name": null}))["id"].clone();
-    let top = h.ok("list_folder", json!({"projectId": pid, "path": ""}));
+    let here = json!({"projectId": pid});
+    let top = h.ok("list_folder", json!({"place": here, "path": ""}));
     assert_eq!(top["entries"][0]["path"], "src", "{top}");
-    let src = h.ok("list_folder", json!({"projectId": pid, "path": "src"}));
+    let src = h.ok("list_folder", json!({"place": here, "path": "src"}));
     assert_eq!(src["entries"][0]["name"], "lib.rs");
     for path in ["..", "../p", "src/../..", "/etc"] {
-        h.err("list_folder", json!({"projectId": pid, "path": path}));
+        h.err("list_folder", json!({"place": here, "path": path}));
     }
-    h.err(
-        "open_file",
-        json!({"projectId": pid, "path": "../secret.txt"}),
+    h.err("open_file", json!({"place": here, "path": "../secret.txt"}));
+    let err = h.err("attach_file", json!({"place": here, "path": "src/lib.rs"}));
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("Open a task of this project that works in its folder first"),
+        "{err}"
     );
+}
+
+/// The Files tab shows a worktree task's own files when that task is chosen: its new file is
+/// there and not in the project's folder; a task without a worktree, another project's task or
+/// a discarded worktree is refused with words saying what to choose instead.
+#[test]
+fn the_tree_shows_a_worktree_tasks_own_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h = Harness::new(&tmp.path().join("data"));
+    let root = folder(tmp.path(), "p");
+    std::fs::write(Path::new(&root).join("a.txt"), "a\n").unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&root)
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .status()
+            .expect("git is installed")
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "one"]);
+    let pid = h.ok("add_project", json!({"path": root, "name": null}))["id"].clone();
+    let other = folder(tmp.path(), "q");
+    let other_pid = h.ok("add_project", json!({"path": other, "name": null}))["id"].clone();
+    let task = h.ok(
+        "create_task",
+        json!({"projectId": pid, "title": "Add notes", "worktree": true}),
+    );
+    let tree = Path::new(task["worktree"]["path"].as_str().unwrap()).to_path_buf();
+    std::fs::write(tree.join("notes.md"), "new\n").unwrap();
+    let names = |place: Value| -> Vec<String> {
+        let folder = h.ok("list_folder", json!({"place": place, "path": ""}));
+        folder["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}{}",
+                    e["path"].as_str().unwrap(),
+                    e["git"]
+                        .as_str()
+                        .map(|g| format!(" {g}"))
+                        .unwrap_or_default()
+                )
+            })
+            .collect()
+    };
+    let worktree = json!({"projectId": pid, "taskId": task["id"]});
+    assert_eq!(names(worktree.clone()), ["a.txt", "notes.md untracked"]);
+    assert_eq!(names(json!({"projectId": pid})), ["a.txt"]);
+    // Attach from the worktree goes to its own task's window only.
     let err = h.err(
         "attach_file",
-        json!({"projectId": pid, "path": "src/lib.rs"}),
+        json!({"place": worktree, "path": "notes.md"}),
     );
     assert!(
         err["message"]
             .as_str()
             .unwrap()
-            .contains("Open a task of this project first"),
+            .contains("Open this worktree's task first"),
+        "{err}"
+    );
+    // Not this project's task, or no worktree: refused, saying what to choose.
+    let err = h.err(
+        "list_folder",
+        json!({"place": {"projectId": other_pid, "taskId": task["id"]}, "path": ""}),
+    );
+    assert_eq!(err["kind"], "notFound", "{err}");
+    let plain = h.ok("create_task", json!({"projectId": pid, "title": "Plain"}));
+    let err = h.err(
+        "list_folder",
+        json!({"place": {"projectId": pid, "taskId": plain["id"]}, "path": ""}),
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("choose the project folder"),
         "{err}"
     );
 }

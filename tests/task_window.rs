@@ -2472,7 +2472,8 @@ fn a_task_that_finishes_in_the_background_is_announced() {
 
 /// The Files tab: the project's folders with git marks, .gitignore respected; a folder opens on a
 /// click and closes with ←; files created or changed on disk show up with their marks without a
-/// reload; "Attach" puts the file into the message of the project's task window.
+/// reload; "Attach" puts the file into the message of the project's task window. A worktree
+/// task's files are chosen above the tree, followed on disk, and attached to that task only.
 #[test]
 fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
     let home = tempfile::tempdir().unwrap();
@@ -2509,7 +2510,7 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
     git(&["add", "."]);
     git(&["commit", "-qm", "one"]);
 
-    let desktop = Desktop::start(&data);
+    let desktop = Desktop::start_with(&data, &[("GTK_THEME", "Adwaita:dark")]);
     let app = desktop.launch();
     let main = app.current_window();
     let task_window = open_task_window(&app);
@@ -2568,6 +2569,107 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
         "return document.getElementById('composer-input').value",
         |v| v == "@README.md ",
     );
+
+    // A task in a worktree of its own (made from the command line): the tab offers its files.
+    app.switch_to(&main);
+    assert_eq!(
+        app.js(
+            "return document.getElementById('tree-where-row').hidden",
+            json!([])
+        ),
+        true,
+        "a project without worktree tasks offers no choice of folder"
+    );
+    let made: Value = serde_json::from_str(&cli(
+        &data,
+        &[
+            "tasks",
+            "add",
+            "--project",
+            "1",
+            "--worktree",
+            "--json",
+            "整理说明文件 and tidy the long notes of the project",
+        ],
+    ))
+    .unwrap();
+    let worktree = std::path::PathBuf::from(made["worktree"]["path"].as_str().unwrap());
+    std::fs::write(worktree.join("wt.txt"), "only here\n").unwrap();
+    app.wait_until(
+        "the worktree offered",
+        WAIT,
+        "return document.getElementById('tree-where-row').hidden ? '' : [...document.querySelectorAll('#tree-where option')].map(o => o.textContent).join(' | ')",
+        |v| v.as_str().is_some_and(|t| t.starts_with("Project folder | 整理说明文件") && t.contains("— codewright/")),
+    );
+    app.find(&format!("#tree-where option[value='{}']", made["id"]))
+        .click();
+    // Its files, as committed, with its own new file; not the project folder's changes.
+    app.wait_until("the worktree's files", WAIT, rows, |v| {
+        v == "src .gitignore README.md wt.txtU"
+    });
+    // Followed on disk like the project's: a file made in the worktree shows up.
+    std::fs::write(worktree.join("more.txt"), "\n").unwrap();
+    app.wait_until("a new file of the worktree", WAIT, rows, |v| {
+        v == "src .gitignore more.txtU README.md wt.txtU"
+    });
+    // Attach goes to the worktree's own task: none is open yet, and the window says so.
+    app.find(".tree-item[data-path='wt.txt'] .tree-row").click();
+    app.find(".tree-item[data-path='wt.txt'] .tree-actions .button")
+        .click();
+    app.wait_until(
+        "why the file was not attached",
+        WAIT,
+        "return document.querySelector('.toast.error')?.textContent ?? ''",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.contains("Open this worktree's task first"))
+        },
+    );
+    app.set_size(720, 460);
+    save_screenshot("files-worktree-dark-small", &app.screenshot());
+    assert_eq!(
+        app.js(
+            "const c = document.querySelector('.content'); return c.scrollWidth <= c.clientWidth",
+            json!([])
+        ),
+        true,
+        "the long name of the worktree scrolls the window sideways"
+    );
+    app.click(".toast.error");
+    // Its window opened, Attach puts the worktree's file into its message, not the other's.
+    app.find("#tab-tasks").click();
+    let worktree_window =
+        open_from_main(&app, &format!(".task[data-id='{}'] .task-open", made["id"]));
+    app.switch_to(&main);
+    app.find("#tab-files").click();
+    app.wait_until("the worktree's files again", WAIT, rows, |v| {
+        v == "src .gitignore more.txtU README.md wt.txtU"
+    });
+    app.find(".tree-item[data-path='wt.txt'] .tree-row").click();
+    app.find(".tree-item[data-path='wt.txt'] .tree-actions .button")
+        .click();
+    app.switch_to(&worktree_window);
+    app.wait_until(
+        "the worktree's file in its task's message",
+        WAIT,
+        "return document.getElementById('composer-input').value",
+        |v| v == "@wt.txt ",
+    );
+    app.switch_to(&task_window);
+    assert_eq!(
+        app.js(
+            "return document.getElementById('composer-input').value",
+            json!([])
+        ),
+        "@README.md ",
+        "the project's task got the worktree's file"
+    );
+    // Back to the project's folder: its own changes again.
+    app.switch_to(&main);
+    app.find("#tree-where option[value='']").click();
+    app.wait_until("the project's files again", WAIT, rows, |v| {
+        v == "src .gitignore README.mdM"
+    });
 }
 
 /// Slash commands in the composer: `/` lists the commands with what each does, typing filters,

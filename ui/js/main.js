@@ -9,7 +9,7 @@ import { initPalette, openPalette } from './palette.js';
 import { closeSearch, initSearch, openSearch, searchOpen } from './search.js';
 import { closeSettings, initSettings, openSettings, readiness, settingsOpen } from './settings.js';
 import { initTaskFiles, refreshTaskFiles, showTaskFiles } from './task-files.js';
-import { hideTree, initTree, showTree } from './tree.js';
+import { hideTree, initTree, showTree, treeWorktrees } from './tree.js';
 
 const view = {
   dataDir: '',
@@ -96,6 +96,7 @@ function closePages() {
 
 /** Re-renders the task list, keeping keyboard focus on the same control of the same task. */
 function renderTasks() {
+  if (filesShown() && view.selected != null) treeWorktrees(worktrees());
   const focused = document.activeElement;
   const focusedId = focused?.closest?.('.task')?.dataset.id;
   const focusedClass = focused?.className;
@@ -204,8 +205,16 @@ function showTab(files) {
   $('#tab-files').tabIndex = files ? 0 : -1;
   $('#tasks-panel').hidden = files;
   $('#files-panel').hidden = !files;
-  if (files && view.selected != null) showTree(view.selected).catch(failed);
+  if (files && view.selected != null) showTree(view.selected, worktrees()).catch(failed);
   else hideTree();
+}
+
+/** The selected project's tasks with a worktree on disk, for the Files tab's choice of folder. */
+function worktrees() {
+  return [...view.tasks.values()]
+    .filter((t) => t.worktree?.state === 'active')
+    .sort((a, b) => a.id - b.id)
+    .map((t) => ({ id: t.id, title: t.title, branch: t.worktree.branch }));
 }
 
 const filesShown = () => !$('#files-panel').hidden;

@@ -1,6 +1,7 @@
-// The Files tab of a project: its folders, opened one at a time, each entry with its git mark;
-// a file can be put into the message of the project's task window last in front, or opened in
-// the system's default app. The open folders are watched by the backend, which says which of
+// The Files tab of a project: its folders — or a worktree task's, chosen above the tree —
+// opened one at a time, each entry with its git mark; a file can be put into the message of a
+// task window working there (the worktree's task, or the project's task last in front), or
+// opened in the system's default app. The open folders are watched by the backend, which says which of
 // them changed; only those are read again. ↑/↓ move, → opens a folder, ← closes it (or goes to
 // its parent), Enter opens or closes a folder.
 
@@ -18,32 +19,88 @@ const MARKS = {
 
 const state = {
   project: null,
-  open: new Set(['']), // folders shown open ('' is the project's top)
+  task: null, // a worktree task whose files are shown; null: the project's folder
+  worktrees: [], // the project's tasks with a worktree on disk: { id, title, branch }
+  open: new Set(['']), // folders shown open ('' is the top)
   folders: new Map(), // path → what list_folder returned
-  loading: new Set(),
 };
 
-/** Shows the tree of `project` (a project id), read again if it is another project. */
-export async function showTree(project) {
+/** Where the tree's files are, as the commands take it. */
+const place = () => ({ projectId: state.project, taskId: state.task });
+
+/**
+ * Shows the tree of `project` (a project id) — of the project's folder, or of the worktree
+ * chosen among `worktrees` (its tasks with one on disk: `{ id, title, branch }`) — read again if
+ * the place changed.
+ */
+export async function showTree(project, worktrees) {
   performance.mark('tree-asked'); // for scripts/bench-desktop.py, with 'tree-painted'
   if (state.project !== project) {
     state.project = project;
-    state.open = new Set(['']);
-    state.folders = new Map();
-    $('#tree').replaceChildren();
+    state.task = null;
+    forget();
   }
+  setWorktrees(worktrees);
   await reload([...state.open]);
+  watch();
+}
+
+/**
+ * The project's worktree tasks changed (one made, renamed, discarded): the choice above the tree
+ * lists them; if the one shown went away, the project's folder is shown instead.
+ */
+export function treeWorktrees(worktrees) {
+  const shown = state.task;
+  setWorktrees(worktrees);
+  if (state.task !== shown) {
+    reload([...state.open]);
+    watch();
+  }
+}
+
+function setWorktrees(worktrees) {
+  const same = JSON.stringify(worktrees) === JSON.stringify(state.worktrees);
+  state.worktrees = worktrees;
+  if (state.task != null && !worktrees.some((w) => w.id === state.task)) {
+    state.task = null;
+    forget();
+  }
+  const choice = $('#tree-where');
+  // The list is drawn again only when it changed (a choice being made is not disturbed).
+  if (same && choice.options.length === worktrees.length + 1) {
+    choice.value = state.task == null ? '' : String(state.task);
+    return;
+  }
+  choice.replaceChildren(
+    h('option', { value: '', text: 'Project folder' }),
+    ...worktrees.map((w) => h('option', { value: String(w.id), text: `${w.title} — ${w.branch}` })));
+  choice.value = state.task == null ? '' : String(state.task);
+  $('#tree-where-row').hidden = worktrees.length === 0;
+}
+
+/** Drops what was read of the previous place. */
+function forget() {
+  state.open = new Set(['']);
+  state.folders = new Map();
+  $('#tree').replaceChildren();
+}
+
+async function choose() {
+  const value = $('#tree-where').value;
+  state.task = value === '' ? null : Number(value);
+  forget();
+  await reload(['']);
   watch();
 }
 
 /** Forgets the tree (no project selected, or its tab hidden): nothing is watched. */
 export function hideTree() {
-  if (state.project != null) call('watch_tree', { projectId: state.project, folders: [] }).catch(() => {});
+  if (state.project != null) call('watch_tree', { place: place(), folders: [] }).catch(() => {});
 }
 
 function watch() {
   if (state.project == null) return;
-  call('watch_tree', { projectId: state.project, folders: [...state.open] })
+  call('watch_tree', { place: place(), folders: [...state.open] })
     .catch((e) => status(`Changes on disk are not followed: ${messageOf(e)}`));
 }
 
@@ -55,13 +112,13 @@ function status(text) {
 
 /** Reads the folders `paths` again (those still open), then shows the tree. */
 async function reload(paths) {
-  const project = state.project;
+  const asked = place();
   const wanted = paths.filter((p) => state.open.has(p));
   const read = await Promise.all(wanted.map((path) =>
-    call('list_folder', { projectId: project, path }).then(
+    call('list_folder', { place: asked, path }).then(
       (folder) => [path, folder],
       (e) => [path, { error: messageOf(e) }])));
-  if (project !== state.project) return; // another project was chosen meanwhile
+  if (asked.projectId !== state.project || asked.taskId !== state.task) return; // another place was chosen meanwhile
   // Nothing changed (a change elsewhere, or undone): the rows, and the focus, stay as they are.
   const same = read.every(([path, folder]) => JSON.stringify(state.folders.get(path)) === JSON.stringify(folder));
   if (same && read.length) return;
@@ -75,7 +132,8 @@ async function reload(paths) {
     }
   }
   const top = state.folders.get('');
-  status(top?.error ? `The project's files cannot be read: ${top.error}` : '');
+  const whose = state.task == null ? 'The project’s files' : 'The worktree’s files';
+  status(top?.error ? `${whose} cannot be read: ${top.error}` : '');
   render();
   // For scripts/bench-desktop.py: the frame after the tree was drawn again, numbered.
   const renders = $('#tree').dataset.renders;
@@ -121,7 +179,7 @@ function rows(path, level) {
       h('span', { class: 'tree-label', text: entry.name }),
       markOf(entry)),
       entry.dir || entry.git === 'deleted' ? null : h('span', { class: 'tree-actions' },
-        h('button', { type: 'button', class: 'button small', text: 'Attach', title: 'Put it into the message of this project’s task window', 'aria-label': `Attach ${entry.path} to the task`, onclick: () => attach(entry.path) }),
+        h('button', { type: 'button', class: 'button small', text: 'Attach', title: state.task == null ? 'Put it into the message of this project’s task window' : 'Put it into the message of this worktree’s task', 'aria-label': `Attach ${entry.path} to the task`, onclick: () => attach(entry.path) }),
         h('button', { type: 'button', class: 'button small', text: 'Open', title: 'Open it in the system’s default app', 'aria-label': `Open ${entry.path}`, onclick: () => open(entry.path) }))), level - 1)));
     if (open) {
       const children = rows(entry.path, level + 1);
@@ -167,7 +225,7 @@ async function toggle(path) {
 
 async function attach(path) {
   try {
-    await call('attach_file', { projectId: state.project, path });
+    await call('attach_file', { place: place(), path });
   } catch (e) {
     toast(messageOf(e), { error: true });
   }
@@ -175,7 +233,7 @@ async function attach(path) {
 
 async function open(path) {
   try {
-    await call('open_file', { projectId: state.project, path });
+    await call('open_file', { place: place(), path });
   } catch (e) {
     toast(messageOf(e), { error: true });
   }
@@ -208,9 +266,10 @@ function onKey(event) {
 /** Wires the tree, once: keys, and the changes on disk the backend reports. */
 export function initTree() {
   $('#tree').addEventListener('keydown', onKey);
+  $('#tree-where').addEventListener('change', () => choose());
   // Any change may change the marks of every open folder (they sum up what changed inside):
   // the open folders are read again, each one level deep.
   onTreeChange((change) => {
-    if (change.projectId === state.project) reload([...state.open]);
+    if (change.projectId === state.project && (change.taskId ?? null) === state.task) reload([...state.open]);
   });
 }

@@ -4,8 +4,8 @@
 use crate::models::ModelChoice;
 use crate::{Host, HostError, Running, TaskOptions};
 use codewright_protocol::{
-    AgentState, ApprovalRequest, Checkpoint, Compaction, Message, MessageRecord, Part, Project,
-    ProjectId, ProjectSettings, Question, SearchHit, Task, TaskId,
+    AgentState, ApprovalRequest, Checkpoint, Compaction, ErrorKind, Message, MessageRecord, Part,
+    Project, ProjectId, ProjectSettings, Question, SearchHit, Task, TaskId, WorktreeState,
 };
 use codewright_store::CallState;
 use serde::Serialize;
@@ -83,7 +83,7 @@ impl Host {
     pub fn project_in(&self, dir: &Path) -> Result<ProjectId, HostError> {
         let dir = dir.canonicalize().map_err(|e| {
             HostError::new(
-                codewright_protocol::ErrorKind::BadPath,
+                ErrorKind::BadPath,
                 format!("cannot open {}: {e}", dir.display()),
             )
         })?;
@@ -102,7 +102,7 @@ impl Host {
     pub fn project_containing(&self, dir: &Path) -> Result<Option<ProjectId>, HostError> {
         let dir = dir.canonicalize().map_err(|e| {
             HostError::new(
-                codewright_protocol::ErrorKind::BadPath,
+                ErrorKind::BadPath,
                 format!("cannot open {}: {e}", dir.display()),
             )
         })?;
@@ -130,8 +130,7 @@ impl Host {
         }
         for task in &tasks {
             if task.worktree.as_ref().is_some_and(|t| {
-                t.state == codewright_protocol::WorktreeState::Active
-                    && Path::new(&t.path).join(".git").exists()
+                t.state == WorktreeState::Active && Path::new(&t.path).join(".git").exists()
             }) {
                 self.discard_task(task.id)?;
             }
@@ -193,8 +192,7 @@ impl Host {
         // (A folder removed by hand has nothing left to keep: its commits are on its branch.)
         let task = self.task(id)?;
         let active = task.worktree.as_ref().is_some_and(|t| {
-            t.state == codewright_protocol::WorktreeState::Active
-                && Path::new(&t.path).join(".git").exists()
+            t.state == WorktreeState::Active && Path::new(&t.path).join(".git").exists()
         });
         if active {
             self.discard_task(id)?;
@@ -304,6 +302,30 @@ impl Host {
     /// The folder the task works in.
     pub fn task_root(&self, task: TaskId) -> Result<PathBuf, HostError> {
         Ok(self.inner.store().task_root(task)?)
+    }
+
+    /// The folder whose files the project's Files view shows: the project's own folder, or with
+    /// `task` that task's worktree — refused when the task is another project's or has no
+    /// worktree on disk.
+    pub fn files_root(
+        &self,
+        project: ProjectId,
+        task: Option<TaskId>,
+    ) -> Result<PathBuf, HostError> {
+        let store = self.inner.store();
+        let root = PathBuf::from(store.project(project)?.root_path);
+        let Some(task) = task else { return Ok(root) };
+        let task = store.task(task)?;
+        match task.active_worktree() {
+            Some(tree) if task.project_id == project => Ok(tree.root()),
+            _ => Err(HostError::new(
+                ErrorKind::NotFound,
+                format!(
+                    "“{}” has no worktree of this project on disk any more: choose the project folder.",
+                    task.title
+                ),
+            )),
+        }
     }
 
     /// The work of the sub-agent the task's call `call_id` started; `None` when the call

@@ -150,10 +150,17 @@ impl Task {
     /// The folder the task works in: its worktree's copy of the project folder while it has
     /// one, else the project's folder itself.
     pub fn root(&self, project_root: &std::path::Path) -> std::path::PathBuf {
-        match &self.worktree {
-            Some(tree) if tree.state == WorktreeState::Active => tree.root(),
-            _ => project_root.to_path_buf(),
+        match self.active_worktree() {
+            Some(tree) => tree.root(),
+            None => project_root.to_path_buf(),
         }
+    }
+
+    /// Its worktree while it is on disk (not discarded).
+    pub fn active_worktree(&self) -> Option<&TaskWorktree> {
+        self.worktree
+            .as_ref()
+            .filter(|tree| tree.state == WorktreeState::Active)
     }
 }
 
