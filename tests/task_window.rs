@@ -3922,6 +3922,11 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         git(&alpha_tree, &["log", "-1", "--format=%s"]),
         "Add the alpha notes"
     );
+    assert_eq!(
+        app.js("return [...document.querySelectorAll('#changes-dialog .change-file')].map(f => f.dataset.path + ' ' + [...f.querySelectorAll('.tag')].map(t => t.textContent).join(' ')).join(' | ')", json!([])),
+        "long.txt committed | notes.md new committed",
+        "each file is marked committed on the branch"
+    );
     app.click("#changes-merge");
     app.wait_until(
         "the merge said",
@@ -4216,6 +4221,12 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     save_screenshot("task-folder-revert-dark-small", &app.screenshot());
     app.click("#changes-open");
     app.wait_until("the task's file left", WAIT, files, |v| v == "todo.md");
+    app.wait_until(
+        "the file not committed yet",
+        WAIT,
+        "return document.getElementById('changes-summary').textContent",
+        |v| v.as_str().is_some_and(|t| t.ends_with("1 not committed")),
+    );
 
     app.click("#changes-commit");
     app.wait_until(
@@ -4243,5 +4254,12 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
         "M app.py",
         "the user's own change was touched"
     );
+    // The view still shows what the task changed, now marked committed, with nothing to commit.
+    let marks = "return document.getElementById('changes-summary').textContent + ' | ' + [...document.querySelectorAll('#changes-dialog .change-file .tag')].map(t => t.textContent).join(' ') + ' | ' + document.getElementById('changes-commit').disabled";
+    app.wait_until("the file marked committed", WAIT, marks, |v| {
+        v.as_str()
+            .is_some_and(|t| t.contains("all committed") && t.ends_with("| new committed | true"))
+    });
+    save_screenshot("task-folder-committed-dark-small", &app.screenshot());
     app.quit();
 }

@@ -110,13 +110,13 @@ pub async fn task_changes(state: State<'_, AppState>, task_id: TaskId) -> Result
 }
 
 /// What a task working in the project folder changed: each file its checkpoints saved against
-/// the file now.
+/// the file now, and which of them are not committed yet.
 #[tauri::command]
 pub async fn folder_changes(
     state: State<'_, AppState>,
     task_id: TaskId,
-) -> Result<Vec<codewright_host::worktrees::FileChange>> {
-    off_runtime(&state, move |host| host.folder_changes(task_id)).await
+) -> Result<codewright_host::folder_changes::FolderReview> {
+    off_runtime(&state, move |host| host.folder_review(task_id)).await
 }
 
 /// Puts a file of the change (or one of its hunks) back as it was at the base.

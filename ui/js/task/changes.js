@@ -19,7 +19,8 @@ const view = {
   taskId: 0,
   task: null,
   /** The last `task_changes` answer (for a task in the project folder, `folder_changes`'s
-   * files as `{changes: {files}}`, with no worktree or status). */
+   * files as `{changes: {files}}`, with no worktree or status, and its `folder`: which files are
+   * not committed and which git ignores). */
   review: null,
   /** Comments being written, by `path:line`: kept through every refresh until sent. */
   comments: new Map(),
@@ -170,7 +171,8 @@ async function refresh() {
   try {
     const review = view.task?.worktree
       ? await call('task_changes', { taskId: view.taskId })
-      : { changes: { files: await call('folder_changes', { taskId: view.taskId }), patchCut: false }, status: null, worktree: null };
+      : await call('folder_changes', { taskId: view.taskId }).then((folder) =>
+        ({ changes: { files: folder.files, patchCut: false }, status: null, worktree: null, folder }));
     performance.mark('changes-read');
     view.review = review;
     render();
@@ -204,6 +206,8 @@ function render() {
     $('#changes-merge').textContent = `Merge into ${worktree.base}`;
   } else {
     parts.push('each file against how it was before the task changed it');
+    const open = view.review.folder.uncommitted;
+    if (open && files.length) parts.push(open.length ? `${open.length} not committed` : 'all committed');
   }
   $('#changes-summary').textContent = parts.join(' · ');
   const list = $('#changes-files');
@@ -227,9 +231,26 @@ function render() {
   }
   list.scrollTop = scroll; // a refresh while the user reads does not move what they read
   for (const b of $('#changes-dialog').querySelectorAll('[data-needs-stopped]')) b.disabled = view.running;
-  // (A folder task's files may be committed already: the commit says so.)
-  $('#changes-commit').disabled ||= worktree ? !status?.uncommitted.length : !files.some((f) => !f.path.startsWith('/'));
+  $('#changes-commit').disabled ||= !notCommitted().length;
   updateSend();
+}
+
+/** The files a commit would take: not committed yet (outside a git repository, every file the
+ * task changed in the folder — the commit then says why it cannot). */
+function notCommitted() {
+  const { changes, status, worktree, folder } = view.review;
+  if (worktree) return status.uncommitted;
+  return folder.uncommitted ?? changes.files.map((f) => f.path).filter((p) => !p.startsWith('/'));
+}
+
+/** Where the file's change stands in git: ignored, or all of it committed; null when neither
+ * (or not known). */
+function gitTag(file) {
+  const { worktree, folder } = view.review;
+  if (!worktree && (folder.uncommitted == null || file.path.startsWith('/'))) return null;
+  if (folder?.ignored.includes(file.path)) return h('span', { class: 'tag', title: 'Git ignores this file: no commit takes it', text: 'ignored' });
+  if (notCommitted().includes(file.path)) return null;
+  return h('span', { class: 'tag tag-ok', title: worktree ? 'Committed on the task’s branch' : 'Committed on the folder’s branch', text: 'committed' });
 }
 
 function fileView(file, draw) {
@@ -238,6 +259,8 @@ function fileView(file, draw) {
   if (file.deleted) tags.push(h('span', { class: 'tag tag-warn', text: 'deleted' }));
   if (file.oldPath) tags.push(h('span', { class: 'tag', text: `was ${file.oldPath}` }));
   if (file.added == null) tags.push(h('span', { class: 'tag', text: 'binary' }));
+  const git = gitTag(file);
+  if (git) tags.push(git);
   const counts = file.added == null ? null : h('span', { class: 'change-counts' },
     h('span', { class: 'count-add', text: `+${file.added}` }), ' ', h('span', { class: 'count-del', text: `−${file.removed}` }));
   const body = h('div', { class: 'change-hunks' });
@@ -424,14 +447,14 @@ async function commit() {
       if (!typed && !message.value) message.value = view.task?.title ?? '';
       note.textContent = `No message could be drafted (${messageOf(e)}); the task’s title is used — edit it as you like.`;
     });
-  const { worktree, status, changes } = view.review;
-  const files = changes.files.filter((f) => !f.path.startsWith('/')).length;
+  const { worktree, status } = view.review;
+  const files = notCommitted().length;
   const committed = await ask($('#finish-dialog'), {
     title: worktree ? `Commit on ${worktree.branch}` : 'Commit the task’s files',
     body: [
       h('p', { class: 'dialog-message', text: worktree
         ? `Commits everything not committed yet (${status.uncommitted.length} files) on the task’s branch.`
-        : `${files === 1 ? 'Commits the file this task changed, as it is now,' : `Commits the ${files} files this task changed, as they are now,`} on the project folder’s current branch. Other changes in the folder, staged or not, are left as they are.` }),
+        : `${files === 1 ? 'Commits the file this task changed that is not committed yet, as it is now,' : `Commits the ${files} files this task changed that are not committed yet, as they are now,`} on the project folder’s current branch. Other changes in the folder, staged or not, are left as they are.` }),
       h('label', { class: 'field' }, h('span', { class: 'field-label', text: 'Message' }), message),
       note,
     ],

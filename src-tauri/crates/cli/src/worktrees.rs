@@ -58,10 +58,11 @@ pub fn diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String> {
 /// `tasks diff ID` of a task working in the project folder: each file it changed, as it was
 /// before the task first changed it against the file now.
 fn folder_diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String> {
-    let files = host.folder_changes(id)?;
+    let review = host.folder_review(id)?;
     if json {
-        return Ok(to_json(&serde_json::json!({ "files": files })));
+        return Ok(to_json(&review));
     }
+    let files = review.files;
     if files.is_empty() {
         return Ok(format!(
             "Task {} has changed no file yet (it works in the project folder).\n",
@@ -75,8 +76,15 @@ fn folder_diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String
     let (added, removed) = files.iter().fold((0, 0), |(a, r), f| {
         (a + f.added.unwrap_or(0), r + f.removed.unwrap_or(0))
     });
+    let committed = match &review.uncommitted {
+        Some(open) => match open.len() {
+            0 => ", all committed".to_string(),
+            n => format!(", {n} not committed"),
+        },
+        None => String::new(),
+    };
     out.push_str(&format!(
-        "{} files, +{added} −{removed}, in the project folder (each file as it was before the task changed it, against it now)\n",
+        "{} files, +{added} −{removed}{committed}, in the project folder (each file as it was before the task changed it, against it now)\n",
         files.len()
     ));
     Ok(out)

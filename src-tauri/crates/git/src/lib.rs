@@ -109,6 +109,15 @@ pub struct Standing {
     pub conflicts: Vec<String>,
 }
 
+/// Files of a checkout not as its branch's last commit has them ([`Repo::not_committed`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotCommitted {
+    /// Changed, staged, new or gone: what a commit of them would take.
+    pub open: Vec<String>,
+    /// Ignored by git: no commit takes them.
+    pub ignored: Vec<String>,
+}
+
 /// A git repository, by the top folder of its main checkout.
 #[derive(Debug, Clone)]
 pub struct Repo {
@@ -567,6 +576,52 @@ impl Repo {
             .filter(|entry| entry.len() > 3)
             .map(|entry| String::from_utf8_lossy(&entry[3..]).into_owned())
             .collect())
+    }
+
+    /// Which of `paths` (files of the checkout folder `dir`, relative to it, `/`-separated) are
+    /// not as its branch's last commit has them — changed, staged, new or gone — and which git
+    /// ignores (a commit never takes those).
+    pub fn not_committed(&self, dir: &Path, paths: &[String]) -> Result<NotCommitted> {
+        let mut found = NotCommitted::default();
+        if paths.is_empty() {
+            return Ok(found);
+        }
+        // (`status` names paths from the repository's top; the folder may be below it.)
+        let prefix = stdout_line(&run_in(dir, ["rev-parse", "--show-prefix"])?);
+        let mut args: Vec<&OsStr> = [
+            "--literal-pathspecs",
+            "status",
+            "--porcelain",
+            "-z",
+            "--no-renames",
+            "--untracked-files=all",
+            "--ignored=traditional",
+            "--",
+        ]
+        .iter()
+        .map(OsStr::new)
+        .collect();
+        args.extend(paths.iter().map(OsStr::new));
+        let out = run_in(dir, args)?;
+        let mut open = std::collections::HashSet::new();
+        let mut ignored = std::collections::HashSet::new();
+        for entry in out.stdout.split(|b| *b == 0).filter(|e| e.len() > 3) {
+            let path = String::from_utf8_lossy(&entry[3..]);
+            if let Some(path) = path.strip_prefix(prefix.as_str()) {
+                match &entry[..2] {
+                    b"!!" => ignored.insert(path.to_string()),
+                    _ => open.insert(path.to_string()),
+                };
+            }
+        }
+        for path in paths {
+            if open.contains(path) {
+                found.open.push(path.clone());
+            } else if ignored.contains(path) {
+                found.ignored.push(path.clone());
+            }
+        }
+        Ok(found)
     }
 
     /// The folder where `branch` is checked out, if any.

@@ -567,8 +567,24 @@ fn a_folder_tasks_files_are_committed_and_nothing_else() {
         "",
         "nothing of the task's left out but the ignored log"
     );
-    // Committed already: nothing more.
+    // Committed already: nothing more; git says so of each file but the ignored one.
     assert_eq!(repo.commit_files(dir, &files, "again").unwrap(), None);
+    let left = repo.not_committed(dir, &files).unwrap();
+    assert_eq!(left.open, Vec::<String>::new());
+    assert_eq!(left.ignored, ["run.log"]);
+    // Changed again, and read from a folder below the repository's top.
+    std::fs::write(dir.join("notes/new.txt"), "newer\n").unwrap();
+    std::fs::write(dir.join("notes/draft.txt"), "draft\n").unwrap();
+    let below = repo
+        .not_committed(
+            &dir.join("notes"),
+            &["new.txt", "draft.txt", "none.txt"].map(String::from),
+        )
+        .unwrap();
+    assert_eq!(below.open, ["new.txt", "draft.txt"]);
+    assert_eq!(repo.not_committed(dir, &[]).unwrap(), Default::default());
+    std::fs::remove_file(dir.join("notes/draft.txt")).unwrap();
+    git(dir, &["checkout", "-q", "--", "notes/new.txt"]);
 
     // A folder whose HEAD is detached is refused.
     git(dir, &["checkout", "-q", "--detach"]);

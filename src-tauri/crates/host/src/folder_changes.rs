@@ -2,15 +2,57 @@
 //! saved, as it was before the task first changed it, against the file as it is now. (A change
 //! someone else made since to one of those files shows too; a file the task never touched does
 //! not.) A file or a hunk of it is put back as it was before the task, as a restore of the
-//! task's that can itself be undone. A task in a worktree of its own is reviewed against its
-//! base instead ([`Host::task_changes`]).
+//! task's that can itself be undone. Each file says whether its change is committed yet
+//! ([`FolderReview`]); a commit takes those that are not. A task in a worktree of its own is
+//! reviewed against its base instead ([`Host::task_changes`]).
 
 use crate::worktrees::HunkRef;
 use crate::{Host, HostError};
 use codewright_git::FileChange;
 use codewright_protocol::{ErrorKind, LineKind, TaskId};
 use codewright_tools::Checkpoints;
+use serde::Serialize;
 use std::path::Path;
+
+/// What a task working in the project folder changed, and how much of it is committed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FolderReview {
+    pub files: Vec<FileChange>,
+    /// Those of `files` inside the folder that are not as the folder's branch's last commit has
+    /// them — what a commit would take; `None` when the folder is in no git repository. (The
+    /// others are committed, or ignored by git.)
+    pub uncommitted: Option<Vec<String>>,
+    /// Those of `files` that git ignores: no commit takes them.
+    pub ignored: Vec<String>,
+}
+
+impl Host {
+    /// [`Host::folder_changes`], with which of the files are not committed yet.
+    pub fn folder_review(&self, task: TaskId) -> Result<FolderReview, HostError> {
+        let files = self.folder_changes(task)?;
+        let project = self.project(self.task(task)?.project_id)?;
+        let root = Path::new(&project.root_path);
+        let Ok(repo) = codewright_git::Repo::discover(root) else {
+            return Ok(FolderReview {
+                files,
+                uncommitted: None,
+                ignored: Vec::new(),
+            });
+        };
+        let inside: Vec<String> = files
+            .iter()
+            .map(|f| f.path.clone())
+            .filter(|p| !Path::new(p).is_absolute())
+            .collect();
+        let found = repo.not_committed(root, &inside)?;
+        Ok(FolderReview {
+            files,
+            uncommitted: Some(found.open),
+            ignored: found.ignored,
+        })
+    }
+}
 
 impl Host {
     /// The files the task changed in the project folder, by path inside it, with their hunks
@@ -156,18 +198,28 @@ impl Host {
 }
 
 impl Host {
-    /// [`Host::folder_changes`], and the same as a unified diff.
+    /// What a commit of the task's folder change would take — its files not committed yet (all
+    /// of them outside a git repository) — and the same as a unified diff.
     pub(crate) fn folder_change_and_patch(
         &self,
         task: TaskId,
     ) -> Result<(Vec<FileChange>, String), HostError> {
-        let files = self.folder_changes(task)?;
+        let review = self.folder_review(task)?;
+        let files: Vec<FileChange> = match &review.uncommitted {
+            None => review.files,
+            Some(open) => review
+                .files
+                .into_iter()
+                .filter(|f| open.contains(&f.path))
+                .collect(),
+        };
         let patch = patch_of(&files);
         Ok((files, patch))
     }
 
-    /// Commits the files the task changed in the project folder — those inside it, as they are
-    /// now — and nothing else, on the folder's current branch (caller holds the task).
+    /// Commits the files the task changed in the project folder — those inside it not committed
+    /// yet, as they are now — and nothing else, on the folder's current branch (caller holds
+    /// the task).
     pub(crate) fn commit_folder_task(
         &self,
         task: TaskId,
@@ -177,13 +229,12 @@ impl Host {
         let project = self.project(t.project_id)?;
         let root = Path::new(&project.root_path);
         let repo = codewright_git::Repo::discover(root)?;
-        let files: Vec<String> = self
-            .folder_changes(task)?
-            .into_iter()
-            .map(|f| f.path)
-            .filter(|p| !Path::new(p).is_absolute())
-            .collect();
-        if files.is_empty() {
+        let review = self.folder_review(task)?;
+        if review
+            .files
+            .iter()
+            .all(|f| Path::new(&f.path).is_absolute())
+        {
             return Err(HostError::new(
                 ErrorKind::BadInput,
                 format!(
@@ -192,12 +243,18 @@ impl Host {
                 ),
             ));
         }
+        let branch = repo.branch_in(root)?.unwrap_or_else(|| "HEAD".into());
+        let files = review.uncommitted.unwrap_or_default();
+        if files.is_empty() {
+            // All of it is committed already.
+            return Ok(crate::worktrees::Committed {
+                commit: None,
+                branch,
+            });
+        }
         let message = message.map(str::to_string).unwrap_or(t.title);
         let commit = repo.commit_files(root, &files, &message)?;
-        Ok(crate::worktrees::Committed {
-            commit,
-            branch: repo.branch_in(root)?.unwrap_or_else(|| "HEAD".into()),
-        })
+        Ok(crate::worktrees::Committed { commit, branch })
     }
 }
 

@@ -540,7 +540,7 @@ impl Host {
         if files.is_empty() {
             return Err(HostError::new(
                 ErrorKind::BadInput,
-                format!("task {} has changed nothing to commit", task.0),
+                format!("task {} has nothing left to commit", task.0),
             ));
         }
         if patch.len() > COMMIT_PROMPT_DIFF_CHARS {

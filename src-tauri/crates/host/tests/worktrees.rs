@@ -269,6 +269,13 @@ async fn a_task_in_the_project_folder_is_reviewed_by_what_its_checkpoints_saved(
         "{patch}"
     );
 
+    let review = w.host.folder_review(task.id).unwrap();
+    assert_eq!(
+        review.uncommitted.unwrap(),
+        ["app.py", "notes/today.md"],
+        "neither is committed yet"
+    );
+
     // Committed from the review: the task's two files and nothing else, on the folder's branch.
     let done = w
         .host
@@ -283,6 +290,16 @@ async fn a_task_in_the_project_folder_is_reviewed_by_what_its_checkpoints_saved(
     assert_eq!(git(&w.repo, &["status", "--porcelain"]), "?? other.txt");
     let again = w.host.commit_task(task.id, None).unwrap();
     assert_eq!(again.commit, None, "nothing more to commit");
+    // The review still shows what the task changed, each file now committed.
+    let review = w.host.folder_review(task.id).unwrap();
+    assert_eq!(review.files.len(), 2);
+    assert_eq!(review.uncommitted.unwrap(), Vec::<String>::new());
+    let err = w.host.draft_commit_message(task.id).await.unwrap_err();
+    assert_eq!(
+        err.kind,
+        ErrorKind::BadInput,
+        "nothing left to draft from: {err:?}"
+    );
 
     // Reverted from the review: a new file goes; a hunk as it was shown, and a stale one refused.
     w.host
