@@ -441,7 +441,7 @@ async function commit() {
   call('draft_commit_message', { taskId: view.taskId })
     .then((drafted) => {
       if (!typed) message.value = drafted;
-      note.textContent = 'Drafted by the model from the change; edit it as you like.';
+      note.textContent = 'Drafted by the model; edit it as you like.';
     })
     .catch((e) => {
       if (!typed && !message.value) message.value = view.task?.title ?? '';
@@ -454,7 +454,7 @@ async function commit() {
     body: [
       h('p', { class: 'dialog-message', text: worktree
         ? `Commits everything not committed yet (${status.uncommitted.length} files) on the task’s branch.`
-        : `${files === 1 ? 'Commits the file this task changed that is not committed yet, as it is now,' : `Commits the ${files} files this task changed that are not committed yet, as they are now,`} on the project folder’s current branch. Other changes in the folder, staged or not, are left as they are.` }),
+        : `Commits the task’s ${files === 1 ? 'file' : `${files} files`} not committed yet, as ${files === 1 ? 'it is' : 'they are'} now, on the folder’s current branch; the folder’s other changes, staged or not, stay as they are.` }),
       h('label', { class: 'field' }, h('span', { class: 'field-label', text: 'Message' }), message),
       note,
     ],
