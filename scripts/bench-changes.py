@@ -55,7 +55,7 @@ def main():
             s.wait("return document.body.dataset.ready === 'true'")
             s.wait_spare()
             s.open_task(task)
-            read, painted = [], []
+            read, painted, coloured, longest, colouring = [], [], [], [], []
             for _ in range(RUNS):
                 s.click("#changes-open")
                 s.wait("return performance.getEntriesByName('changes-painted').length")
@@ -66,6 +66,15 @@ def main():
                     sys.exit(f"{hunks} hunks shown, not 50")
                 read.append(got - opened)
                 painted.append(shown - opened)
+                # Then coloured: every hunk drawn at the open, in its language's colours.
+                s.wait("const drawn = document.querySelectorAll('#changes-dialog .diff-scroll'); "
+                       "return drawn.length > 0 && [...drawn].every((d) => 'coloured' in d.dataset)")
+                coloured.append(s.js("const m = performance.getEntriesByName('changes-coloured'); "
+                                     "return m[m.length - 1].startTime - performance.getEntriesByName('changes-open')[0].startTime"))
+                spans = s.js("const m = performance.getEntriesByName('colour-lines').map((e) => e.duration); "
+                             "performance.clearMeasures('colour-lines'); return [Math.max(0, ...m), m.reduce((a, b) => a + b, 0)]")
+                longest.append(spans[0])
+                colouring.append(spans[1])
                 if len(read) == RUNS:
                     # Every line is there to read: to the end at once, its lines drawn.
                     to_end = bench.wd(port, "POST", f"/session/{s.id}/execute/async", {"args": [], "script": """const done = arguments[arguments.length - 1];
@@ -82,6 +91,8 @@ def main():
                 time.sleep(0.3)
             print(f"Changes view, 5,000 lines in 50 files, {RUNS} opens: change read p50 {statistics.median(read):.0f} ms; "
                   f"drawn and painted p50 {statistics.median(painted):.0f} ms (max {max(painted):.0f}); "
+                  f"coloured p50 {statistics.median(coloured):.0f} ms (max {max(coloured):.0f}; "
+                  f"highlighting {statistics.median(colouring):.0f} ms in all, its longest step {statistics.median(longest):.1f} ms, p50); "
                   f"scrolled to the end → its lines drawn {to_end:.0f} ms")
             bench.wd(port, "DELETE", f"/session/{s.id}")
 

@@ -4199,6 +4199,13 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     app.wait_until("the task's files", WAIT, files, |v| {
         v == "plan.md | todo.md"
     });
+    // Its lines in their language's colours (Markdown: the list's bullet), the text unchanged.
+    app.wait_until(
+        "todo.md coloured",
+        WAIT,
+        "const t = document.querySelector(\".change-file[data-path='todo.md'] [data-coloured]\"); return t ? t.querySelector('.diff-text .hljs-bullet')?.textContent + '|' + t.querySelector('.diff-text').textContent : ''",
+        |v| v == "-| - ship it" || v == "-|- ship it",
+    );
     app.click(".change-file[data-path='plan.md'] .change-file-tools button");
     app.wait_until("plan.md reverted", WAIT, files, |v| v == "todo.md");
     assert!(!folder.join("plan.md").exists(), "the revert left plan.md");

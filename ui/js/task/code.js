@@ -1,5 +1,5 @@
 // Code blocks of finished Markdown blocks: highlighted once (never while they stream) and given
-// a Copy button.
+// a Copy button; and the lines of a diff, coloured by their file's language.
 //
 // The highlighter (129 KB) is loaded only once the window has painted its first screen: in a new
 // window, evaluating it delayed that screen by 30-40 ms. Blocks decorated before it is loaded are
@@ -31,6 +31,55 @@ export function loadHighlighter() {
     waiting = [];
   });
   return loading;
+}
+
+/**
+ * The lines of one side of a diff (`texts`, in order) coloured as `path`'s language: the HTML
+ * the highlighter wrote for each line (its text escaped, only its `<span class>` tags added), or
+ * null when the language is not known. Highlighted as one text, so a comment or string over
+ * several lines is coloured as one; its tags are closed at each line's end and opened again on
+ * the next.
+ */
+export async function colourLines(texts, path) {
+  await loadHighlighter();
+  const language = languageOfPath(path);
+  if (!language) return null;
+  const start = performance.now();
+  const lines = splitLines(hljs.highlight(texts.join('\n'), { language, ignoreIllegals: true }).value);
+  performance.measure('colour-lines', { start }); // for scripts/bench-changes.py
+  return lines;
+}
+
+/** The highlighter's language for a file's name (by its extension or its whole name). */
+function languageOfPath(path) {
+  const name = path.slice(path.lastIndexOf('/') + 1).toLowerCase();
+  const ext = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1) : name;
+  const wanted = { dockerfile: 'dockerfile', makefile: 'makefile' }[name] ?? ext;
+  return wanted && hljs.getLanguage(wanted) ? wanted : null;
+}
+
+/** Cuts highlighted HTML at its line breaks, closing the open `<span>`s at each and opening them
+ * again after. */
+function splitLines(html) {
+  const lines = [];
+  const open = []; // the opening tags in force
+  let line = '';
+  for (const part of html.split(/(<span[^>]*>|<\/span>|\n)/)) {
+    if (part === '\n') {
+      lines.push(line + '</span>'.repeat(open.length));
+      line = open.join('');
+    } else if (part.startsWith('<span')) {
+      open.push(part);
+      line += part;
+    } else if (part === '</span>') {
+      open.pop();
+      line += part;
+    } else {
+      line += part;
+    }
+  }
+  lines.push(line);
+  return lines;
 }
 
 function highlight(code, language) {
