@@ -4156,7 +4156,7 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
             0 => Reply::Calls(vec![
                 (
                     "write_file",
-                    json!({"path": "todo.md", "content": "- ship it\n"}),
+                    json!({"path": "todo.py", "content": "def ship():\n    return \"it\"  # soon\n"}),
                 ),
                 (
                     "write_file",
@@ -4197,17 +4197,17 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     app.click("#changes-open");
     let files = "return [...document.querySelectorAll('#changes-dialog .change-file')].map(f => f.dataset.path).join(' | ')";
     app.wait_until("the task's files", WAIT, files, |v| {
-        v == "plan.md | todo.md"
+        v == "plan.md | todo.py"
     });
     // Its lines in their language's colours (Markdown: the list's bullet), the text unchanged.
     app.wait_until(
-        "todo.md coloured",
+        "todo.py coloured",
         WAIT,
-        "const t = document.querySelector(\".change-file[data-path='todo.md'] [data-coloured]\"); return t ? t.querySelector('.diff-text .hljs-bullet')?.textContent + '|' + t.querySelector('.diff-text').textContent : ''",
-        |v| v == "-| - ship it" || v == "-|- ship it",
+        "const t = document.querySelector(\".change-file[data-path='todo.py'] [data-coloured]\"); return t ? [...t.querySelectorAll('.diff-text [class^=hljs-]')].map(s => s.className + ':' + s.textContent).join(' ') + '|' + [...t.querySelectorAll('.diff-text')].map(c => c.textContent).join('/') : ''",
+        |v| v.as_str().is_some_and(|t| t.starts_with("hljs-keyword:def") && t.contains("hljs-string:\"it\"") && t.contains("hljs-comment:# soon") && t.ends_with("|def ship():/    return \"it\"  # soon")),
     );
     app.click(".change-file[data-path='plan.md'] .change-file-tools button");
-    app.wait_until("plan.md reverted", WAIT, files, |v| v == "todo.md");
+    app.wait_until("plan.md reverted", WAIT, files, |v| v == "todo.py");
     assert!(!folder.join("plan.md").exists(), "the revert left plan.md");
     app.wait_until(
         "the revert listed as one to undo",
@@ -4227,7 +4227,7 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     app.click("#checkpoints summary");
     save_screenshot("task-folder-revert-dark-small", &app.screenshot());
     app.click("#changes-open");
-    app.wait_until("the task's file left", WAIT, files, |v| v == "todo.md");
+    app.wait_until("the task's file left", WAIT, files, |v| v == "todo.py");
     app.wait_until(
         "the file not committed yet",
         WAIT,
@@ -4254,7 +4254,7 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     }
     assert_eq!(
         git(&folder, &["show", "--name-only", "--format=", "HEAD"]),
-        "todo.md"
+        "todo.py"
     );
     assert_eq!(
         git(&folder, &["status", "--porcelain"]),
@@ -4267,6 +4267,12 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
         v.as_str()
             .is_some_and(|t| t.contains("all committed") && t.ends_with("| new committed | true"))
     });
+    app.wait_until(
+        "todo.py coloured again",
+        WAIT,
+        "return !!document.querySelector(\".change-file[data-path='todo.py'] [data-coloured]\")",
+        |v| v == true,
+    );
     save_screenshot("task-folder-committed-dark-small", &app.screenshot());
     app.quit();
 }
