@@ -417,6 +417,9 @@ impl Repo {
             return Err(commit_failed("commit-tree", &out));
         }
         let commit = stdout_line(&out);
+        // What the folder's index holds of those files now, put back as it was if the commit
+        // is cut short (what the user had staged of them stays staged).
+        let staged = Staged::read(folder, &paths)?;
         // The folder's index takes the files as committed (else `git status` would show the
         // commit undone, staged) before the branch moves: cut short in between, the folder
         // holds the work staged, not committed — never a commit that the index would undo.
@@ -438,9 +441,13 @@ impl Repo {
             }
             Ok(())
         };
+        let put_back = || match staged.put_back(folder, files) {
+            Ok(()) => Ok(()),
+            // (Conflicted entries cannot be put back: the files go back as HEAD has them.)
+            Err(_) => index_takes(None),
+        };
         if let Err(e) = index_takes(Some(&commit)) {
-            // (What it took is put back as HEAD has it.)
-            let _ = index_takes(None);
+            let _ = put_back();
             return Err(GitError::Refused(format!(
                 "nothing was committed: git's index of {} is in use ({e}); when no other git works there, commit again",
                 folder.display()
@@ -460,7 +467,7 @@ impl Repo {
             ],
         );
         if let Err(e) = moved {
-            let _ = index_takes(None);
+            let _ = put_back();
             return Err(e);
         }
         Ok(Some(commit))
@@ -896,6 +903,65 @@ pub(crate) fn ls_files(dir: &Path, flags: &[&str], paths: &[String]) -> Result<V
         );
     }
     Ok(found)
+}
+
+/// What a folder's index holds of some files (`ls-files -s`), to put back as it was.
+struct Staged {
+    /// Mode, object and path of each file's entry.
+    entries: Vec<(String, String, String)>,
+    /// Some file was conflicted (its stages are not kept).
+    conflicted: bool,
+}
+
+impl Staged {
+    fn read(folder: &Path, pathspecs: &[String]) -> Result<Staged> {
+        let mut staged = Staged {
+            entries: Vec::new(),
+            conflicted: false,
+        };
+        for line in ls_files(folder, &["-s"], pathspecs)? {
+            let Some((meta, path)) = line.split_once('\t') else {
+                continue;
+            };
+            match meta.split(' ').collect::<Vec<_>>()[..] {
+                [mode, object, "0"] => {
+                    staged
+                        .entries
+                        .push((mode.into(), object.into(), path.into()))
+                }
+                _ => staged.conflicted = true,
+            }
+        }
+        Ok(staged)
+    }
+
+    /// Puts the entries of `files` back as they were read: those the index held as they were,
+    /// the others out of it again.
+    fn put_back(&self, folder: &Path, files: &[String]) -> Result<()> {
+        if self.conflicted {
+            return Err(GitError::Refused("a file was conflicted".into()));
+        }
+        let held: std::collections::HashSet<&str> =
+            self.entries.iter().map(|(_, _, p)| p.as_str()).collect();
+        let gone: Vec<&String> = files
+            .iter()
+            .filter(|f| !held.contains(f.as_str()))
+            .collect();
+        for some in gone.chunks(500) {
+            let mut args = vec!["update-index", "--force-remove", "--"];
+            args.extend(some.iter().map(|f| f.as_str()));
+            run_in(folder, args)?;
+        }
+        for some in self.entries.chunks(200) {
+            let mut args = vec!["update-index".to_string(), "--add".into()];
+            for (mode, object, path) in some {
+                args.push("--cacheinfo".into());
+                args.push(format!("{mode},{object},{path}"));
+            }
+            run_in(folder, args)?;
+        }
+        Ok(())
+    }
 }
 
 /// `path` (relative to the folder git runs in) as a pathspec that means only itself.

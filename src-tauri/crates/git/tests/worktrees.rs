@@ -540,6 +540,29 @@ fn a_folder_tasks_files_are_committed_and_nothing_else() {
     std::fs::remove_file(&lock).unwrap();
     assert_eq!(git(dir, &["rev-parse", "HEAD"]), before);
     assert_eq!(git(dir, &["diff", "--cached", "--name-only"]), "README.md");
+    // The user had staged a version of one of the task's files, and the branch is held by
+    // another git (its ref locked) as the commit moves it: nothing is committed, and the index
+    // is as it was — the user's version staged still, the task's new file not in it.
+    let task_version = std::fs::read(dir.join("app.py")).unwrap();
+    std::fs::write(dir.join("app.py"), "staged by the user\n").unwrap();
+    git(dir, &["add", "app.py"]);
+    std::fs::write(dir.join("app.py"), &task_version).unwrap();
+    let ref_lock = dir.join(".git/refs/heads/main.lock");
+    std::fs::write(&ref_lock, "").unwrap();
+    repo.commit_files(dir, &files, "The task's work")
+        .unwrap_err();
+    std::fs::remove_file(&ref_lock).unwrap();
+    assert_eq!(git(dir, &["rev-parse", "HEAD"]), before);
+    assert_eq!(git(dir, &["show", ":app.py"]), "staged by the user");
+    assert_eq!(
+        git(dir, &["diff", "--cached", "--name-only"]),
+        "README.md\napp.py"
+    );
+    assert_eq!(
+        git(dir, &["ls-files", "notes"]),
+        "",
+        "the task's new file was left staged"
+    );
     let commit = repo
         .commit_files(dir, &files, "The task's work")
         .unwrap()
