@@ -633,6 +633,15 @@ fn the_tree_shows_a_worktree_tasks_own_files() {
             .contains("choose the project folder"),
         "{err}"
     );
+    // Discarded: its worktree is gone from disk, and the choice with it.
+    h.invoke(
+        &format!("task-{}", task["id"]),
+        "discard_task",
+        json!({"taskId": task["id"]}),
+    )
+    .unwrap();
+    let err = h.err("list_folder", json!({"place": worktree, "path": ""}));
+    assert_eq!(err["kind"], "notFound", "{err}");
 }
 
 #[test]

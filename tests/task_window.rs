@@ -4199,7 +4199,7 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     app.wait_until("the task's files", WAIT, files, |v| {
         v == "plan.md | todo.py"
     });
-    // Its lines in their language's colours (Markdown: the list's bullet), the text unchanged.
+    // Its lines in their language's colours (a keyword, a string, a comment), the text unchanged.
     app.wait_until(
         "todo.py coloured",
         WAIT,

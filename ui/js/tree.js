@@ -21,6 +21,8 @@ const state = {
   project: null,
   task: null, // a worktree task whose files are shown; null: the project's folder
   worktrees: [], // the project's tasks with a worktree on disk: { id, title, branch }
+  drawn: null, // the list the choice above the tree shows (JSON)
+  redraw: false, // it is to be drawn again when the user leaves it
   open: new Set(['']), // folders shown open ('' is the top)
   folders: new Map(), // path → what list_folder returned
 };
@@ -59,23 +61,38 @@ export function treeWorktrees(worktrees) {
 }
 
 function setWorktrees(worktrees) {
-  const same = JSON.stringify(worktrees) === JSON.stringify(state.worktrees);
   state.worktrees = worktrees;
   if (state.task != null && !worktrees.some((w) => w.id === state.task)) {
     state.task = null;
     forget();
   }
+  $('#tree').setAttribute('aria-label', state.task == null ? 'Files of the project' : 'Files of the task’s worktree');
+  drawChoice();
+}
+
+/** The choice above the tree, drawn again when its list changed — not while the user is
+ * choosing in it (its options would move under them), but once they leave it. */
+function drawChoice() {
   const choice = $('#tree-where');
-  // The list is drawn again only when it changed (a choice being made is not disturbed).
-  if (same && choice.options.length === worktrees.length + 1) {
-    choice.value = state.task == null ? '' : String(state.task);
-    return;
+  const list = JSON.stringify(state.worktrees);
+  if (list !== state.drawn) {
+    if (document.activeElement === choice && state.drawn != null) {
+      if (!state.redraw) {
+        state.redraw = true;
+        choice.addEventListener('blur', () => {
+          state.redraw = false;
+          drawChoice();
+        }, { once: true });
+      }
+    } else {
+      choice.replaceChildren(
+        h('option', { value: '', text: 'Project folder' }),
+        ...state.worktrees.map((w) => h('option', { value: String(w.id), text: `${w.title} — ${w.branch}` })));
+      state.drawn = list;
+      $('#tree-where-row').hidden = state.worktrees.length === 0;
+    }
   }
-  choice.replaceChildren(
-    h('option', { value: '', text: 'Project folder' }),
-    ...worktrees.map((w) => h('option', { value: String(w.id), text: `${w.title} — ${w.branch}` })));
   choice.value = state.task == null ? '' : String(state.task);
-  $('#tree-where-row').hidden = worktrees.length === 0;
 }
 
 /** Drops what was read of the previous place. */

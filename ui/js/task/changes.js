@@ -208,8 +208,11 @@ function render() {
     $('#changes-merge').textContent = `Merge into ${worktree.base}`;
   } else {
     parts.push('each file against how it was before the task changed it');
-    const open = view.review.folder.uncommitted;
-    if (open && files.length) parts.push(open.length ? `${open.length} not committed` : 'all committed');
+    const { uncommitted, committed } = view.review.folder;
+    if (uncommitted && files.length) {
+      parts.push(uncommitted.length ? `${uncommitted.length} not committed`
+        : committed.length === files.length ? 'all committed' : 'nothing to commit');
+    }
   }
   $('#changes-summary').textContent = parts.join(' · ');
   const list = $('#changes-files');
@@ -249,9 +252,9 @@ function notCommitted() {
  * (or not known). */
 function gitTag(file) {
   const { worktree, folder } = view.review;
-  if (!worktree && (folder.uncommitted == null || file.path.startsWith('/'))) return null;
+  const committed = worktree ? !notCommitted().includes(file.path) : folder.committed.includes(file.path);
   if (folder?.ignored.includes(file.path)) return h('span', { class: 'tag', title: 'Git ignores this file: no commit takes it', text: 'ignored' });
-  if (notCommitted().includes(file.path)) return null;
+  if (!committed) return null;
   return h('span', { class: 'tag tag-ok', title: worktree ? 'Committed on the task’s branch' : 'Committed on the folder’s branch', text: 'committed' });
 }
 

@@ -7,6 +7,10 @@
 
 import { h } from '../dom.js';
 
+/** The most text of a diff's side coloured, and the longest line (characters). */
+const COLOUR_MAX = 100_000;
+const LINE_MAX = 2_000;
+
 /** The highlighter, once loaded; the code elements waiting for it, with their languages. */
 let hljs = null;
 let waiting = [];
@@ -36,14 +40,16 @@ export function loadHighlighter() {
 /**
  * The lines of one side of a diff (`texts`, in order) coloured as `path`'s language: the HTML
  * the highlighter wrote for each line (its text escaped, only its `<span class>` tags added), or
- * null when the language is not known. Highlighted as one text, so a comment or string over
+ * null when the language is not known or the text is too long to colour in one step. Highlighted as one text, so a comment or string over
  * several lines is coloured as one; its tags are closed at each line's end and opened again on
  * the next.
  */
 export async function colourLines(texts, path) {
   await loadHighlighter();
   const language = languageOfPath(path);
-  if (!language) return null;
+  // Too long to colour in one step without holding the window (a minified line, a huge file):
+  // left plain.
+  if (!language || texts.reduce((n, t) => n + t.length, 0) > COLOUR_MAX || texts.some((t) => t.length > LINE_MAX)) return null;
   const start = performance.now();
   const lines = splitLines(hljs.highlight(texts.join('\n'), { language, ignoreIllegals: true }).value);
   performance.measure('colour-lines', { start }); // for scripts/bench-changes.py

@@ -77,10 +77,9 @@ fn folder_diff(host: &Host, id: TaskId, stat: bool, json: bool) -> Result<String
         (a + f.added.unwrap_or(0), r + f.removed.unwrap_or(0))
     });
     let committed = match &review.uncommitted {
-        Some(open) => match open.len() {
-            0 => ", all committed".to_string(),
-            n => format!(", {n} not committed"),
-        },
+        Some(open) if !open.is_empty() => format!(", {} not committed", open.len()),
+        Some(_) if review.committed.len() == files.len() => ", all committed".to_string(),
+        Some(_) => ", nothing to commit".to_string(),
         None => String::new(),
     };
     out.push_str(&format!(

@@ -109,13 +109,15 @@ pub struct Standing {
     pub conflicts: Vec<String>,
 }
 
-/// Files of a checkout not as its branch's last commit has them ([`Repo::not_committed`]).
+/// Where files of a checkout stand against its branch's last commit ([`Repo::not_committed`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NotCommitted {
     /// Changed, staged, new or gone: what a commit of them would take.
     pub open: Vec<String>,
     /// Ignored by git: no commit takes them.
     pub ignored: Vec<String>,
+    /// As the last commit has them.
+    pub committed: Vec<String>,
 }
 
 /// A git repository, by the top folder of its main checkout.
@@ -585,9 +587,9 @@ impl Repo {
             .collect())
     }
 
-    /// Which of `paths` (files of the checkout folder `dir`, relative to it, `/`-separated) are
-    /// not as its branch's last commit has them — changed, staged, new or gone — and which git
-    /// ignores (a commit never takes those).
+    /// Where each of `paths` (files of the checkout folder `dir`, relative to it, `/`-separated)
+    /// stands against its branch's last commit: not as it has them (changed, staged, new or
+    /// gone), ignored by git, or committed as they are.
     pub fn not_committed(&self, dir: &Path, paths: &[String]) -> Result<NotCommitted> {
         let mut found = NotCommitted::default();
         if paths.is_empty() {
@@ -595,37 +597,47 @@ impl Repo {
         }
         // (`status` names paths from the repository's top; the folder may be below it.)
         let prefix = stdout_line(&run_in(dir, ["rev-parse", "--show-prefix"])?);
-        let mut args: Vec<&OsStr> = [
-            "--literal-pathspecs",
-            "status",
-            "--porcelain",
-            "-z",
-            "--no-renames",
-            "--untracked-files=all",
-            "--ignored=traditional",
-            "--",
-        ]
-        .iter()
-        .map(OsStr::new)
-        .collect();
-        args.extend(paths.iter().map(OsStr::new));
-        let out = run_in(dir, args)?;
         let mut open = std::collections::HashSet::new();
         let mut ignored = std::collections::HashSet::new();
-        for entry in out.stdout.split(|b| *b == 0).filter(|e| e.len() > 3) {
-            let path = String::from_utf8_lossy(&entry[3..]);
-            if let Some(path) = path.strip_prefix(prefix.as_str()) {
-                match &entry[..2] {
-                    b"!!" => ignored.insert(path.to_string()),
-                    _ => open.insert(path.to_string()),
-                };
+        for some in paths.chunks(500) {
+            let mut args: Vec<&OsStr> = [
+                "--literal-pathspecs",
+                "status",
+                "--porcelain",
+                "-z",
+                "--no-renames",
+                "--untracked-files=all",
+                "--ignored=traditional",
+                "--",
+            ]
+            .iter()
+            .map(OsStr::new)
+            .collect();
+            args.extend(some.iter().map(OsStr::new));
+            let out = run_in(dir, args)?;
+            for entry in out.stdout.split(|b| *b == 0).filter(|e| e.len() > 3) {
+                let path = String::from_utf8_lossy(&entry[3..]);
+                if let Some(path) = path.strip_prefix(prefix.as_str()) {
+                    match &entry[..2] {
+                        b"!!" => ignored.insert(path.to_string()),
+                        _ => open.insert(path.to_string()),
+                    };
+                }
             }
         }
+        // Neither, and in the index: as the last commit has it (a file gone from both is not
+        // known to have been committed, and is neither).
+        let literal: Vec<String> = paths.iter().map(|p| literal_path(p)).collect();
+        let tracked: std::collections::HashSet<String> = ls_files(dir, &["--cached"], &literal)?
+            .into_iter()
+            .collect();
         for path in paths {
             if open.contains(path) {
                 found.open.push(path.clone());
             } else if ignored.contains(path) {
                 found.ignored.push(path.clone());
+            } else if tracked.contains(path) {
+                found.committed.push(path.clone());
             }
         }
         Ok(found)
@@ -907,7 +919,10 @@ pub(crate) fn ls_files(dir: &Path, flags: &[&str], paths: &[String]) -> Result<V
 
 /// What a folder's index holds of some files (`ls-files -s`), to put back as it was.
 struct Staged {
-    /// Mode, object and path of each file's entry.
+    /// Where the folder is in the repository (`rev-parse --show-prefix`: empty at its top).
+    prefix: String,
+    /// Mode, object and path (from the repository's top, as the index names it) of each
+    /// file's entry.
     entries: Vec<(String, String, String)>,
     /// Some file was conflicted (its stages are not kept).
     conflicted: bool,
@@ -916,10 +931,11 @@ struct Staged {
 impl Staged {
     fn read(folder: &Path, pathspecs: &[String]) -> Result<Staged> {
         let mut staged = Staged {
+            prefix: stdout_line(&run_in(folder, ["rev-parse", "--show-prefix"])?),
             entries: Vec::new(),
             conflicted: false,
         };
-        for line in ls_files(folder, &["-s"], pathspecs)? {
+        for line in ls_files(folder, &["-s", "--full-name"], pathspecs)? {
             let Some((meta, path)) = line.split_once('\t') else {
                 continue;
             };
@@ -935,17 +951,19 @@ impl Staged {
         Ok(staged)
     }
 
-    /// Puts the entries of `files` back as they were read: those the index held as they were,
-    /// the others out of it again.
+    /// Puts the entries of `files` (relative to `folder`) back as they were read: those the
+    /// index held as they were, the others out of it again.
     fn put_back(&self, folder: &Path, files: &[String]) -> Result<()> {
         if self.conflicted {
             return Err(GitError::Refused("a file was conflicted".into()));
         }
         let held: std::collections::HashSet<&str> =
             self.entries.iter().map(|(_, _, p)| p.as_str()).collect();
+        // (`--force-remove` takes paths from the folder git runs in; `--cacheinfo` the index's
+        // own, from the repository's top.)
         let gone: Vec<&String> = files
             .iter()
-            .filter(|f| !held.contains(f.as_str()))
+            .filter(|f| !held.contains(format!("{}{f}", self.prefix).as_str()))
             .collect();
         for some in gone.chunks(500) {
             let mut args = vec!["update-index", "--force-remove", "--"];

@@ -595,6 +595,8 @@ fn a_folder_tasks_files_are_committed_and_nothing_else() {
     let left = repo.not_committed(dir, &files).unwrap();
     assert_eq!(left.open, Vec::<String>::new());
     assert_eq!(left.ignored, ["run.log"]);
+    // (gone.txt's removal is committed, but a file gone from both is not known to have been.)
+    assert_eq!(left.committed, ["app.py", "notes/new.txt"]);
     // Changed again, and read from a folder below the repository's top.
     std::fs::write(dir.join("notes/new.txt"), "newer\n").unwrap();
     std::fs::write(dir.join("notes/draft.txt"), "draft\n").unwrap();
@@ -605,6 +607,7 @@ fn a_folder_tasks_files_are_committed_and_nothing_else() {
         )
         .unwrap();
     assert_eq!(below.open, ["new.txt", "draft.txt"]);
+    assert!(below.committed.is_empty() && below.ignored.is_empty());
     assert_eq!(repo.not_committed(dir, &[]).unwrap(), Default::default());
     std::fs::remove_file(dir.join("notes/draft.txt")).unwrap();
     git(dir, &["checkout", "-q", "--", "notes/new.txt"]);
@@ -614,6 +617,44 @@ fn a_folder_tasks_files_are_committed_and_nothing_else() {
     std::fs::write(dir.join("app.py"), "changed\n").unwrap();
     let err = repo.commit_files(dir, &files, "x").unwrap_err();
     assert!(err.to_string().contains("not on a branch"), "{err}");
+}
+
+#[test]
+fn a_folder_commit_that_fails_below_the_repositorys_top_puts_the_index_back() {
+    let w = World::new();
+    let repo = w.repo();
+    let dir = &w.repo_dir;
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub/g.txt"), "one\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "sub"]);
+    let before = git(dir, &["rev-parse", "HEAD"]);
+    // The user staged a version of g.txt; the task changed it again and made a new file.
+    std::fs::write(dir.join("sub/g.txt"), "staged by the user\n").unwrap();
+    git(dir, &["add", "sub/g.txt"]);
+    std::fs::write(dir.join("sub/g.txt"), "the task's\n").unwrap();
+    std::fs::write(dir.join("sub/new.txt"), "new\n").unwrap();
+    let files = ["g.txt", "new.txt"].map(String::from);
+    let lock = dir.join(".git/refs/heads/main.lock");
+    std::fs::write(&lock, "").unwrap();
+    repo.commit_files(&dir.join("sub"), &files, "The task's work")
+        .unwrap_err();
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(git(dir, &["rev-parse", "HEAD"]), before);
+    assert_eq!(git(dir, &["show", ":sub/g.txt"]), "staged by the user");
+    assert_eq!(
+        git(dir, &["ls-files", "--cached"]),
+        "README.md\napp.py\nsub/g.txt",
+        "the index holds what it held, where it held it"
+    );
+    // And committed once the branch is free.
+    repo.commit_files(&dir.join("sub"), &files, "The task's work")
+        .unwrap()
+        .expect("a commit");
+    assert_eq!(
+        git(dir, &["show", "--name-only", "--format=", "HEAD"]),
+        "sub/g.txt\nsub/new.txt"
+    );
 }
 
 #[test]

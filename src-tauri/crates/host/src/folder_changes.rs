@@ -25,6 +25,8 @@ pub struct FolderReview {
     pub uncommitted: Option<Vec<String>>,
     /// Those of `files` that git ignores: no commit takes them.
     pub ignored: Vec<String>,
+    /// Those of `files` as the folder's branch's last commit has them.
+    pub committed: Vec<String>,
 }
 
 impl Host {
@@ -33,23 +35,27 @@ impl Host {
         let files = self.folder_changes(task)?;
         let project = self.project(self.task(task)?.project_id)?;
         let root = Path::new(&project.root_path);
-        let Ok(repo) = codewright_git::Repo::discover(root) else {
-            return Ok(FolderReview {
-                files,
-                uncommitted: None,
-                ignored: Vec::new(),
-            });
-        };
         let inside: Vec<String> = files
             .iter()
             .map(|f| f.path.clone())
             .filter(|p| !Path::new(p).is_absolute())
             .collect();
-        let found = repo.not_committed(root, &inside)?;
-        Ok(FolderReview {
-            files,
-            uncommitted: Some(found.open),
-            ignored: found.ignored,
+        // (Not a repository, or git failing: the change is shown all the same, without marks.)
+        let found =
+            codewright_git::Repo::discover(root).and_then(|repo| repo.not_committed(root, &inside));
+        Ok(match found {
+            Ok(found) => FolderReview {
+                files,
+                uncommitted: Some(found.open),
+                ignored: found.ignored,
+                committed: found.committed,
+            },
+            Err(_) => FolderReview {
+                files,
+                uncommitted: None,
+                ignored: Vec::new(),
+                committed: Vec::new(),
+            },
         })
     }
 }

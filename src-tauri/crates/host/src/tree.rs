@@ -228,6 +228,17 @@ pub fn list_folder(
     })
 }
 
+/// git's own folder for the checkout `root` is in (where its index and HEAD are); `None` when
+/// it is in no repository or git cannot be run.
+fn git_dir_of(root: &Path) -> Option<PathBuf> {
+    let repository = codewright_git::safe::Repository::open(root).ok()?;
+    let mut git = repository.command();
+    git.args(["rev-parse", "--absolute-git-dir"]);
+    let out = codewright_git::safe::output(git)?;
+    let dir = String::from_utf8(out.stdout).ok()?;
+    Some(PathBuf::from(dir.trim_end_matches('\n')))
+}
+
 /// Watches the folders open in a project's tree (each on its own, not recursively) and the
 /// repository's index, and reports which folders changed, once changes settle.
 pub struct TreeWatcher {
@@ -245,10 +256,26 @@ impl TreeWatcher {
         changed: impl Fn(Vec<String>) + Send + 'static,
     ) -> Result<TreeWatcher, HostError> {
         let base = root.to_path_buf();
+        // Commits, checkouts and staging change the marks without touching a listed folder:
+        // git's own folder for this checkout is watched too — `.git` at the top of a main
+        // checkout, elsewhere (a linked worktree, whose `.git` is a file; a project inside a
+        // bigger repository) where git says it is.
+        let git_dir = match root.join(".git") {
+            git if git.is_dir() => Some(git),
+            _ => git_dir_of(root),
+        };
+        let git_events = git_dir.clone();
         let debouncer = new_debouncer(SETTLE, move |events: DebounceEventResult| {
             let Ok(events) = events else { return };
             let mut folders = BTreeSet::new();
             for event in events {
+                if git_events
+                    .as_ref()
+                    .is_some_and(|git| event.path.starts_with(git))
+                {
+                    folders.insert(String::new());
+                    continue;
+                }
                 let Ok(rel) = event.path.strip_prefix(&base) else {
                     continue;
                 };
@@ -274,9 +301,7 @@ impl TreeWatcher {
             debouncer,
             watched: BTreeSet::new(),
         };
-        // Commits, checkouts and staging change the marks without touching a listed folder.
-        let git = root.join(".git");
-        if git.is_dir() {
+        if let Some(git) = git_dir {
             let _ = watcher
                 .debouncer
                 .watcher()

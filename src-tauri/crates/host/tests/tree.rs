@@ -139,6 +139,44 @@ fn a_watched_folder_reports_a_new_file() {
     );
 }
 
+/// A commit in a linked worktree (whose `.git` is a file naming git's folder for it elsewhere)
+/// changes every mark: it is reported though no open folder changed.
+#[test]
+fn a_commit_in_a_linked_worktree_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    write(&repo.join("a.txt"), "one\n");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "one"]);
+    let linked = dir.path().join("linked");
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            linked.to_str().unwrap(),
+        ],
+    );
+    write(&linked.join("b.txt"), "two\n");
+    git(&linked, &["add", "b.txt"]);
+    let root = linked.canonicalize().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let mut watcher = TreeWatcher::new(&root, move |folders| {
+        let _ = tx.send(folders);
+    })
+    .unwrap();
+    watcher.watch_only(&[]);
+    git(&linked, &["commit", "-qm", "two"]);
+    let batch = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the commit was not reported");
+    assert!(batch.iter().any(|f| f.is_empty()), "{batch:?}");
+}
+
 /// A repository that arrives with its `.git` folder (an archive), or whose config a model wrote:
 /// an fsmonitor hook, a clean filter on a file git must rehash, a post-index-change hook, an
 /// included config naming a filter with a subsection in capitals, a pager. Codewright's own

@@ -294,6 +294,7 @@ async fn a_task_in_the_project_folder_is_reviewed_by_what_its_checkpoints_saved(
     let review = w.host.folder_review(task.id).unwrap();
     assert_eq!(review.files.len(), 2);
     assert_eq!(review.uncommitted.unwrap(), Vec::<String>::new());
+    assert_eq!(review.committed, ["app.py", "notes/today.md"]);
     let err = w.host.draft_commit_message(task.id).await.unwrap_err();
     assert_eq!(
         err.kind,
