@@ -83,10 +83,38 @@ fn is_final_summary(line: &str) -> bool {
 
 /// One failure's block as one line.
 fn one_failure(block: &[&str]) -> Option<String> {
-    let failing = block
-        .iter()
-        .find_map(|l| l.strip_prefix('>'))
-        .map(str::trim);
+    // The failing statement: its `>` line and, when it goes over several, the lines up to the
+    // error's (pytest shows them indented, without the mark).
+    let failing = block.iter().position(|l| l.starts_with('>')).map(|at| {
+        let first = block[at][1..].trim();
+        let rest: Vec<&str> = block[at + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("E ") && !l.trim().is_empty())
+            .map(|l| l.trim())
+            .collect();
+        if rest.is_empty() {
+            return first.to_string();
+        }
+        // (Joined as one line, without the breaks' spaces and trailing commas.)
+        let mut joined = [first]
+            .into_iter()
+            .chain(rest)
+            .collect::<Vec<_>>()
+            .join(" ");
+        for (from, to) in [
+            ("( ", "("),
+            ("{ ", "{"),
+            ("[ ", "["),
+            (", )", ")"),
+            (", }", "}"),
+            (", ]", "]"),
+            (" )", ")"),
+        ] {
+            joined = joined.replace(from, to);
+        }
+        joined
+    });
+    let failing = failing.as_deref();
     let error = block
         .iter()
         .find_map(|l| l.strip_prefix("E "))
@@ -94,7 +122,7 @@ fn one_failure(block: &[&str]) -> Option<String> {
         .filter(|e| !e.is_empty());
     match (failing, error) {
         (Some(failing), Some(error)) => Some(
-            expected_and_got(failing, error)
+            expected_and_got(failing, error, block)
                 .unwrap_or_else(|| format!("`{failing}` fails: {error}")),
         ),
         // (No test line: an error collecting the tests — the error's last line, where it is.)
@@ -117,7 +145,7 @@ fn one_failure(block: &[&str]) -> Option<String> {
 
 /// `self.assertIs(CALL, EXPECTED)` / `assertEqual` that failed with `AssertionError: GOT is
 /// not EXPECTED` (or `GOT != EXPECTED`): "`CALL` must return EXPECTED; your code returns GOT".
-fn expected_and_got(failing: &str, error: &str) -> Option<String> {
+fn expected_and_got(failing: &str, error: &str, block: &[&str]) -> Option<String> {
     let inner = ["self.assertIs(", "self.assertEqual(", "self.assertEquals("]
         .iter()
         .find_map(|start| failing.strip_prefix(start))?
@@ -130,10 +158,168 @@ fn expected_and_got(failing: &str, error: &str) -> Option<String> {
     let got = said
         .split_once(" is not ")
         .or_else(|| said.split_once(" != "))
-        .map(|(got, _)| got)?;
-    Some(format!(
-        "`{call}` must return {expected}; your code returns {got}"
-    ))
+        .map(|(got, _)| got.to_string())?;
+    // (unittest shortens long sides — `{'joe': 1, [38 chars]': 1}` —; its diff below has them
+    // whole.)
+    let got = match got.contains(" chars]") {
+        true => diffed_first(block).unwrap_or(got),
+        false => got,
+    };
+    let mut said = format!("`{call}` must return {expected}; your code returns {got}");
+    if let Some(difference) = difference(expected, &got) {
+        said.push_str(&format!(" — {difference}"));
+    }
+    Some(said)
+}
+
+/// The first side of a failed `assertEqual` whole, read back from the diff unittest writes
+/// under its message (`- ` and `  ` lines, after pytest's `E` and its indent).
+fn diffed_first(block: &[&str]) -> Option<String> {
+    let mut first = String::new();
+    let mut any = false;
+    for line in block
+        .iter()
+        .skip_while(|l| !l.starts_with("E       AssertionError"))
+        .skip(1)
+    {
+        let Some(diff) = line.strip_prefix("E       ") else {
+            break;
+        };
+        if let Some(text) = diff.strip_prefix("- ") {
+            any = true;
+            first.push_str(text);
+        } else if let Some(text) = diff.strip_prefix("  ") {
+            first.push_str(text);
+        }
+    }
+    any.then_some(first)
+}
+
+/// What differs between what a test expected and what came, when both are Python strings or
+/// dicts: where two strings part, or a dict's keys missing, not wanted, or with another value.
+/// `None` when neither (or a side the test runner shortened), or when nothing differs.
+fn difference(expected: &str, got: &str) -> Option<String> {
+    if let (Some(e), Some(g)) = (py_string(expected), py_string(got)) {
+        let at = e.chars().zip(g.chars()).take_while(|(a, b)| a == b).count();
+        let from = |s: &str| s.chars().skip(at).take(12).collect::<String>();
+        let (e_more, g_more) = (e.chars().count() > at, g.chars().count() > at);
+        return match (e_more, g_more) {
+            (true, true) => Some(format!(
+                "they part at character {}: {:?} expected there, yours has {:?}",
+                at + 1,
+                from(&e),
+                from(&g)
+            )),
+            (true, false) => Some(format!("yours ends too soon: {:?} is missing", from(&e))),
+            (false, true) => Some(format!("yours has {:?} too many at its end", from(&g))),
+            (false, false) => None,
+        };
+    }
+    let (e, g) = (py_dict(expected)?, py_dict(got)?);
+    let find = |items: &[DictItem], key: &str| items.iter().find(|i| i.key == key).cloned();
+    let listed = |items: Vec<String>| {
+        let more = items.len().saturating_sub(5);
+        let mut text = items.into_iter().take(5).collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            text.push_str(&format!(" and {more} more"));
+        }
+        text
+    };
+    let missing: Vec<String> = e
+        .iter()
+        .filter(|i| find(&g, &i.key).is_none())
+        .map(|i| format!("{}: {}", i.literal, i.value))
+        .collect();
+    let unwanted: Vec<String> = g
+        .iter()
+        .filter(|i| find(&e, &i.key).is_none())
+        .map(|i| format!("{}: {}", i.literal, i.value))
+        .collect();
+    let other: Vec<String> = e
+        .iter()
+        .filter_map(|i| {
+            let mine = find(&g, &i.key)?;
+            (mine.value != i.value)
+                .then(|| format!("{}: {} ({} expected)", mine.literal, mine.value, i.value))
+        })
+        .collect();
+    let mut parts = Vec::new();
+    if !missing.is_empty() {
+        parts.push(format!("missing {}", listed(missing)));
+    }
+    if !unwanted.is_empty() {
+        parts.push(format!("not wanted {}", listed(unwanted)));
+    }
+    if !other.is_empty() {
+        parts.push(format!("other values {}", listed(other)));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// One `key: value` of a Python dict literal: the key as written and unquoted, the value as
+/// written.
+#[derive(Clone)]
+struct DictItem {
+    literal: String,
+    key: String,
+    value: String,
+}
+
+/// The items of a Python dict literal whose keys are strings; `None` for anything else.
+fn py_dict(text: &str) -> Option<Vec<DictItem>> {
+    let inner = text.trim().strip_prefix('{')?.strip_suffix('}')?;
+    top_level_args(inner)
+        .into_iter()
+        .map(|item| {
+            let (literal, value) = split_key(&item)?;
+            Some(DictItem {
+                key: py_string(&literal)?,
+                literal,
+                value,
+            })
+        })
+        .collect()
+}
+
+/// `'key': value` split at the colon after the quoted key.
+fn split_key(item: &str) -> Option<(String, String)> {
+    let item = item.trim();
+    let quote = item.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let mut escaped = false;
+    for (at, c) in item.char_indices().skip(1) {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == quote {
+            let (literal, rest) = item.split_at(at + 1);
+            let value = rest.trim_start().strip_prefix(':')?.trim();
+            return Some((literal.to_string(), value.to_string()));
+        }
+    }
+    None
+}
+
+/// A Python string literal's text (quoted with ' or ", the usual escapes); `None` for anything
+/// else.
+fn py_string(text: &str) -> Option<String> {
+    let text = text.trim();
+    let quote = text.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let body = text.strip_prefix(quote)?.strip_suffix(quote)?;
+    let mut out = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.push(match chars.next()? {
+                'n' => '\n',
+                't' => '\t',
+                other => other,
+            }),
+            c if c == quote => return None, // (two literals, or not one)
+            c => out.push(c),
+        }
+    }
+    Some(out)
 }
 
 /// A call's arguments split at its top-level commas (not inside brackets or strings).
@@ -216,6 +402,44 @@ FAILED isogram_test.py::IsogramTest::test_word_with_duplicated_character_in_mixe
         );
         // Still counted as the check's own summary would be.
         assert_eq!(crate::focus::score(&said), Some(2));
+    }
+
+    /// Recorded (pytest 8.3.5, `-q`): a first try at acronym and word-count, as a small model
+    /// writes it.
+    const ACRONYM: &str = include_str!("../tests/fixtures/pytest/acronym.out");
+    const WORD_COUNT: &str = include_str!("../tests/fixtures/pytest/word_count.out");
+
+    #[test]
+    fn where_a_string_or_a_dict_differs_is_said() {
+        assert_eq!(
+            in_words(ACRONYM).unwrap(),
+            "These tests fail:\n\
+             - `abbreviate(\"The Road _Not_ Taken\")` must return \"TRNT\"; your code returns 'TR_T' \
+             — they part at character 3: \"NT\" expected there, yours has \"_T\"\n\
+             1 failed, 8 passed in 0.02s\n"
+        );
+        let said = in_words(WORD_COUNT).unwrap();
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(lines.len(), 5, "{said}");
+        // A statement over several lines is read whole.
+        assert_eq!(
+            lines[1],
+            "- `count_words(\",\\n,one,\\n ,two \\n 'three'\")` must return {\"one\": 1, \"two\": 1, \"three\": 1}; \
+             your code returns {',': 1, ',one,': 1, ',two': 1, 'three': 1} \
+             — missing \"one\": 1, \"two\": 1; not wanted ',': 1, ',one,': 1, ',two': 1"
+        );
+        assert!(
+            lines[2].ends_with("— missing \"1\": 1; not wanted 'testing,': 1, '1,': 1; other values 'testing': 1 (2 expected)"),
+            "{said}"
+        );
+        // A side unittest shortened is read whole from its diff.
+        assert!(
+            lines[3].contains("your code returns {'a.': 1, 'and': 1, 'app,': 1, 'apple': 1, 'between': 1, 'can': 1, 'joe': 1, 't': 1, 'tell': 1}")
+                && lines[3].ends_with("— missing \"can't\": 1, \"app\": 1, \"a\": 1; not wanted 'a.': 1, 'app,': 1, 'can': 1, 't': 1"),
+            "{said}"
+        );
+        assert_eq!(lines[4], "10 failed, 7 passed in 0.05s");
+        assert_eq!(crate::focus::score(&said), Some(10));
     }
 
     #[test]
