@@ -2517,6 +2517,15 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
     app.switch_to(&main);
     app.find("#tab-files").click();
     let rows = "return [...document.querySelectorAll('#tree .tree-item')].map(r => r.dataset.path + (r.querySelector('.tree-mark')?.textContent ?? '')).join(' ')";
+    // A file's Attach, as a person reaches it: the row, then its button.
+    let attach = |path: &str| {
+        app.find(&format!(".tree-item[data-path='{path}'] .tree-row"))
+            .click();
+        app.find(&format!(
+            ".tree-item[data-path='{path}'] .tree-actions .button"
+        ))
+        .click();
+    };
     app.wait_until("the top of the project", WAIT, rows, |v| {
         v == "src .gitignore README.md"
     });
@@ -2558,10 +2567,7 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
     assert!(closed(), "← did not close src");
 
     // Attach: into the task window's message.
-    app.find(".tree-item[data-path='README.md'] .tree-row")
-        .click();
-    app.find(".tree-item[data-path='README.md'] .tree-actions .button")
-        .click();
+    attach("README.md");
     app.switch_to(&task_window);
     app.wait_until(
         "the file in the message",
@@ -2613,9 +2619,7 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
         v == "src .gitignore more.txtU README.md wt.txtU"
     });
     // Attach goes to the worktree's own task: none is open yet, and the window says so.
-    app.find(".tree-item[data-path='wt.txt'] .tree-row").click();
-    app.find(".tree-item[data-path='wt.txt'] .tree-actions .button")
-        .click();
+    attach("wt.txt");
     app.wait_until(
         "why the file was not attached",
         WAIT,
@@ -2645,9 +2649,7 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
     app.wait_until("the worktree's files again", WAIT, rows, |v| {
         v == "src .gitignore more.txtU README.md wt.txtU"
     });
-    app.find(".tree-item[data-path='wt.txt'] .tree-row").click();
-    app.find(".tree-item[data-path='wt.txt'] .tree-actions .button")
-        .click();
+    attach("wt.txt");
     app.switch_to(&worktree_window);
     app.wait_until(
         "the worktree's file in its task's message",
