@@ -69,7 +69,7 @@ def main():
                 # Then coloured: every hunk drawn at the open, in its language's colours.
                 s.wait("const drawn = document.querySelectorAll('#changes-dialog .diff-scroll'); "
                        "return drawn.length > 0 && [...drawn].every((d) => 'coloured' in d.dataset)")
-                coloured.append(s.js("const m = performance.getEntriesByName('changes-coloured'); "
+                coloured.append(s.js("const m = performance.getEntriesByName('diff-coloured'); "
                                      "return m[m.length - 1].startTime - performance.getEntriesByName('changes-open')[0].startTime"))
                 spans = s.js("const m = performance.getEntriesByName('colour-lines').map((e) => e.duration); "
                              "performance.clearMeasures('colour-lines'); return [Math.max(0, ...m), m.reduce((a, b) => a + b, 0)]")

@@ -4195,6 +4195,13 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     let desktop = Desktop::start_with(&data, &env);
     let app = desktop.launch();
     open_task_window(&app);
+    // The edit's tool panel shows its diff in the file's colours too.
+    app.wait_until(
+        "the edit's diff coloured",
+        WAIT,
+        "return [...document.querySelectorAll('.tool-panel [data-coloured] .hljs-keyword')].map(s => s.textContent).join(' ')",
+        |v| v == "def return",
+    );
     app.set_size(480, 360);
     app.click("#changes-open");
     let files = "return [...document.querySelectorAll('#changes-dialog .change-file')].map(f => f.dataset.path).join(' | ')";

@@ -238,7 +238,7 @@ function editView(action, choosable) {
       toggles.push(toggle);
       head = h('label', { class: 'diff-range hunk-choice' }, toggle, h('span', { text: label }));
     }
-    return h('div', { class: 'diff-hunk' }, head, hunkTable(hunk));
+    return h('div', { class: 'diff-hunk' }, head, hunkTable(hunk, action.path));
   });
   return {
     node: h('div', { class: 'approval-action diff' },

@@ -9,8 +9,6 @@
 import { call, messageOf } from '../api.js';
 import { $, h } from '../dom.js';
 import { ask } from '../dialogs.js';
-import { visible } from '../format.js';
-import { colourLines } from './code.js';
 import { hunkRange, hunkTable } from './diff.js';
 
 /** Lines drawn at once when the view opens (a 5,000-line change is drawn whole in well under
@@ -138,7 +136,7 @@ export function changesMayHaveMoved() {
 
 async function open() {
   // For scripts/bench-changes.py: opened → the change read → drawn and painted.
-  for (const mark of ['changes-open', 'changes-read', 'changes-painted', 'changes-coloured']) performance.clearMarks(mark);
+  for (const mark of ['changes-open', 'changes-read', 'changes-painted', 'diff-coloured']) performance.clearMarks(mark);
   performance.mark('changes-open');
   const dialog = $('#changes-dialog');
   dialog.replaceChildren(skeleton());
@@ -308,7 +306,7 @@ function hunkView(file, hunk) {
   const draw = () => {
     if (table) return table;
     view.observer?.unobserve(lines);
-    table = hunkTable(hunk);
+    table = hunkTable(hunk, file.path);
     // A click on a line writes a comment on it.
     let oldLine = hunk.oldStart;
     let newLine = hunk.newStart;
@@ -325,9 +323,6 @@ function hunkView(file, hunk) {
       if (row) addComment(file.path, Number(row.dataset.line), hunk.lines[rows.indexOf(row)].text, row);
     });
     lines.replaceWith(table);
-    // Coloured after the frame that shows its lines (that frame does not wait for it); left
-    // plain if the highlighter fails.
-    requestAnimationFrame(() => setTimeout(() => colour(table, file.path, hunk).catch(() => {}), 0));
     const fileView = table.closest('.change-file');
     for (const comment of commentsOn(file.path)) {
       if (holds(hunk, comment.line) && fileView) placeComment(fileView, comment);
@@ -345,26 +340,6 @@ function hunkView(file, hunk) {
       h('button', { type: 'button', class: 'button small change-revert', dataset: { needsStopped: '' }, text: 'Revert', 'aria-label': `Revert this hunk of ${file.path}`,
         onclick: () => revert(file, hunk) })),
     lines);
-}
-
-/** Colours a drawn hunk's lines by its file's language, once they are on screen: the lines
- * before (context and removed) and after (context and added) are each highlighted as one text. */
-async function colour(table, path, hunk) {
-  const before = [];
-  const after = [];
-  hunk.lines.forEach((line, i) => {
-    if (line.kind !== 'added') before.push(i);
-    if (line.kind !== 'removed') after.push(i);
-  });
-  const text = (i) => visible(hunk.lines[i].text);
-  const [old, now] = await Promise.all([colourLines(before.map(text), path), colourLines(after.map(text), path)]);
-  if (!old || !now || !table.isConnected) return;
-  const cells = table.querySelectorAll('td.diff-text');
-  // (The highlighter's HTML: the line's text escaped, with its <span class> tags.)
-  after.forEach((row, k) => { cells[row].innerHTML = now[k]; });
-  before.forEach((row, k) => { if (hunk.lines[row].kind === 'removed') cells[row].innerHTML = old[k]; });
-  table.dataset.coloured = '';
-  performance.mark('changes-coloured'); // for scripts/bench-changes.py
 }
 
 // ---- comments -----------------------------------------------------------------------------

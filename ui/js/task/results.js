@@ -67,7 +67,7 @@ function diff(d) {
     h('div', { class: 'diff-range' },
       h('span', { text: hunkRange(hunk) }),
       applied.has(hunk.index) ? null : tag('not applied', 'tag-warn')),
-    hunkTable(hunk)));
+    hunkTable(hunk, d.path)));
   return h('div', { class: 'diff' },
     h('div', { class: 'diff-file' }, h('span', { class: 'file-path', text: visible(d.path) }), d.created ? tag('new file') : null),
     foldable(h('div', { class: 'diff-hunks' }, hunks), hunkLines(d.hunks)));
