@@ -470,7 +470,10 @@ impl Repo {
         );
         if let Err(e) = moved {
             let _ = put_back();
-            return Err(e);
+            return Err(GitError::Refused(format!(
+                "nothing was committed: the branch of {} moved or is held by another git ({e}); look at `git status` there, then commit again",
+                folder.display()
+            )));
         }
         Ok(Some(commit))
     }

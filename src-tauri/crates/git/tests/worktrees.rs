@@ -549,8 +549,10 @@ fn a_folder_tasks_files_are_committed_and_nothing_else() {
     std::fs::write(dir.join("app.py"), &task_version).unwrap();
     let ref_lock = dir.join(".git/refs/heads/main.lock");
     std::fs::write(&ref_lock, "").unwrap();
-    repo.commit_files(dir, &files, "The task's work")
+    let err = repo
+        .commit_files(dir, &files, "The task's work")
         .unwrap_err();
+    assert!(err.to_string().contains("nothing was committed"), "{err}");
     std::fs::remove_file(&ref_lock).unwrap();
     assert_eq!(git(dir, &["rev-parse", "HEAD"]), before);
     assert_eq!(git(dir, &["show", ":app.py"]), "staged by the user");
