@@ -599,7 +599,7 @@ impl Repo {
             return Ok(found);
         }
         // (`status` names paths from the repository's top; the folder may be below it.)
-        let prefix = stdout_line(&run_in(dir, ["rev-parse", "--show-prefix"])?);
+        let prefix = prefix_in(dir)?;
         let mut open = std::collections::HashSet::new();
         let mut ignored = std::collections::HashSet::new();
         for some in paths.chunks(500) {
@@ -934,7 +934,7 @@ struct Staged {
 impl Staged {
     fn read(folder: &Path, pathspecs: &[String]) -> Result<Staged> {
         let mut staged = Staged {
-            prefix: stdout_line(&run_in(folder, ["rev-parse", "--show-prefix"])?),
+            prefix: prefix_in(folder)?,
             entries: Vec::new(),
             conflicted: false,
         };
@@ -983,6 +983,12 @@ impl Staged {
         }
         Ok(())
     }
+}
+
+/// Where the folder `dir` is in its repository (`sub/dir/`; empty at its top): what git puts
+/// before a path that it names from the repository's top.
+fn prefix_in(dir: &Path) -> Result<String> {
+    Ok(stdout_line(&run_in(dir, ["rev-parse", "--show-prefix"])?))
 }
 
 /// `path` (relative to the folder git runs in) as a pathspec that means only itself.

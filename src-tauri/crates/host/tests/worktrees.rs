@@ -442,6 +442,11 @@ async fn a_folder_that_is_no_repository_makes_no_task() {
     assert_eq!(err.kind, ErrorKind::NotFound, "{err:?}");
     assert!(w.host.tasks(project).unwrap().is_empty());
     assert!(w.host.tasks(w.project).unwrap().is_empty());
+    // A task in that folder is reviewed all the same, without marks of what is committed.
+    let task = w.host.add_task(project, "Plain").unwrap();
+    let review = w.host.folder_review(task.id).unwrap();
+    assert_eq!(review.uncommitted, None);
+    assert!(review.files.is_empty() && review.committed.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
