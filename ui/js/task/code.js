@@ -40,9 +40,9 @@ export function loadHighlighter() {
 /**
  * The lines of one side of a diff (`texts`, in order) coloured as `path`'s language: the HTML
  * the highlighter wrote for each line (its text escaped, only its `<span class>` tags added), or
- * null when the language is not known or the text is too long to colour in one step. Highlighted as one text, so a comment or string over
- * several lines is coloured as one; its tags are closed at each line's end and opened again on
- * the next.
+ * null when the language is not known or the text is too long to colour in one step.
+ * Highlighted as one text, so a comment or string over several lines is coloured as one; its
+ * tags are closed at each line's end and opened again on the next.
  */
 export async function colourLines(texts, path) {
   await loadHighlighter();
@@ -56,11 +56,11 @@ export async function colourLines(texts, path) {
   return lines;
 }
 
-/** The highlighter's language for a file's name (by its extension or its whole name). */
+/** The highlighter's language for a file's name: by its extension (`py`), or by its whole name
+ * when it has none (`Makefile`). */
 function languageOfPath(path) {
   const name = path.slice(path.lastIndexOf('/') + 1).toLowerCase();
-  const ext = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1) : name;
-  const wanted = { dockerfile: 'dockerfile', makefile: 'makefile' }[name] ?? ext;
+  const wanted = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1) : name;
   return wanted && hljs.getLanguage(wanted) ? wanted : null;
 }
 
