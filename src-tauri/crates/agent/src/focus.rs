@@ -126,7 +126,7 @@ pub fn request(
     match best.filter(|b| now.is_some_and(|now| now > b.score)) {
         // Worse than an earlier version: that version is what it starts from again.
         Some(best) => {
-            focus.push_str("Your last change made more of the checks fail than an earlier version of yours did. Start again from that earlier version; here it is, with what still failed then.\n\n");
+            focus.push_str("Your last change made more of the checks fail than an earlier version of yours did, so that earlier version is back in the file. Start again from it; here it is, with what still failed then.\n\n");
             for (path, content) in &best.files {
                 focus.push_str(&format!(
                     "{path} was then:\n````\n{}````\n\n",
@@ -274,21 +274,20 @@ pub struct Best {
 impl Best {
     /// Keeps the work as it is now in `best` when its checks' `outputs` (each command's output,
     /// just run, failing) say it did better than the best so far, or it is the first said.
+    /// Returns the files of the best version when the work now does worse than it: what to put
+    /// back.
     pub fn record(
         best: &mut Option<Best>,
         messages: &[Message],
         root: &Path,
         outputs: Vec<(String, String)>,
-    ) {
-        let Some(now) = outputs
+    ) -> Option<Vec<(String, String)>> {
+        let now = outputs
             .iter()
             .map(|(_, o)| score(o))
-            .try_fold(0u64, |sum, s| s.map(|s| sum.saturating_add(s)))
-        else {
-            return;
-        };
-        if best.as_ref().is_some_and(|b| b.score <= now) {
-            return;
+            .try_fold(0u64, |sum, s| s.map(|s| sum.saturating_add(s)))?;
+        if let Some(kept) = best.as_ref().filter(|b| b.score <= now) {
+            return (kept.score < now).then(|| kept.files.clone());
         }
         let since = opening(messages).map_or(0, |o| o + 1);
         let files = changed_files(&messages[since..], root);
@@ -299,6 +298,7 @@ impl Best {
                 outputs,
             });
         }
+        None
     }
 }
 
@@ -549,7 +549,10 @@ mod tests {
         write("good\n");
         messages.extend(attempt(1, "..F. 1 failed, 17 passed"));
         let outputs = vec![(CHECK.to_string(), "..F. 1 failed, 17 passed".to_string())];
-        Best::record(&mut best, &messages, dir.path(), outputs);
+        assert_eq!(
+            Best::record(&mut best, &messages, dir.path(), outputs),
+            None
+        );
         write("worse\n");
         // A second file, changed only after the best version: named as it was then.
         std::fs::write(dir.path().join("util.py"), "broken\n").unwrap();
@@ -561,7 +564,11 @@ mod tests {
         messages.push(tool(vec![result("u", "Edited util.py", false)]));
         messages.extend(attempt(2, "FFF. 4 failed, 14 passed"));
         let outputs = vec![(CHECK.to_string(), "FFF. 4 failed, 14 passed".to_string())];
-        Best::record(&mut best, &messages, dir.path(), outputs);
+        // Worse: the best version's files are what to put back.
+        assert_eq!(
+            Best::record(&mut best, &messages, dir.path(), outputs),
+            Some(vec![("rain.py".to_string(), "good\n".to_string())])
+        );
         let kept = best.clone().unwrap();
         assert_eq!(kept.score, 1);
         assert_eq!(kept.files, [("rain.py".to_string(), "good\n".to_string())]);

@@ -6,7 +6,7 @@ mod common;
 
 use codewright_protocol::{PermissionMode, RunOutcome};
 use common::{recorded, text, tool_results, World};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_written_as_fenced_json_is_run_not_taken_as_the_answer() {
@@ -429,11 +429,22 @@ async fn a_small_model_going_round_in_circles_is_started_again_once() {
 }
 
 /// A small model whose next attempt does worse than its last (recorded on raindrops: 1 test of
-/// 18 failing, then 4, then 14) is sent back to the version that did best, and goes on from it.
+/// 18 failing, then 4, then 14) has the version that did best put back in the file, is sent
+/// that version, and goes on from it: a run stopped after the worse attempt keeps the better.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_small_model_that_does_worse_starts_again_from_its_best() {
+async fn a_small_model_that_does_worse_has_its_best_put_back_and_starts_again_from_it() {
+    use codewright_protocol::AgentEvent;
     let version = |word: &str| format!("def convert(n):\n    return '{word}'\n");
+    // The file as it is on disk when each request arrives.
+    let file = Arc::new(std::sync::OnceLock::<std::path::PathBuf>::new());
+    let on_disk = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (seen, at) = (on_disk.clone(), file.clone());
     let world = World::new(Arc::new(move |i, body: &serde_json::Value| {
+        if let Some(path) = at.get() {
+            seen.lock()
+                .unwrap()
+                .push(std::fs::read_to_string(path).unwrap());
+        }
         let asked = common::last_text(body);
         let word = if asked.contains("was then:") && asked.contains("'good'") {
             "solved"
@@ -443,6 +454,7 @@ async fn a_small_model_that_does_worse_starts_again_from_its_best() {
         text(&format!("rain.py\n```python\n{}```", version(word)))
     }))
     .await;
+    file.set(world.path("rain.py")).unwrap();
     std::fs::write(world.path("rain.py"), "def convert(n):\n    pass\n").unwrap();
     std::fs::write(
         world.path("check.sh"),
@@ -455,18 +467,44 @@ async fn a_small_model_that_does_worse_starts_again_from_its_best() {
         PermissionMode::Yolo,
         world.small_model(),
     );
-    while rx.recv().await.is_some() {}
+    let mut notices = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::Notice { message, .. } = event {
+            notices.push(message);
+        }
+    }
     assert_eq!(handle.wait().await, RunOutcome::Done);
     assert_eq!(
         std::fs::read_to_string(world.path("rain.py")).unwrap(),
-        version("solved")
+        version("solved"),
+        "{notices:?}"
     );
-    // good (1 failing), worse (4): the third request shows the good version, not the worse.
+    // good (1 failing), worse (4): the third request shows the good version, not the worse,
+    // and the good version is back on disk when it is sent.
     let requests = world.server.requests();
     assert_eq!(requests.len(), 3, "{requests:?}");
     let third = common::last_text(&requests[2]);
     assert!(third.contains("rain.py was then:"), "{third}");
+    assert!(third.contains("back in the file"), "{third}");
     assert!(!third.contains("'worse'"), "{third}");
+    assert_eq!(on_disk.lock().unwrap()[2], version("good"));
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("rain.py is put back to that version")),
+        "{notices:?}"
+    );
+    // The put-back is a restore of the task's, undoable like any other.
+    let restores = world
+        .store
+        .lock()
+        .unwrap()
+        .checkpoints(world.task)
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.kind == codewright_protocol::CheckpointKind::Restore)
+        .count();
+    assert_eq!(restores, 1);
 }
 
 /// A small model that says it changed the file without writing it (seen: "The function

@@ -197,7 +197,7 @@ impl Host {
             }
         };
         checkpoints
-            .put_back(task, &file.path, content.as_deref(), mode)
+            .put_back(task, &root, &file.path, content.as_deref(), mode)
             .map(drop)
             .map_err(HostError::from)
     }

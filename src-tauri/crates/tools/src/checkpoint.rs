@@ -372,32 +372,28 @@ impl Checkpoints {
     /// Puts `path` (a file `task` changed) back to `content` (`None`: removed) with `mode` (else
     /// the mode it has now), recording what is there now first as a restore of the task's, so it
     /// can be undone like any restore. Written along its path without following a link, and only
-    /// inside the project folder.
+    /// inside `root`, the folder the task works in (the project's, or its worktree).
     pub fn put_back(
         &self,
         task: TaskId,
+        root: &Path,
         path: &Path,
         content: Option<&[u8]>,
         mode: Option<u32>,
     ) -> Result<i64> {
-        let (root, turn) = {
-            let store = self.store.lock().expect("store lock");
-            let project = store.task(task).and_then(|t| store.project(t.project_id))?;
-            let turn = store
-                .checkpoints(task)?
-                .iter()
-                .map(|c| c.turn)
-                .max()
-                .unwrap_or(0);
-            let root = Path::new(&project.root_path);
-            (
-                root.canonicalize().unwrap_or_else(|_| root.to_path_buf()),
-                turn,
-            )
-        };
+        let turn = self
+            .store
+            .lock()
+            .expect("store lock")
+            .checkpoints(task)?
+            .iter()
+            .map(|c| c.turn)
+            .max()
+            .unwrap_or(0);
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
         if !path.starts_with(&root) {
             return Err(CheckpointError::Refused(format!(
-                "{} is not in the project folder; put it back from the checkpoints",
+                "{} is not in the task's folder; put it back from the checkpoints",
                 path.display()
             )));
         }

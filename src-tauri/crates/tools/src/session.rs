@@ -222,6 +222,26 @@ impl Session {
         &self.checkpoints
     }
 
+    /// Puts `path` (relative to the task's folder) back to `content` on the agent's own account
+    /// (a small model's best version, after a worse change), through the task's checkpoints:
+    /// undoable like any restore, written without following a link, never outside the folder.
+    /// The agent's tools then know the file as written, so the model may edit it at once.
+    pub fn put_back(
+        &self,
+        path: &str,
+        content: &[u8],
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        let refused = crate::checkpoint::CheckpointError::Refused;
+        let resolved = crate::paths::resolve(&self.root, path).map_err(refused)?;
+        if !resolved.inside {
+            return Err(refused(format!("{path} is not in the task's folder")));
+        }
+        self.checkpoints
+            .put_back(self.task, &self.root, &resolved.real, Some(content), None)?;
+        self.remember(&resolved.real, content);
+        Ok(())
+    }
+
     /// Kills the background processes this task started.
     pub fn shutdown(&self) {
         self.processes.kill_all();

@@ -328,6 +328,7 @@ impl Agent {
             words: None,
             checked_in_words: None,
             corrected: false,
+            put_back: 0,
         };
         // Not while a run writes the conversation.
         let _held = hold_task(&self.inner.home, task)?;
@@ -455,6 +456,7 @@ impl Agent {
             words: None,
             checked_in_words: None,
             corrected: false,
+            put_back: 0,
         };
         TaskHandle {
             task: request.task,
@@ -495,6 +497,8 @@ struct Run {
     checked_in_words: Option<Checked>,
     /// The run's one corrective turn for a call that could not be read was given.
     corrected: bool,
+    /// How many times the run put a small model's best version back ([`Run::changes`]).
+    put_back: u32,
 }
 
 /// The check commands run for one answer: each with its call's id.

@@ -55,7 +55,54 @@ impl Run {
     /// last of them may no longer say what the file holds.
     pub(super) fn changes(&self) -> u32 {
         let work = self.work.lock().expect("work lock");
-        work.edits + work.commands
+        work.edits + work.commands + self.put_back
+    }
+
+    /// Puts a small model's best version back on disk (`files`: each path in the task's
+    /// folder with its content then) after a change of its made the checks fail worse, so
+    /// that the folder never ends holding less than its best — a run stopped or timed out
+    /// after a worse attempt keeps the better one. Each file goes back through the task's
+    /// checkpoints (undoable like any restore); the checks `failing` are then as they were
+    /// for that version, and the model is sent that version ([`crate::focus::request`]).
+    fn put_back_best(
+        &mut self,
+        session: &Session,
+        files: &[(String, String)],
+        failing: &[(String, String)],
+    ) {
+        let mut done = Vec::new();
+        for (path, content) in files {
+            if std::fs::read(session.root.join(path)).is_ok_and(|now| now == content.as_bytes()) {
+                continue;
+            }
+            match session.put_back(path, content.as_bytes()) {
+                Ok(()) => done.push(path.as_str()),
+                Err(e) => {
+                    self.notice(format!("{path} could not be put back to the model's best version ({e}); it is left as the model's last change wrote it."));
+                }
+            }
+        }
+        if done.is_empty() {
+            return;
+        }
+        self.put_back += 1;
+        let changes = self.changes();
+        if let Some(words) = self.words.as_mut() {
+            for (command, _) in failing {
+                words.ran.insert(
+                    command.clone(),
+                    Ran {
+                        changes,
+                        passed: false,
+                    },
+                );
+            }
+        }
+        self.notice(format!(
+            "The model's last change made more of the checks fail than an earlier version of its own, so {} {} put back to that version (undo it from the task's checkpoints).",
+            done.join(", "),
+            if done.len() == 1 { "is" } else { "are" }
+        ));
     }
 
     pub(super) fn store(&self) -> std::sync::MutexGuard<'_, Store> {
@@ -1221,6 +1268,7 @@ impl Run {
             // The checks ran as of the edits made now.
             let checked = self.checked_in_words.take();
             let mut checks_passed = false;
+            let mut put_back = None;
             let changes = self.changes();
             if let (Some(words), Some(checked)) = (self.words.as_mut(), &checked) {
                 checks_passed = true;
@@ -1244,13 +1292,17 @@ impl Run {
                         .last()
                         .map(|m| check_outputs(m, &failing))
                         .unwrap_or_default();
-                    crate::focus::Best::record(
+                    put_back = crate::focus::Best::record(
                         &mut words.best,
                         &view.messages,
                         &words.root,
                         outputs,
-                    );
+                    )
+                    .map(|files| (files, failing));
                 }
+            }
+            if let Some((files, failing)) = put_back {
+                self.put_back_best(session, &files, &failing);
             }
             // A change that passes the user's own checks, or work the model ended that does,
             // is the end of the task: asking the model again only has it say so (at a few
