@@ -1041,3 +1041,29 @@ async fn a_small_model_that_keeps_changing_the_code_is_sent_back_until_it_passes
         SOLVED
     );
 }
+
+/// A model that alternates between two sets of calls failing the same way goes round in
+/// circles too (seen on acronym: `ls`, then a read of a path that is not there, in turn,
+/// until the time ran out): it is stopped as one repeating one set is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sets_of_failing_calls_in_turn_are_a_circle() {
+    use serde_json::json;
+    let world = World::new(Arc::new(|i, _: &serde_json::Value| {
+        if i % 2 == 0 {
+            common::calls(&[("bash", json!({"command": "ls nowhere"}))])
+        } else {
+            common::calls(&[("bash", json!({"command": "cat nothing.py"}))])
+        }
+    }))
+    .await;
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Fix leap.py."),
+        PermissionMode::Yolo,
+        world.model(),
+    );
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    // A, B, A (once like the one before last), B (twice): stopped after the fourth.
+    assert_eq!(world.server.requests().len(), 4, "stopped after the fourth");
+}

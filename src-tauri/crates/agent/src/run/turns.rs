@@ -915,7 +915,8 @@ impl Run {
         let text_mode = !model.sends_tools();
         let base_system = system;
         let mut empty_retry = false;
-        let mut last_exchange: Option<Vec<String>> = None;
+        // The last two exchanges of calls and results (a circle may alternate between two).
+        let mut recent: Vec<Vec<String>> = Vec::new();
         // One reminder per run for a small model that ends without a change (sent, not stored).
         let (mut nudged, mut nudge_now) = (false, None::<String>);
         // The checks failing when a small model was last sent back to fix them.
@@ -1171,8 +1172,9 @@ impl Run {
                 .iter()
                 .any(|r| matches!(r, Part::ToolResult { is_error: true, .. }));
             // The same calls failing the same way, again and again: a model going round in
-            // circles (seen: one write refused as "would not change" twenty times). Reads in
-            // between change nothing, and are left out (seen: a refused write and its check,
+            // circles (seen: one write refused as "would not change" twenty times; `ls` and a
+            // read of a path that is not there, in turn, until the time ran out), so an exchange
+            // like either of the last two counts. Reads in between change nothing, and are left out (seen: a refused write and its check,
             // with one read or two before them, until the time ran out).
             let asked: std::collections::HashMap<&str, String> = view
                 .messages
@@ -1205,12 +1207,15 @@ impl Run {
                     _ => None,
                 })
                 .collect();
-            repeated = if !passed && last_exchange.as_ref() == Some(&exchange) {
+            repeated = if !passed && recent.contains(&exchange) {
                 repeated + 1
             } else {
                 0
             };
-            last_exchange = Some(exchange);
+            if recent.len() == 2 {
+                recent.remove(0);
+            }
+            recent.push(exchange);
             // A check that fails again with nothing changed since it last failed (the model's
             // write was refused, or changed nothing) is not shown to the model twice.
             let changes = self.changes();
@@ -1256,10 +1261,10 @@ impl Run {
             if repeated >= 2 && !started_again && self.words.as_ref().is_some_and(|w| w.small) {
                 started_again = true;
                 start_again_now = true;
-                (repeated, last_exchange) = (0, None);
-                self.notice("The model made the same calls three times in a row and they failed the same way each time; it is asked once more with only the task and its files.");
+                (repeated, recent) = (0, Vec::new());
+                self.notice("The model kept making the same calls (the same ones, or two sets in turn) and they failed the same way each time; it is asked once more with only the task and its files.");
             } else if repeated >= 2 {
-                self.notice("The model made the same calls three times in a row and they failed the same way each time, so the run stops here rather than go round in circles. Send a message to continue.");
+                self.notice("The model kept making the same calls (the same ones, or two sets in turn) and they failed the same way each time, so the run stops here rather than go round in circles. Send a message to continue.");
                 return Ok(RunOutcome::Done);
             }
             if self.cancel.is_cancelled() {
