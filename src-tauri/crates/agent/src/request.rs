@@ -13,7 +13,7 @@ pub const AGENT: &str = "agent";
 
 /// Finds the model an agent file names (MODEL@PROVIDER, or a role), with its key: the front
 /// end knows the user's providers and roles ([`Agent::set_model_resolver`]).
-pub type ModelResolver = Arc<dyn Fn(&str) -> Result<Model, String> + Send + Sync>;
+pub type ModelResolver = Arc<dyn Fn(&str) -> Result<Model, crate::AgentError> + Send + Sync>;
 
 /// The model a run uses. Its `Debug` never shows the key (it may end up in a log or a panic).
 #[derive(Clone)]

@@ -32,7 +32,7 @@ const PROGRESS_CHARS: usize = 160;
 /// What the `agent` tool needs of the agent whose run it serves (the `Agent` of the run).
 pub(crate) trait Runner: Send + Sync {
     /// The model an agent file names, when the front end can find models (`None`: it cannot).
-    fn model_named(&self, named: &str) -> Option<Result<Model, String>>;
+    fn model_named(&self, named: &str) -> Option<Result<Model, crate::AgentError>>;
     /// Sub-agents running at once take one of these.
     fn child_slots(&self) -> Arc<tokio::sync::Semaphore>;
     fn store(&self) -> Arc<std::sync::Mutex<codewright_store::Store>>;

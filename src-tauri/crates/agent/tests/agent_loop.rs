@@ -2146,7 +2146,10 @@ async fn a_sub_agent_runs_with_its_agents_own_model() {
     let base = world.model();
     world.agent.set_model_resolver(Arc::new(move |named: &str| {
         if named != "tiny@scripted" {
-            return Err(format!("there is no provider for {named}"));
+            return Err(codewright_agent::AgentError::new(
+                codewright_protocol::ErrorKind::UnknownModel,
+                format!("there is no provider for {named}"),
+            ));
         }
         let mut model = base.clone();
         model.info.id = named.into();

@@ -4,7 +4,7 @@
 
 use landlock::{
     path_beneath_rules, AccessFs, RestrictionStatus, Ruleset, RulesetAttr, RulesetCreated,
-    RulesetCreatedAttr, RulesetStatus, ABI,
+    RulesetCreatedAttr, RulesetError, RulesetStatus, ABI,
 };
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -27,9 +27,8 @@ pub enum SandboxSupport {
 pub fn sandbox_support() -> &'static SandboxSupport {
     static SUPPORT: OnceLock<SandboxSupport> = OnceLock::new();
     SUPPORT.get_or_init(|| {
-        let probe = std::thread::spawn(|| -> Result<RestrictionStatus, String> {
-            let ruleset = ruleset(&[std::env::temp_dir()])?;
-            ruleset.restrict_self().map_err(|e| e.to_string())
+        let probe = std::thread::spawn(|| -> Result<RestrictionStatus, RulesetError> {
+            ruleset(&[std::env::temp_dir()])?.restrict_self()
         });
         match probe.join() {
             Ok(Ok(status)) => match status.ruleset {
@@ -61,13 +60,12 @@ pub fn writable_paths(root: &Path) -> Vec<PathBuf> {
 }
 
 /// A ruleset ready to apply (prepared in the parent: applying it after fork only makes syscalls).
-pub fn ruleset(writable: &[PathBuf]) -> Result<RulesetCreated, String> {
+pub fn ruleset(writable: &[PathBuf]) -> Result<RulesetCreated, RulesetError> {
     let write = AccessFs::from_write(TARGET);
     Ruleset::default()
         .handle_access(write)
         .and_then(|r| r.create())
         .and_then(|r| r.add_rules(path_beneath_rules(writable, write)))
-        .map_err(|e| e.to_string())
 }
 
 /// Makes `command` restrict itself with `ruleset` right before it starts the program.

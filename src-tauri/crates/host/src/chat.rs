@@ -67,7 +67,7 @@ impl Host {
         let model_id = resolved.info.id.clone();
         let model_name = codewright_llm::catalog::parse_model_id(&model_id)
             .map(|(name, _)| name.to_string())
-            .map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
+            .map_err(HostError::from)?;
         // Held until the answer is stored: no run of the task starts meanwhile, here or in
         // another process.
         let _lock = match task {

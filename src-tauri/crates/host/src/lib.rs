@@ -92,6 +92,12 @@ impl From<codewright_llm::credentials::KeyError> for HostError {
     }
 }
 
+impl From<codewright_llm::SettingError> for HostError {
+    fn from(e: codewright_llm::SettingError) -> HostError {
+        HostError::new(e.kind(), e.to_string())
+    }
+}
+
 impl From<codewright_tools::CheckpointError> for HostError {
     fn from(e: codewright_tools::CheckpointError) -> HostError {
         HostError::new(e.kind(), e.to_string())
@@ -258,8 +264,9 @@ impl Host {
         let models = store.clone();
         agent.set_model_resolver(Arc::new(move |named: &str| {
             let store = models.lock().expect("store lock");
-            let id = models::named_model_id(&store, named).map_err(|e| e.message)?;
-            models::resolve(&store, Some(&id)).map_err(|e| e.message)
+            models::named_model_id(&store, named)
+                .and_then(|id| models::resolve(&store, Some(&id)))
+                .map_err(|e| codewright_agent::AgentError::new(e.kind, e.message))
         }));
         let (events, forwarder) = unbounded_channel();
         let host = Host {

@@ -554,8 +554,8 @@ pub fn import_servers(
     text: &str,
     project: Option<ProjectId>,
 ) -> Result<ImportReport, HostError> {
-    let found =
-        codewright_mcp::import::parse(text).map_err(|e| HostError::new(ErrorKind::BadInput, e))?;
+    let found = codewright_mcp::import::parse(text)
+        .map_err(|e| HostError::new(ErrorKind::BadInput, e.to_string()))?;
     let mut report = ImportReport {
         skipped: found
             .skipped

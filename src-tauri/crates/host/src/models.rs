@@ -33,7 +33,7 @@ pub fn named_model_id(store: &Store, named: &str) -> Result<String, HostError> {
     if named.contains('@') {
         return Ok(named.to_string());
     }
-    let role = ModelRole::parse(named).map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
+    let role = ModelRole::parse(named).map_err(HostError::from)?;
     model_for(store, role)?.map(|(id, _)| id).ok_or_else(|| {
         HostError::new(
             ErrorKind::NoModel,
@@ -51,8 +51,7 @@ pub fn main_model(store: &Store) -> Result<Option<String>, HostError> {
 pub fn all_providers(store: &Store) -> Result<Vec<Provider>, HostError> {
     let mut all = builtin_providers();
     for row in store.custom_providers().map_err(store_error)? {
-        let protocol = Protocol::parse(&row.protocol)
-            .map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
+        let protocol = Protocol::parse(&row.protocol).map_err(HostError::from)?;
         let ms = |v: Option<i64>| v.map(|ms| std::time::Duration::from_millis(ms.max(1) as u64));
         let provider = Provider::new(
             &row.name,
@@ -84,8 +83,7 @@ pub fn provider(store: &Store, name: &str) -> Result<Provider, HostError> {
 
 /// The provider of MODEL@PROVIDER.
 pub fn provider_of(store: &Store, model_id: &str) -> Result<Provider, HostError> {
-    let (_, name) =
-        parse_model_id(model_id).map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
+    let (_, name) = parse_model_id(model_id).map_err(HostError::from)?;
     provider(store, name)
 }
 

@@ -166,9 +166,10 @@ pub fn save_provider(store: &Store, form: &ProviderForm) -> Result<Provider, Fie
             ),
         ));
     }
-    let protocol = Protocol::parse(form.protocol.trim()).map_err(|e| field("protocol", e))?;
+    let protocol =
+        Protocol::parse(form.protocol.trim()).map_err(|e| field("protocol", e.to_string()))?;
     let url = form.base_url.trim();
-    codewright_llm::provider::check_base_url(url).map_err(|e| field("baseUrl", e))?;
+    codewright_llm::provider::check_base_url(url).map_err(|e| field("baseUrl", e.to_string()))?;
     let env = form
         .api_key_env
         .as_deref()
@@ -282,8 +283,7 @@ pub async fn test_model(
     provider: &Provider,
     model_id: &str,
 ) -> Result<TestOutcome, HostError> {
-    let (model, _) =
-        parse_model_id(model_id).map_err(|e| HostError::new(ErrorKind::UnknownModel, e))?;
+    let (model, _) = parse_model_id(model_id).map_err(HostError::from)?;
     let key = find_key(keys, provider, codewright_tools::env_var)?.0;
     Ok(test_connection(provider, key.as_deref(), model).await)
 }

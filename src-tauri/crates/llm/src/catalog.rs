@@ -2,6 +2,7 @@
 //! `model@provider`. Built-in entries carry list prices as published when they were written;
 //! `codewright-cli models add` overrides any of them, and custom providers accept any model name.
 
+use crate::error::SettingError;
 use crate::request::Sampling;
 use codewright_protocol::Usage;
 use serde::{Deserialize, Serialize};
@@ -107,11 +108,11 @@ impl ModelRole {
         }
     }
 
-    pub fn parse(s: &str) -> Result<ModelRole, String> {
+    pub fn parse(s: &str) -> Result<ModelRole, SettingError> {
         ModelRole::ALL
             .into_iter()
             .find(|r| r.as_str() == s)
-            .ok_or_else(|| format!("unknown model role '{s}': use main, small or compaction"))
+            .ok_or_else(|| SettingError::Role(s.to_string()))
     }
 
     /// This role, then the roles it falls back to, in order.
@@ -141,10 +142,12 @@ impl ModelRole {
 }
 
 /// Splits `model@provider`, with a message saying what is expected.
-pub fn parse_model_id(id: &str) -> Result<(&str, &str), String> {
+pub fn parse_model_id(id: &str) -> Result<(&str, &str), SettingError> {
     match id.rsplit_once('@') {
-        Some((model, provider)) if !model.is_empty() && !provider.is_empty() => Ok((model, provider)),
-        _ => Err(format!("'{id}' is not a model id: write MODEL@PROVIDER, for example claude-sonnet-4-5@anthropic")),
+        Some((model, provider)) if !model.is_empty() && !provider.is_empty() => {
+            Ok((model, provider))
+        }
+        _ => Err(SettingError::ModelId(id.to_string())),
     }
 }
 
@@ -251,6 +254,7 @@ mod tests {
         );
         assert!(parse_model_id("no-provider")
             .unwrap_err()
+            .to_string()
             .contains("MODEL@PROVIDER"));
     }
 
@@ -270,8 +274,13 @@ mod tests {
             Some(("small@p".into(), ModelRole::Small))
         );
         assert_eq!(ModelRole::Main.resolve(|_| None), None);
+        assert_eq!(
+            ModelRole::parse("tiny"),
+            Err(SettingError::Role("tiny".into()))
+        );
         assert!(ModelRole::parse("tiny")
             .unwrap_err()
+            .to_string()
             .contains("main, small or compaction"));
     }
 

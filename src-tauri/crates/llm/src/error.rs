@@ -3,6 +3,42 @@
 
 use std::time::Duration;
 
+/// A provider or model setting that cannot be used (typed in Settings, on the command line, or
+/// read from the store), each message saying what to write instead.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingError {
+    #[error("unknown protocol '{0}': use openai, openai-responses, anthropic or gemini")]
+    Protocol(String),
+    #[error("unknown model role '{0}': use main, small or compaction")]
+    Role(String),
+    #[error(
+        "'{0}' is not a model id: write MODEL@PROVIDER, for example claude-sonnet-4-5@anthropic"
+    )]
+    ModelId(String),
+    #[error("'{0}' is not a web address: it must start with http:// or https://, e.g. http://localhost:8000/v1")]
+    BaseUrl(String),
+    #[error("'{0}' is not a number of seconds")]
+    NotSeconds(String),
+    #[error("a timeout must be more than 0 and at most 86400 seconds, not {0}")]
+    Timeout(f64),
+}
+
+impl SettingError {
+    /// A protocol, role or model id that names nothing is an unknown model; a malformed address
+    /// or timeout is bad input.
+    pub fn kind(&self) -> codewright_protocol::ErrorKind {
+        use codewright_protocol::ErrorKind as Kind;
+        match self {
+            SettingError::Protocol(_) | SettingError::Role(_) | SettingError::ModelId(_) => {
+                Kind::UnknownModel
+            }
+            SettingError::BaseUrl(_) | SettingError::NotSeconds(_) | SettingError::Timeout(_) => {
+                Kind::BadInput
+            }
+        }
+    }
+}
+
 /// What kind of failure a provider call met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {

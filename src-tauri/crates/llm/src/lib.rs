@@ -43,7 +43,7 @@ pub use assemble::{Assembly, Delta, IDLE_TICK};
 pub use catalog::{builtin_models, parse_model_id, resolve_model, ModelInfo, ModelRole, Pricing};
 pub use client::{Client, RetryPolicy, StreamFailure, MAX_ANSWER_BYTES, MAX_KEEP_ALIVE_ONLY};
 pub use codewright_protocol::ToolSpec;
-pub use error::{ErrorKind, LlmError};
+pub use error::{ErrorKind, LlmError, SettingError};
 pub use provider::{
     builtin_providers, normalize_base_url, parse_timeout, Protocol, Provider, Timeouts,
 };

@@ -1,6 +1,7 @@
 //! Providers: who to call, with which wire protocol, at which URL. Built-in entries cover the
 //! providers users pick most; custom ones speak the OpenAI-compatible or Anthropic protocol.
 
+use crate::error::SettingError;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -32,7 +33,7 @@ impl Protocol {
     }
 
     /// Parses a protocol name, with a message listing the valid ones.
-    pub fn parse(s: &str) -> Result<Protocol, String> {
+    pub fn parse(s: &str) -> Result<Protocol, SettingError> {
         [
             Protocol::OpenAiChat,
             Protocol::OpenAiResponses,
@@ -41,9 +42,7 @@ impl Protocol {
         ]
         .into_iter()
         .find(|p| p.as_str() == s)
-        .ok_or_else(|| {
-            format!("unknown protocol '{s}': use openai, openai-responses, anthropic or gemini")
-        })
+        .ok_or_else(|| SettingError::Protocol(s.to_string()))
     }
 }
 
@@ -191,20 +190,18 @@ impl Provider {
 }
 
 /// Parses a timeout given in seconds (`90`, `0.5`), as settings and the command line give it.
-pub fn parse_timeout(secs: &str) -> Result<Duration, String> {
+pub fn parse_timeout(secs: &str) -> Result<Duration, SettingError> {
     let value: f64 = secs
         .trim()
         .parse()
-        .map_err(|_| format!("'{secs}' is not a number of seconds"))?;
+        .map_err(|_| SettingError::NotSeconds(secs.to_string()))?;
     timeout_from_secs(value)
 }
 
 /// A timeout of `secs` seconds: more than 0, at most a day.
-fn timeout_from_secs(secs: f64) -> Result<Duration, String> {
+fn timeout_from_secs(secs: f64) -> Result<Duration, SettingError> {
     if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
-        return Err(format!(
-            "a timeout must be more than 0 and at most 86400 seconds, not {secs}"
-        ));
+        return Err(SettingError::Timeout(secs));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -338,13 +335,11 @@ pub fn builtin_providers() -> Vec<Provider> {
 
 /// `Ok` when `url` can be a provider's base URL: an http:// or https:// address with a host.
 /// The error says what is wrong with it, for the field it was typed in.
-pub fn check_base_url(url: &str) -> Result<(), String> {
+pub fn check_base_url(url: &str) -> Result<(), SettingError> {
     let url = url.trim();
     match url.parse::<reqwest::Url>() {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(()),
-        _ => Err(format!(
-            "'{url}' is not a web address: it must start with http:// or https://, e.g. http://localhost:8000/v1"
-        )),
+        _ => Err(SettingError::BaseUrl(url.to_string())),
     }
 }
 

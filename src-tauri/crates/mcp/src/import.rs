@@ -31,15 +31,24 @@ pub fn is_secret(key: &str) -> bool {
     .any(|s| k.contains(s))
 }
 
+/// Why a config file could not be imported at all (an entry that cannot be is
+/// [`Imported::skipped`] instead).
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("the file is not valid JSON ({0})")]
+    NotJson(#[from] serde_json::Error),
+    #[error("the file has no \"mcpServers\" (or \"servers\") object")]
+    NoServers,
+}
+
 /// Parses a config file's text.
-pub fn parse(text: &str) -> Result<Imported, String> {
-    let root: Value =
-        serde_json::from_str(text).map_err(|e| format!("the file is not valid JSON ({e})"))?;
+pub fn parse(text: &str) -> Result<Imported, ImportError> {
+    let root: Value = serde_json::from_str(text)?;
     let servers = root
         .get("mcpServers")
         .or_else(|| root.get("servers"))
         .and_then(Value::as_object)
-        .ok_or("the file has no \"mcpServers\" (or \"servers\") object")?;
+        .ok_or(ImportError::NoServers)?;
     let mut out = Imported::default();
     for (name, entry) in servers {
         match server(name, entry) {
@@ -193,6 +202,7 @@ mod tests {
                 == 1
         );
         assert!(parse("not json").is_err());
-        assert!(parse("{}").unwrap_err().contains("mcpServers"));
+        assert!(matches!(parse("{}"), Err(ImportError::NoServers)));
+        assert!(parse("{}").unwrap_err().to_string().contains("mcpServers"));
     }
 }

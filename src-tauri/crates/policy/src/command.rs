@@ -81,9 +81,39 @@ fn steering_variable(word: &str) -> Option<String> {
     .then(|| name.to_string())
 }
 
+/// Shell syntax a command uses that is not followed here, so its parts cannot be checked
+/// against the user's rules (shown as "the command uses {it}, which Codewright cannot check part
+/// by part").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unchecked {
+    #[error("commands nested too deeply")]
+    TooDeep,
+    #[error("function definitions")]
+    FunctionDefinition,
+    #[error("a redirection without a target")]
+    RedirectionWithoutTarget,
+    /// A compound command (`for`, `case`, `[[`, `f()`…), named as written.
+    #[error("`{0}` blocks")]
+    Block(String),
+    /// A wrapper's option that changes what runs in a way not followed (`env -S`).
+    #[error("the `{0}` option")]
+    Option(String),
+    #[error("here-documents (<<)")]
+    HereDocument,
+    /// The quote left open (`'`, `"`, `$'`, a backtick).
+    #[error("an unclosed {0} quote")]
+    UnclosedQuote(&'static str),
+    #[error("an unclosed $(( arithmetic")]
+    UnclosedArithmetic,
+    #[error("commands inside $(( arithmetic")]
+    CommandsInArithmetic,
+    #[error("an unclosed $( or (")]
+    UnclosedSubstitution,
+}
+
 /// The simple commands in `command`, in order (nested ones — `$(…)`, backticks, `bash -c` —
 /// included). `Err` says which syntax could not be checked.
-pub fn parse_command(command: &str) -> Result<Vec<SimpleCommand>, String> {
+pub fn parse_command(command: &str) -> Result<Vec<SimpleCommand>, Unchecked> {
     let mut parsed = Parsed::default();
     parse_into(command, &mut parsed, 0)?;
     Ok(parsed.commands)
@@ -124,9 +154,9 @@ struct Parsed {
     aliases: Vec<String>,
 }
 
-fn parse_into(src: &str, parsed: &mut Parsed, depth: usize) -> Result<(), String> {
+fn parse_into(src: &str, parsed: &mut Parsed, depth: usize) -> Result<(), Unchecked> {
     if depth > MAX_DEPTH {
-        return Err("commands nested too deeply".into());
+        return Err(Unchecked::TooDeep);
     }
     let mut lexer = Lexer {
         chars: src.chars().collect(),
@@ -154,11 +184,11 @@ fn parse_into(src: &str, parsed: &mut Parsed, depth: usize) -> Result<(), String
                 }
             }
             Token::Separator('(') if !words.is_empty() => {
-                return Err("function definitions".into());
+                return Err(Unchecked::FunctionDefinition);
             }
             Token::Separator(_) | Token::End => {
                 if expect_target.is_some() {
-                    return Err("a redirection without a target".into());
+                    return Err(Unchecked::RedirectionWithoutTarget);
                 }
                 finish(std::mem::take(&mut words), writes, parsed, depth)?;
                 writes = false;
@@ -193,7 +223,7 @@ fn finish(
     writes_files: bool,
     parsed: &mut Parsed,
     depth: usize,
-) -> Result<(), String> {
+) -> Result<(), Unchecked> {
     let mut elevated = false;
     let mut unknown_program = None;
     let mut steering_env = None;
@@ -213,7 +243,7 @@ fn finish(
         }
         if let Some(first) = words.first() {
             if UNSUPPORTED_KEYWORDS.contains(&first.as_str()) || first.ends_with("()") {
-                return Err(format!("`{first}` blocks"));
+                return Err(Unchecked::Block(first.clone()));
             }
         }
         while words.first().is_some_and(|w| is_assignment(w)) {
@@ -638,7 +668,7 @@ struct Options<'a> {
 
 impl Options<'_> {
     /// What `option` (`-x` or `--long`, abbreviations resolved) is: valued, optional, flag.
-    fn kind(&self, option: &str) -> Result<OptionKind, String> {
+    fn kind(&self, option: &str) -> Result<OptionKind, Unchecked> {
         let lists = [
             (self.valued, OptionKind::Valued),
             (self.optional, OptionKind::Optional),
@@ -660,7 +690,7 @@ impl Options<'_> {
             first.filter(|_| found.next().is_none())
         });
         match kind {
-            Some(OptionKind::Unsupported) | None => Err(format!("the `{option}` option")),
+            Some(OptionKind::Unsupported) | None => Err(Unchecked::Option(option.to_string())),
             Some(kind) => Ok(kind),
         }
     }
@@ -676,7 +706,7 @@ enum OptionKind {
 
 /// Drops the leading options of a wrapper (with their values) and assignments (`env FOO=1`),
 /// returning the wrapped command. An option that cannot be read for sure is an error.
-fn strip_options(words: &[String], options: &Options) -> Result<Vec<String>, String> {
+fn strip_options(words: &[String], options: &Options) -> Result<Vec<String>, Unchecked> {
     let mut i = 0;
     while i < words.len() {
         let w = words[i].as_str();
@@ -750,7 +780,7 @@ impl Lexer {
         self.chars.get(self.pos + ahead).copied()
     }
 
-    fn next_token(&mut self) -> Result<Token, String> {
+    fn next_token(&mut self) -> Result<Token, Unchecked> {
         // Skip blanks and comments.
         loop {
             match self.peek(0) {
@@ -803,7 +833,7 @@ impl Lexer {
         self.word().map(Token::Word)
     }
 
-    fn redirect(&mut self) -> Result<Token, String> {
+    fn redirect(&mut self) -> Result<Token, Unchecked> {
         let c = self.peek(0).expect("called on < or >");
         if self.peek(1) == Some('(') {
             // Process substitution `<(cmd)` / `>(cmd)`: runs a command.
@@ -818,7 +848,7 @@ impl Lexer {
                 Some('<') if self.peek(1) == Some('<') => {
                     self.pos += 2; // here-string: its word is input
                 }
-                Some('<') => return Err("here-documents (<<)".into()),
+                Some('<') => return Err(Unchecked::HereDocument),
                 Some('>') => {
                     self.pos += 1;
                     return Ok(Token::Redirect {
@@ -864,7 +894,7 @@ impl Lexer {
 
     /// Reads one word, resolving quotes and escapes; command substitutions inside it are recorded
     /// in `nested` and left in the word as `$(…)`.
-    fn word(&mut self) -> Result<String, String> {
+    fn word(&mut self) -> Result<String, Unchecked> {
         let mut word = String::new();
         while let Some(c) = self.peek(0) {
             match c {
@@ -873,7 +903,7 @@ impl Lexer {
                     self.pos += 1;
                     loop {
                         match self.peek(0) {
-                            None => return Err("an unclosed ' quote".into()),
+                            None => return Err(Unchecked::UnclosedQuote("'")),
                             Some('\'') => break,
                             Some(ch) => word.push(ch),
                         }
@@ -885,7 +915,7 @@ impl Lexer {
                     self.pos += 1;
                     loop {
                         match self.peek(0) {
-                            None => return Err("an unclosed \" quote".into()),
+                            None => return Err(Unchecked::UnclosedQuote("\"")),
                             Some('"') => break,
                             Some('\\') => {
                                 if let Some(next) = self.peek(1) {
@@ -925,7 +955,7 @@ impl Lexer {
                     self.pos += 2;
                     loop {
                         match self.peek(0) {
-                            None => return Err("an unclosed $' quote".into()),
+                            None => return Err(Unchecked::UnclosedQuote("$'")),
                             Some('\'') => break,
                             Some('\\') => {
                                 word.push('\\');
@@ -951,18 +981,18 @@ impl Lexer {
     }
 
     /// At `$(`: arithmetic `$((…))` stays in the word; a command substitution is recorded.
-    fn substitution(&mut self, word: &mut String) -> Result<(), String> {
+    fn substitution(&mut self, word: &mut String) -> Result<(), Unchecked> {
         self.pos += 2;
         if self.peek(0) == Some('(') {
             self.pos += 1;
             let inner = self.until_close_paren()?;
             if self.peek(0) != Some(')') {
-                return Err("an unclosed $(( arithmetic".into());
+                return Err(Unchecked::UnclosedArithmetic);
             }
             self.pos += 1;
             // Arithmetic may hold commands of its own (`$(( $(rm x) + 1 ))`): not checked.
             if inner.contains("$(") || inner.contains('`') {
-                return Err("commands inside $(( arithmetic".into());
+                return Err(Unchecked::CommandsInArithmetic);
             }
             word.push_str(&format!("$(({inner}))"));
             return Ok(());
@@ -973,12 +1003,12 @@ impl Lexer {
         Ok(())
     }
 
-    fn backtick(&mut self, word: &mut String) -> Result<(), String> {
+    fn backtick(&mut self, word: &mut String) -> Result<(), Unchecked> {
         self.pos += 1;
         let mut inner = String::new();
         loop {
             match self.peek(0) {
-                None => return Err("an unclosed ` quote".into()),
+                None => return Err(Unchecked::UnclosedQuote("`")),
                 Some('`') => break,
                 Some('\\') if matches!(self.peek(1), Some('`' | '\\' | '$')) => {
                     inner.push(self.peek(1).expect("checked"));
@@ -996,7 +1026,7 @@ impl Lexer {
 
     /// Reads up to the `)` that closes the one just consumed (respecting quotes and nesting) and
     /// returns what is between.
-    fn until_close_paren(&mut self) -> Result<String, String> {
+    fn until_close_paren(&mut self) -> Result<String, Unchecked> {
         let start = self.pos;
         let mut depth = 1;
         while let Some(c) = self.peek(0) {
@@ -1032,7 +1062,7 @@ impl Lexer {
             }
             self.pos += 1;
         }
-        Err("an unclosed $( or (".into())
+        Err(Unchecked::UnclosedSubstitution)
     }
 }
 

@@ -7,5 +7,5 @@ pub mod command;
 pub mod paths;
 mod policy;
 
-pub use command::{parse_command, SimpleCommand};
+pub use command::{parse_command, SimpleCommand, Unchecked};
 pub use policy::{check_rule, Policy, Subject, Verdict};

@@ -14,7 +14,7 @@
 //! runs a rule's program with arguments the shell expands (`rm $FLAGS x` may be `rm -rf x`).
 //! Where no such rule exists there is nothing to escape, and the mode decides as usual.
 
-use crate::command::{may_expand, parse_command, program_name, SimpleCommand};
+use crate::command::{may_expand, parse_command, program_name, SimpleCommand, Unchecked};
 use crate::paths::{protected_folder, protected_reason, ResolvedPath};
 use codewright_protocol::{PermissionMode, PermissionRule, RuleAction, ToolCategory};
 use std::collections::BTreeSet;
@@ -248,7 +248,7 @@ impl Policy {
     }
 }
 
-fn unchecked_reason(reason: &str) -> String {
+fn unchecked_reason(reason: &Unchecked) -> String {
     format!("the command uses {reason}, which Codewright cannot check part by part")
 }
 
@@ -347,7 +347,7 @@ fn command_prefix(words: &[String]) -> String {
 struct Items<'a> {
     items: Vec<Item<'a>>,
     /// The command could not be parsed: why.
-    unchecked: Option<String>,
+    unchecked: Option<Unchecked>,
 }
 
 enum Item<'a> {

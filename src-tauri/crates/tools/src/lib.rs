@@ -31,8 +31,10 @@ pub use codewright_policy::{
     check_rule, parse_command, paths, Policy, SimpleCommand, Subject, Verdict,
 };
 pub use diff::{apply_hunks, hunks};
-pub use registry::Registry;
-pub use session::{Approver, CallContext, Grant, NonInteractive, Progress, Session, SessionConfig};
+pub use registry::{RegisterError, Registry};
+pub use session::{
+    Approver, CallContext, Grant, NonInteractive, Progress, Session, SessionConfig, SessionError,
+};
 
 use async_trait::async_trait;
 use codewright_protocol::{ToolCategory, ToolContent, ToolDetail};

@@ -24,10 +24,22 @@ pub struct Registry {
     by_name: HashMap<String, usize>,
 }
 
+/// Why a tool could not be added to a [`Registry`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegisterError {
+    #[error("invalid tool name {0:?}: use 1–64 letters, digits, _ or -")]
+    Name(String),
+    #[error("a tool named {0} already exists")]
+    Taken(String),
+    /// The tool's name and what the schema compiler said.
+    #[error("the input schema of {0} is invalid: {1}")]
+    Schema(String, String),
+}
+
 impl Registry {
     /// Adds a tool. Fails on a name providers would refuse, a name already taken, or a schema
     /// that does not compile.
-    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegisterError> {
         let name = tool.name().to_string();
         if name.is_empty()
             || name.len() > 64
@@ -35,16 +47,14 @@ impl Registry {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            return Err(format!(
-                "invalid tool name {name:?}: use 1–64 letters, digits, _ or -"
-            ));
+            return Err(RegisterError::Name(name));
         }
         if self.by_name.contains_key(&name) {
-            return Err(format!("a tool named {name} already exists"));
+            return Err(RegisterError::Taken(name));
         }
         let input_schema = tool.input_schema();
         let validator = jsonschema::validator_for(&input_schema)
-            .map_err(|e| format!("the input schema of {name} is invalid: {e}"))?;
+            .map_err(|e| RegisterError::Schema(name.clone(), e.to_string()))?;
         self.specs.push(ToolSpec {
             name: name.clone(),
             description: tool.description().to_string(),

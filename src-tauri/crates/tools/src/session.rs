@@ -110,6 +110,30 @@ pub(crate) fn next_request_id() -> u64 {
     NEXT_REQUEST.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Why a [`Session`] could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The task's folder is gone or cannot be read.
+    #[error("cannot open the project folder {}: {source}", path.display())]
+    Folder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The project's rules or what the task has seen could not be read.
+    #[error(transparent)]
+    Store(#[from] codewright_store::StoreError),
+}
+
+impl SessionError {
+    /// Its kind in the engine's one vocabulary.
+    pub fn kind(&self) -> codewright_protocol::ErrorKind {
+        match self {
+            SessionError::Folder { .. } => codewright_protocol::ErrorKind::Setup,
+            SessionError::Store(e) => e.kind(),
+        }
+    }
+}
+
 impl Session {
     /// Opens a session: the project's saved rules come from the store. Its background processes
     /// end with it.
@@ -117,7 +141,7 @@ impl Session {
         config: SessionConfig,
         store: Arc<Mutex<Store>>,
         approver: Arc<dyn Approver>,
-    ) -> Result<Arc<Session>, String> {
+    ) -> Result<Arc<Session>, SessionError> {
         Session::with_processes(config, store, approver, Arc::default())
     }
 
@@ -128,24 +152,20 @@ impl Session {
         store: Arc<Mutex<Store>>,
         approver: Arc<dyn Approver>,
         processes: Arc<ProcessTable>,
-    ) -> Result<Arc<Session>, String> {
-        let root = config.root.canonicalize().map_err(|e| {
-            format!(
-                "cannot open the project folder {}: {e}",
-                config.root.display()
-            )
-        })?;
-        let saved = store
-            .lock()
-            .expect("store lock")
-            .rules(config.project)
-            .map_err(|e| e.to_string())?;
+    ) -> Result<Arc<Session>, SessionError> {
+        let root = config
+            .root
+            .canonicalize()
+            .map_err(|source| SessionError::Folder {
+                path: config.root.clone(),
+                source,
+            })?;
+        let saved = store.lock().expect("store lock").rules(config.project)?;
         // What the agent saw in earlier runs of this task still counts.
         let seen: HashMap<PathBuf, Seen> = store
             .lock()
             .expect("store lock")
-            .files_seen(config.task)
-            .map_err(|e| e.to_string())?
+            .files_seen(config.task)?
             .into_iter()
             .map(|(path, hash)| {
                 (

@@ -135,7 +135,7 @@ fn place(project: ProjectId, root: &Path) -> (ProjectId, PathBuf) {
 /// A sub-agent's run (see [`crate::subagent`]) takes no running slot (its parent holds one), asks
 /// through the approver it is given (its parent's window), and cannot hand work on.
 impl crate::subagent::Runner for Agent {
-    fn model_named(&self, named: &str) -> Option<Result<Model, String>> {
+    fn model_named(&self, named: &str) -> Option<Result<Model, AgentError>> {
         let resolve = self.inner.models.read().expect("models lock").clone()?;
         Some(resolve(named))
     }

@@ -267,7 +267,8 @@ impl Run {
             self.inner.store.clone(),
             approver.clone(),
             processes,
-        )?;
+        )
+        .map_err(|e| e.to_string())?;
         session.set_turn(turn);
         self.store()
             .set_task_status(task, TaskStatus::Running)
