@@ -5,7 +5,7 @@ memory, and the time it spends between a tool call's answer and its next request
 
     cargo build --release -p codewright-cli
     python3 scripts/bench-peers.py [--agents codewright,opencode,codex,aider] [--runs 7] [--n 5]
-                                   [--cli PATH] [--base-cli PATH] [--timeout 120] [--out results.json] [--keep DIR]
+                                   [--cli PATH] [--base-cli PATH] [--timeout 120] [--ctx 16384] [--out results.json] [--keep DIR]
 
 The agents are installed and pointed at a server exactly as scripts/bench-agents.py does it
 (imported: its install_peers, task_folder, agent_command and test_env), each run in a fresh copy of
@@ -13,7 +13,7 @@ tests/exercism/leap with the same prompt (bench-agents.py's, without its check c
 scripted "Done." is to end every agent's run). Each agent keeps one home folder for all its runs,
 set up by a first run that is not measured: a user's next run is measured, not the first after
 installing (Codewright's first run asks the server about its model; later ones read what it said). The mock is a ThreadingHTTPServer on 127.0.0.1 that
-answers like llama-server: GET /v1/models (n_ctx_train 32768) and /props (n_ctx 16384), streamed
+answers like llama-server: GET /v1/models (n_ctx_train 32768) and /props (n_ctx 16384, or --ctx), streamed
 POST /v1/chat/completions (OpenAI chat SSE, with a usage chunk) and POST /v1/responses (Responses
 API SSE: response.created, response.output_item.added/done, response.completed with usage).
 
@@ -43,7 +43,12 @@ Per run and agent (runs interleaved: for each run, each agent in turn, one agent
   chunk written and flushed), for k = 1..N. A loop run counts only if every request k+1 carries
   the result of call k (its call id and a line of leap.py); the median and p90 are taken over the
   round trips of all counted runs. Tool-less requests in between (titles) are answered "Leap" and
-  left out. aider has no tools: n/a.
+  left out. aider has no tools: n/a. With the server's 16k window Codewright takes a small local
+  model's path and sends no tools' schemas: every request of its is its own (none is a title), and
+  its loop is driven by calls written as text, `{"name": "bash", "arguments": {"command": "printf
+  'round %s' k"}}`, counted when request k+1 carries `round k` (the output, not in the call's own
+  text). `--ctx 65536` reports a larger window, where it is offered its tools and reads leap.py
+  with `read_file` as above.
 Offline (as on the machine this was written on): where an agent fetches something at start-up and has a switch for it,
 the switch is used (opencode: OPENCODE_DISABLE_MODELS_FETCH, else it waits ~2 s on models.dev;
 aider: LITELLM_LOCAL_MODEL_COST_MAP; aider's own price-list fetch fails at once on DNS).
@@ -85,6 +90,7 @@ class Mock:
 
     def __init__(self):
         self.lock = threading.Lock()
+        self.ctx = 16384  # the window it reports (--ctx)
         self.start_run(None, None, "oneturn", 0)
         mock = self
 
@@ -113,9 +119,9 @@ class Mock:
                 mock.note({"t": time.monotonic(), "method": "GET", "path": path})
                 if path in ("/v1/models", "/models"):
                     self.send_json(200, {"object": "list", "data": [{"id": "qwen", "object": "model", "owned_by": "llamacpp",
-                                                                     "meta": {"n_ctx_train": 32768}}]})
+                                                                     "meta": {"n_ctx_train": max(32768, mock.ctx)}}]})
                 elif path == "/props":
-                    self.send_json(200, {"default_generation_settings": {"n_ctx": 16384}})
+                    self.send_json(200, {"default_generation_settings": {"n_ctx": mock.ctx}})
                 else:
                     self.send_json(404, {"error": {"message": "not found", "type": "not_found_error"}})
 
@@ -177,15 +183,26 @@ class Mock:
     def answer(self, kind, req, tools, entry):
         with self.lock:
             self.log.append(entry)
-            if not tools:
+            if not tools and self.agent != "codewright":
                 text, call = ("Done." if self.agent == "aider" else "Leap"), None
+            elif not tools:
+                # Codewright sends a small local model (this server's 16k window) no tools'
+                # schemas: its loop is driven by calls written as text, which it reads as calls.
+                # A shell command whose output is not in its own text shows the result came back.
+                k = self.calls
+                self.calls += 1
+                call = None
+                text = "Done."
+                if self.mode == "loop" and k < self.n:
+                    text = json.dumps({"name": "bash", "arguments": {"command": f"printf 'round %s' {k + 1}"}})
+                    entry["answer"], entry["call_id"] = "bash", f"round {k + 1}"
             else:
                 k = self.calls
                 self.calls += 1
                 call = self.tool_call(tools, k) if self.mode == "loop" and k < self.n else None
                 text = "Done."
-            entry["answer"] = call["name"] if call else text
-            entry["call_id"] = call["call_id"] if call else None
+            entry.setdefault("answer", call["name"] if call else text)
+            entry.setdefault("call_id", call["call_id"] if call else None)
         return chat_events(text, call) if kind == "chat" else responses_events(text, call)
 
     def tool_call(self, tools, k):
@@ -363,7 +380,8 @@ def run_agent(agent, mode, mock, pybin, args, home):
     except (OSError, ValueError, IndexError):
         pass
     model = [e for e in log if e.get("model")]
-    tooled = [e for e in model if e["tools"] > 0]
+    # (Codewright's requests to this small local model carry no tools: each is its own.)
+    tooled = [e for e in model if e["tools"] > 0 or real == "codewright"]
     first_any = model[0] if model else None
     first = tooled[0] if tooled else (first_any if agent == "aider" else None)
     r = {"agent": agent, "mode": mode, "exit": proc.returncode, "timed_out": timed_out, "wall_ms": round(wall, 1),
@@ -460,7 +478,8 @@ def table(summary, agents, runs, n):
         lines.append("")
         lines.append("Left out (the agent failed, timed out, or sent no model request): " + ", ".join(
             f"{a} {summary[a]['runs_tried'] - summary[a]['runs']} of {summary[a]['runs_tried']} one-turn runs" for a in short) + ".")
-    untooled = [a for a in agents if a != "aider" and summary[a]["first_any_untooled"]]
+    # (Codewright's requests to a small local model carry no tools by design: none is a title.)
+    untooled = [a for a in agents if a not in ("aider", "codewright", BASE) and summary[a]["first_any_untooled"]]
     if untooled:
         lines.append("")
         lines.append("First model request without tools (a title request) came before the first tooled one: " +
@@ -475,6 +494,10 @@ def main():
     p.add_argument("--runs", type=int, default=int(os.environ.get("RUNS", 7)))
     p.add_argument("--n", type=int, default=5, help="tool round trips per loop run")
     p.add_argument("--timeout", type=float, default=120)
+    p.add_argument("--ctx", type=int, default=16384,
+                   help="the context window the mock reports (/props n_ctx): 16384 as llama-server is run for the real "
+                        "model, where Codewright takes a small model's path (no tools' schemas, calls written as text); "
+                        "65536 to measure its loop with native tool calls")
     cached = os.path.expanduser("~/.cache/codewright/target")
     p.add_argument("--target", default=os.environ.get("CARGO_TARGET_DIR") or
                    (cached if os.path.isdir(cached) else os.path.join(ba.ROOT, "target")))
@@ -490,6 +513,7 @@ def main():
         sys.exit("GNU time is needed at /usr/bin/time (apt-get install time)")
     pybin = ba.install_peers([a for a in agents if a != BASE])
     mock = Mock()
+    mock.ctx = args.ctx
     results = []
     # Each agent keeps one home folder, as a user's does, set up by a first run that is not
     # measured: what is measured is a user's next run, not the first after installing.

@@ -169,11 +169,24 @@ pub fn env_var(name: &str) -> Option<String> {
         .or_else(|| std::env::var(name).ok())
 }
 
+/// Captures the login shell's environment now, on a thread of its own, so that the first command
+/// does not wait on the user's rc files (~200 ms on a machine with pyenv and nvm; up to
+/// [`TIMEOUT`]). A command that comes first waits for the same capture; it runs once either way.
+pub fn warm_environment() {
+    if ENV.get().is_some() {
+        return;
+    }
+    std::thread::spawn(|| {
+        login_environment();
+    });
+}
+
+static ENV: OnceLock<HashMap<String, String>> = OnceLock::new();
+
 /// The environment of `$SHELL -l` (captured once per process); this process's own environment
 /// when that fails. Either with the secrets taken out at start, as a terminal would have them.
 /// Unfiltered: what commands get is [`EnvFilter::environment`].
 fn login_environment() -> &'static HashMap<String, String> {
-    static ENV: OnceLock<HashMap<String, String>> = OnceLock::new();
     ENV.get_or_init(|| {
         capture().unwrap_or_else(|| own_environment().chain(taken_secrets().clone()).collect())
     })

@@ -24,7 +24,9 @@ mod session;
 
 pub use checkpoint::{CheckpointError, Checkpoints};
 pub use codewright_exec::sandbox::{sandbox_support, SandboxSupport};
-pub use codewright_exec::shell::{env_var, protect_own_environment, taken_secrets, EnvFilter};
+pub use codewright_exec::shell::{
+    env_var, protect_own_environment, taken_secrets, warm_environment, EnvFilter,
+};
 pub use codewright_exec::ProcessTable;
 pub use codewright_exec::{reaper, sandbox};
 pub use codewright_policy::{

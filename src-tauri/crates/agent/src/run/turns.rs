@@ -300,6 +300,15 @@ impl Run {
             }
             (theirs, only) => theirs.or(only),
         };
+        // A run that may run commands has the login shell's environment captured meanwhile,
+        // so that its first command does not wait for it.
+        if self
+            .allowed
+            .as_ref()
+            .is_none_or(|a| a.iter().any(|t| t == crate::written::BASH))
+        {
+            codewright_tools::warm_environment();
+        }
         let may_hand_on = self
             .allowed
             .as_ref()
