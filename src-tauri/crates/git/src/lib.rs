@@ -592,8 +592,16 @@ impl Repo {
 
     /// Where each of `paths` (files of the checkout folder `dir`, relative to it, `/`-separated)
     /// stands against its branch's last commit: not as it has them (changed, staged, new or
-    /// gone), ignored by git, or committed as they are.
-    pub fn not_committed(&self, dir: &Path, paths: &[String]) -> Result<NotCommitted> {
+    /// gone), ignored by git, or committed as they are. `since` (Unix seconds) is when the work
+    /// on them began: a file gone from the folder and the index is committed when a commit made
+    /// since then removed it (with `None`, or removed by none, it is not known to have been
+    /// committed, and is neither).
+    pub fn not_committed(
+        &self,
+        dir: &Path,
+        paths: &[String],
+        since: Option<i64>,
+    ) -> Result<NotCommitted> {
         let mut found = NotCommitted::default();
         if paths.is_empty() {
             return Ok(found);
@@ -634,12 +642,20 @@ impl Repo {
         let tracked: std::collections::HashSet<String> = ls_files(dir, &["--cached"], &literal)?
             .into_iter()
             .collect();
+        let gone: Vec<&String> = paths
+            .iter()
+            .filter(|p| !open.contains(*p) && !ignored.contains(*p) && !tracked.contains(*p))
+            .collect();
+        let removed = match since {
+            Some(since) if !gone.is_empty() => removed_since(dir, &prefix, since, &gone)?,
+            _ => Default::default(),
+        };
         for path in paths {
             if open.contains(path) {
                 found.open.push(path.clone());
             } else if ignored.contains(path) {
                 found.ignored.push(path.clone());
-            } else if tracked.contains(path) {
+            } else if tracked.contains(path) || removed.contains(path) {
                 found.committed.push(path.clone());
             }
         }
@@ -992,6 +1008,40 @@ fn prefix_in(dir: &Path) -> Result<String> {
 }
 
 /// `path` (relative to the folder git runs in) as a pathspec that means only itself.
+/// Those of `paths` (relative to the checkout folder `dir`, which is `prefix` below the
+/// repository's top) that a commit of its branch made since `since` (Unix seconds) removed.
+fn removed_since(
+    dir: &Path,
+    prefix: &str,
+    since: i64,
+    paths: &[&String],
+) -> Result<std::collections::HashSet<String>> {
+    let mut removed = std::collections::HashSet::new();
+    let since = format!("--since=@{since}");
+    for some in paths.chunks(500) {
+        let mut args: Vec<String> = [
+            "log",
+            since.as_str(),
+            "--diff-filter=D",
+            "--name-only",
+            "--format=",
+            "-z",
+            "--",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(some.iter().map(|p| literal_path(p)));
+        let out = run_in(dir, args)?;
+        for name in out.stdout.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+            let name = String::from_utf8_lossy(name);
+            if let Some(path) = name.strip_prefix(prefix) {
+                removed.insert(path.to_string());
+            }
+        }
+    }
+    Ok(removed)
+}
+
 pub(crate) fn literal_path(path: &str) -> String {
     format!(":(literal){path}")
 }

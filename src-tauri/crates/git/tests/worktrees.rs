@@ -594,11 +594,21 @@ fn a_folder_tasks_files_are_committed_and_nothing_else() {
     );
     // Committed already: nothing more; git says so of each file but the ignored one.
     assert_eq!(repo.commit_files(dir, &files, "again").unwrap(), None);
-    let left = repo.not_committed(dir, &files).unwrap();
+    let left = repo.not_committed(dir, &files, None).unwrap();
     assert_eq!(left.open, Vec::<String>::new());
     assert_eq!(left.ignored, ["run.log"]);
-    // (gone.txt's removal is committed, but a file gone from both is not known to have been.)
+    // (gone.txt's removal is committed, but a file gone from both is not known to have been…)
     assert_eq!(left.committed, ["app.py", "notes/new.txt"]);
+    // … unless a commit made since the work began removed it.
+    let began = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+        - 60;
+    let left = repo.not_committed(dir, &files, Some(began)).unwrap();
+    assert_eq!(left.committed, ["app.py", "notes/new.txt", "gone.txt"]);
+    let later = repo.not_committed(dir, &files, Some(began + 3600)).unwrap();
+    assert_eq!(later.committed, ["app.py", "notes/new.txt"]);
     // Changed again, and read from a folder below the repository's top.
     std::fs::write(dir.join("notes/new.txt"), "newer\n").unwrap();
     std::fs::write(dir.join("notes/draft.txt"), "draft\n").unwrap();
@@ -606,11 +616,15 @@ fn a_folder_tasks_files_are_committed_and_nothing_else() {
         .not_committed(
             &dir.join("notes"),
             &["new.txt", "draft.txt", "none.txt"].map(String::from),
+            Some(began),
         )
         .unwrap();
     assert_eq!(below.open, ["new.txt", "draft.txt"]);
     assert!(below.committed.is_empty() && below.ignored.is_empty());
-    assert_eq!(repo.not_committed(dir, &[]).unwrap(), Default::default());
+    assert_eq!(
+        repo.not_committed(dir, &[], Some(began)).unwrap(),
+        Default::default()
+    );
     std::fs::remove_file(dir.join("notes/draft.txt")).unwrap();
     git(dir, &["checkout", "-q", "--", "notes/new.txt"]);
 

@@ -33,7 +33,8 @@ impl Host {
     /// [`Host::folder_changes`], with which of the files are not committed yet.
     pub fn folder_review(&self, task: TaskId) -> Result<FolderReview, HostError> {
         let files = self.folder_changes(task)?;
-        let project = self.project(self.task(task)?.project_id)?;
+        let t = self.task(task)?;
+        let project = self.project(t.project_id)?;
         let root = Path::new(&project.root_path);
         let inside: Vec<String> = files
             .iter()
@@ -41,8 +42,10 @@ impl Host {
             .filter(|p| !Path::new(p).is_absolute())
             .collect();
         // (Not a repository, or git failing: the change is shown all the same, without marks.)
-        let found =
-            codewright_git::Repo::discover(root).and_then(|repo| repo.not_committed(root, &inside));
+        // (A deletion committed since the task began is committed too.)
+        let since = t.created_at / 1000;
+        let found = codewright_git::Repo::discover(root)
+            .and_then(|repo| repo.not_committed(root, &inside, Some(since)));
         Ok(match found {
             Ok(found) => FolderReview {
                 files,

@@ -357,6 +357,16 @@ async fn a_task_in_the_project_folder_is_reviewed_by_what_its_checkpoints_saved(
     assert_eq!(mode & 0o777, 0o755);
     assert!(w.host.folder_changes(task.id).unwrap().is_empty());
 
+    // Removed, and the removal committed since the task began: committed, nothing to commit.
+    git(&w.repo, &["rm", "-qf", "app.py"]);
+    git(&w.repo, &["commit", "-q", "-m", "No app"]);
+    let review = w.host.folder_review(task.id).unwrap();
+    assert_eq!(review.files.len(), 1);
+    assert_eq!(review.uncommitted.unwrap(), Vec::<String>::new());
+    assert_eq!(review.committed, ["app.py"]);
+    git(&w.repo, &["reset", "-q", "--hard", "HEAD~1"]);
+    std::fs::write(&app, "print('hello')\n").unwrap();
+
     // A file outside the project folder is never written by a revert, and says so.
     let err = w
         .host
