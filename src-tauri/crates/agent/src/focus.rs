@@ -126,7 +126,11 @@ pub fn request(
     match best.filter(|b| now.is_some_and(|now| now > b.score)) {
         // Worse than an earlier version: that version is what it starts from again.
         Some(best) => {
-            focus.push_str("Your last change made more of the checks fail than an earlier version of yours did, so that earlier version is back in the file. Start again from it; here it is, with what still failed then.\n\n");
+            focus.push_str(if best.on_disk(root) {
+                "Your last change made more of the checks fail than an earlier version of yours did, so that earlier version is back in the file. Start again from it; here it is, with what still failed then.\n\n"
+            } else {
+                "Your last change made more of the checks fail than an earlier version of yours did. Start again from that earlier version; here it is, with what still failed then.\n\n"
+            });
             for (path, content) in &best.files {
                 focus.push_str(&format!(
                     "{path} was then:\n````\n{}````\n\n",
@@ -274,20 +278,19 @@ pub struct Best {
 impl Best {
     /// Keeps the work as it is now in `best` when its checks' `outputs` (each command's output,
     /// just run, failing) say it did better than the best so far, or it is the first said.
-    /// Returns the files of the best version when the work now does worse than it: what to put
-    /// back.
+    /// Returns the best version when the work now does worse than it: what to put back.
     pub fn record(
         best: &mut Option<Best>,
         messages: &[Message],
         root: &Path,
         outputs: Vec<(String, String)>,
-    ) -> Option<Vec<(String, String)>> {
+    ) -> Option<Best> {
         let now = outputs
             .iter()
             .map(|(_, o)| score(o))
             .try_fold(0u64, |sum, s| s.map(|s| sum.saturating_add(s)))?;
         if let Some(kept) = best.as_ref().filter(|b| b.score <= now) {
-            return (kept.score < now).then(|| kept.files.clone());
+            return (kept.score < now).then(|| kept.clone());
         }
         let since = opening(messages).map_or(0, |o| o + 1);
         let files = changed_files(&messages[since..], root);
@@ -299,6 +302,23 @@ impl Best {
             });
         }
         None
+    }
+
+    /// The files it had changed (path in the project, content then).
+    pub fn files(&self) -> &[(String, String)] {
+        &self.files
+    }
+
+    /// The checks that failed for it (the others passed).
+    pub fn failing(&self) -> impl Iterator<Item = &str> {
+        self.outputs.iter().map(|(command, _)| command.as_str())
+    }
+
+    /// Whether the files in `root` are as this version had them.
+    fn on_disk(&self, root: &Path) -> bool {
+        self.files.iter().all(|(path, content)| {
+            crate::written::current(root, path, MAX_SHOWN).as_ref() == Some(content)
+        })
     }
 }
 
@@ -565,10 +585,12 @@ mod tests {
         messages.extend(attempt(2, "FFF. 4 failed, 14 passed"));
         let outputs = vec![(CHECK.to_string(), "FFF. 4 failed, 14 passed".to_string())];
         // Worse: the best version's files are what to put back.
+        let worse = Best::record(&mut best, &messages, dir.path(), outputs).unwrap();
         assert_eq!(
-            Best::record(&mut best, &messages, dir.path(), outputs),
-            Some(vec![("rain.py".to_string(), "good\n".to_string())])
+            worse.files(),
+            [("rain.py".to_string(), "good\n".to_string())]
         );
+        assert_eq!(worse.failing().collect::<Vec<_>>(), [CHECK]);
         let kept = best.clone().unwrap();
         assert_eq!(kept.score, 1);
         assert_eq!(kept.files, [("rain.py".to_string(), "good\n".to_string())]);

@@ -494,17 +494,21 @@ async fn a_small_model_that_does_worse_has_its_best_put_back_and_starts_again_fr
             .any(|n| n.contains("rain.py is put back to that version")),
         "{notices:?}"
     );
-    // The put-back is a restore of the task's, undoable like any other.
-    let restores = world
-        .store
-        .lock()
-        .unwrap()
-        .checkpoints(world.task)
-        .unwrap()
-        .into_iter()
-        .filter(|c| c.kind == codewright_protocol::CheckpointKind::Restore)
-        .count();
-    assert_eq!(restores, 1);
+    // The put-back is a change of the run's turn: undoing the turn puts the file back as it
+    // was before the run, not as the worse attempt had it.
+    let checkpoints = world.store.lock().unwrap().checkpoints(world.task).unwrap();
+    assert_eq!(checkpoints.len(), 1, "{checkpoints:?}");
+    assert_eq!(
+        checkpoints[0].kind,
+        codewright_protocol::CheckpointKind::Turn
+    );
+    codewright_tools::Checkpoints::new(world.home.path(), world.store.clone())
+        .restore(world.task, checkpoints[0].id)
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(world.path("rain.py")).unwrap(),
+        "def convert(n):\n    pass\n"
+    );
 }
 
 /// A small model that says it changed the file without writing it (seen: "The function

@@ -257,7 +257,7 @@ pub fn models(host: &Host, command: ModelsCommand, json: bool) -> Result<String>
             }
         }
         ModelsCommand::Role { role, model } => {
-            let role = ModelRole::parse(&role)?;
+            let role = ModelRole::parse(&role).map_err(|e| bad_input(e.to_string()))?;
             host.set_role(role, model.as_deref())?;
             match model {
                 Some(m) => format!("The {} model is now {m}\n", role.as_str()),

@@ -89,7 +89,7 @@ impl Host {
             self.inner.store.clone(),
             approver,
         )
-        .map_err(|e| HostError::new(e.kind(), e.to_string()))?;
+        .map_err(HostError::from)?;
         session.set_turn(how.turn);
         let cx = CallContext::new(session.clone(), name);
         let stop = cx.cancel.clone();

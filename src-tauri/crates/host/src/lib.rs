@@ -98,6 +98,12 @@ impl From<codewright_llm::SettingError> for HostError {
     }
 }
 
+impl From<codewright_tools::SessionError> for HostError {
+    fn from(e: codewright_tools::SessionError) -> HostError {
+        HostError::new(e.kind(), e.to_string())
+    }
+}
+
 impl From<codewright_tools::CheckpointError> for HostError {
     fn from(e: codewright_tools::CheckpointError) -> HostError {
         HostError::new(e.kind(), e.to_string())

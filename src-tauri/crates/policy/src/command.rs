@@ -95,7 +95,8 @@ pub enum Unchecked {
     /// A compound command (`for`, `case`, `[[`, `f()`…), named as written.
     #[error("`{0}` blocks")]
     Block(String),
-    /// A wrapper's option that changes what runs in a way not followed (`env -S`).
+    /// A wrapper's option not known to be harmless: one that changes what runs in a way not
+    /// followed (`env -S`), or one not known at all.
     #[error("the `{0}` option")]
     Option(String),
     #[error("here-documents (<<)")]

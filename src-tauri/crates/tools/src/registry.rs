@@ -27,8 +27,10 @@ pub struct Registry {
 /// Why a tool could not be added to a [`Registry`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegisterError {
+    /// A name providers would refuse.
     #[error("invalid tool name {0:?}: use 1–64 letters, digits, _ or -")]
     Name(String),
+    /// A name another tool of the registry has.
     #[error("a tool named {0} already exists")]
     Taken(String),
     /// The tool's name and what the schema compiler said.

@@ -1,6 +1,6 @@
 //! One task's tool state, and the approval gate every tool call with side effects goes through.
 
-use crate::checkpoint::Checkpoints;
+use crate::checkpoint::{CheckpointError, Checkpoints};
 use crate::ToolOutput;
 use async_trait::async_trait;
 use codewright_exec::ProcessTable;
@@ -116,7 +116,9 @@ pub enum SessionError {
     /// The task's folder is gone or cannot be read.
     #[error("cannot open the project folder {}: {source}", path.display())]
     Folder {
+        /// The folder, as the session was given it.
         path: PathBuf,
+        /// Why it could not be opened (gone, not a folder, not readable).
         source: std::io::Error,
     },
     /// The project's rules or what the task has seen could not be read.
@@ -243,23 +245,38 @@ impl Session {
     }
 
     /// Puts `path` (relative to the task's folder) back to `content` on the agent's own account
-    /// (a small model's best version, after a worse change), through the task's checkpoints:
-    /// undoable like any restore, written without following a link, never outside the folder.
-    /// The agent's tools then know the file as written, so the model may edit it at once.
-    pub fn put_back(
-        &self,
-        path: &str,
-        content: &[u8],
-    ) -> Result<(), crate::checkpoint::CheckpointError> {
-        let refused = crate::checkpoint::CheckpointError::Refused;
-        let resolved = crate::paths::resolve(&self.root, path).map_err(refused)?;
+    /// (a small model's best version, after a worse change of its). A change of this turn like
+    /// any other: its checkpoint keeps the file as it was before the turn, so undoing the turn
+    /// undoes this too. It asks nobody (the content is the model's own, written earlier in the
+    /// run) and goes around the policy, so it is refused unless the file is what the agent last
+    /// wrote or read there — a user's edit since is never overwritten — and it is written
+    /// without following a link, never outside the folder. The agent's tools then know the
+    /// file as written, so the model may edit it at once. `Ok(false)`: it held `content`.
+    pub fn put_back(&self, path: &str, content: &[u8]) -> Result<bool, CheckpointError> {
+        let resolved = crate::paths::resolve(&self.root, path).map_err(CheckpointError::Refused)?;
         if !resolved.inside {
-            return Err(refused(format!("{path} is not in the task's folder")));
+            return Err(CheckpointError::Refused(format!(
+                "{path} is not in the task's folder"
+            )));
+        }
+        let now = crate::nofollow::read(&resolved.real)
+            .map_err(|e| CheckpointError::File(format!("cannot read {path}: {e}")))?;
+        if now.as_ref().is_some_and(|(bytes, _)| bytes == content) {
+            return Ok(false);
+        }
+        let seen = self.last_seen(&resolved.real).map(|s| s.hash);
+        let hash = now.as_ref().map(|(bytes, _)| blake3::hash(bytes));
+        if hash.is_none() || seen != hash {
+            return Err(CheckpointError::Refused(format!(
+                "{path} changed on disk since the agent last wrote it"
+            )));
         }
         self.checkpoints
-            .put_back(self.task, &self.root, &resolved.real, Some(content), None)?;
+            .before_change(self.task, self.turn(), &resolved.real)?;
+        crate::nofollow::write(&resolved.real, content, None, &self.root)
+            .map_err(|e| CheckpointError::File(format!("cannot write {path}: {e}")))?;
         self.remember(&resolved.real, content);
-        Ok(())
+        Ok(true)
     }
 
     /// Kills the background processes this task started.

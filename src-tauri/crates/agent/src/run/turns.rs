@@ -51,32 +51,26 @@ impl Run {
         self.tracker.step(step);
     }
 
-    /// How many files the run has changed and commands it has run: a read made before the
-    /// last of them may no longer say what the file holds.
+    /// How many files the run has changed, commands it has run and times it put a small
+    /// model's best version back: a read made before the last of them may no longer say what
+    /// the file holds.
     pub(super) fn changes(&self) -> u32 {
         let work = self.work.lock().expect("work lock");
         work.edits + work.commands + self.put_back
     }
 
-    /// Puts a small model's best version back on disk (`files`: each path in the task's
-    /// folder with its content then) after a change of its made the checks fail worse, so
-    /// that the folder never ends holding less than its best — a run stopped or timed out
-    /// after a worse attempt keeps the better one. Each file goes back through the task's
-    /// checkpoints (undoable like any restore); the checks `failing` are then as they were
-    /// for that version, and the model is sent that version ([`crate::focus::request`]).
-    fn put_back_best(
-        &mut self,
-        session: &Session,
-        files: &[(String, String)],
-        failing: &[(String, String)],
-    ) {
+    /// Puts a small model's `best` version back on disk after a change of its made the checks
+    /// fail worse, so that the files of that version never end worse than their best — a run
+    /// stopped or timed out after a worse attempt keeps them as they were then. Each is a change
+    /// of the run's turn (undone with it) made by [`Session::put_back`]; the checks are then as
+    /// they were for that version (those that failed then, failing; the others to run again),
+    /// and the model is sent that version ([`crate::focus::request`]).
+    fn put_back_best(&mut self, session: &Session, best: &crate::focus::Best) {
         let mut done = Vec::new();
-        for (path, content) in files {
-            if std::fs::read(session.root.join(path)).is_ok_and(|now| now == content.as_bytes()) {
-                continue;
-            }
+        for (path, content) in best.files() {
             match session.put_back(path, content.as_bytes()) {
-                Ok(()) => done.push(path.as_str()),
+                Ok(true) => done.push(path.as_str()),
+                Ok(false) => {}
                 Err(e) => {
                     self.notice(format!("{path} could not be put back to the model's best version ({e}); it is left as the model's last change wrote it."));
                 }
@@ -88,9 +82,10 @@ impl Run {
         self.put_back += 1;
         let changes = self.changes();
         if let Some(words) = self.words.as_mut() {
-            for (command, _) in failing {
+            words.ran.clear();
+            for command in best.failing() {
                 words.ran.insert(
-                    command.clone(),
+                    command.to_string(),
                     Ran {
                         changes,
                         passed: false,
@@ -99,7 +94,7 @@ impl Run {
             }
         }
         self.notice(format!(
-            "The model's last change made more of the checks fail than an earlier version of its own, so {} {} put back to that version (undo it from the task's checkpoints).",
+            "The model's last change made more of the checks fail than an earlier version of its own, so {} {} put back to that version (a change of this turn: undoing the turn undoes it too).",
             done.join(", "),
             if done.len() == 1 { "is" } else { "are" }
         ));
@@ -1183,9 +1178,10 @@ impl Run {
                 .any(|r| matches!(r, Part::ToolResult { is_error: true, .. }));
             // The same calls failing the same way, again and again: a model going round in
             // circles (seen: one write refused as "would not change" twenty times; `ls` and a
-            // read of a path that is not there, in turn, until the time ran out), so an exchange
-            // like either of the last two counts. Reads in between change nothing, and are left out (seen: a refused write and its check,
-            // with one read or two before them, until the time ran out).
+            // read of a path that is not there, in turn, until the time ran out), so an
+            // exchange like either of the last two counts. Reads in between change nothing,
+            // and are left out (seen: a refused write and its check, with one read or two
+            // before them, until the time ran out).
             let asked: std::collections::HashMap<&str, String> = view
                 .messages
                 .last()
@@ -1312,12 +1308,11 @@ impl Run {
                         &view.messages,
                         &words.root,
                         outputs,
-                    )
-                    .map(|files| (files, failing));
+                    );
                 }
             }
-            if let Some((files, failing)) = put_back {
-                self.put_back_best(session, &files, &failing);
+            if let Some(best) = put_back {
+                self.put_back_best(session, &best);
             }
             // A change that passes the user's own checks, or work the model ended that does,
             // is the end of the task: asking the model again only has it say so (at a few
