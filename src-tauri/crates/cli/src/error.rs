@@ -14,18 +14,6 @@ pub(crate) fn bad_input(message: impl Into<String>) -> HostError {
     HostError::new(ErrorKind::BadInput, message)
 }
 
-/// Gives the error of a layer that reports in words only its kind (words only: a
-/// [`HostError`]'s own kind is never relabelled).
-pub(crate) trait Kind<T> {
-    fn kind(self, kind: ErrorKind) -> Result<T>;
-}
-
-impl<T> Kind<T> for std::result::Result<T, String> {
-    fn kind(self, kind: ErrorKind) -> Result<T> {
-        self.map_err(|e| HostError::new(kind, e))
-    }
-}
-
 /// The error as `--json` prints it.
 pub(crate) fn json(e: &HostError) -> String {
     serde_json::json!({"type": "error", "kind": e.kind, "message": e.message}).to_string()

@@ -4,7 +4,7 @@
 //! rejected with a message telling the model why. A prompt that is a slash command (`/review`,
 //! a custom command) runs as the command's prompt; `/help` lists them.
 
-use crate::error::{bad_input, Kind, Result};
+use crate::error::{bad_input, Result};
 use crate::output::to_json;
 use crate::project_arg::{existing, found_or_added, ProjectArg};
 use crate::tools::{terminal_answer, terminal_decision};
@@ -466,7 +466,7 @@ fn implement(host: Host, home: &Path, args: ExecArgs, json: bool) -> Result<Exit
             );
             return Ok(code);
         }
-        codewright_extensions::task_files::set_status(&file, "done").kind(ErrorKind::Setup)?;
+        codewright_extensions::task_files::set_status(&file, "done")?;
         if !json {
             eprintln!("codewright-cli: {} is done (marked in {shown})", file.id);
         }

@@ -2,7 +2,7 @@
 //! the reason), one skill's instructions as the model gets them, and switching one on or off for
 //! a task.
 
-use crate::error::{Kind, Result};
+use crate::error::Result;
 use crate::output::{table, to_json};
 use crate::project_arg::{existing, ProjectArg};
 use clap::Subcommand;
@@ -96,7 +96,7 @@ pub fn skills(host: &Host, command: SkillsCommand, json: bool) -> Result<String>
                     },
                 ));
             };
-            let text = skill.load().kind(ErrorKind::BadPath)?;
+            let text = skill.load()?;
             return Ok(if json {
                 to_json(&serde_json::json!({ "skill": skill, "loaded": text }))
             } else {

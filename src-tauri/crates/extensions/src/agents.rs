@@ -13,7 +13,7 @@
 //! `haiku` and `inherit` mean the task's own model), then the agent's instructions. A file named
 //! like a built-in agent replaces it.
 
-use crate::{front_matter, Broken, Places, Source};
+use crate::{front_matter, Broken, ExtensionError, Places, Source};
 use serde_yaml_ng::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -75,11 +75,11 @@ impl Agents {
     }
 
     /// The agent named `name`, or an error naming the closest ones.
-    pub fn find(&self, name: &str) -> Result<&AgentDef, String> {
+    pub fn find(&self, name: &str) -> Result<&AgentDef, ExtensionError> {
         self.get(name).ok_or_else(|| {
             let near = crate::closest(self.agents.iter().map(|a| a.name.as_str()), name);
             let all: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();
-            if near.is_empty() {
+            ExtensionError::NotFound(if near.is_empty() {
                 format!(
                     "there is no agent named {name}; the agents are: {}",
                     all.join(", ")
@@ -89,7 +89,7 @@ impl Agents {
                     "there is no agent named {name}; did you mean {}?",
                     near.join(", ")
                 )
-            }
+            })
         })
     }
 }
@@ -486,6 +486,7 @@ mod tests {
         assert!(found
             .find("reviewr")
             .unwrap_err()
+            .to_string()
             .contains("did you mean reviewer"));
     }
 }

@@ -18,10 +18,13 @@
 pub mod agents;
 pub mod commands;
 pub mod contained;
+mod error;
 pub mod front_matter;
 pub mod memory;
 pub mod skills;
 pub mod task_files;
+
+pub use error::ExtensionError;
 
 use std::path::PathBuf;
 

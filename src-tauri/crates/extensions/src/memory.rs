@@ -3,7 +3,7 @@
 //! (`~/.codewright/memory.md`, for every project). Both go into the system prompt; the agent
 //! changes them with `memory_write`, asked like any edit.
 
-use crate::Places;
+use crate::{ExtensionError, Places};
 use std::path::PathBuf;
 
 /// A memory file larger than this is cut in the prompt (the file itself is left whole).
@@ -53,21 +53,20 @@ pub fn root(places: &Places, scope: Scope) -> Option<&std::path::Path> {
 
 /// A memory file's text; empty when it does not exist. It must be a regular file inside its
 /// folder ([`crate::contained`]): a link out of the project is refused, never followed.
-pub fn read(places: &Places, scope: Scope) -> Result<String, String> {
+pub fn read(places: &Places, scope: Scope) -> Result<String, ExtensionError> {
     let (Some(path), Some(root)) = (path(places, scope), root(places, scope)) else {
         return Ok(String::new());
     };
     match crate::contained::read(root, &path, MAX_FILE) {
-        Ok(Some(bytes)) if bytes.len() as u64 > MAX_FILE => Err(format!(
+        Ok(Some(bytes)) if bytes.len() as u64 > MAX_FILE => Err(ExtensionError::Refused(format!(
             "{} is over {} KB; memory is read only up to that (trim it by hand)",
             path.display(),
             MAX_FILE / 1024
-        )),
-        Ok(Some(bytes)) => {
-            String::from_utf8(bytes).map_err(|_| format!("{} is not text", path.display()))
-        }
+        ))),
+        Ok(Some(bytes)) => String::from_utf8(bytes)
+            .map_err(|_| ExtensionError::Refused(format!("{} is not text", path.display()))),
         Ok(None) => Ok(String::new()),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -90,7 +89,7 @@ pub fn prompt_section(places: &Places) -> InPrompt {
         let text = match read(places, scope) {
             Ok(text) => text,
             Err(why) => {
-                in_prompt.refused.push(why);
+                in_prompt.refused.push(why.to_string());
                 continue;
             }
         };

@@ -6,7 +6,7 @@
 //! [`Skill::read`] when it needs them (the `skill` tool). Scripts run through `bash`, asked like
 //! any command.
 
-use crate::{contained, front_matter, Broken, Places, Source};
+use crate::{contained, front_matter, Broken, ExtensionError, Places, Source};
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -288,9 +288,9 @@ impl Catalog {
 impl Skill {
     /// The skill's instructions for the model: its `SKILL.md` without front matter, where its
     /// folder is, and the other files it holds (read with [`Skill::read`]).
-    pub fn load(&self) -> Result<String, String> {
+    pub fn load(&self) -> Result<String, ExtensionError> {
         let text = self.read_bounded(&self.dir.join(SKILL_FILE))?;
-        let doc = front_matter::parse(&text, false)?;
+        let doc = front_matter::parse(&text, false).map_err(ExtensionError::Invalid)?;
         let mut out = format!(
             "# Skill: {}\n\nIts folder: {} (run its scripts from there with bash; paths in the instructions are relative to it).\n\n{}",
             self.name,
@@ -315,32 +315,36 @@ impl Skill {
 
     /// One of the skill's files, by its path relative to the skill's folder. Paths that leave
     /// the folder (`..`, absolute, a link pointing out) are refused.
-    pub fn read(&self, file: &str) -> Result<String, String> {
+    pub fn read(&self, file: &str) -> Result<String, ExtensionError> {
         let relative = Path::new(file);
         if file.is_empty()
             || relative
                 .components()
                 .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
         {
-            return Err(format!(
+            return Err(ExtensionError::Refused(format!(
                 "{file:?} is not a path inside the skill: give it relative to the skill's folder, as listed"
-            ));
+            )));
         }
         let root = self
             .dir
             .canonicalize()
-            .map_err(|e| format!("the skill's folder cannot be read: {e}"))?;
+            .map_err(|e| ExtensionError::File(format!("the skill's folder cannot be read: {e}")))?;
         let path = root.join(relative).canonicalize().map_err(|_| {
-            format!(
+            ExtensionError::NotFound(format!(
                 "the skill {} has no file {file}; its files are listed when it is loaded",
                 self.name
-            )
+            ))
         })?;
         if !path.starts_with(&root) {
-            return Err(format!("{file} points outside the skill's folder"));
+            return Err(ExtensionError::Refused(format!(
+                "{file} points outside the skill's folder"
+            )));
         }
         if path.is_dir() {
-            return Err(format!("{file} is a folder; give a file inside it"));
+            return Err(ExtensionError::Refused(format!(
+                "{file} is a folder; give a file inside it"
+            )));
         }
         self.read_bounded(&path)
     }
@@ -392,36 +396,40 @@ impl Skill {
     }
 
     /// A file of the skill's, inside its folder and its place, read up to [`MAX_FILE`].
-    fn read_bounded(&self, path: &Path) -> Result<String, String> {
+    fn read_bounded(&self, path: &Path) -> Result<String, ExtensionError> {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let refused = |e: contained::Refusal| match e {
-            contained::Refusal::Outside { .. } => {
-                format!(
-                    "{name} leads outside the skill's place (through a link), so it is not read"
-                )
+            contained::Refusal::Outside { .. } => ExtensionError::Refused(format!(
+                "{name} leads outside the skill's place (through a link), so it is not read"
+            )),
+            contained::Refusal::NotAFile { .. } => {
+                ExtensionError::Refused(format!("{name} is not a regular file"))
             }
-            contained::Refusal::NotAFile { .. } => format!("{name} is not a regular file"),
-            contained::Refusal::NotText { .. } => format!("{name} is not text"),
+            contained::Refusal::NotText { .. } => {
+                ExtensionError::Refused(format!("{name} is not text"))
+            }
             contained::Refusal::Unreadable { error, .. } => {
-                format!("{name} cannot be read: {error}")
+                ExtensionError::File(format!("{name} cannot be read: {error}"))
             }
         };
         if !contained::is_dir_inside(&self.root, &self.dir) {
-            return Err(format!(
+            return Err(ExtensionError::Refused(format!(
                 "the skill's folder {} now leads outside its place, so nothing in it is read",
                 self.dir.display()
-            ));
+            )));
         }
         let bytes = contained::read(&self.dir, path, MAX_FILE)
             .map_err(refused)?
-            .ok_or_else(|| format!("{name} cannot be read: it is gone"))?;
+            .ok_or_else(|| {
+                ExtensionError::NotFound(format!("{name} cannot be read: it is gone"))
+            })?;
         if bytes.len() as u64 > MAX_FILE {
-            return Err(format!(
+            return Err(ExtensionError::Refused(format!(
                 "{name} is over the {} KB a skill's file may be; read parts of it with read_file",
                 MAX_FILE / 1024
-            ));
+            )));
         }
-        String::from_utf8(bytes).map_err(|_| format!("{name} is not text"))
+        String::from_utf8(bytes).map_err(|_| ExtensionError::Refused(format!("{name} is not text")))
     }
 }
 
@@ -627,24 +635,33 @@ mod tests {
         assert!(forms
             .read("../../../secret.txt")
             .unwrap_err()
+            .to_string()
             .contains("not a path inside the skill"));
         assert!(forms
             .read("/etc/passwd")
             .unwrap_err()
+            .to_string()
             .contains("not a path inside the skill"));
         assert!(forms
             .read("link.txt")
             .unwrap_err()
+            .to_string()
             .contains("outside the skill's folder"));
         assert!(forms
             .read("nope.md")
             .unwrap_err()
+            .to_string()
             .contains("has no file nope.md"));
-        assert!(forms.read("scripts").unwrap_err().contains("is a folder"));
+        assert!(forms
+            .read("scripts")
+            .unwrap_err()
+            .to_string()
+            .contains("is a folder"));
         std::fs::write(dir.join("big.md"), vec![b'a'; MAX_FILE as usize + 1]).unwrap();
         assert!(forms
             .read("big.md")
             .unwrap_err()
+            .to_string()
             .contains("over the 256 KB"));
     }
 

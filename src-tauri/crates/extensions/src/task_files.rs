@@ -6,7 +6,7 @@
 //! (`- **ID:** TASK-001`, `- **Status:** pending`); without either, the id is the file name's
 //! `TASK-001` part and the status is pending. The title is the first `# ` heading.
 
-use crate::{front_matter, Broken, Source};
+use crate::{front_matter, Broken, ExtensionError, Source};
 use std::path::{Path, PathBuf};
 
 /// One task file.
@@ -140,27 +140,26 @@ pub fn parse(text: &str, path: &Path) -> Result<TaskFile, String> {
 /// Writes `status` into the file where its status is written (the front matter's `status:`,
 /// else the `- **Status:**` line, else a new such line under the title), keeping everything else
 /// as it was; the file is replaced whole or not at all.
-pub fn set_status(file: &TaskFile, status: &str) -> Result<(), String> {
+pub fn set_status(file: &TaskFile, status: &str) -> Result<(), ExtensionError> {
     // (Read and written inside its project, as `discover` read it: a link swapped in since —
     // for the file or its folder — is refused. Task files live in `<project>/.<tool>/tasks/`.)
     let folder = file.path.ancestors().nth(3).unwrap_or(Path::new("."));
-    let bytes = crate::contained::read(folder, &file.path, MAX_FILE)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("{} is gone", file.path.display()))?;
+    let shown = file.path.display();
+    let bytes = crate::contained::read(folder, &file.path, MAX_FILE)?
+        .ok_or_else(|| ExtensionError::NotFound(format!("{shown} is gone")))?;
     if bytes.len() as u64 > MAX_FILE {
-        return Err(format!(
-            "{} is over {} KB",
-            file.path.display(),
+        return Err(ExtensionError::Refused(format!(
+            "{shown} is over {} KB",
             MAX_FILE / 1024
-        ));
+        )));
     }
-    let text =
-        String::from_utf8(bytes).map_err(|_| format!("{} is not text", file.path.display()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| ExtensionError::Refused(format!("{shown} is not text")))?;
     let text = with_status(&text, &file.path, status)
-        .map_err(|e| format!("{}: {e}", file.path.display()))?;
-    crate::contained::check_writable(folder, &file.path).map_err(|e| e.to_string())?;
+        .map_err(|e| ExtensionError::Invalid(format!("{shown}: {e}")))?;
+    crate::contained::check_writable(folder, &file.path)?;
     crate::write_whole(&file.path, text.as_bytes())
-        .map_err(|e| format!("{} could not be written: {e}", file.path.display()))
+        .map_err(|e| ExtensionError::File(format!("{shown} could not be written: {e}")))
 }
 
 /// `text` (a task file living at `path`) with its status set to `status`, as [`set_status`]

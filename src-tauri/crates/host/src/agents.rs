@@ -51,7 +51,7 @@ pub fn check_agent(store: &Store, project: ProjectId, name: &str) -> Result<(), 
     project_agents(store, project)?
         .find(name.trim())
         .map(|_| ())
-        .map_err(|why| HostError::new(ErrorKind::NotFound, capitalized(&why)))
+        .map_err(|why| HostError::new(ErrorKind::NotFound, capitalized(&why.to_string())))
 }
 
 /// The model the run's agent asks for, if it names one (MODEL@PROVIDER): `for_run`'s (a slash

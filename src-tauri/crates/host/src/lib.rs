@@ -104,6 +104,18 @@ impl From<codewright_tools::SessionError> for HostError {
     }
 }
 
+impl From<codewright_extensions::ExtensionError> for HostError {
+    fn from(e: codewright_extensions::ExtensionError) -> HostError {
+        use codewright_extensions::ExtensionError as E;
+        let kind = match &e {
+            E::NotFound(_) => ErrorKind::BadPath,
+            E::Refused(_) | E::Invalid(_) => ErrorKind::BadInput,
+            E::File(_) => ErrorKind::Setup,
+        };
+        HostError::new(kind, e.to_string())
+    }
+}
+
 impl From<codewright_tools::CheckpointError> for HostError {
     fn from(e: codewright_tools::CheckpointError) -> HostError {
         HostError::new(e.kind(), e.to_string())

@@ -33,8 +33,7 @@ pub fn memory_files(store: &Store, task: TaskId) -> Result<Vec<MemoryFile>, Host
         let Some(path) = memory::path(&places, scope) else {
             continue;
         };
-        let text =
-            memory::read(&places, scope).map_err(|e| HostError::new(ErrorKind::BadInput, e))?;
+        let text = memory::read(&places, scope).map_err(HostError::from)?;
         out.push(MemoryFile { scope, path, text });
     }
     Ok(out)

@@ -65,7 +65,7 @@ impl Tool for LoadSkill {
         };
         match loaded {
             Ok(text) => ToolOutput::text(text),
-            Err(e) => ToolOutput::error(e),
+            Err(e) => ToolOutput::error(e.to_string()),
         }
     }
 }
