@@ -71,7 +71,10 @@ class Provider(http.server.BaseHTTPRequestHandler):
         self.chunk({"role": "assistant", "content": ""})
         if prompt.startswith("stream"):
             # ~1,000 tokens/s (about 4 characters a token): 100 characters every 25 ms.
-            text, sent, start = MARKDOWN * 2000, 0, time.time()
+            # (Each block numbered: a reply that repeats itself byte for byte is stopped by the
+            # agent as a model's loop.)
+            text = "".join(MARKDOWN.replace("the change", f"change {i}") for i in range(2000))
+            sent, start = 0, time.time()
             while time.time() - start < STREAM_S:
                 self.chunk({"content": text[sent:sent + 100]})
                 sent += 100
