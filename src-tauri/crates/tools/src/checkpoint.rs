@@ -27,7 +27,7 @@ pub enum CheckpointError {
     /// A file could not be read, written or removed, or a saved copy of one is gone.
     #[error("{0}")]
     File(String),
-    /// No such checkpoint or turn, or the project's folder is gone.
+    /// No such checkpoint or turn, or the task's folder is gone.
     #[error("{0}")]
     NotFound(String),
     /// Not done on purpose: a project too large to snapshot, a path outside the project.
@@ -234,14 +234,13 @@ impl Checkpoints {
     ///
     /// Each file is written back along its recorded path without following a link that appeared
     /// since (a folder of the project swapped for a link out fails the restore of what is under
-    /// it, instead of writing there), and the project's folder is never made again.
+    /// it, instead of writing there), and the task's folder (the project's, or its worktree) is
+    /// never made again.
     pub fn restore(&self, task: TaskId, from: i64) -> Result<Restored> {
         let (pres, turn, root) = {
             let store = self.store.lock().expect("store lock");
-            let project = store.task(task).and_then(|t| store.project(t.project_id))?;
-            let root = Path::new(&project.root_path)
-                .canonicalize()
-                .unwrap_or_else(|_| PathBuf::from(&project.root_path));
+            let root = store.task_root(task)?;
+            let root = root.canonicalize().unwrap_or(root);
             let turn = store
                 .checkpoints(task)?
                 .into_iter()
@@ -257,11 +256,12 @@ impl Checkpoints {
         };
         if !root.is_dir() {
             return Err(CheckpointError::NotFound(format!(
-                "the project's folder {} is gone (deleted or moved); nothing was restored",
+                "the task's folder {} is gone (deleted or moved); nothing was restored",
                 root.display()
             )));
         }
-        // (What was written outside the project, with the user's approval, is put back there.)
+        // (What was written outside the task's folder, with the user's approval, is put back
+        // there.)
         let keep = |path: &Path| {
             if path.starts_with(&root) {
                 root.clone()

@@ -121,3 +121,57 @@ async fn restore_and_undo_restore_round_trip() {
         ]
     );
 }
+
+/// A task working in a worktree of its own restores within that worktree: once the worktree's
+/// folder is gone, a restore says so and makes nothing again (it used to take the project's
+/// folder as the task's, and made the worktree's folders again to write into them).
+#[tokio::test]
+async fn a_worktree_tasks_restore_stays_in_its_worktree() {
+    let h = Harness::new(PermissionMode::Yolo);
+    let worktree = tempfile::tempdir().unwrap();
+    let top = worktree.path().join("tree");
+    std::fs::create_dir(&top).unwrap();
+    let top = top.canonicalize().unwrap();
+    let task = h.session.task;
+    h.store
+        .lock()
+        .unwrap()
+        .set_task_worktree(
+            task,
+            Some(&codewright_protocol::TaskWorktree {
+                path: top.to_string_lossy().into_owned(),
+                subdir: String::new(),
+                branch: "codewright/t".into(),
+                base: "main".into(),
+                base_commit: "0".repeat(40),
+                state: codewright_protocol::WorktreeState::Active,
+                pull_request: None,
+                set_up: None,
+            }),
+        )
+        .unwrap();
+    let file = top.join("notes.txt");
+    std::fs::write(&file, "before\n").unwrap();
+    let checkpoints = h.session.checkpoints();
+    checkpoints.before_change(task, 1, &file).unwrap();
+    std::fs::write(&file, "after\n").unwrap();
+    let turn = h.store.lock().unwrap().checkpoints(task).unwrap()[0].id;
+    // While it is there, the file goes back.
+    checkpoints.restore(task, turn).unwrap();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "before\n");
+    // Gone: nothing is made again.
+    std::fs::remove_dir_all(&top).unwrap();
+    let turn = h
+        .store
+        .lock()
+        .unwrap()
+        .checkpoints(task)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .min()
+        .unwrap();
+    let err = checkpoints.restore(task, turn).unwrap_err();
+    assert!(err.to_string().contains("is gone"), "{err}");
+    assert!(!top.exists(), "the worktree's folder was made again");
+}
