@@ -613,6 +613,8 @@ mod tests {
             "{focus}"
         );
         assert!(!focus.contains("worse"), "{focus}");
+        // (Not put back on disk here: it is not said to be.)
+        assert!(!focus.contains("back in the file"), "{focus}");
         assert!(
             focus.contains(
                 "util.py was then as it was before your changes; it is now:\n````\nbroken\n````"

@@ -646,8 +646,11 @@ impl Repo {
             .iter()
             .filter(|p| !open.contains(*p) && !ignored.contains(*p) && !tracked.contains(*p))
             .collect();
+        // (A branch with no commit yet has removed nothing.)
         let removed = match since {
-            Some(since) if !gone.is_empty() => removed_since(dir, &prefix, since, &gone)?,
+            Some(since) if !gone.is_empty() => {
+                removed_since(dir, &prefix, since, &gone).unwrap_or_default()
+            }
             _ => Default::default(),
         };
         for path in paths {
@@ -1007,7 +1010,6 @@ fn prefix_in(dir: &Path) -> Result<String> {
     Ok(stdout_line(&run_in(dir, ["rev-parse", "--show-prefix"])?))
 }
 
-/// `path` (relative to the folder git runs in) as a pathspec that means only itself.
 /// Those of `paths` (relative to the checkout folder `dir`, which is `prefix` below the
 /// repository's top) that a commit of its branch made since `since` (Unix seconds) removed.
 fn removed_since(
@@ -1022,6 +1024,11 @@ fn removed_since(
         let mut args: Vec<String> = [
             "log",
             since.as_str(),
+            // (Whatever the user's config says: names from the top, no signatures, a removal
+            // never paired with an addition as a rename.)
+            "--no-relative",
+            "--no-show-signature",
+            "--no-renames",
             "--diff-filter=D",
             "--name-only",
             "--format=",
@@ -1042,6 +1049,7 @@ fn removed_since(
     Ok(removed)
 }
 
+/// `path` (relative to the folder git runs in) as a pathspec that means only itself.
 pub(crate) fn literal_path(path: &str) -> String {
     format!(":(literal){path}")
 }

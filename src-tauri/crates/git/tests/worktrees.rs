@@ -627,6 +627,17 @@ fn a_folder_tasks_files_are_committed_and_nothing_else() {
     );
     std::fs::remove_file(dir.join("notes/draft.txt")).unwrap();
     git(dir, &["checkout", "-q", "--", "notes/new.txt"]);
+    // A removal committed, read from below the top: its name is found under the folder.
+    std::fs::write(dir.join("notes/old.txt"), "old\n").unwrap();
+    git(dir, &["add", "notes/old.txt"]);
+    git(dir, &["commit", "-q", "-m", "old"]);
+    git(dir, &["rm", "-q", "notes/old.txt"]);
+    git(dir, &["commit", "-q", "-m", "no old"]);
+    let below = repo
+        .not_committed(&dir.join("notes"), &["old.txt".to_string()], Some(began))
+        .unwrap();
+    assert_eq!(below.committed, ["old.txt"]);
+    git(dir, &["reset", "-q", "--hard", "HEAD~2"]);
 
     // A folder whose HEAD is detached is refused.
     git(dir, &["checkout", "-q", "--detach"]);

@@ -108,7 +108,7 @@ impl From<codewright_extensions::ExtensionError> for HostError {
     fn from(e: codewright_extensions::ExtensionError) -> HostError {
         use codewright_extensions::ExtensionError as E;
         let kind = match &e {
-            E::NotFound(_) => ErrorKind::BadPath,
+            E::NotFound(_) => ErrorKind::NotFound,
             E::Refused(_) | E::Invalid(_) => ErrorKind::BadInput,
             E::File(_) => ErrorKind::Setup,
         };

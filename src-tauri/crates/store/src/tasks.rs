@@ -330,14 +330,33 @@ impl Store {
     /// The folder the task works in: its worktree while it has one, else its project's folder;
     /// a sub-agent's task, its parent's.
     pub fn task_root(&self, id: TaskId) -> Result<std::path::PathBuf> {
+        let task = self.folder_owner(id)?;
+        let project = self.project(task.project_id)?;
+        Ok(task.root(std::path::Path::new(&project.root_path)))
+    }
+
+    /// [`Store::task_root`], but `None` while the task's worktree (or its parent's) is
+    /// discarded: it has no folder of its own then, and the project's is not it.
+    pub fn task_folder(&self, id: TaskId) -> Result<Option<std::path::PathBuf>> {
+        let owner = self.folder_owner(id)?;
+        if owner
+            .worktree
+            .as_ref()
+            .is_some_and(|w| w.state != codewright_protocol::WorktreeState::Active)
+        {
+            return Ok(None);
+        }
+        self.task_root(id).map(Some)
+    }
+
+    /// The task whose folder `id` works in: itself, or a sub-agent's task's parent.
+    fn folder_owner(&self, id: TaskId) -> Result<Task> {
         let mut task = self.task(id)?;
-        // A sub-agent's task works where its parent works (in the parent's worktree, if any).
         for _ in 0..8 {
             let Some(parent) = &task.parent else { break };
             task = self.task(parent.task)?;
         }
-        let project = self.project(task.project_id)?;
-        Ok(task.root(std::path::Path::new(&project.root_path)))
+        Ok(task)
     }
 
     /// Deletes a task (and, once they exist, its messages).

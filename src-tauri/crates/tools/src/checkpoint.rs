@@ -239,7 +239,12 @@ impl Checkpoints {
     pub fn restore(&self, task: TaskId, from: i64) -> Result<Restored> {
         let (pres, turn, root) = {
             let store = self.store.lock().expect("store lock");
-            let root = store.task_root(task)?;
+            let root = store.task_folder(task)?.ok_or_else(|| {
+                CheckpointError::NotFound(format!(
+                    "task {}'s worktree was discarded; restore the task first, then its files",
+                    task.0
+                ))
+            })?;
             let root = root.canonicalize().unwrap_or(root);
             let turn = store
                 .checkpoints(task)?

@@ -264,11 +264,14 @@ impl Session {
         if now.as_ref().is_some_and(|(bytes, _)| bytes == content) {
             return Ok(false);
         }
-        let seen = self.last_seen(&resolved.real).map(|s| s.hash);
-        let hash = now.as_ref().map(|(bytes, _)| blake3::hash(bytes));
-        if hash.is_none() || seen != hash {
+        let Some((bytes, _)) = &now else {
             return Err(CheckpointError::Refused(format!(
-                "{path} changed on disk since the agent last wrote it"
+                "{path} is gone since the agent last wrote it"
+            )));
+        };
+        if self.last_seen(&resolved.real).map(|s| s.hash) != Some(blake3::hash(bytes)) {
+            return Err(CheckpointError::Refused(format!(
+                "{path} changed since the agent last wrote it (by hand, or by a command)"
             )));
         }
         self.checkpoints

@@ -159,6 +159,38 @@ async fn a_worktree_tasks_restore_stays_in_its_worktree() {
     // While it is there, the file goes back.
     checkpoints.restore(task, turn).unwrap();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "before\n");
+    // Discarded (its folder removed, the task's record kept): refused, nothing made again —
+    // the project's folder, which is there, is not the task's.
+    let worktree_record = h
+        .store
+        .lock()
+        .unwrap()
+        .task(task)
+        .unwrap()
+        .worktree
+        .unwrap();
+    let discarded = codewright_protocol::TaskWorktree {
+        state: codewright_protocol::WorktreeState::Discarded,
+        ..worktree_record.clone()
+    };
+    h.store
+        .lock()
+        .unwrap()
+        .set_task_worktree(task, Some(&discarded))
+        .unwrap();
+    std::fs::rename(&top, worktree.path().join("away")).unwrap();
+    let err = checkpoints.restore(task, turn).unwrap_err();
+    assert!(err.to_string().contains("was discarded"), "{err}");
+    assert!(
+        !top.exists(),
+        "a discarded worktree's folder was made again"
+    );
+    std::fs::rename(worktree.path().join("away"), &top).unwrap();
+    h.store
+        .lock()
+        .unwrap()
+        .set_task_worktree(task, Some(&worktree_record))
+        .unwrap();
     // Gone: nothing is made again.
     std::fs::remove_dir_all(&top).unwrap();
     let turn = h
@@ -174,4 +206,52 @@ async fn a_worktree_tasks_restore_stays_in_its_worktree() {
     let err = checkpoints.restore(task, turn).unwrap_err();
     assert!(err.to_string().contains("is gone"), "{err}");
     assert!(!top.exists(), "the worktree's folder was made again");
+}
+
+/// The agent's own put-back (a small model's best version) writes over only what the agent
+/// last wrote there: a file changed since — by hand, or by a command — or gone is left as it is;
+/// one put back is a change of the turn, undone with it.
+#[tokio::test]
+async fn a_put_back_never_writes_over_a_change_made_since() {
+    let h = Harness::new(PermissionMode::Yolo);
+    h.write("rain.py", "stub\n");
+    h.session.set_turn(1);
+    h.call("read_file", json!({"path": "rain.py"})).await;
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "rain.py", "content": "worse\n"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text_content());
+    // As the agent wrote it: put back, a change of turn 1.
+    assert!(h.session.put_back("rain.py", b"best\n").unwrap());
+    assert_eq!(h.read("rain.py"), "best\n");
+    assert!(
+        !h.session.put_back("rain.py", b"best\n").unwrap(),
+        "already so"
+    );
+    // Changed by the user since: refused, their text kept.
+    h.write("rain.py", "the user's\n");
+    let err = h.session.put_back("rain.py", b"best\n").unwrap_err();
+    assert!(err.to_string().contains("changed since"), "{err}");
+    assert_eq!(h.read("rain.py"), "the user's\n");
+    // Gone: refused, not made again.
+    std::fs::remove_file(h.path("rain.py")).unwrap();
+    let err = h.session.put_back("rain.py", b"best\n").unwrap_err();
+    assert!(err.to_string().contains("is gone"), "{err}");
+    assert!(!h.path("rain.py").exists());
+    // Outside the folder: refused.
+    assert!(h.session.put_back("../elsewhere.py", b"x\n").is_err());
+    // Undoing turn 1 puts the file back as it was before it: the put-back made no checkpoint
+    // of its own.
+    h.write("rain.py", "best\n");
+    let checkpoints = h.store.lock().unwrap().checkpoints(h.session.task).unwrap();
+    assert_eq!(checkpoints.len(), 1, "{checkpoints:?}");
+    assert_eq!(checkpoints[0].kind, CheckpointKind::Turn);
+    h.session
+        .checkpoints()
+        .restore(h.session.task, checkpoints[0].id)
+        .unwrap();
+    assert_eq!(h.read("rain.py"), "stub\n");
 }

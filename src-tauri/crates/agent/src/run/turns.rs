@@ -66,13 +66,14 @@ impl Run {
     /// they were for that version (those that failed then, failing; the others to run again),
     /// and the model is sent that version ([`crate::focus::request`]).
     fn put_back_best(&mut self, session: &Session, best: &crate::focus::Best) {
-        let mut done = Vec::new();
+        let (mut done, mut whole) = (Vec::new(), true);
         for (path, content) in best.files() {
             match session.put_back(path, content.as_bytes()) {
                 Ok(true) => done.push(path.as_str()),
                 Ok(false) => {}
                 Err(e) => {
-                    self.notice(format!("{path} could not be put back to the model's best version ({e}); it is left as the model's last change wrote it."));
+                    whole = false;
+                    self.notice(format!("{path} could not be put back to the model's best version ({e}); it is left as it is now."));
                 }
             }
         }
@@ -82,8 +83,10 @@ impl Run {
         self.put_back += 1;
         let changes = self.changes();
         if let Some(words) = self.words.as_mut() {
+            // (Only the whole version is known to fail as it did; a part of it is checked
+            // again after the next change.)
             words.ran.clear();
-            for command in best.failing() {
+            for command in best.failing().filter(|_| whole) {
                 words.ran.insert(
                     command.to_string(),
                     Ran {
