@@ -72,7 +72,9 @@ impl Host {
             let store = self.inner.store();
             let task = store.task(task)?;
             let project = store.project(task.project_id)?;
-            let root = store.task_root(task.id)?;
+            let root = store
+                .task_folder(task.id)?
+                .ok_or_else(|| crate::worktrees::discarded(task.id))?;
             (task, project, root)
         };
         let session = Session::new(

@@ -399,6 +399,11 @@ impl Host {
                 "This command runs with its own agent or tools, so it cannot join the run going on: send it again when the run has ended, or stop the run first.",
             ));
         }
+        // A task whose worktree was discarded has no folder to work in until it is restored
+        // (refused before anything is stored: the message stays with the user).
+        if self.inner.store().task_folder(task)?.is_none() {
+            return Err(crate::worktrees::discarded(task));
+        }
         let message = match self.steer(task, message).await? {
             Steered::Yes => return Ok(Sent { steered: true }),
             Steered::No(message) => message,

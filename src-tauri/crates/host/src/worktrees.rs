@@ -352,19 +352,13 @@ impl Host {
             ));
         };
         if tree.state != want {
-            return Err(HostError::new(
-                ErrorKind::BadInput,
-                match tree.state {
-                    WorktreeState::Discarded => format!(
-                        "task {}'s worktree was discarded; restore it first (its work is kept under {})",
-                        task.0,
-                        TaskWorktree::archive_ref(task)
-                    ),
-                    WorktreeState::Active => {
-                        format!("task {}'s worktree is there; nothing to restore", task.0)
-                    }
-                },
-            ));
+            return Err(match tree.state {
+                WorktreeState::Discarded => discarded(task),
+                WorktreeState::Active => HostError::new(
+                    ErrorKind::BadInput,
+                    format!("task {}'s worktree is there; nothing to restore", task.0),
+                ),
+            });
         }
         let project = self.project(t.project_id)?;
         let repo = Repo::discover(Path::new(&project.root_path))?;
@@ -975,6 +969,20 @@ fn list(names: &[String]) -> String {
         n if n > 5 => format!("{shown} and {} more", n - 5),
         _ => shown,
     }
+}
+
+/// What a task whose worktree was discarded answers what needs its folder (a message, a tool
+/// run by hand, a restore of its files): it has none until the task is restored — never the
+/// project's folder in its place.
+pub(crate) fn discarded(task: TaskId) -> HostError {
+    HostError::new(
+        ErrorKind::BadInput,
+        format!(
+            "task {}'s worktree was discarded; restore it first (its work is kept under {})",
+            task.0,
+            TaskWorktree::archive_ref(task)
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -420,9 +420,25 @@ async fn discarded_work_comes_back_and_a_running_task_is_not_touched() {
     assert!(!Path::new(&tree.path).exists());
     let stored = w.store.lock().unwrap().task(task.id).unwrap();
     assert_eq!(stored.worktree.unwrap().state, WorktreeState::Discarded);
-    // A discarded task works nowhere until restored: it is said, not guessed.
+    // A discarded task works nowhere until restored: it is said, not guessed — a message is
+    // refused before it is stored (never run in the project's folder instead).
     let err = w.host.task_changes(task.id).unwrap_err();
     assert!(err.message.contains("restore it first"), "{err:?}");
+    let before = w.store.lock().unwrap().history(task.id).unwrap().len();
+    let err = w
+        .host
+        .send(
+            task.id,
+            Some(Message::user("Carry on")),
+            RunOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.message.contains("restore it first"), "{err:?}");
+    assert_eq!(
+        w.store.lock().unwrap().history(task.id).unwrap().len(),
+        before
+    );
 
     let restored = w.host.restore_task(task.id).unwrap();
     let back = restored.worktree.unwrap();
