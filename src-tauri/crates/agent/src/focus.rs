@@ -81,13 +81,15 @@ pub const START_AGAIN: &str = "Everything you need is above: do not read or list
 /// last message. `root` is the project, where the changed files are read; `sent_back` says
 /// the model's last answer ended its work without a change (it is not among those sent);
 /// `best` is the version of its work that did best so far, shown instead of the files now
-/// when they do worse.
+/// when they do worse, or when `put_back` says that version was put back in the files since
+/// (then the checks' latest output is the worse attempt's, and not shown).
 pub fn request(
     messages: &[Message],
     root: &Path,
     failing: &[String],
     sent_back: bool,
     best: Option<&Best>,
+    put_back: bool,
 ) -> Option<Vec<Message>> {
     let opening = opening(messages)?;
     let since = &messages[opening + 1..];
@@ -123,7 +125,7 @@ pub fn request(
         .iter()
         .map(|(_, o)| score(o))
         .try_fold(0u64, |sum, s| s.map(|s| sum.saturating_add(s)));
-    match best.filter(|b| now.is_some_and(|now| now > b.score)) {
+    match best.filter(|b| put_back || now.is_some_and(|now| now > b.score)) {
         // Worse than an earlier version: that version is what it starts from again.
         Some(best) => {
             focus.push_str(if best.on_disk(root) {
@@ -441,7 +443,15 @@ mod tests {
             )]),
             tool(vec![result("r2", "class PangramTest", false)]),
         ];
-        let sent = request(&messages, dir.path(), &[CHECK.to_string()], false, None).unwrap();
+        let sent = request(
+            &messages,
+            dir.path(),
+            &[CHECK.to_string()],
+            false,
+            None,
+            false,
+        )
+        .unwrap();
         assert_eq!(sent[..3], messages[..3]);
         assert_eq!(sent[3].role, Role::User);
         let focus = sent[3].text();
@@ -455,7 +465,15 @@ mod tests {
         );
         assert_eq!(sent[4..], messages[8..]);
         // Sent back after an answer that changed nothing, it is told so.
-        let sent = request(&messages[..6], dir.path(), &[CHECK.to_string()], true, None).unwrap();
+        let sent = request(
+            &messages[..6],
+            dir.path(),
+            &[CHECK.to_string()],
+            true,
+            None,
+            false,
+        )
+        .unwrap();
         assert_eq!(sent.len(), 4);
         assert!(sent[3]
             .text()
@@ -467,7 +485,8 @@ mod tests {
                 dir.path(),
                 &[CHECK.to_string()],
                 false,
-                None
+                None,
+                false
             ),
             None
         );
@@ -601,6 +620,7 @@ mod tests {
             &[CHECK.to_string()],
             false,
             best.as_ref(),
+            false,
         )
         .unwrap();
         let focus = sent[1].text();
@@ -630,6 +650,7 @@ mod tests {
             &[CHECK.to_string()],
             false,
             best.as_ref(),
+            false,
         )
         .unwrap();
         assert!(
@@ -639,5 +660,25 @@ mod tests {
             "{}",
             sent[1].text()
         );
+        // Put back since (with several checks, the latest output may even score lower): the
+        // best version and what failed then, not the worse attempt's output.
+        write("good\n");
+        messages.extend(attempt(4, "..F. 0 failed... but another check broke"));
+        let sent = request(
+            &messages,
+            dir.path(),
+            &[CHECK.to_string()],
+            false,
+            best.as_ref(),
+            true,
+        )
+        .unwrap();
+        let focus = sent[1].text();
+        assert!(focus.contains("back in the file"), "{focus}");
+        assert!(
+            focus.contains("failed then:\n````\n..F. 1 failed, 17 passed"),
+            "{focus}"
+        );
+        assert!(!focus.contains("another check broke"), "{focus}");
     }
 }

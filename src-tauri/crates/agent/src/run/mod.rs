@@ -556,6 +556,8 @@ struct Words {
     reads: Mutex<Reads>,
     /// The version of a small model's work that did best against the checks so far.
     best: Option<crate::focus::Best>,
+    /// The run's count of changes ([`Run::changes`]) when that version was last put back whole.
+    put_back_at: Option<u32>,
 }
 
 /// Each of `calls` (a check command and its call's id) with the text of its result in

@@ -86,6 +86,7 @@ impl Run {
             // (Only the whole version is known to fail as it did; a part of it is checked
             // again after the next change.)
             words.ran.clear();
+            words.put_back_at = whole.then_some(changes);
             for command in best.failing().filter(|_| whole) {
                 words.ran.insert(
                     command.to_string(),
@@ -401,6 +402,7 @@ impl Run {
                 ran: Default::default(),
                 reads: Default::default(),
                 best: None,
+                put_back_at: None,
             });
         }
         // A message not answered yet (stored by this run, or by the host before it started):
@@ -1006,8 +1008,16 @@ impl Run {
                 .words
                 .as_ref()
                 .filter(|w| w.small)
-                .map(|w| (w.failing(self.changes()), &w.root, w.best.as_ref()))
-                .filter(|(failing, _, _)| !failing.is_empty());
+                .map(|w| {
+                    let put_back = w.put_back_at == Some(self.changes());
+                    (
+                        w.failing(self.changes()),
+                        &w.root,
+                        w.best.as_ref(),
+                        put_back,
+                    )
+                })
+                .filter(|(failing, _, _, _)| !failing.is_empty());
             // (Until a model answers it: a request retried whole — too long, or answered with
             // nothing — is started again all the same.)
             let focused = match (start_again_now, fresh_now) {
@@ -1016,8 +1026,15 @@ impl Run {
                     .as_ref()
                     .and_then(|w| crate::focus::start_again(&view.messages, &w.root)),
                 (false, true) => crate::focus::afresh(&view.messages),
-                (false, false) => failing.and_then(|(failing, root, best)| {
-                    crate::focus::request(&view.messages, root, &failing, sent_back.is_some(), best)
+                (false, false) => failing.and_then(|(failing, root, best, put_back)| {
+                    crate::focus::request(
+                        &view.messages,
+                        root,
+                        &failing,
+                        sent_back.is_some(),
+                        best,
+                        put_back,
+                    )
                 }),
             };
             let sent = focused.as_deref().unwrap_or(&view.messages);
