@@ -11,6 +11,10 @@ let reads = 0;
 const starting = new Set();
 let later = null;
 let openTask = () => {};
+/** What the list shows now: a read that finds the same is not drawn again, so a row is never
+ * replaced under a click (a pointer pressed on a button that a re-render swaps out clicks
+ * nothing). */
+let drawn = '';
 
 /** `open(taskId)` opens a task's window. */
 export function initTaskFiles(open) {
@@ -38,6 +42,9 @@ export function refreshTaskFiles() {
 }
 
 function render({ files, broken, error }) {
+  const now = JSON.stringify([files, broken, error, [...starting]]);
+  if (now === drawn) return;
+  drawn = now;
   $('#task-files').hidden = files.length === 0 && broken.length === 0 && !error;
   $('#task-files-error').hidden = !error;
   $('#task-files-error').textContent = error ?? '';
