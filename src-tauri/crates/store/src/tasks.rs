@@ -330,9 +330,8 @@ impl Store {
     /// The folder the task works in: its worktree while it has one, else its project's folder;
     /// a sub-agent's task, its parent's.
     pub fn task_root(&self, id: TaskId) -> Result<std::path::PathBuf> {
-        let task = self.folder_owner(id)?;
-        let project = self.project(task.project_id)?;
-        Ok(task.root(std::path::Path::new(&project.root_path)))
+        let owner = self.folder_owner(id)?;
+        self.root_of(&owner)
     }
 
     /// [`Store::task_root`], but `None` while the task's worktree (or its parent's) is
@@ -346,7 +345,13 @@ impl Store {
         {
             return Ok(None);
         }
-        self.task_root(id).map(Some)
+        self.root_of(&owner).map(Some)
+    }
+
+    /// The folder `owner` (a task that is no sub-agent's) works in.
+    fn root_of(&self, owner: &Task) -> Result<std::path::PathBuf> {
+        let project = self.project(owner.project_id)?;
+        Ok(owner.root(std::path::Path::new(&project.root_path)))
     }
 
     /// The task whose folder `id` works in: itself, or a sub-agent's task's parent.
