@@ -225,6 +225,20 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
         .find(|t| t["title"] == title)
         .unwrap()["id"]
         .to_string();
+    // The rows as drawn before the rename: a row is drawn again in place, so a button a person
+    // is pressing is still there when they let go (a replaced button clicks nothing).
+    let other_row = tasks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"] == "Added from the CLI")
+        .unwrap()["id"]
+        .to_string();
+    let other_open = app.find(&format!(".task[data-id=\"{other_row}\"] .task-open"));
+    let renamed_open = app.find(&format!(".task[data-id=\"{first}\"] .task-open"));
+    let renamed_button = app.find(&format!(
+        ".task[data-id=\"{first}\"] button[aria-label^=Rename]"
+    ));
     cli(&data, &["tasks", "rename", &first, "Renamed by the CLI"]);
     app.switch_to(&task_window);
     app.wait_until(
@@ -259,6 +273,26 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
         WAIT,
         &texts(".task-title"),
         |v| contains(v, "Renamed by the CLI"),
+    );
+    assert!(
+        other_open.attached() && renamed_open.attached() && renamed_button.attached(),
+        "a task's row was replaced when a task changed"
+    );
+    let shown = app.js(
+        "return arguments[0].outerHTML",
+        json!([renamed_open.reference()]),
+    );
+    assert!(
+        shown.as_str().unwrap().contains("Renamed by the CLI"),
+        "{shown}"
+    );
+    assert_eq!(
+        app.js(
+            "return document.querySelector('.task').dataset.id",
+            json!([])
+        ),
+        first.as_str(),
+        "the renamed task, changed last, is first"
     );
     save_screenshot("main-window", &app.screenshot());
 

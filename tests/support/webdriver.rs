@@ -473,6 +473,24 @@ impl Element<'_> {
         );
     }
 
+    /// Whether this very element is still in the page (not replaced by a re-render).
+    pub fn attached(&self) -> bool {
+        match self.session.cmd(
+            "POST",
+            "/execute/sync",
+            Some(json!({"script": "return arguments[0].isConnected", "args": [self.reference()]})),
+        ) {
+            Ok(connected) => connected == true,
+            Err(e) if e.contains("stale element") => false,
+            Err(e) => panic!("is the element still there: {e}"),
+        }
+    }
+
+    /// The element as a script's argument.
+    pub fn reference(&self) -> Value {
+        json!({ELEMENT_KEY: self.id})
+    }
+
     pub fn click(&self) {
         self.wait_still();
         self.session

@@ -24,6 +24,33 @@ export function h(tag, props = {}, ...children) {
 
 export const $ = (selector, root = document) => root.querySelector(selector);
 
+/**
+ * Makes `old` show what `fresh` shows, keeping every element that is still there: an element is
+ * kept when its tag and its `data-key` are the same (text and attributes are brought over), so
+ * a pointer pressed on a button is still on it when released, and focus stays where it is.
+ * Listeners are not brought over: a kept element keeps its own, so give elements whose
+ * listener differs a distinct `data-key`. Returns the node now in the page.
+ */
+export function morph(old, fresh) {
+  const same = old.nodeName === fresh.nodeName
+    && (old.nodeType !== Node.ELEMENT_NODE || old.dataset.key === fresh.dataset.key);
+  if (!same) {
+    old.replaceWith(fresh);
+    return fresh;
+  }
+  if (old.nodeType !== Node.ELEMENT_NODE) {
+    if (old.nodeValue !== fresh.nodeValue) old.nodeValue = fresh.nodeValue;
+    return old;
+  }
+  for (const { name } of [...old.attributes]) if (!fresh.hasAttribute(name)) old.removeAttribute(name);
+  for (const { name, value } of fresh.attributes) if (old.getAttribute(name) !== value) old.setAttribute(name, value);
+  const kept = [...old.childNodes];
+  const wanted = [...fresh.childNodes];
+  wanted.forEach((child, i) => (i < kept.length ? morph(kept[i], child) : old.append(child)));
+  for (const extra of kept.slice(wanted.length)) extra.remove();
+  return old;
+}
+
 /** Shows a short-lived notice in the corner (errors stay until clicked). */
 export function toast(message, { error = false } = {}) {
   const box = $('#toasts');

@@ -3,7 +3,7 @@
 
 import { call, closeWindow, messageOf, onStanding, onStoreEvent } from './api.js';
 import { confirmDialog, formDialog } from './dialogs.js';
-import { $, h, restFocusInBackground, showFatal, toast } from './dom.js';
+import { $, h, morph, restFocusInBackground, showFatal, toast } from './dom.js';
 import { ago, statusLabel, visible, when } from './format.js';
 import { initPalette, openPalette } from './palette.js';
 import { closeSearch, initSearch, openSearch, searchOpen } from './search.js';
@@ -94,44 +94,55 @@ function closePages() {
   closeSettings();
 }
 
-/** Re-renders the task list, keeping keyboard focus on the same control of the same task. */
+/**
+ * Shows the task list as the tasks now are. A row is drawn again in place (`morph`), never
+ * replaced: tasks change many times a second while one runs, and a button swapped out between a
+ * pointer's press and release clicks nothing. Only a row whose place changed is moved.
+ */
 function renderTasks() {
   if (filesShown() && view.selected != null) treeWorktrees(worktrees());
+  const list = $('#tasks');
   const focused = document.activeElement;
-  const focusedId = focused?.closest?.('.task')?.dataset.id;
-  const focusedClass = focused?.className;
+  const rows = new Map([...list.children].map((row) => [row.dataset.id, row]));
   const tasks = [...view.tasks.values()].sort((a, b) => b.updatedAt - a.updatedAt || b.id - a.id);
-  $('#tasks').replaceChildren(...tasks.map((t) =>
-    h('li', { class: t.unread ? 'task unread' : 'task', dataset: { id: t.id } },
-      h('button', { type: 'button', class: 'task-open', title: 'Open in its own window', onclick: () => openTask(t.id) },
-        h('span', { class: 'task-heading' },
-          t.unread ? h('span', { class: 'unread-dot', title: 'Finished while you were away; not yet seen' }) : null,
-          t.unread ? h('span', { class: 'visually-hidden', text: 'Not yet seen: ' }) : null,
-          h('span', { class: 'task-title', text: t.title })),
-        h('span', { class: 'task-meta' },
-          h('span', { class: `badge status-${t.status}`, text: statusLabel(t.status) }),
-          h('span', { class: 'task-time', title: when(t.updatedAt), text: ago(t.updatedAt) }),
-          t.messageCount ? h('span', { class: 'task-count', text: `${t.messageCount} messages` }) : null),
-        // Its own line: where a worktree task works, and where its branch stands.
-        t.worktree ? h('span', { class: 'task-meta task-where' },
-          h('span', {
-            class: 'task-branch',
-            title: t.worktree.state === 'discarded' ? 'Its worktree was discarded; Restore in the task brings it back' : `Works in its own worktree, from ${t.worktree.base}`,
-          },
-          h('span', { class: 'branch-icon', 'aria-hidden': 'true' }),
-          h('span', { class: 'visually-hidden', text: 'Branch ' }),
-          `${t.worktree.branch}${t.worktree.state === 'discarded' ? ' (discarded)' : ''}`),
-          standingOf(t)) : null),
-      h('span', { class: 'task-actions' },
-        t.worktree?.state === 'active' ? h('button', { type: 'button', class: 'button small', title: 'What the task changed, for review', 'aria-label': `Changes of ${t.title}`, text: 'Changes', onclick: () => openTask(t.id, true) }) : null,
-        h('button', { type: 'button', class: 'button small', title: 'Rename task', 'aria-label': `Rename ${t.title}`, text: 'Rename', onclick: () => renameTask(t) }),
-        h('button', { type: 'button', class: 'button small danger-outline', title: 'Delete task', 'aria-label': `Delete ${t.title}`, text: 'Delete', onclick: () => deleteTask(t) })))));
+  tasks.forEach((t, i) => {
+    const old = rows.get(String(t.id));
+    const row = old ? morph(old, taskRow(t)) : taskRow(t);
+    if (list.children[i] !== row) list.insertBefore(row, list.children[i] ?? null);
+  });
+  while (list.children.length > tasks.length) list.lastElementChild.remove();
   $('#tasks-empty').hidden = tasks.length > 0;
-  if (focusedId) {
-    const row = $(`.task[data-id="${CSS.escape(focusedId)}"]`);
-    const again = row && [...row.querySelectorAll('button')].find((b) => b.className === focusedClass);
-    again?.focus();
-  }
+  // A moved row's focused button lost its focus in the move.
+  if (focused?.isConnected && list.contains(focused) && document.activeElement !== focused) focused.focus();
+}
+
+/** One task's row. Its buttons act on the task as it is when clicked (a kept row keeps them). */
+function taskRow(t) {
+  const task = () => view.tasks.get(t.id);
+  return h('li', { class: t.unread ? 'task unread' : 'task', dataset: { id: t.id } },
+    h('button', { type: 'button', class: 'task-open', title: 'Open in its own window', onclick: () => openTask(t.id) },
+      h('span', { class: 'task-heading' },
+        t.unread ? h('span', { class: 'unread-dot', title: 'Finished while you were away; not yet seen' }) : null,
+        t.unread ? h('span', { class: 'visually-hidden', text: 'Not yet seen: ' }) : null,
+        h('span', { class: 'task-title', text: t.title })),
+      h('span', { class: 'task-meta' },
+        h('span', { class: `badge status-${t.status}`, text: statusLabel(t.status) }),
+        h('span', { class: 'task-time', title: when(t.updatedAt), text: ago(t.updatedAt) }),
+        t.messageCount ? h('span', { class: 'task-count', text: `${t.messageCount} messages` }) : null),
+      // Its own line: where a worktree task works, and where its branch stands.
+      t.worktree ? h('span', { class: 'task-meta task-where' },
+        h('span', {
+          class: 'task-branch',
+          title: t.worktree.state === 'discarded' ? 'Its worktree was discarded; Restore in the task brings it back' : `Works in its own worktree, from ${t.worktree.base}`,
+        },
+        h('span', { class: 'branch-icon', 'aria-hidden': 'true' }),
+        h('span', { class: 'visually-hidden', text: 'Branch ' }),
+        `${t.worktree.branch}${t.worktree.state === 'discarded' ? ' (discarded)' : ''}`),
+        standingOf(t)) : null),
+    h('span', { class: 'task-actions' },
+      t.worktree?.state === 'active' ? h('button', { type: 'button', class: 'button small', dataset: { key: 'changes' }, title: 'What the task changed, for review', 'aria-label': `Changes of ${t.title}`, text: 'Changes', onclick: () => openTask(t.id, true) }) : null,
+      h('button', { type: 'button', class: 'button small', dataset: { key: 'rename' }, title: 'Rename task', 'aria-label': `Rename ${t.title}`, text: 'Rename', onclick: () => task() && renameTask(task()) }),
+      h('button', { type: 'button', class: 'button small danger-outline', dataset: { key: 'delete' }, title: 'Delete task', 'aria-label': `Delete ${t.title}`, text: 'Delete', onclick: () => task() && deleteTask(task()) })));
 }
 
 /** Where a worktree task's branch stands, in a few words (the title says it in full); null when not known. */
