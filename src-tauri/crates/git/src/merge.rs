@@ -315,7 +315,15 @@ impl Repo {
                         )?
                         .is_empty()
                 }
-                Some(there) => there.written_toward(&merged),
+                // After a crash, only while it was last changed in the merge's time: a file
+                // changed since is the user's, whatever it holds (an empty one, say).
+                Some(there) => {
+                    there.written_toward(&merged)
+                        && locks_since.is_none_or(|began| {
+                            changed_at(checkout, &change.path)
+                                .is_some_and(|at| in_merge_time(at, began))
+                        })
+                }
                 None => false,
             };
             if !written_by_merge {
@@ -369,8 +377,8 @@ impl Repo {
     }
 }
 
-/// How long after a merge began a lock file it left may have been made.
-const MERGE_LOCKS_WITHIN: Duration = Duration::from_secs(600);
+/// How long after a merge began what it left (a lock file, a file written) may have been made.
+const MERGE_TIME: Duration = Duration::from_secs(600);
 
 /// The lock files a fast-forward of a checkout takes, in its git admin folder.
 const MERGE_LOCKS: [&str; 3] = ["index.lock", "HEAD.lock", "ORIG_HEAD.lock"];
@@ -384,14 +392,9 @@ fn checked_out_on(checkout: &Path, branch: &str) -> Result<bool> {
 /// Removes those of `locks` made since `began` and still there after a moment (a live git's
 /// last milliseconds; these are known to be left by an operation that was killed).
 fn clear_locks(mut locks: Vec<PathBuf>, began: SystemTime) {
-    // (A file system keeps times coarser than the clock: a second's grace.) A lock made long
-    // after the merge began is not the merge's (a user's `git commit` in its editor, made
-    // before this repair ran at the next start).
-    let since = began - Duration::from_secs(1);
-    let until = began + MERGE_LOCKS_WITHIN;
     let made_since = |lock: &PathBuf| {
         lock.symlink_metadata()
-            .is_ok_and(|m| m.is_file() && m.modified().is_ok_and(|at| at >= since && at <= until))
+            .is_ok_and(|m| m.is_file() && m.modified().is_ok_and(|at| in_merge_time(at, began)))
     };
     locks.retain(made_since);
     if locks.is_empty() {
@@ -401,6 +404,34 @@ fn clear_locks(mut locks: Vec<PathBuf>, began: SystemTime) {
     for lock in locks {
         let _ = std::fs::remove_file(lock);
     }
+}
+
+/// Whether something changed at `at` may be the work of a merge begun at `began`: not before it
+/// (a file system keeps times coarser than the clock: a second's grace), nor long after (a
+/// user's `git commit` in its editor, or an edit, made before this repair ran at the next start).
+fn in_merge_time(at: SystemTime, began: SystemTime) -> bool {
+    at >= began - Duration::from_secs(1) && at <= began + MERGE_TIME
+}
+
+/// When the file at `path` in `checkout` was last changed — its content, its mode or the file
+/// itself (its status change time, which no one sets by hand); `None` when it cannot be read or
+/// its folder is reached through a link.
+fn changed_at(checkout: &Path, path: &str) -> Option<SystemTime> {
+    let (folder, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let meta = crate::inside(checkout, folder)
+        .ok()?
+        .join(name)
+        .symlink_metadata()
+        .ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let nanos = u32::try_from(meta.ctime_nsec()).ok()?;
+        let secs = u64::try_from(meta.ctime()).ok()?;
+        Some(SystemTime::UNIX_EPOCH + Duration::new(secs, nanos))
+    }
+    #[cfg(not(unix))]
+    meta.modified().ok()
 }
 
 /// A tree entry's mode for "not there".

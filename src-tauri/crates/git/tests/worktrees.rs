@@ -1005,3 +1005,92 @@ fn where_a_branch_stands_counts_its_change_its_commits_and_what_would_conflict()
     assert_eq!(git(&tree.path, &["status", "--porcelain"]), "");
     assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn a_merge_cut_short_in_a_sparse_checkout_leaves_what_it_does_not_check_out_away() {
+    let w = World::new();
+    let repo = w.repo();
+    // The user's checkout holds app.py only; README.md is in the index, not on disk.
+    git(
+        &w.repo_dir,
+        &["sparse-checkout", "set", "--no-cone", "/app.py"],
+    );
+    assert!(!w.repo_dir.join("README.md").exists());
+    let task = repo
+        .add_worktree(&w.trees.join("1"), "codewright/docs", None)
+        .unwrap();
+    std::fs::write(task.path.join("README.md"), "# App, told\n").unwrap();
+    std::fs::write(task.path.join("app.py"), "print('told')\n").unwrap();
+    repo.commit_all(&task.path, "docs").unwrap();
+    let plan = repo.plan_merge(&task, MergeMode::Auto).unwrap();
+    let before = git(&w.repo_dir, &["rev-parse", "HEAD"]);
+    let original = std::fs::read_to_string(w.repo_dir.join("app.py")).unwrap();
+
+    // Killed part way: app.py half written, README.md (not checked out) untouched.
+    let began = SystemTime::now();
+    std::fs::write(w.repo_dir.join("app.py"), "print('to").unwrap();
+    std::fs::write(w.repo_dir.join(".git/index.lock"), "").unwrap();
+    let repaired = repo.repair_merge(&plan, began).unwrap();
+    assert_eq!(repaired, MergeRepair::Undone { kept: Vec::new() });
+    assert_eq!(git(&w.repo_dir, &["rev-parse", "HEAD"]), before);
+    assert_eq!(
+        std::fs::read_to_string(w.repo_dir.join("app.py")).unwrap(),
+        original
+    );
+    assert!(
+        !w.repo_dir.join("README.md").exists(),
+        "the repair checked out a file the sparse checkout leaves out"
+    );
+    assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
+
+    // And merged whole, the sparse checkout stays sparse.
+    repo.merge(&plan).unwrap();
+    assert!(!w.repo_dir.join("README.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.repo_dir.join("app.py")).unwrap(),
+        "print('told')\n"
+    );
+}
+
+#[test]
+fn a_file_changed_long_after_a_merge_was_cut_short_is_the_users() {
+    let w = World::new();
+    let repo = w.repo();
+    let task = repo
+        .add_worktree(&w.trees.join("1"), "codewright/new", None)
+        .unwrap();
+    std::fs::write(task.path.join("new.txt"), "the task's\n").unwrap();
+    let merged_app = "print('the task')\n";
+    std::fs::write(task.path.join("app.py"), merged_app).unwrap();
+    repo.commit_all(&task.path, "new").unwrap();
+    let plan = repo.plan_merge(&task, MergeMode::Auto).unwrap();
+    let original = std::fs::read_to_string(w.repo_dir.join("app.py")).unwrap();
+
+    // What a merge cut short leaves — new.txt made and not yet written, app.py half written —
+    // but changed an hour after the merge began: the repair runs at the next start, and these
+    // are the user's since.
+    let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+    std::fs::write(w.repo_dir.join("new.txt"), "").unwrap();
+    std::fs::write(w.repo_dir.join("app.py"), &merged_app[..8]).unwrap();
+    let repaired = repo.repair_merge(&plan, an_hour_ago).unwrap();
+    let MergeRepair::Undone { mut kept } = repaired else {
+        panic!("{repaired:?}")
+    };
+    kept.sort();
+    assert_eq!(kept, ["app.py", "new.txt"]);
+    assert_eq!(std::fs::read(w.repo_dir.join("new.txt")).unwrap(), b"");
+    assert_eq!(
+        std::fs::read_to_string(w.repo_dir.join("app.py")).unwrap(),
+        &merged_app[..8]
+    );
+
+    // The same, changed in the merge's time: git's, put back.
+    let repaired = repo.repair_merge(&plan, SystemTime::now()).unwrap();
+    assert_eq!(repaired, MergeRepair::Undone { kept: Vec::new() });
+    assert!(!w.repo_dir.join("new.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.repo_dir.join("app.py")).unwrap(),
+        original
+    );
+    assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
+}
