@@ -3084,6 +3084,12 @@ fn task_files_are_listed_and_run_from_the_main_window() {
         json!([]),
     );
     save_screenshot("main-task-files-dark-small", &app.screenshot());
+    // (The light theme as Settings would set it; what is shown is all the page's own.)
+    app.js(
+        "document.documentElement.dataset.theme = 'light'",
+        json!([]),
+    );
+    save_screenshot("main-task-files-light-small", &app.screenshot());
 
     app.find(".task-file[data-id='TASK-001'] .task-file-run")
         .click();
@@ -4164,6 +4170,11 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
                     "write_file",
                     json!({"path": "plan.md", "content": "a plan\n"}),
                 ),
+                ("read_file", json!({"path": "old.py"})),
+                (
+                    "edit_file",
+                    json!({"path": "old.py", "old_string": "old", "new_string": "new"}),
+                ),
             ]),
             _ => Reply::Text("Done.".into()),
         }
@@ -4171,6 +4182,7 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     std::fs::create_dir_all(&folder).unwrap();
     git(&folder, &["init", "-q", "-b", "main"]);
     std::fs::write(folder.join("app.py"), "print('hi')\n").unwrap();
+    std::fs::write(folder.join("old.py"), "print('old')\n").unwrap();
     git(&folder, &["add", "-A"]);
     git(&folder, &["commit", "-q", "-m", "first"]);
     cli(&data, &["projects", "add", folder.to_str().unwrap()]);
@@ -4206,7 +4218,7 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     app.click("#changes-open");
     let files = "return [...document.querySelectorAll('#changes-dialog .change-file')].map(f => f.dataset.path).join(' | ')";
     app.wait_until("the task's files", WAIT, files, |v| {
-        v == "plan.md | todo.py"
+        v == "old.py | plan.md | todo.py"
     });
     // Its lines in their language's colours (a keyword, a string, a comment), the text unchanged.
     app.wait_until(
@@ -4217,7 +4229,7 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
         |v| v.as_str().is_some_and(|t| t.starts_with("hljs-keyword:def") && t.contains("hljs-string:\"\"\"Ship hljs-string:    it.\"\"\"") && t.contains("hljs-string:\"it\"") && t.contains("hljs-comment:# soon") && t.ends_with("|def ship():/    \"\"\"Ship/    it.\"\"\"/    return \"it\"  # soon")),
     );
     app.click(".change-file[data-path='plan.md'] .change-file-tools button");
-    app.wait_until("plan.md reverted", WAIT, files, |v| v == "todo.py");
+    app.wait_until("plan.md reverted", WAIT, files, |v| v == "old.py | todo.py");
     assert!(!folder.join("plan.md").exists(), "the revert left plan.md");
     app.wait_until(
         "the revert listed as one to undo",
@@ -4237,12 +4249,14 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     app.click("#checkpoints summary");
     save_screenshot("task-folder-revert-dark-small", &app.screenshot());
     app.click("#changes-open");
-    app.wait_until("the task's file left", WAIT, files, |v| v == "todo.py");
+    app.wait_until("the task's files left", WAIT, files, |v| {
+        v == "old.py | todo.py"
+    });
     app.wait_until(
-        "the file not committed yet",
+        "the files not committed yet",
         WAIT,
         "return document.getElementById('changes-summary').textContent",
-        |v| v.as_str().is_some_and(|t| t.ends_with("1 not committed")),
+        |v| v.as_str().is_some_and(|t| t.ends_with("2 not committed")),
     );
 
     app.click("#changes-commit");
@@ -4264,7 +4278,7 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     }
     assert_eq!(
         git(&folder, &["show", "--name-only", "--format=", "HEAD"]),
-        "todo.py"
+        "old.py\ntodo.py"
     );
     assert_eq!(
         git(&folder, &["status", "--porcelain"]),
@@ -4274,8 +4288,9 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
     // The view still shows what the task changed, now marked committed, with nothing to commit.
     let marks = "return document.getElementById('changes-summary').textContent + ' | ' + [...document.querySelectorAll('#changes-dialog .change-file .tag')].map(t => t.textContent).join(' ') + ' | ' + document.getElementById('changes-commit').disabled";
     app.wait_until("the file marked committed", WAIT, marks, |v| {
-        v.as_str()
-            .is_some_and(|t| t.contains("all committed") && t.ends_with("| new committed | true"))
+        v.as_str().is_some_and(|t| {
+            t.contains("all committed") && t.ends_with("| committed new committed | true")
+        })
     });
     app.wait_until(
         "todo.py coloured again",
@@ -4284,5 +4299,28 @@ fn a_folder_tasks_change_is_reverted_and_committed_in_the_window() {
         |v| v == true,
     );
     save_screenshot("task-folder-committed-dark-small", &app.screenshot());
+
+    // The user removes a file the task changed and commits the removal: opened again, the view
+    // lists it removed, and committed — nothing of it is left to commit.
+    git(&folder, &["rm", "-q", "old.py"]);
+    git(&folder, &["commit", "-q", "-m", "Drop old.py"]);
+    app.find("#changes-close").send_keys_once("\u{E00C}");
+    app.wait_until(
+        "the Changes view closed",
+        WAIT,
+        "return document.getElementById('changes-dialog').open",
+        |v| v == false,
+    );
+    app.click("#changes-open");
+    let removed = "return document.getElementById('changes-summary').textContent + ' | ' + [...document.querySelectorAll(\"#changes-dialog .change-file[data-path='old.py'] .tag\")].map(t => t.textContent).join(' ') + ' | ' + document.getElementById('changes-commit').disabled";
+    app.wait_until("the removal marked committed", WAIT, removed, |v| {
+        v.as_str().is_some_and(|t| {
+            t.contains("all committed") && t.ends_with("| deleted committed | true")
+        })
+    });
+    save_screenshot(
+        "task-folder-removed-committed-dark-small",
+        &app.screenshot(),
+    );
     app.quit();
 }
