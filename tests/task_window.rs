@@ -188,6 +188,13 @@ fn a_new_users_path_through_a_task_window() {
         "fix"
     );
     wait_idle(&app);
+    // What it cost, at the model's price (1,200 tokens in at $3 a million, 30 out at $15).
+    app.wait_until(
+        "the task's usage",
+        WAIT,
+        "return document.getElementById('task-usage').textContent",
+        |v| v.as_str().is_some_and(|t| t.ends_with("30 out · $0.0040")),
+    );
     save_screenshot("task-1-answer", &app.screenshot());
 
     // 1b. `@` lists the project's files as the user types; Enter picks one (and sends nothing).

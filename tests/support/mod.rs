@@ -8,6 +8,8 @@ pub mod notifications;
 #[allow(dead_code)]
 pub mod provider;
 #[allow(dead_code)]
+pub mod small_model;
+#[allow(dead_code)]
 pub mod webdriver;
 
 use std::io::{BufRead, BufReader};
@@ -399,6 +401,10 @@ pub fn use_scripted_model(data: &Path, base_url: &str) {
             "--context",
             "100000",
             "--images",
+            "--input-price",
+            "3",
+            "--output-price",
+            "15",
         ],
     );
     cli(data, &["models", "role", "main", "e2e-model@scripted"]);

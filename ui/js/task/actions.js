@@ -204,7 +204,8 @@ async function showServers() {
 
 async function showCost() {
   const task = await call('get_task', { id: view.taskId });
-  view.notice(`This task so far: ${tokens(task.inputTokens)} tokens in, ${tokens(task.outputTokens)} out, ${dollars(task.cost)}.`);
+  const cost = task.cost > 0 ? dollars(task.cost) : 'no cost counted (the model has no price set)';
+  view.notice(`This task so far: ${tokens(task.inputTokens)} tokens in, ${tokens(task.outputTokens)} out, ${cost}.`);
 }
 
 const MEMORY_LABELS = { project: 'Project memory', user: 'Your memory (every project)' };

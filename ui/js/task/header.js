@@ -35,7 +35,10 @@ export function showTask(task) {
   const meta = $('#task-meta');
   meta.textContent = `Started ${ago(task.createdAt)}`;
   meta.title = when(task.createdAt);
-  $('#task-usage').textContent = `${tokens(task.inputTokens)} in · ${tokens(task.outputTokens)} out · ${dollars(task.cost)}`;
+  // A model with no price (a local one, say) costs nothing counted: no "$0.0000" as if it were.
+  const usage = $('#task-usage');
+  usage.textContent = `${tokens(task.inputTokens)} in · ${tokens(task.outputTokens)} out${task.cost > 0 ? ` · ${dollars(task.cost)}` : ''}`;
+  usage.title = task.cost > 0 ? '' : 'No cost counted: the model has no price set';
   showContext(task.contextUsage);
   showPlan(task.todos || []);
   showState();
