@@ -3,18 +3,25 @@
 //! separators — about ten lines for one fact. Shown those blocks whole, Qwen2.5-Coder-1.5B wrote
 //! the same wrong file again and again (recorded on isogram: `AssertionError: True is not False`
 //! under `self.assertIs(is_isogram("Alphabet"), False)`, four times, its code unchanged); the fact
-//! it needs is "`is_isogram("Alphabet")` must return False; your code returns True". The tool
-//! panel keeps the whole output.
+//! it needs is "`is_isogram("Alphabet")` must return False; your code returns True". unittest's
+//! own runner (`python3 -m unittest`) is read the same way. The tool panel keeps the whole output.
 
-/// `output` with pytest's failure blocks put as one line each — what the test called, what it
-/// expects and what the code gave, when the assertion says so, else the failing line and its
-/// error — followed by the run's summary line (so the failures can still be counted); `None`
-/// when `output` is not pytest's or has no failure block.
-pub fn in_words(output: &str) -> Option<String> {
+use codewright_extensions::contained;
+use std::path::Path;
+
+/// `output` with pytest's or unittest's failure blocks put as one line each — what the test
+/// called, what it expects and what the code gave, when the assertion says so, else the failing
+/// line and its error — followed by the run's summary (so the failures can still be counted);
+/// `None` when `output` is neither's or has no failure block. `root`: the folder the tests ran
+/// in, where a statement unittest shows only the first line of is read whole from its file.
+pub fn in_words(output: &str, root: &Path) -> Option<String> {
     let lines: Vec<&str> = output.lines().collect();
-    let start = lines
+    let Some(start) = lines
         .iter()
-        .position(|l| is_banner(l, "FAILURES") || is_banner(l, "ERRORS"))?;
+        .position(|l| is_banner(l, "FAILURES") || is_banner(l, "ERRORS"))
+    else {
+        return unittest_in_words(&lines, root);
+    };
     let mut said: Vec<String> = Vec::new();
     let mut block: Vec<&str> = Vec::new();
     let mut blocks = 0;
@@ -44,16 +51,166 @@ pub fn in_words(output: &str) -> Option<String> {
         return None;
     }
     let summary = lines.iter().rev().find(|l| is_final_summary(l))?;
+    Some(listed(
+        &said,
+        blocks,
+        summary.trim_matches(|c: char| c == '=' || c.is_whitespace()),
+    ))
+}
+
+/// The failures said, how many there were in all, and the run's summary, as the model is sent them.
+fn listed(said: &[String], blocks: usize, summary: &str) -> String {
     let mut out = String::from("These tests fail:\n");
-    for line in &said {
+    for line in said {
         out.push_str(&format!("- {line}\n"));
     }
     if blocks > said.len() {
         out.push_str(&format!("- and {} more\n", blocks - said.len()));
     }
-    out.push_str(summary.trim_matches(|c: char| c == '=' || c.is_whitespace()));
+    out.push_str(summary);
     out.push('\n');
-    Some(out)
+    out
+}
+
+/// unittest's runner: each failure after a `====` line as `FAIL: test_x (module.Class.test_x)`
+/// (or `ERROR:`), a `----` line, the traceback, the error and its diff; at the end a `----` line,
+/// `Ran N tests in Ts` and `FAILED (failures=N)`.
+fn unittest_in_words(lines: &[&str], root: &Path) -> Option<String> {
+    let is_rule = |l: &str, c: char| l.len() >= 20 && l.chars().all(|x| x == c);
+    let ran = lines
+        .iter()
+        .rposition(|l| l.starts_with("Ran ") && l.contains(" test"))?;
+    let verdict = lines[ran + 1..]
+        .iter()
+        .find(|l| l.starts_with("FAILED ("))?;
+    let mut said = Vec::new();
+    let mut blocks = 0;
+    let mut at = 0;
+    while at < ran {
+        let opens = is_rule(lines[at], '=')
+            && lines
+                .get(at + 1)
+                .is_some_and(|l| l.starts_with("FAIL: ") || l.starts_with("ERROR: "));
+        if !opens {
+            at += 1;
+            continue;
+        }
+        let body = at + 3; // past the `FAIL:` line and its `----` rule
+        let end = (body..ran)
+            .find(|&i| is_rule(lines[i], '=') || (is_rule(lines[i], '-') && i + 1 == ran))
+            .unwrap_or(ran);
+        blocks += 1;
+        if said.len() < MAX_FAILURES {
+            if let Some(line) = one_unittest_failure(lines.get(body..end).unwrap_or(&[]), root) {
+                said.push(line);
+            }
+        }
+        at = end;
+    }
+    if said.is_empty() {
+        return None;
+    }
+    Some(listed(&said, blocks, &format!("{}\n{verdict}", lines[ran])))
+}
+
+/// One unittest failure as one line: the test's own statement (the frame of the `test_…`
+/// function, else the last one) and the error after the traceback.
+fn one_unittest_failure(block: &[&str], root: &Path) -> Option<String> {
+    // `  File "PATH", line N, in NAME`, its code on the next line.
+    let frames: Vec<(usize, &str, usize, &str)> = block
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let rest = l.strip_prefix("  File \"")?;
+            let (path, rest) = rest.split_once("\", line ")?;
+            let (number, name) = rest.split_once(", in ")?;
+            Some((i, path, number.parse().ok()?, name))
+        })
+        .collect();
+    let last = frames.last()?.0;
+    let (at, path, number, _) = frames
+        .iter()
+        .rev()
+        .find(|(.., name)| name.starts_with("test"))
+        .or(frames.last())?;
+    let shown = block
+        .get(at + 1)
+        .filter(|l| l.starts_with("    "))
+        .map(|l| l.trim());
+    let failing = shown.map(|first| match balanced(first) {
+        true => first.to_string(),
+        // (Python shows the first line of a statement over several; the file has the rest.)
+        false => statement_at(root, path, *number).unwrap_or_else(|| first.to_string()),
+    });
+    // The error: the first line after the last frame that is not indented (its code and
+    // Python's `^^^` marks are).
+    let error_at = (last + 1..block.len()).find(|&i| {
+        let l = block[i];
+        !l.is_empty() && !l.starts_with(' ')
+    })?;
+    let error = block[error_at].trim();
+    // (unittest shortens long sides; the diff under the message has the first whole.)
+    let diffed = || diffed_first(block[error_at + 1..].iter().copied());
+    Some(match failing {
+        Some(failing) => expected_and_got(&failing, error, diffed)
+            .unwrap_or_else(|| format!("`{failing}` fails: {error}")),
+        None => error.to_string(),
+    })
+}
+
+/// Whether `code`'s brackets all close (outside strings).
+fn balanced(code: &str) -> bool {
+    let (mut depth, mut quote, mut escaped) = (0i32, None::<char>, false);
+    for c in code.chars() {
+        match quote {
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            },
+        }
+    }
+    depth <= 0
+}
+
+/// The statement that starts at line `number` of the file at `path` (as a traceback names it:
+/// inside `root`, never outside it), read until its brackets close — at most 40 lines — and
+/// joined as one.
+fn statement_at(root: &Path, path: &str, number: usize) -> Option<String> {
+    // (A relative path is the folder's: the tests ran there.)
+    let text = contained::read_text(root, &root.join(path), 1 << 20)
+        .ok()??
+        .text;
+    let mut statement = Vec::new();
+    for line in text.lines().skip(number.checked_sub(1)?).take(40) {
+        statement.push(line.trim());
+        if balanced(&statement.join(" ")) {
+            return Some(joined(&statement));
+        }
+    }
+    None
+}
+
+/// The lines of one statement as one line, without the breaks' spaces and trailing commas.
+fn joined(lines: &[&str]) -> String {
+    let mut joined = lines.join(" ");
+    for (from, to) in [
+        ("( ", "("),
+        ("{ ", "{"),
+        ("[ ", "["),
+        (", )", ")"),
+        (", }", "}"),
+        (", ]", "]"),
+        (" )", ")"),
+    ] {
+        joined = joined.replace(from, to);
+    }
+    joined
 }
 
 /// At most this many failures are put in words; the rest are counted.
@@ -95,24 +252,7 @@ fn one_failure(block: &[&str]) -> Option<String> {
         if rest.is_empty() {
             return first.to_string();
         }
-        // (Joined as one line, without the breaks' spaces and trailing commas.)
-        let mut joined = [first]
-            .into_iter()
-            .chain(rest)
-            .collect::<Vec<_>>()
-            .join(" ");
-        for (from, to) in [
-            ("( ", "("),
-            ("{ ", "{"),
-            ("[ ", "["),
-            (", )", ")"),
-            (", }", "}"),
-            (", ]", "]"),
-            (" )", ")"),
-        ] {
-            joined = joined.replace(from, to);
-        }
-        joined
+        joined(&[first].into_iter().chain(rest).collect::<Vec<_>>())
     });
     let failing = failing.as_deref();
     let error = block
@@ -121,10 +261,22 @@ fn one_failure(block: &[&str]) -> Option<String> {
         .map(str::trim)
         .filter(|e| !e.is_empty());
     match (failing, error) {
-        (Some(failing), Some(error)) => Some(
-            expected_and_got(failing, error, block)
-                .unwrap_or_else(|| format!("`{failing}` fails: {error}")),
-        ),
+        (Some(failing), Some(error)) => {
+            // (The diff under pytest's `E` lines, without their mark and indent.)
+            let diffed = || {
+                diffed_first(
+                    block
+                        .iter()
+                        .skip_while(|l| !l.starts_with("E       AssertionError"))
+                        .skip(1)
+                        .map_while(|l| l.strip_prefix("E       ")),
+                )
+            };
+            Some(
+                expected_and_got(failing, error, diffed)
+                    .unwrap_or_else(|| format!("`{failing}` fails: {error}")),
+            )
+        }
         // (No test line: an error collecting the tests — the error's last line, where it is.)
         (None, Some(first)) => {
             let last = block
@@ -145,7 +297,13 @@ fn one_failure(block: &[&str]) -> Option<String> {
 
 /// `self.assertIs(CALL, EXPECTED)` / `assertEqual` that failed with `AssertionError: GOT is
 /// not EXPECTED` (or `GOT != EXPECTED`): "`CALL` must return EXPECTED; your code returns GOT".
-fn expected_and_got(failing: &str, error: &str, block: &[&str]) -> Option<String> {
+/// `diffed` reads the first side whole from the diff under the message, for a side the runner
+/// shortened.
+fn expected_and_got(
+    failing: &str,
+    error: &str,
+    diffed: impl FnOnce() -> Option<String>,
+) -> Option<String> {
     let inner = ["self.assertIs(", "self.assertEqual(", "self.assertEquals("]
         .iter()
         .find_map(|start| failing.strip_prefix(start))?
@@ -162,7 +320,7 @@ fn expected_and_got(failing: &str, error: &str, block: &[&str]) -> Option<String
     // (unittest shortens long sides — `{'joe': 1, [38 chars]': 1}` —; its diff below has them
     // whole.)
     let got = match got.contains(" chars]") {
-        true => diffed_first(block).unwrap_or(got),
+        true => diffed().unwrap_or(got),
         false => got,
     };
     let mut said = format!("`{call}` must return {expected}; your code returns {got}");
@@ -173,18 +331,11 @@ fn expected_and_got(failing: &str, error: &str, block: &[&str]) -> Option<String
 }
 
 /// The first side of a failed `assertEqual` whole, read back from the diff unittest writes
-/// under its message (`- ` and `  ` lines, after pytest's `E` and its indent).
-fn diffed_first(block: &[&str]) -> Option<String> {
+/// under its message (its `- ` and `  ` lines), given the lines after the message.
+fn diffed_first<'a>(diff: impl Iterator<Item = &'a str>) -> Option<String> {
     let mut first = String::new();
     let mut any = false;
-    for line in block
-        .iter()
-        .skip_while(|l| !l.starts_with("E       AssertionError"))
-        .skip(1)
-    {
-        let Some(diff) = line.strip_prefix("E       ") else {
-            break;
-        };
+    for diff in diff {
         if let Some(text) = diff.strip_prefix("- ") {
             any = true;
             first.push_str(text);
@@ -362,6 +513,11 @@ fn top_level_args(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// Read with no folder to read statements from.
+    fn words(output: &str) -> Option<String> {
+        in_words(output, Path::new("/no/such/folder"))
+    }
+
     /// Recorded: Qwen2.5-Coder-1.5B's isogram against Exercism's tests (pytest 8.3.5, `-q`).
     const ISOGRAM: &str =
         "....F..F..FF..                                                           [100%]
@@ -392,7 +548,7 @@ FAILED isogram_test.py::IsogramTest::test_word_with_duplicated_character_in_mixe
 
     #[test]
     fn a_failed_assertion_says_what_was_expected_and_what_came() {
-        let said = in_words(ISOGRAM).unwrap();
+        let said = words(ISOGRAM).unwrap();
         assert_eq!(
             said,
             "These tests fail:\n\
@@ -412,13 +568,13 @@ FAILED isogram_test.py::IsogramTest::test_word_with_duplicated_character_in_mixe
     #[test]
     fn where_a_string_or_a_dict_differs_is_said() {
         assert_eq!(
-            in_words(ACRONYM).unwrap(),
+            words(ACRONYM).unwrap(),
             "These tests fail:\n\
              - `abbreviate(\"The Road _Not_ Taken\")` must return \"TRNT\"; your code returns 'TR_T' \
              — they part at character 3: \"NT\" expected there, yours has \"_T\"\n\
              1 failed, 8 passed in 0.02s\n"
         );
-        let said = in_words(WORD_COUNT).unwrap();
+        let said = words(WORD_COUNT).unwrap();
         let lines: Vec<&str> = said.lines().collect();
         assert_eq!(lines.len(), 5, "{said}");
         // A statement over several lines is read whole.
@@ -457,7 +613,7 @@ FAILED isogram_test.py::IsogramTest::test_word_with_duplicated_character_in_mixe
         output.push_str(
             "========================= 11 failed, 1 passed in 0.10s =========================\n",
         );
-        let said = in_words(&output).unwrap();
+        let said = words(&output).unwrap();
         assert!(
             said.starts_with("These tests fail:\n- `assert abbreviate(\"a-b\") == \"AB, C\"` fails: AssertionError: assert 'A' == 'AB'\n"),
             "{said}"
@@ -473,17 +629,102 @@ FAILED isogram_test.py::IsogramTest::test_word_with_duplicated_character_in_mixe
     fn a_collection_error_and_other_outputs() {
         let collecting = "\n==================================== ERRORS ====================================\n_______________________ ERROR collecting leap_test.py ________________________\nE     File \"leap.py\", line 2\nE       return year %\nE                    ^\nE   SyntaxError: invalid syntax\n=========================== short test summary info ============================\nERROR leap_test.py\n1 error in 0.05s\n";
         assert_eq!(
-            in_words(collecting).unwrap(),
+            words(collecting).unwrap(),
             "These tests fail:\n- SyntaxError: invalid syntax (File \"leap.py\", line 2)\n1 error in 0.05s\n"
         );
-        assert_eq!(in_words("all good\n3 passed in 0.01s\n"), None);
+        assert_eq!(words("all good\n3 passed in 0.01s\n"), None);
         assert_eq!(
-            in_words("cargo test output\ntest result: FAILED. 1 passed; 2 failed"),
+            words("cargo test output\ntest result: FAILED. 1 passed; 2 failed"),
             None
         );
         assert_eq!(
             top_level_args("f(\"a, b\", [1, 2]), 'x,y', msg=None"),
             ["f(\"a, b\", [1, 2])", "'x,y'", "msg=None"]
+        );
+    }
+
+    /// Recorded (Python 3.11's `python3 -m unittest -q`): a first try at each, as a small model
+    /// writes it; `ROOT/` stands for the folder the tests ran in.
+    const UNITTEST_ACRONYM: &str = include_str!("../tests/fixtures/unittest/acronym.out");
+    const UNITTEST_WORD_COUNT: &str = include_str!("../tests/fixtures/unittest/word_count.out");
+    const UNITTEST_LEAP: &str = include_str!("../tests/fixtures/unittest/leap_error.out");
+
+    /// The folder the recorded tests ran in, with the exercise's tests, and the output as it was
+    /// there.
+    fn ran_in(output: &str, exercise: &str) -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/exercism");
+        let module = exercise.replace('-', "_");
+        std::fs::copy(
+            tests.join(exercise).join(format!("{module}_test.py")),
+            dir.path().join(format!("{module}_test.py")),
+        )
+        .unwrap();
+        let root = format!("{}/", dir.path().display());
+        let output = output.replace("ROOT/", &root);
+        (dir, output)
+    }
+
+    #[test]
+    fn unittests_failures_are_said_as_pytests_are() {
+        let (dir, output) = ran_in(UNITTEST_ACRONYM, "acronym");
+        let said = in_words(&output, dir.path()).unwrap();
+        assert_eq!(
+            said,
+            "These tests fail:\n\
+             - `abbreviate(\"Something - I made up from thin air\")` must return \"SIMUFTA\"; your code returns 'S-Imufta' \
+             — they part at character 2: \"IMUFTA\" expected there, yours has \"-Imufta\"\n\
+             - `abbreviate(\"Ruby on Rails\")` must return \"ROR\"; your code returns 'RoR' \
+             — they part at character 2: \"OR\" expected there, yours has \"oR\"\n\
+             - `abbreviate(\"Complementary metal-oxide semiconductor\")` must return \"CMOS\"; your code returns 'Cms' \
+             — they part at character 2: \"MOS\" expected there, yours has \"ms\"\n\
+             - `abbreviate(\"The Road _Not_ Taken\")` must return \"TRNT\"; your code returns 'TR_T' \
+             — they part at character 3: \"NT\" expected there, yours has \"_T\"\n\
+             Ran 9 tests in 0.001s\n\
+             FAILED (failures=4)\n"
+        );
+        assert_eq!(crate::focus::score(&said), Some(4));
+        // An error in the code under test: the test's own line, and the error.
+        let (dir, output) = ran_in(UNITTEST_LEAP, "leap");
+        let said = in_words(&output, dir.path()).unwrap();
+        assert!(
+            said.starts_with("These tests fail:\n- `self.assertIs(leap_year(1900), False)` fails: AttributeError: 'int' object has no attribute 'is_leap'\n"),
+            "{said}"
+        );
+        assert!(
+            said.ends_with("- and 1 more\nRan 9 tests in 0.001s\nFAILED (errors=9)\n"),
+            "{said}"
+        );
+        // (An error counts as worse than any number of failures.)
+        assert_eq!(crate::focus::score(&said), Some(9_000));
+    }
+
+    #[test]
+    fn a_unittest_statement_over_several_lines_is_read_from_its_file() {
+        let (dir, output) = ran_in(UNITTEST_WORD_COUNT, "word-count");
+        let said = in_words(&output, dir.path()).unwrap();
+        let lines: Vec<&str> = said.lines().collect();
+        // (Python shows `self.assertEqual(` alone; the file has the rest.)
+        assert_eq!(
+            lines[1],
+            "- `count_words(\",\\n,one,\\n ,two \\n 'three'\")` must return {\"one\": 1, \"two\": 1, \"three\": 1}; \
+             your code returns {',': 1, ',one,': 1, ',two': 1, \"'three'\": 1} \
+             — missing \"one\": 1, \"two\": 1, \"three\": 1; not wanted ',': 1, ',one,': 1, ',two': 1, \"'three'\": 1",
+            "{said}"
+        );
+        assert!(
+            said.ends_with("- and 6 more\nRan 17 tests in 0.005s\nFAILED (failures=14)\n"),
+            "{said}"
+        );
+        // Without the file (or outside the folder), the first line is what there is.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let said = in_words(&output, elsewhere.path()).unwrap();
+        assert!(
+            said.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("- `self.assertEqual(` fails: AssertionError: "),
+            "{said}"
         );
     }
 }

@@ -628,8 +628,8 @@ impl Run {
                     for part in content.iter_mut() {
                         if let codewright_protocol::ToolContent::Text { text } = part {
                             // A test run's failures in words, else its ends.
-                            if let Some(short) =
-                                crate::failures::in_words(text).or_else(|| condensed(text))
+                            if let Some(short) = crate::failures::in_words(text, &session.root)
+                                .or_else(|| condensed(text))
                             {
                                 *text = short;
                             }
