@@ -6,6 +6,7 @@
 //! keeps the whole conversation; only what is sent is shorter (and its opening, the same each
 //! time, stays in a local server's prompt cache).
 
+use codewright_llm::Sampling;
 use codewright_protocol::{Message, Part, Role, ToolContent};
 use std::path::Path;
 
@@ -72,6 +73,25 @@ pub fn start_again(messages: &[Message], root: &Path) -> Option<Vec<Message>> {
 pub fn afresh(messages: &[Message]) -> Option<Vec<Message>> {
     Some(messages[..=opening(messages)?].to_vec())
 }
+
+/// How the `nth` request for the work afresh is sampled: at a temperature of at least
+/// [`FRESH_TEMPERATURE`] and with a seed of its own, so that it is a new answer — a model set to
+/// (or a server started with) temperature 0 or a fixed seed writes the same first answer again
+/// otherwise (seen in the window with `--temp 0`: the same wrong file four times afresh).
+pub fn fresh_sampling(set: Sampling, nth: u32) -> Sampling {
+    Sampling {
+        temperature: Some(
+            set.temperature
+                .map_or(FRESH_TEMPERATURE, |t| t.max(FRESH_TEMPERATURE)),
+        ),
+        seed: Some(set.seed.unwrap_or(0).wrapping_add(nth)),
+        ..set
+    }
+}
+
+/// The least temperature an answer asked for afresh is sampled at (llama.cpp's and Ollama's
+/// default).
+pub const FRESH_TEMPERATURE: f64 = 0.8;
 
 /// The last words of a request that starts a small model again ([`start_again`]).
 pub const START_AGAIN: &str = "Everything you need is above: do not read or list files again. Write the change now: the file's path on a line by itself, then its whole new content in one fenced code block.";
@@ -680,5 +700,25 @@ mod tests {
             "{focus}"
         );
         assert!(!focus.contains("another check broke"), "{focus}");
+    }
+
+    #[test]
+    fn an_answer_asked_afresh_is_a_new_sample() {
+        let greedy = Sampling {
+            temperature: Some(0.0),
+            seed: Some(42),
+            top_p: Some(0.9),
+            ..Sampling::default()
+        };
+        let fresh = fresh_sampling(greedy, 2);
+        assert_eq!(
+            (fresh.temperature, fresh.seed, fresh.top_p),
+            (Some(0.8), Some(44), Some(0.9))
+        );
+        let warm = Sampling {
+            temperature: Some(1.1),
+            ..Sampling::default()
+        };
+        assert_eq!(fresh_sampling(warm, 1).temperature, Some(1.1));
     }
 }

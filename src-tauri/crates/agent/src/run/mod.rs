@@ -327,6 +327,7 @@ impl Agent {
             work: Mutex::default(),
             words: None,
             checked_in_words: None,
+            fresh_sample: None,
             corrected: false,
             put_back: 0,
         };
@@ -455,6 +456,7 @@ impl Agent {
             work: Mutex::default(),
             words: None,
             checked_in_words: None,
+            fresh_sample: None,
             corrected: false,
             put_back: 0,
         };
@@ -495,6 +497,9 @@ struct Run {
     words: Option<Words>,
     /// The check commands the last answer's words ran, and whether it wrote a file.
     checked_in_words: Option<Checked>,
+    /// The next request asks a small model for the work afresh, the how-manieth time: it is
+    /// sampled as a new answer ([`crate::focus::fresh_sampling`]).
+    fresh_sample: Option<u32>,
     /// The run's one corrective turn for a call that could not be read was given.
     corrected: bool,
     /// How many times the run put a small model's best version back ([`Run::changes`]).

@@ -46,7 +46,10 @@ impl Run {
             },
             max_output_tokens: max_output as u32,
             thinking_budget: None,
-            sampling: model.info.sampling,
+            sampling: match self.fresh_sample.take() {
+                Some(nth) => crate::focus::fresh_sampling(model.info.sampling, nth),
+                None => model.info.sampling,
+            },
             answer_schema: (model.info.sampling.constrained && !tools.is_empty())
                 .then(|| text_calls::answer_schema(&tools)),
         };

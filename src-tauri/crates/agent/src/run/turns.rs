@@ -1025,7 +1025,10 @@ impl Run {
                     .words
                     .as_ref()
                     .and_then(|w| crate::focus::start_again(&view.messages, &w.root)),
-                (false, true) => crate::focus::afresh(&view.messages),
+                (false, true) => {
+                    self.fresh_sample = Some(fresh_starts);
+                    crate::focus::afresh(&view.messages)
+                }
                 (false, false) => failing.and_then(|(failing, root, best, put_back)| {
                     crate::focus::request(
                         &view.messages,
