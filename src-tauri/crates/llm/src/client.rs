@@ -62,10 +62,20 @@ pub const MAX_ANSWER_BYTES: u64 = 256 * 1024 * 1024;
 /// provider's own timeouts.
 pub const MAX_KEEP_ALIVE_ONLY: Duration = Duration::from_secs(10 * 60);
 
+/// How long a connection to a local server is kept idle for the next request. llama.cpp's
+/// server closes one idle for 5 s (`Keep-Alive: timeout=5`); a request sent on it as it closes
+/// is lost ("connection closed before message completed", seen between two requests of a small
+/// model's run) and sent again. A new connection on this machine costs a fraction of a
+/// millisecond; a hosted provider's (TLS) is kept as long as the pool keeps it.
+pub const LOCAL_IDLE: Duration = Duration::from_secs(1);
+
 /// An HTTP client for providers. Cheap to clone; reuse it for connection pooling.
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
+    /// For a server on this machine or the local network: its idle connections are let go
+    /// after [`LOCAL_IDLE`] (see there).
+    local_http: reqwest::Client,
     retry: RetryPolicy,
     max_answer_bytes: u64,
     max_keep_alive_only: Duration,
@@ -75,14 +85,17 @@ pub struct Client {
 
 impl Client {
     pub fn new(retry: RetryPolicy) -> Client {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(15))
-            // No overall timeout (answers can stream for minutes) and no read timeout: silence is
-            // timed per provider in `attempt`, with errors that say which wait ran out.
+        // No overall timeout (answers can stream for minutes) and no read timeout: silence is
+        // timed per provider in `attempt`, with errors that say which wait ran out.
+        let builder = || reqwest::Client::builder().connect_timeout(Duration::from_secs(15));
+        let http = builder().build().expect("the HTTP client builds");
+        let local_http = builder()
+            .pool_idle_timeout(LOCAL_IDLE)
             .build()
             .expect("the HTTP client builds");
         Client {
             http,
+            local_http,
             retry,
             max_answer_bytes: MAX_ANSWER_BYTES,
             max_keep_alive_only: MAX_KEEP_ALIVE_ONLY,
@@ -214,8 +227,11 @@ impl Client {
         let first_byte_timeout =
             || LlmError::timeout(&provider.name, &shown, true, limits.first_byte);
         let idle_timeout = || LlmError::timeout(&provider.name, &shown, false, limits.idle);
-        let mut request = self
-            .http
+        let http = match provider.is_local() {
+            true => &self.local_http,
+            false => &self.http,
+        };
+        let mut request = http
             .post(&url)
             .json(body)
             .header("accept", "text/event-stream");

@@ -41,7 +41,9 @@ mod stream;
 
 pub use assemble::{Assembly, Delta, IDLE_TICK};
 pub use catalog::{builtin_models, parse_model_id, resolve_model, ModelInfo, ModelRole, Pricing};
-pub use client::{Client, RetryPolicy, StreamFailure, MAX_ANSWER_BYTES, MAX_KEEP_ALIVE_ONLY};
+pub use client::{
+    Client, RetryPolicy, StreamFailure, LOCAL_IDLE, MAX_ANSWER_BYTES, MAX_KEEP_ALIVE_ONLY,
+};
 pub use codewright_protocol::ToolSpec;
 pub use error::{ErrorKind, LlmError, SettingError};
 pub use provider::{

@@ -392,3 +392,55 @@ async fn a_request_the_server_cannot_read_and_an_empty_stream_are_not_retried() 
     assert_eq!(server.requests.lock().unwrap().len(), 1, "not retried");
     assert!(failure.partial.is_none());
 }
+
+/// A server that answers every request on a connection with one short answer and keeps the
+/// connection open; it counts the connections it accepts.
+async fn keep_alive_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = accepted.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            counted.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let body = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+                let mut buf = vec![0u8; 65536];
+                // (Each request's head and body arrive in one read here: they are small.)
+                while sock.read(&mut buf).await.is_ok_and(|n| n > 0) {
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if sock.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (base, accepted)
+}
+
+/// A local server's idle connection is not kept past [`codewright_llm::LOCAL_IDLE`]: llama.cpp's
+/// closes one idle for 5 s, and a request sent on it as it closes was lost.
+#[tokio::test]
+async fn a_local_servers_idle_connection_is_let_go_soon() {
+    let (base, accepted) = keep_alive_server().await;
+    let client = fast_retries(0);
+    let provider = Provider::new("llama", Protocol::OpenAiChat, &base, None);
+    assert!(provider.is_local());
+    call(&client, &provider, None).await.unwrap();
+    let before = accepted.load(std::sync::atomic::Ordering::SeqCst);
+    // Idle for longer than a local connection is kept: a new one. (Without the limit the pool
+    // keeps it for 90 s, and this request went on the same connection.)
+    tokio::time::sleep(codewright_llm::LOCAL_IDLE + Duration::from_millis(500)).await;
+    call(&client, &provider, None).await.unwrap();
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        before + 1
+    );
+}
