@@ -104,16 +104,17 @@ function renderTasks() {
   const list = $('#tasks');
   const focused = document.activeElement;
   const rows = new Map([...list.children].map((row) => [row.dataset.id, row]));
+  // Rows of tasks gone go first, so that none of the others is moved to make room.
+  for (const [id, row] of rows) if (!view.tasks.has(Number(id))) row.remove();
   const tasks = [...view.tasks.values()].sort((a, b) => b.updatedAt - a.updatedAt || b.id - a.id);
   tasks.forEach((t, i) => {
     const old = rows.get(String(t.id));
     const row = old ? morph(old, taskRow(t)) : taskRow(t);
     if (list.children[i] !== row) list.insertBefore(row, list.children[i] ?? null);
   });
-  while (list.children.length > tasks.length) list.lastElementChild.remove();
   $('#tasks-empty').hidden = tasks.length > 0;
   // A moved row's focused button lost its focus in the move.
-  if (focused?.isConnected && list.contains(focused) && document.activeElement !== focused) focused.focus();
+  if (focused?.isConnected && list.contains(focused) && document.activeElement !== focused) focused.focus({ preventScroll: true });
 }
 
 /** One task's row. Its buttons act on the task as it is when clicked (a kept row keeps them). */
@@ -140,7 +141,8 @@ function taskRow(t) {
         `${t.worktree.branch}${t.worktree.state === 'discarded' ? ' (discarded)' : ''}`),
         standingOf(t)) : null),
     h('span', { class: 'task-actions' },
-      t.worktree?.state === 'active' ? h('button', { type: 'button', class: 'button small', dataset: { key: 'changes' }, title: 'What the task changed, for review', 'aria-label': `Changes of ${t.title}`, text: 'Changes', onclick: () => openTask(t.id, true) }) : null,
+      // (Always there, hidden unless its worktree is: the buttons keep their places.)
+      h('button', { type: 'button', class: 'button small', dataset: { key: 'changes' }, hidden: t.worktree?.state !== 'active', title: 'What the task changed, for review', 'aria-label': `Changes of ${t.title}`, text: 'Changes', onclick: () => openTask(t.id, true) }),
       h('button', { type: 'button', class: 'button small', dataset: { key: 'rename' }, title: 'Rename task', 'aria-label': `Rename ${t.title}`, text: 'Rename', onclick: () => task() && renameTask(task()) }),
       h('button', { type: 'button', class: 'button small danger-outline', dataset: { key: 'delete' }, title: 'Delete task', 'aria-label': `Delete ${t.title}`, text: 'Delete', onclick: () => task() && deleteTask(task()) })));
 }

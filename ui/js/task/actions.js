@@ -204,7 +204,7 @@ async function showServers() {
 
 async function showCost() {
   const task = await call('get_task', { id: view.taskId });
-  const cost = task.cost > 0 ? dollars(task.cost) : 'no cost counted (the model has no price set)';
+  const cost = task.cost > 0 ? dollars(task.cost) : 'no cost counted (the model has no price set, or none was reported yet)';
   view.notice(`This task so far: ${tokens(task.inputTokens)} tokens in, ${tokens(task.outputTokens)} out, ${cost}.`);
 }
 

@@ -38,7 +38,7 @@ export function showTask(task) {
   // A model with no price (a local one, say) costs nothing counted: no "$0.0000" as if it were.
   const usage = $('#task-usage');
   usage.textContent = `${tokens(task.inputTokens)} in · ${tokens(task.outputTokens)} out${task.cost > 0 ? ` · ${dollars(task.cost)}` : ''}`;
-  usage.title = task.cost > 0 ? '' : 'No cost counted: the model has no price set';
+  usage.title = task.cost > 0 ? '' : 'No cost counted: the model has no price set, or none was reported yet';
   showContext(task.contextUsage);
   showPlan(task.todos || []);
   showState();

@@ -95,7 +95,10 @@ fn unittest_in_words(lines: &[&str], root: &Path) -> Option<String> {
             at += 1;
             continue;
         }
-        let body = at + 3; // past the `FAIL:` line and its `----` rule
+        // Past the `FAIL:` line (and a test's docstring, when it has one) and its `----` rule.
+        let body = (at + 2..ran)
+            .find(|&i| is_rule(lines[i], '-'))
+            .map_or(ran, |rule| rule + 1);
         let end = (body..ran)
             .find(|&i| is_rule(lines[i], '=') || (is_rule(lines[i], '-') && i + 1 == ran))
             .unwrap_or(ran);
@@ -116,18 +119,19 @@ fn unittest_in_words(lines: &[&str], root: &Path) -> Option<String> {
 /// One unittest failure as one line: the test's own statement (the frame of the `test_…`
 /// function, else the last one) and the error after the traceback.
 fn one_unittest_failure(block: &[&str], root: &Path) -> Option<String> {
-    // `  File "PATH", line N, in NAME`, its code on the next line.
+    // `  File "PATH", line N, in NAME`, its code on the next line (a syntax error's has no
+    // `in`: the line it is on).
     let frames: Vec<(usize, &str, usize, &str)> = block
         .iter()
         .enumerate()
         .filter_map(|(i, l)| {
             let rest = l.strip_prefix("  File \"")?;
             let (path, rest) = rest.split_once("\", line ")?;
-            let (number, name) = rest.split_once(", in ")?;
+            let (number, name) = rest.split_once(", in ").unwrap_or((rest, ""));
             Some((i, path, number.parse().ok()?, name))
         })
         .collect();
-    let last = frames.last()?.0;
+    let &(last, last_path, last_number, _) = frames.last()?;
     let (at, path, number, _) = frames
         .iter()
         .rev()
@@ -140,7 +144,7 @@ fn one_unittest_failure(block: &[&str], root: &Path) -> Option<String> {
     let failing = shown.map(|first| match balanced(first) {
         true => first.to_string(),
         // (Python shows the first line of a statement over several; the file has the rest.)
-        false => statement_at(root, path, *number).unwrap_or_else(|| first.to_string()),
+        false => statement_at(root, path, *number, first).unwrap_or_else(|| first.to_string()),
     });
     // The error: the first line after the last frame that is not indented (its code and
     // Python's `^^^` marks are).
@@ -149,6 +153,15 @@ fn one_unittest_failure(block: &[&str], root: &Path) -> Option<String> {
         !l.is_empty() && !l.starts_with(' ')
     })?;
     let error = block[error_at].trim();
+    // Code that cannot be read: where, as Python says it (the test's line only imports it).
+    if ["SyntaxError", "IndentationError", "TabError"]
+        .iter()
+        .any(|kind| error.starts_with(kind))
+    {
+        let path = Path::new(last_path);
+        let shown = path.strip_prefix(root).unwrap_or(path).display();
+        return Some(format!("{error} (File \"{shown}\", line {last_number})"));
+    }
     // (unittest shortens long sides; the diff under the message has the first whole.)
     let diffed = || diffed_first(block[error_at + 1..].iter().copied());
     Some(match failing {
@@ -179,15 +192,24 @@ fn balanced(code: &str) -> bool {
 }
 
 /// The statement that starts at line `number` of the file at `path` (as a traceback names it:
-/// inside `root`, never outside it), read until its brackets close — at most 40 lines — and
-/// joined as one.
-fn statement_at(root: &Path, path: &str, number: usize) -> Option<String> {
+/// inside `root`, never outside it) with the line `first`, read until its brackets close — at
+/// most 40 lines — and joined as one; `None` when the file has another line there (changed
+/// since, or not the file the tests ran: a relative path from another folder).
+fn statement_at(root: &Path, path: &str, number: usize, first: &str) -> Option<String> {
     // (A relative path is the folder's: the tests ran there.)
     let text = contained::read_text(root, &root.join(path), 1 << 20)
         .ok()??
         .text;
+    let mut lines = text
+        .lines()
+        .skip(number.checked_sub(1)?)
+        .take(40)
+        .peekable();
+    if lines.peek()?.trim() != first {
+        return None;
+    }
     let mut statement = Vec::new();
-    for line in text.lines().skip(number.checked_sub(1)?).take(40) {
+    for line in lines {
         statement.push(line.trim());
         if balanced(&statement.join(" ")) {
             return Some(joined(&statement));
@@ -335,7 +357,10 @@ fn expected_and_got(
 fn diffed_first<'a>(diff: impl Iterator<Item = &'a str>) -> Option<String> {
     let mut first = String::new();
     let mut any = false;
-    for diff in diff {
+    // (Up to the first line that is not the diff's: a captured output may follow.)
+    let diff_line =
+        |l: &&str| l.is_empty() || ["- ", "+ ", "? ", "  "].iter().any(|p| l.starts_with(p));
+    for diff in diff.take_while(diff_line) {
         if let Some(text) = diff.strip_prefix("- ") {
             any = true;
             first.push_str(text);
@@ -700,6 +725,18 @@ FAILED isogram_test.py::IsogramTest::test_word_with_duplicated_character_in_mixe
     }
 
     #[test]
+    fn a_unittest_syntax_error_says_where_it_is() {
+        let (dir, output) = ran_in(
+            include_str!("../tests/fixtures/unittest/leap_syntax.out"),
+            "leap",
+        );
+        assert_eq!(
+            in_words(&output, dir.path()).unwrap(),
+            "These tests fail:\n- SyntaxError: invalid syntax (File \"leap.py\", line 2)\nRan 1 test in 0.000s\nFAILED (errors=1)\n"
+        );
+    }
+
+    #[test]
     fn a_unittest_statement_over_several_lines_is_read_from_its_file() {
         let (dir, output) = ran_in(UNITTEST_WORD_COUNT, "word-count");
         let said = in_words(&output, dir.path()).unwrap();
@@ -714,6 +751,18 @@ FAILED isogram_test.py::IsogramTest::test_word_with_duplicated_character_in_mixe
         );
         assert!(
             said.ends_with("- and 6 more\nRan 17 tests in 0.005s\nFAILED (failures=14)\n"),
+            "{said}"
+        );
+        // A file changed since the run (another line there) is not read for it.
+        let test = dir.path().join("word_count_test.py");
+        let text = std::fs::read_to_string(&test).unwrap();
+        std::fs::write(&test, format!("# a line more\n{text}")).unwrap();
+        let said = in_words(&output, dir.path()).unwrap();
+        assert!(
+            said.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("- `self.assertEqual(` fails: "),
             "{said}"
         );
         // Without the file (or outside the folder), the first line is what there is.

@@ -328,8 +328,9 @@ async fn an_unreadable_call_gets_one_corrective_turn() {
 
 /// A model that makes the same call over and over, refused the same way each time (recorded:
 /// Qwen2.5-Coder-1.5B wrote one `write_file` twenty times, each "would not change leap.py"), is
-/// started again once after the third, with only the task, and stopped after the third again; a
-/// change it makes with a call of its own is checked like one in words.
+/// started again once after the third, with only the task; while the check it was given fails,
+/// it is then asked for the work afresh (a new sample) after each third, four times, and then
+/// stopped; a change it makes with a call of its own is checked like one in words.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked() {
     use codewright_protocol::AgentEvent;
@@ -355,11 +356,15 @@ async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked
     assert_eq!(handle.wait().await, RunOutcome::Done);
     assert_eq!(
         world.server.requests().len(),
-        6,
-        "started again after the third, stopped after the sixth"
+        18,
+        "started again after the third, asked afresh after the 6th, 9th, 12th and 15th, stopped after the 18th"
     );
     assert!(
         notices.iter().any(|n| n.contains("asked once more")),
+        "{notices:?}"
+    );
+    assert!(
+        notices.iter().any(|n| n.contains("kept making the same calls while sh check.sh fails; it is asked for the work afresh, with only the task and its files (4 of 4)")),
         "{notices:?}"
     );
     assert!(
@@ -375,7 +380,7 @@ async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked
     // its output was not shown again. The write of the file as it is was refused as such.
     assert_eq!(
         std::fs::read_to_string(world.path("log")).unwrap(),
-        "checked\n".repeat(6)
+        "checked\n".repeat(18)
     );
     // (Sent as `focus` sends it: the failure once, then what the model did since.)
     let requests = world.server.requests();
@@ -1049,6 +1054,57 @@ async fn a_small_model_that_keeps_changing_the_code_is_sent_back_until_it_passes
         std::fs::read_to_string(world.path("leap.py")).unwrap(),
         SOLVED
     );
+}
+
+/// A small model going round in circles while the check it was given fails is asked for the
+/// work afresh — a new sample — rather than stopped (seen on isogram: the same wrong file
+/// written again and again, the run stopped with 100 s left).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_in_circles_while_its_check_fails_is_asked_afresh() {
+    use codewright_protocol::AgentEvent;
+    use serde_json::json;
+    const WRONG: &str = "def leap_year(year):\n    return year % 4 == 0\n";
+    let world = World::new(Arc::new(|_, body: &serde_json::Value| {
+        // (Only a new sample writes the right file.)
+        let content = match body["temperature"].as_f64() {
+            Some(t) if t >= 0.8 => SOLVED,
+            _ => WRONG,
+        };
+        common::calls(&[
+            ("write_file", json!({"path": "leap.py", "content": content})),
+            ("bash", json!({"command": "sh check.sh"})),
+        ])
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(world.path("check.sh"), "grep -q 'year % 400' leap.py\n").unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement leap.py. Check it with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    let mut notices = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::Notice { message, .. } = event {
+            notices.push(message);
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        SOLVED,
+        "{notices:?}"
+    );
+    assert!(
+        notices.iter().any(|n| n.contains(
+            "kept making the same calls while sh check.sh fails; it is asked for the work afresh"
+        )),
+        "{notices:?}"
+    );
+    let requests = world.server.requests();
+    let fresh = requests.last().unwrap();
+    assert_eq!(fresh["messages"], requests[0]["messages"]);
 }
 
 /// A model that alternates between two sets of calls failing the same way goes round in

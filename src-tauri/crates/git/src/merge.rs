@@ -297,12 +297,25 @@ impl Repo {
         // a folder (or one that took a folder's place) goes before the other comes back.
         let mut changes = tree_changes(checkout, &plan.before, &plan.commit)?;
         changes.sort_by_key(|change| change.after == ABSENT);
+        // Files a sparse checkout leaves out (`S`, skip-worktree, in its index): git writes none
+        // of them, and neither may the put-back (a `git checkout` of one writes it, even when
+        // the merge had only got as far as its index entry; the index is reset below).
+        let paths: Vec<String> = changes
+            .iter()
+            .map(|c| crate::literal_path(&c.path))
+            .collect();
+        let left_out: std::collections::HashSet<String> =
+            crate::ls_files(checkout, &["-t"], &paths)?
+                .into_iter()
+                .filter_map(|l| l.strip_prefix("S ").map(str::to_string))
+                .collect();
         for change in changes {
             touched.push(crate::literal_path(&change.path));
             let before = Side::of(checkout, &plan.before, &change.before, &change.path, modes)?;
             let merged = Side::of(checkout, &plan.commit, &change.after, &change.path, modes)?;
             let written_by_merge = match Side::in_folder(checkout, &change.path, modes) {
                 Some(there) if there == before => continue,
+                Some(Side::Absent) if left_out.contains(&change.path) => continue,
                 // (Unlinked by git, not written yet — after a merge that failed, whose index
                 // git put back itself, only if the index still has it: one the user removed
                 // from the index, `git rm`, is the user's.)
@@ -407,10 +420,11 @@ fn clear_locks(mut locks: Vec<PathBuf>, began: SystemTime) {
 }
 
 /// Whether something changed at `at` may be the work of a merge begun at `began`: not before it
-/// (a file system keeps times coarser than the clock: a second's grace), nor long after (a
+/// (a file system keeps times coarser than the clock, FAT's in two seconds, and the mark's and
+/// the checkout's may be on two machines' clocks: a few seconds' grace), nor long after (a
 /// user's `git commit` in its editor, or an edit, made before this repair ran at the next start).
 fn in_merge_time(at: SystemTime, began: SystemTime) -> bool {
-    at >= began - Duration::from_secs(1) && at <= began + MERGE_TIME
+    at >= began - Duration::from_secs(3) && at <= began + MERGE_TIME
 }
 
 /// When the file at `path` in `checkout` was last changed — its content, its mode or the file

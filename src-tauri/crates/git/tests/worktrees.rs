@@ -1019,10 +1019,20 @@ fn a_merge_cut_short_in_a_sparse_checkout_leaves_what_it_does_not_check_out_away
     let task = repo
         .add_worktree(&w.trees.join("1"), "codewright/docs", None)
         .unwrap();
+    // (A new worktree takes the checkout's sparse patterns; the task's holds every file.)
+    git(&task.path, &["sparse-checkout", "disable"]);
     std::fs::write(task.path.join("README.md"), "# App, told\n").unwrap();
     std::fs::write(task.path.join("app.py"), "print('told')\n").unwrap();
     repo.commit_all(&task.path, "docs").unwrap();
     let plan = repo.plan_merge(&task, MergeMode::Auto).unwrap();
+    assert_eq!(
+        git(
+            &w.repo_dir,
+            &["diff", "--name-only", &plan.before, &plan.commit]
+        ),
+        "README.md\napp.py",
+        "the merge changes both"
+    );
     let before = git(&w.repo_dir, &["rev-parse", "HEAD"]);
     let original = std::fs::read_to_string(w.repo_dir.join("app.py")).unwrap();
 
@@ -1042,6 +1052,38 @@ fn a_merge_cut_short_in_a_sparse_checkout_leaves_what_it_does_not_check_out_away
         "the repair checked out a file the sparse checkout leaves out"
     );
     assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
+
+    // Killed later: the index already had the merged README.md (left out still).
+    let merged_blob = git(
+        &w.repo_dir,
+        &["rev-parse", &format!("{}:README.md", plan.commit)],
+    );
+    git(
+        &w.repo_dir,
+        &[
+            "update-index",
+            "--cacheinfo",
+            &format!("100644,{merged_blob},README.md"),
+        ],
+    );
+    git(
+        &w.repo_dir,
+        &["update-index", "--skip-worktree", "README.md"],
+    );
+    let began = SystemTime::now();
+    std::fs::write(w.repo_dir.join(".git/index.lock"), "").unwrap();
+    let repaired = repo.repair_merge(&plan, began).unwrap();
+    assert_eq!(repaired, MergeRepair::Undone { kept: Vec::new() });
+    assert!(
+        !w.repo_dir.join("README.md").exists(),
+        "the repair checked out a file the sparse checkout leaves out"
+    );
+    assert_eq!(
+        git(&w.repo_dir, &["ls-files", "-t", "README.md"]),
+        "S README.md"
+    );
+    assert_eq!(git(&w.repo_dir, &["status", "--porcelain"]), "");
+    assert_eq!(git(&w.repo_dir, &["diff", "--cached", "--name-only"]), "");
 
     // And merged whole, the sparse checkout stays sparse.
     repo.merge(&plan).unwrap();

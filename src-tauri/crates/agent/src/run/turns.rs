@@ -1025,10 +1025,7 @@ impl Run {
                     .words
                     .as_ref()
                     .and_then(|w| crate::focus::start_again(&view.messages, &w.root)),
-                (false, true) => {
-                    self.fresh_sample = Some(fresh_starts);
-                    crate::focus::afresh(&view.messages)
-                }
+                (false, true) => crate::focus::afresh(&view.messages),
                 (false, false) => failing.and_then(|(failing, root, best, put_back)| {
                     crate::focus::request(
                         &view.messages,
@@ -1068,6 +1065,9 @@ impl Run {
                     model.info.id
                 )))
             } else {
+                // (Set here, where the request is made: a compaction's summary request first
+                // must not take it.)
+                self.fresh_sample = (fresh_now && !start_again_now).then_some(fresh_starts);
                 self.ask_model(model, Some(&system), request_messages, specs.to_vec(), true)
                     .await
             };
@@ -1293,8 +1293,26 @@ impl Run {
                 (repeated, recent) = (0, Vec::new());
                 self.notice("The model kept making the same calls (the same ones, or two sets in turn) and they failed the same way each time; it is asked once more with only the task and its files.");
             } else if repeated >= 2 {
-                self.notice("The model kept making the same calls (the same ones, or two sets in turn) and they failed the same way each time, so the run stops here rather than go round in circles. Send a message to continue.");
-                return Ok(RunOutcome::Done);
+                // While a check the user named fails, a new sample of the first answer may still
+                // get out of the circle (the same wrong file written again and again, seen on
+                // isogram with 100 s left).
+                let failing = self
+                    .words
+                    .as_ref()
+                    .filter(|w| w.small)
+                    .map(|w| w.failing(self.changes()))
+                    .unwrap_or_default();
+                if failing.is_empty() || fresh_starts >= MAX_FRESH_STARTS {
+                    self.notice("The model kept making the same calls (the same ones, or two sets in turn) and they failed the same way each time, so the run stops here rather than go round in circles. Send a message to continue.");
+                    return Ok(RunOutcome::Done);
+                }
+                fresh_starts += 1;
+                (reminded, fresh_now) = (0, true);
+                (repeated, recent) = (0, Vec::new());
+                self.notice(format!(
+                    "The model kept making the same calls while {} fails; it is asked for the work afresh, with only the task and its files ({fresh_starts} of {MAX_FRESH_STARTS}).",
+                    failing.join(" and ")
+                ));
             }
             if self.cancel.is_cancelled() {
                 return Ok(RunOutcome::Stopped);
