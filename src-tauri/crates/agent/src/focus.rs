@@ -77,14 +77,22 @@ pub fn afresh(messages: &[Message]) -> Option<Vec<Message>> {
 /// How the `nth` request for the work afresh is sampled: at a temperature of at least
 /// [`FRESH_TEMPERATURE`] and with a seed of its own, so that it is a new answer — a model set to
 /// (or a server started with) temperature 0 or a fixed seed writes the same first answer again
-/// otherwise (seen in the window with `--temp 0`: the same wrong file four times afresh).
+/// otherwise (seen in the window with `--temp 0`: the same wrong file four times afresh). The
+/// model's own seed, when it has one, moved on by `nth` (the same answers run after run, as
+/// the user asked); else a random one.
 pub fn fresh_sampling(set: Sampling, nth: u32) -> Sampling {
+    use std::hash::{BuildHasher, Hasher};
+    let random = || {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(nth);
+        hasher.finish() as u32
+    };
     Sampling {
         temperature: Some(
             set.temperature
                 .map_or(FRESH_TEMPERATURE, |t| t.max(FRESH_TEMPERATURE)),
         ),
-        seed: Some(set.seed.unwrap_or(0).wrapping_add(nth)),
+        seed: Some(set.seed.map_or_else(random, |seed| seed.wrapping_add(nth))),
         ..set
     }
 }

@@ -638,12 +638,14 @@ async fn a_small_model_sent_back_to_no_avail_is_asked_afresh_a_few_times() {
     // Ended, checked; sent back three times; then four times asked afresh and sent back three.
     let requests = world.server.requests();
     assert_eq!(requests.len(), 5 + 4 * 4, "{notices:?}");
-    for (nth, afresh) in [5, 9, 13, 17].into_iter().enumerate() {
+    let mut seeds = std::collections::HashSet::new();
+    for afresh in [5, 9, 13, 17] {
         assert_eq!(requests[afresh]["messages"], requests[0]["messages"]);
         // Each a new sample, whatever the model's own sampling: warm, and a seed of its own.
-        assert_eq!(requests[afresh]["temperature"], 0.8, "{nth}");
-        assert_eq!(requests[afresh]["seed"], nth + 1);
+        assert_eq!(requests[afresh]["temperature"], 0.8);
+        seeds.insert(requests[afresh]["seed"].as_u64().expect("a seed"));
     }
+    assert_eq!(seeds.len(), 4, "{seeds:?}");
     // The others as the model is set (here: the server's defaults).
     assert!(requests[0].get("temperature").is_none() && requests[6].get("seed").is_none());
     // Nothing changed in between, so the check ran once.
