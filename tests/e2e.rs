@@ -227,14 +227,14 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
         .to_string();
     // The rows as drawn before the rename: a row is drawn again in place, so a button a person
     // is pressing is still there when they let go (a replaced button clicks nothing).
-    let other_row = tasks
+    let second = tasks
         .as_array()
         .unwrap()
         .iter()
         .find(|t| t["title"] == "Added from the CLI")
         .unwrap()["id"]
         .to_string();
-    let other_open = app.find(&format!(".task[data-id=\"{other_row}\"] .task-open"));
+    let other_open = app.find(&format!(".task[data-id=\"{second}\"] .task-open"));
     let renamed_open = app.find(&format!(".task[data-id=\"{first}\"] .task-open"));
     let renamed_button = app.find(&format!(
         ".task[data-id=\"{first}\"] button[aria-label^=Rename]"
@@ -300,13 +300,6 @@ fn projects_and_tasks_across_windows_processes_and_restarts() {
     // its page loaded): that window was there before the click, and now shows the task.
     let spare = wait_spare(&app);
     app.switch_to(&main_window);
-    let second = tasks
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["title"] == "Added from the CLI")
-        .unwrap()["id"]
-        .to_string();
     app.find(&format!(".task[data-id=\"{second}\"] .task-open"))
         .click();
     let opened = app.switch_to_new_window(&[main_window.clone(), task_window.clone()], WAIT);

@@ -59,6 +59,16 @@ impl Run {
         work.edits + work.commands + self.put_back
     }
 
+    /// The checks the user named that a small model's work still fails (none for another
+    /// model, or when the message named none).
+    fn small_failing(&self) -> Vec<String> {
+        self.words
+            .as_ref()
+            .filter(|w| w.small)
+            .map(|w| w.failing(self.changes()))
+            .unwrap_or_default()
+    }
+
     /// Puts a small model's `best` version back on disk after a change of its made the checks
     /// fail worse, so that the files of that version never end worse than their best — a run
     /// stopped or timed out after a worse attempt keeps them as they were then. Each is a change
@@ -1137,12 +1147,7 @@ impl Run {
                 let edits = self.work.lock().expect("work lock").edits;
                 // One that ends while the user's checks fail (they ran after its last change,
                 // or when it ended) is sent back, a few times, with what failed.
-                let failing = self
-                    .words
-                    .as_ref()
-                    .filter(|w| w.small)
-                    .map(|w| w.failing(self.changes()))
-                    .unwrap_or_default();
+                let failing = self.small_failing();
                 if !failing.is_empty() {
                     if edits != reminded_at {
                         (reminded, reminded_at) = (0, edits);
@@ -1296,12 +1301,7 @@ impl Run {
                 // While a check the user named fails, a new sample of the first answer may still
                 // get out of the circle (the same wrong file written again and again, seen on
                 // isogram with 100 s left).
-                let failing = self
-                    .words
-                    .as_ref()
-                    .filter(|w| w.small)
-                    .map(|w| w.failing(self.changes()))
-                    .unwrap_or_default();
+                let failing = self.small_failing();
                 if failing.is_empty() || fresh_starts >= MAX_FRESH_STARTS {
                     self.notice("The model kept making the same calls (the same ones, or two sets in turn) and they failed the same way each time, so the run stops here rather than go round in circles. Send a message to continue.");
                     return Ok(RunOutcome::Done);
