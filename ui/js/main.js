@@ -112,6 +112,7 @@ function renderTasks() {
     const row = old ? morph(old, taskRow(t)) : taskRow(t);
     if (list.children[i] !== row) list.insertBefore(row, list.children[i] ?? null);
   });
+  while (list.children.length > tasks.length) list.lastElementChild.remove(); // (none left, unless drawn twice)
   $('#tasks-empty').hidden = tasks.length > 0;
   // A moved row's focused button lost its focus in the move.
   if (focused?.isConnected && list.contains(focused) && document.activeElement !== focused) focused.focus({ preventScroll: true });

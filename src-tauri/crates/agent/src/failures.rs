@@ -131,7 +131,25 @@ fn one_unittest_failure(block: &[&str], root: &Path) -> Option<String> {
             Some((i, path, number.parse().ok()?, name))
         })
         .collect();
-    let &(last, last_path, last_number, _) = frames.last()?;
+    let &(last, last_path, last_number, last_name) = frames.last()?;
+    // The error: the first line after the last frame that is not indented (its code and
+    // Python's `^^^` marks are).
+    let error_at = (last + 1..block.len()).find(|&i| {
+        let l = block[i];
+        !l.is_empty() && !l.starts_with(' ')
+    })?;
+    let error = block[error_at].trim();
+    // Code that cannot be read: where, as Python says it in its last frame, which names no
+    // function (the test's line only imports it).
+    if last_name.is_empty()
+        && ["SyntaxError", "IndentationError", "TabError"]
+            .iter()
+            .any(|kind| error.starts_with(kind))
+    {
+        let path = Path::new(last_path);
+        let shown = path.strip_prefix(root).unwrap_or(path).display();
+        return Some(format!("{error} (File \"{shown}\", line {last_number})"));
+    }
     let (at, path, number, _) = frames
         .iter()
         .rev()
@@ -146,22 +164,6 @@ fn one_unittest_failure(block: &[&str], root: &Path) -> Option<String> {
         // (Python shows the first line of a statement over several; the file has the rest.)
         false => statement_at(root, path, *number, first).unwrap_or_else(|| first.to_string()),
     });
-    // The error: the first line after the last frame that is not indented (its code and
-    // Python's `^^^` marks are).
-    let error_at = (last + 1..block.len()).find(|&i| {
-        let l = block[i];
-        !l.is_empty() && !l.starts_with(' ')
-    })?;
-    let error = block[error_at].trim();
-    // Code that cannot be read: where, as Python says it (the test's line only imports it).
-    if ["SyntaxError", "IndentationError", "TabError"]
-        .iter()
-        .any(|kind| error.starts_with(kind))
-    {
-        let path = Path::new(last_path);
-        let shown = path.strip_prefix(root).unwrap_or(path).display();
-        return Some(format!("{error} (File \"{shown}\", line {last_number})"));
-    }
     // (unittest shortens long sides; the diff under the message has the first whole.)
     let diffed = || diffed_first(block[error_at + 1..].iter().copied());
     Some(match failing {
@@ -335,6 +337,11 @@ fn expected_and_got(
         return None;
     };
     let said = error.strip_prefix("AssertionError: ")?;
+    // (A sequence's message names its kind first: `Lists differ: [1, 2] != [1, 3]`.)
+    let said = said
+        .split_once(" differ: ")
+        .filter(|(kind, _)| !kind.contains(' '))
+        .map_or(said, |(_, sides)| sides);
     let got = said
         .split_once(" is not ")
         .or_else(|| said.split_once(" != "))
@@ -357,10 +364,11 @@ fn expected_and_got(
 fn diffed_first<'a>(diff: impl Iterator<Item = &'a str>) -> Option<String> {
     let mut first = String::new();
     let mut any = false;
-    // (Up to the first line that is not the diff's: a captured output may follow.)
-    let diff_line =
-        |l: &&str| l.is_empty() || ["- ", "+ ", "? ", "  "].iter().any(|p| l.starts_with(p));
-    for diff in diff.take_while(diff_line) {
+    // (From its first line — a list's "First differing element 2:" and the elements come
+    // before it — up to the first line that is not the diff's: a captured output may follow.)
+    let marked = |l: &&str| ["- ", "+ ", "? ", "  "].iter().any(|p| l.starts_with(p));
+    let diff_line = |l: &&str| l.is_empty() || marked(l);
+    for diff in diff.skip_while(|l| !marked(l)).take_while(diff_line) {
         if let Some(text) = diff.strip_prefix("- ") {
             any = true;
             first.push_str(text);
@@ -722,6 +730,41 @@ FAILED isogram_test.py::IsogramTest::test_word_with_duplicated_character_in_mixe
         );
         // (An error counts as worse than any number of failures.)
         assert_eq!(crate::focus::score(&said), Some(9_000));
+    }
+
+    #[test]
+    fn a_shortened_list_is_read_back_past_unittests_first_differing_element() {
+        let block = "  File \"ROOT/x_test.py\", line 5, in test_x
+    self.assertEqual(f(\"a\"), [1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])
+AssertionError: Lists differ: [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16] != [1, 2,[38 chars] 16]
+
+First differing element 2:
+3
+4
+
+- [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+?        ^
++ [1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+?        ^
+
+Stdout:
+- not the diff";
+        let lines: Vec<&str> = block.lines().collect();
+        let said = one_unittest_failure(&lines, Path::new("/no/such/folder")).unwrap();
+        assert_eq!(
+            said,
+            "`f(\"a\")` must return [1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]; your code returns [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]"
+        );
+        // The got side as unittest shortened it is read back from the diff, and no further.
+        let shortened: Vec<String> = lines
+            .iter()
+            .map(|l| l.replace("AssertionError: Lists differ: [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16] !=", "AssertionError: Lists differ: [1, 2, 3,[38 chars] 16] !="))
+            .collect();
+        let shortened: Vec<&str> = shortened.iter().map(String::as_str).collect();
+        assert_eq!(
+            one_unittest_failure(&shortened, Path::new("/no/such/folder")).unwrap(),
+            said
+        );
     }
 
     #[test]

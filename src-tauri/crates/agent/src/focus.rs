@@ -85,14 +85,18 @@ pub fn fresh_sampling(set: Sampling, nth: u32) -> Sampling {
     let random = || {
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
         hasher.write_u32(nth);
-        hasher.finish() as u32
+        // (Within an int32: Gemini's seed is one.)
+        hasher.finish() as u32 & i32::MAX as u32
     };
     Sampling {
         temperature: Some(
             set.temperature
                 .map_or(FRESH_TEMPERATURE, |t| t.max(FRESH_TEMPERATURE)),
         ),
-        seed: Some(set.seed.map_or_else(random, |seed| seed.wrapping_add(nth))),
+        seed: Some(
+            set.seed
+                .map_or_else(random, |seed| seed.wrapping_add(nth) & i32::MAX as u32),
+        ),
         ..set
     }
 }

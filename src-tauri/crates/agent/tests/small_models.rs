@@ -1109,6 +1109,48 @@ async fn a_small_model_in_circles_while_its_check_fails_is_asked_afresh() {
     assert_eq!(fresh["messages"], requests[0]["messages"]);
 }
 
+/// The same, when each of its attempts does worse than its best and is put back (the write
+/// is then made again each time, and only the checks counted after it say that the user's
+/// check still fails).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_in_circles_put_back_each_time_is_asked_afresh() {
+    use serde_json::json;
+    const CLOSE: &str = "def leap_year(year):\n    return year % 4 == 0 and year % 100 != 0\n";
+    const WORSE: &str = "def leap_year(year):\n    return year % 4 == 0\n";
+    let world = World::new(Arc::new(|i, body: &serde_json::Value| {
+        let content = match body["temperature"].as_f64() {
+            Some(t) if t >= 0.8 => SOLVED,
+            _ if i == 0 => CLOSE,
+            _ => WORSE,
+        };
+        common::calls(&[
+            ("write_file", json!({"path": "leap.py", "content": content})),
+            ("bash", json!({"command": "sh check.sh"})),
+        ])
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    // Counts what is missing, as a test runner's summary does.
+    std::fs::write(
+        world.path("check.sh"),
+        "n=0\nfor p in 'year % 4' 'year % 100' 'year % 400'; do grep -q \"$p\" leap.py || n=$((n+1)); done\n\
+         [ $n -eq 0 ] && { echo '3 passed in 0.01s'; exit 0; }\necho \"$n failed, $((3-n)) passed in 0.01s\"; exit 1\n",
+    )
+    .unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement leap.py. Check it with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    while rx.recv().await.is_some() {}
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        SOLVED
+    );
+}
+
 /// A model that alternates between two sets of calls failing the same way goes round in
 /// circles too (seen on acronym: `ls`, then a read of a path that is not there, in turn,
 /// until the time ran out): it is stopped as one repeating one set is.

@@ -334,7 +334,7 @@ impl Repo {
                     there.written_toward(&merged)
                         && locks_since.is_none_or(|began| {
                             changed_at(checkout, &change.path)
-                                .is_some_and(|at| in_merge_time(at, began))
+                                .is_some_and(|at| in_merge_time(at, began, FILE_GRACE))
                         })
                 }
                 None => false,
@@ -406,8 +406,11 @@ fn checked_out_on(checkout: &Path, branch: &str) -> Result<bool> {
 /// last milliseconds; these are known to be left by an operation that was killed).
 fn clear_locks(mut locks: Vec<PathBuf>, began: SystemTime) {
     let made_since = |lock: &PathBuf| {
-        lock.symlink_metadata()
-            .is_ok_and(|m| m.is_file() && m.modified().is_ok_and(|at| in_merge_time(at, began)))
+        lock.symlink_metadata().is_ok_and(|m| {
+            m.is_file()
+                && m.modified()
+                    .is_ok_and(|at| in_merge_time(at, began, Duration::from_secs(1)))
+        })
     };
     locks.retain(made_since);
     if locks.is_empty() {
@@ -420,12 +423,15 @@ fn clear_locks(mut locks: Vec<PathBuf>, began: SystemTime) {
 }
 
 /// Whether something changed at `at` may be the work of a merge begun at `began`: not before it
-/// (a file system keeps times coarser than the clock, FAT's in two seconds, and the mark's and
-/// the checkout's may be on two machines' clocks: a few seconds' grace), nor long after (a
-/// user's `git commit` in its editor, or an edit, made before this repair ran at the next start).
-fn in_merge_time(at: SystemTime, began: SystemTime) -> bool {
-    at >= began - Duration::from_secs(3) && at <= began + MERGE_TIME
+/// (less `grace`: a file system keeps times coarser than the clock), nor long after (a user's
+/// `git commit` in its editor, or an edit, made before this repair ran at the next start).
+fn in_merge_time(at: SystemTime, began: SystemTime, grace: Duration) -> bool {
+    at >= began - grace && at <= began + MERGE_TIME
 }
+
+/// A file's grace: FAT keeps times in two seconds, and the checkout's clock (a network file
+/// system's) may not be the mark's. (A lock's is a second: one made earlier is someone else's.)
+const FILE_GRACE: Duration = Duration::from_secs(3);
 
 /// When the file at `path` in `checkout` was last changed — its content, its mode or the file
 /// itself (its status change time, which no one sets by hand); `None` when it cannot be read or

@@ -1292,28 +1292,6 @@ impl Run {
                 })
                 .collect();
             self.push(view, Message::new(Role::Tool, results))?;
-            if repeated >= 2 && !started_again && self.words.as_ref().is_some_and(|w| w.small) {
-                started_again = true;
-                start_again_now = true;
-                (repeated, recent) = (0, Vec::new());
-                self.notice("The model kept making the same calls (the same ones, or two sets in turn) and they failed the same way each time; it is asked once more with only the task and its files.");
-            } else if repeated >= 2 {
-                // While a check the user named fails, a new sample of the first answer may still
-                // get out of the circle (the same wrong file written again and again, seen on
-                // isogram with 100 s left).
-                let failing = self.small_failing();
-                if failing.is_empty() || fresh_starts >= MAX_FRESH_STARTS {
-                    self.notice("The model kept making the same calls (the same ones, or two sets in turn) and they failed the same way each time, so the run stops here rather than go round in circles. Send a message to continue.");
-                    return Ok(RunOutcome::Done);
-                }
-                fresh_starts += 1;
-                (reminded, fresh_now) = (0, true);
-                (repeated, recent) = (0, Vec::new());
-                self.notice(format!(
-                    "The model kept making the same calls while {} fails; it is asked for the work afresh, with only the task and its files ({fresh_starts} of {MAX_FRESH_STARTS}).",
-                    failing.join(" and ")
-                ));
-            }
             if self.cancel.is_cancelled() {
                 return Ok(RunOutcome::Stopped);
             }
@@ -1377,6 +1355,30 @@ impl Run {
                     ));
                     return Ok(RunOutcome::Done);
                 }
+            }
+            // Going round in circles, judged once this exchange's checks are counted (and a
+            // worse attempt put back): they say whether the user's check still fails.
+            if repeated >= 2 && !started_again && self.words.as_ref().is_some_and(|w| w.small) {
+                started_again = true;
+                start_again_now = true;
+                (repeated, recent) = (0, Vec::new());
+                self.notice("The model kept making the same calls (the same ones, or two sets in turn) and they failed the same way each time; it is asked once more with only the task and its files.");
+            } else if repeated >= 2 {
+                // While a check the user named fails, a new sample of the first answer may still
+                // get out of the circle (the same wrong file written again and again, seen on
+                // isogram with 100 s left).
+                let failing = self.small_failing();
+                if failing.is_empty() || fresh_starts >= MAX_FRESH_STARTS {
+                    self.notice("The model kept making the same calls (the same ones, or two sets in turn) and they failed the same way each time, so the run stops here rather than go round in circles. Send a message to continue.");
+                    return Ok(RunOutcome::Done);
+                }
+                fresh_starts += 1;
+                (reminded, fresh_now) = (0, true);
+                (repeated, recent) = (0, Vec::new());
+                self.notice(format!(
+                    "The model kept making the same calls while {} fails; it is asked for the work afresh, with only the task and its files ({fresh_starts} of {MAX_FRESH_STARTS}).",
+                    failing.join(" and ")
+                ));
             }
         }
     }
