@@ -6,7 +6,8 @@
 //! replaces, and an import it needs is added after the file's own — everything else in the file
 //! stays as it was. Only a part made of definitions and imports is merged: a statement of any
 //! other kind at its top level (or a part the file shares no definition with) is not a part of
-//! this file, and is left to the caller's refusal.
+//! this file, and is left to the caller's refusal. A standard module such a model uses without
+//! importing it is imported ([`with_imports`]).
 
 /// One top-level piece of a Python file: a definition (with its decorators and the comments
 /// right above it), an import, or anything else.
@@ -150,6 +151,150 @@ pub fn merged(old: &str, new: &str, module: &str) -> Option<String> {
     (text.trim_end() != old.trim_end()).then_some(text)
 }
 
+/// Standard modules a small model uses by name without importing them (recorded from
+/// Qwen2.5-Coder-1.5B: `re.findall` in word-count's function, `string.ascii_lowercase` in
+/// pangram's, each written without its `import`: every test failed on a `NameError`).
+const STANDARD_MODULES: &[&str] = &[
+    "re",
+    "string",
+    "math",
+    "collections",
+    "itertools",
+    "functools",
+    "random",
+    "datetime",
+    "json",
+    "os",
+    "sys",
+    "time",
+    "statistics",
+    "operator",
+    "decimal",
+    "fractions",
+    "heapq",
+    "bisect",
+    "textwrap",
+    "unicodedata",
+    "calendar",
+    "cmath",
+];
+
+/// Python `text` with an `import` added for each standard module it uses only as `module.name`
+/// and never names otherwise (no import, assignment or parameter of that name) — the import a
+/// small model left out — after the file's last top-level import, or before its first
+/// definition. `None` when none is missing.
+pub fn with_imports(text: &str) -> Option<String> {
+    let code = code_of(text);
+    let missing: Vec<&str> = STANDARD_MODULES
+        .iter()
+        .copied()
+        .filter(|module| {
+            let mut uses = names(&code, module).peekable();
+            uses.peek().is_some() && uses.all(|attribute| attribute)
+        })
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let units = units(text);
+    let last_import = units.iter().rposition(|u| u.kind == Kind::Import);
+    let first_code = units
+        .iter()
+        .position(|u| matches!(u.kind, Kind::Definition(_)))
+        .or_else(|| units.iter().position(|u| u.kind != Kind::Trivia));
+    if last_import.is_none() && first_code.is_none() {
+        return None;
+    }
+    let imports: Vec<String> = missing.iter().map(|m| format!("import {m}")).collect();
+    let mut out: Vec<&str> = Vec::new();
+    for (i, unit) in units.iter().enumerate() {
+        if last_import.is_none() && Some(i) == first_code {
+            out.extend(imports.iter().map(String::as_str));
+            out.extend(["", ""]);
+        }
+        out.extend(&unit.lines);
+        if Some(i) == last_import {
+            out.extend(imports.iter().map(String::as_str));
+        }
+    }
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut out = out.join(newline);
+    out.push_str(newline);
+    Some(out)
+}
+
+/// Each place `code` names `name` as a whole word: `true` where it is `name.attribute`.
+fn names<'a>(code: &'a str, name: &'a str) -> impl Iterator<Item = bool> + 'a {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    code.match_indices(name).filter_map(move |(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = &code[at + name.len()..];
+        if before.is_some_and(|c| word(c) || c == '.') || after.starts_with(word) {
+            return None;
+        }
+        let rest = after.trim_start_matches([' ', '\t']);
+        Some(rest.strip_prefix('.').is_some_and(|r| {
+            r.trim_start()
+                .starts_with(|c: char| c.is_alphabetic() || c == '_')
+        }))
+    })
+}
+
+/// Python `text` with its comments and the insides of its strings blanked out.
+fn code_of(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    // The quote that opened the string we are in, tripled or not.
+    let mut quote: Option<(char, bool)> = None;
+    while let Some(c) = chars.next() {
+        match quote {
+            Some((q, triple)) => {
+                if c == '\\' {
+                    chars.next();
+                    out.push(' ');
+                } else if c == q {
+                    if !triple {
+                        quote = None;
+                    } else if chars.peek() == Some(&q) {
+                        chars.next();
+                        if chars.peek() == Some(&q) {
+                            chars.next();
+                            quote = None;
+                        }
+                    }
+                } else if c == '\n' && !triple {
+                    quote = None;
+                }
+                out.push(if c == '\n' { '\n' } else { ' ' });
+            }
+            None if c == '#' => {
+                while chars.peek().is_some_and(|&c| c != '\n') {
+                    chars.next();
+                }
+                out.push(' ');
+            }
+            None if c == '"' || c == '\'' => {
+                let mut triple = false;
+                if chars.peek() == Some(&c) {
+                    chars.next();
+                    if chars.peek() == Some(&c) {
+                        chars.next();
+                        triple = true;
+                    } else {
+                        // An empty string.
+                        out.push(' ');
+                        continue;
+                    }
+                }
+                quote = Some((c, triple));
+                out.push(' ');
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}
+
 /// The names of the methods a class's lines define (its `def`s one level in).
 fn methods<'a>(lines: &[&'a str]) -> Vec<&'a str> {
     let indent = lines
@@ -282,6 +427,48 @@ mod tests {
     use super::*;
 
     const GRAINS: &str = "def square(number):\n    pass\n\n\ndef total():\n    pass\n";
+
+    #[test]
+    fn a_standard_module_used_without_its_import_is_imported() {
+        // Recorded from Qwen2.5-Coder-1.5B on word-count: `re` used, never imported.
+        let word_count = "def count_words(sentence):\n    words = re.findall(r'\\b\\w+\\b', sentence.lower())\n    return {w: words.count(w) for w in words}\n";
+        assert_eq!(
+            with_imports(word_count).unwrap(),
+            format!("import re\n\n\n{word_count}")
+        );
+        // After the file's own imports; below a module's docstring; several at once.
+        let pangram = "import sys\n\ndef is_pangram(s):\n    return set(string.ascii_lowercase) <= set(s.lower())\n";
+        assert_eq!(
+            with_imports(pangram).unwrap(),
+            "import sys\nimport string\n\ndef is_pangram(s):\n    return set(string.ascii_lowercase) <= set(s.lower())\n"
+        );
+        let documented =
+            "\"\"\"Words.\"\"\"\n\ndef f(s):\n    return math.floor(re.sub('a', '', s))\n";
+        assert_eq!(
+            with_imports(documented).unwrap(),
+            "\"\"\"Words.\"\"\"\n\nimport re\nimport math\n\n\ndef f(s):\n    return math.floor(re.sub('a', '', s))\n"
+        );
+    }
+
+    #[test]
+    fn a_name_the_file_binds_or_only_mentions_in_words_is_not_imported() {
+        for text in [
+            // Imported, in any form.
+            "import re\ndef f(s):\n    return re.sub('a', '', s)\n",
+            "from re import sub\nimport re as re\ndef f(s):\n    return re.sub('a', '', s)\n",
+            // A parameter, a variable, a loop's name of the same spelling.
+            "def f(string):\n    return string.lower()\n",
+            "def f(s):\n    time = s\n    return time.upper()\n",
+            "def f(xs):\n    for math in xs:\n        math.go()\n",
+            // Only in a comment or a string; a method of that name; a longer name.
+            "def f(s):\n    # re.sub would do\n    return 're.sub' + s.re.x + are.y + re_x.z\n",
+            "def f(s):\n    return \"\"\"\n    math.floor\n    \"\"\"\n",
+            // Nothing used at all.
+            "def f(s):\n    return s\n",
+        ] {
+            assert_eq!(with_imports(text), None, "{text}");
+        }
+    }
 
     #[test]
     fn a_function_written_alone_replaces_its_namesake_and_keeps_the_rest() {

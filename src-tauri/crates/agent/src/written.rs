@@ -43,6 +43,8 @@ pub struct Written {
     pub commands: Vec<String>,
     /// Files of `keep` it wrote out, not written.
     pub kept: Vec<String>,
+    /// Files it wrote out as they already are (nothing to write).
+    pub unchanged: Vec<String>,
 }
 
 /// The files and commands `text` writes in words (see the module's doc). `commands` are those
@@ -59,6 +61,9 @@ pub fn work(
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
     let mut outside = String::new();
+    // The path a block held alone, and the line that closed it: it heads the next block
+    // ("```\nleap.py\n```\n```python\n…").
+    let mut path_block: Option<(usize, String)> = None;
     while i < lines.len() {
         let line = lines[i].trim_start();
         let Some(fence) = fence_of(line) else {
@@ -79,7 +84,37 @@ pub fn work(
                 &l[cut.min(indent)..]
             })
             .collect();
-        let body = &body[..];
+        let mut body = &body[..];
+        let mut info = info;
+        // A path alone on the first line, the content in a block opened inside it
+        // ("```\nleap.py\n```python\n…\n```": Qwen2.5-Coder-1.5B, often).
+        let mut inner_path = None;
+        if let [first, opening, rest @ ..] = body {
+            let inner = fence_of(opening.trim_start())
+                .map(|f| opening.trim_start()[f.len()..].trim())
+                .filter(|inner| !inner.is_empty());
+            if let (Some(path), Some(inner)) = (existing(root, first.trim()), inner) {
+                inner_path = Some(path);
+                info = inner;
+                let closed = rest.last().is_some_and(|l| fence_of(l.trim()).is_some());
+                body = if closed {
+                    &rest[..rest.len() - 1]
+                } else {
+                    rest
+                };
+            }
+        }
+        let before_at = (0..i).rev().find(|&j| !lines[j].trim().is_empty());
+        let before = before_at.map(|j| lines[j]);
+        // (A block headed by a path of its own is that file's content, whatever it says.)
+        let unheaded = info.is_empty() && before.and_then(|l| header_path(root, l)).is_none();
+        if let (true, [alone]) = (unheaded, body) {
+            if let Some(path) = existing(root, alone.trim()) {
+                path_block = Some((body_end, path));
+                i = body_end + 1;
+                continue;
+            }
+        }
         let language = info
             .split([' ', ':', '{'])
             .next()
@@ -88,11 +123,17 @@ pub fn work(
         // A diff, a terminal's output or a shell session is never a file's content.
         let shown = NOT_FILES.contains(&language.as_str());
         // The path: in the fence's info, on the line before it, or in a comment on its first line.
-        let before = lines[..i].iter().rev().find(|l| !l.trim().is_empty());
+        let headed = path_block
+            .take()
+            .filter(|(closed, _)| Some(*closed) == before_at)
+            .map(|(_, path)| path);
         let mut content: Vec<&str> = body.to_vec();
-        let path = info
-            .split([' ', ':', '='])
-            .find_map(|word| existing(root, word))
+        let path = inner_path
+            .or(headed)
+            .or_else(|| {
+                info.split([' ', ':', '='])
+                    .find_map(|word| existing(root, word))
+            })
             .or_else(|| before.and_then(|l| header_path(root, l)))
             .or_else(|| {
                 let first = body.first()?;
@@ -117,6 +158,20 @@ pub fn work(
         let script = |p: &String| p.ends_with(".sh") || p.ends_with(".bash");
         if let Some(path) = path.filter(|p| !shown || (script(p) && language != "diff")) {
             let new = content.join("\n") + "\n";
+            // A standard module it uses without importing it is imported.
+            let imported = |new: String| match path.ends_with(".py") {
+                true => crate::merge::with_imports(&new).unwrap_or(new),
+                false => new,
+            };
+            let as_it_is = read(root, &path)
+                .is_some_and(|old| old.trim_end() == imported(new.clone()).trim_end());
+            if end.is_some() && as_it_is {
+                if !written.unchanged.contains(&path) {
+                    written.unchanged.push(path);
+                }
+                i = body_end + 1;
+                continue;
+            }
             // A later block for the same file wins, as a later definition does in Python: a
             // whole file replaces the earlier one, a part is merged into it.
             let earlier = written.files.iter().position(|(p, _)| *p == path);
@@ -130,7 +185,7 @@ pub fn work(
                     earlier.map(|i| written.files[i].1.as_str()),
                 )
             };
-            let new = new.filter(|_| end.is_some());
+            let new = new.filter(|_| end.is_some()).map(imported);
             if new.is_some() && keep.contains(&path) {
                 if !written.kept.contains(&path) {
                     written.kept.push(path);
@@ -326,6 +381,15 @@ fn fence_of(line: &str) -> Option<&str> {
 fn existing(root: &Path, word: &str) -> Option<String> {
     let word = word.trim().trim_matches(['`', '*', '"', '\'']);
     let word = word.strip_prefix("./").unwrap_or(word);
+    // An absolute path inside the project (a model is told where the project is).
+    let word = match Path::new(word)
+        .strip_prefix(root)
+        .ok()
+        .and_then(|p| p.to_str())
+    {
+        Some(inside) if word.starts_with('/') => inside,
+        _ => word,
+    };
     if word.is_empty()
         || word.starts_with(['/', '~'])
         || !word.contains('.')
@@ -599,6 +663,15 @@ mod tests {
             format!("```python leap.py\n{SOLVED}```"),
             format!("```python:leap.py\n{SOLVED}```"),
             format!("```python\n# leap.py\n{SOLVED}```"),
+            // Recorded from Qwen2.5-Coder-1.5B: the path alone in a block, the file in a block
+            // opened inside it or after it; the path absolute, inside the project.
+            format!("```\nleap.py\n```python\n{SOLVED}```"),
+            format!("Here:\n```\nleap.py\n```\n\n```python\n{SOLVED}```"),
+            format!("{}/leap.py\n```python\n{SOLVED}```", dir.path().display()),
+            format!(
+                "```\n{}/leap.py\n```python\n{SOLVED}```",
+                dir.path().display()
+            ),
             // In a list item, indented as its fence.
             format!(
                 "1. Update leap.py:\n   ```python\n{}   ```",
@@ -638,6 +711,10 @@ mod tests {
             "Run `python3 leap.py`:\n```\nTraceback (most recent call last):\n```".to_string(),
             "In `leap.py`, change:\n```python\n    return True\n```".to_string(),
             format!("~/leap.py\n```python\n{SOLVED}```"),
+            // A path alone in a block heads only the block right after it; one outside the
+            // project is none.
+            format!("```\nleap.py\n```\nThen:\n```python\nprint(1)\n```"),
+            format!("/etc/leap.py\n```python\n{SOLVED}```"),
         ] {
             assert!(
                 work(&reply, dir.path(), &commands(), &named(), &[])
@@ -646,6 +723,36 @@ mod tests {
                 "{reply}"
             );
         }
+    }
+
+    #[test]
+    fn a_file_written_out_as_it_is_is_named_and_a_missing_import_is_added() {
+        let dir = project();
+        // The stub as it is (but for its end), and as it is once its import is added.
+        std::fs::write(
+            dir.path().join("leap.py"),
+            "import math\n\n\ndef leap_year(year):\n    return math.gcd(year, 4) == 4\n",
+        )
+        .unwrap();
+        for reply in [
+            "leap.py\n```python\nimport math\n\n\ndef leap_year(year):\n    return math.gcd(year, 4) == 4\n\n```",
+            "leap.py\n```python\ndef leap_year(year):\n    return math.gcd(year, 4) == 4\n```",
+        ] {
+            let written = work(reply, dir.path(), &commands(), &named(), &[]);
+            assert!(written.files.is_empty(), "{reply}");
+            assert_eq!(written.unchanged, ["leap.py"], "{reply}");
+        }
+        // Recorded on word-count: the function alone, `re` used and not imported.
+        let reply =
+            "```python\ndef leap_year(year):\n    return bool(re.match('0', str(year % 4)))\n```";
+        assert_eq!(
+            work(reply, dir.path(), &commands(), &named(), &[]).files,
+            [(
+                "leap.py".to_string(),
+                "import re\n\n\ndef leap_year(year):\n    return bool(re.match('0', str(year % 4)))\n"
+                    .to_string()
+            )]
+        );
     }
 
     #[test]

@@ -667,14 +667,18 @@ async fn a_small_model_sent_back_to_no_avail_is_asked_afresh_a_few_times() {
     );
 }
 
-/// Recorded on acronym: a first file that fails some tests, written again unchanged each time
-/// it is sent back; asked afresh, the model writes one that passes, and the run ends there.
+/// Recorded on acronym and word-count: a first file that fails some tests, written out again
+/// as it is when sent back (three times in a row, the same each time). Such an answer is asked
+/// afresh at once — a new sample — and the model writes one that passes; the run ends there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_small_model_asked_afresh_can_pass() {
+async fn a_small_model_that_writes_its_file_out_as_it_is_is_asked_afresh_at_once() {
     use codewright_protocol::AgentEvent;
     const WRONG: &str = "def leap_year(year):\n    return year % 4 == 0\n";
     let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
-        0..=4 => text(&format!("leap.py\n```python\n{WRONG}```")),
+        0 => text(&format!("leap.py\n```python\n{WRONG}```")),
+        1 => text(&format!(
+            "The file is right:\n```\nleap.py\n```python\n{WRONG}```"
+        )),
         _ => text(&format!("leap.py\n```python\n{SOLVED}```")),
     }))
     .await;
@@ -686,17 +690,26 @@ async fn a_small_model_asked_afresh_can_pass() {
         PermissionMode::Yolo,
         world.small_model(),
     );
-    let mut work = None;
+    let (mut notices, mut work) = (Vec::new(), None);
     while let Some(event) = rx.recv().await {
-        if let AgentEvent::RunFinished { work: w, .. } = event {
-            work = Some(w);
+        match event {
+            AgentEvent::Notice { message, .. } => notices.push(message),
+            AgentEvent::RunFinished { work: w, .. } => work = Some(w),
+            _ => {}
         }
     }
     assert_eq!(handle.wait().await, RunOutcome::Done);
     let requests = world.server.requests();
-    // Written and checked, then sent back three times with the same file; asked afresh.
-    assert_eq!(requests.len(), 6, "{requests:#?}");
-    assert_eq!(requests[5]["messages"], requests[0]["messages"]);
+    // Written and checked; written out as it is; asked afresh (not sent back), and passed.
+    assert_eq!(requests.len(), 3, "{notices:#?}");
+    assert_eq!(requests[2]["messages"], requests[0]["messages"]);
+    assert_eq!(requests[2]["temperature"], 0.8);
+    assert!(
+        notices.iter().any(|n| n.contains(
+            "still fails, after writing out leap.py as it already is; it is asked for the work afresh, with only the task and its files (1 of 4)"
+        )),
+        "{notices:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(world.path("leap.py")).unwrap(),
         SOLVED

@@ -563,6 +563,10 @@ struct Words {
     best: Option<crate::focus::Best>,
     /// The run's count of changes ([`Run::changes`]) when that version was last put back whole.
     put_back_at: Option<u32>,
+    /// A file the model's last answer wrote out as it already is, changing none: sent back the
+    /// same way, it writes the same again (seen three times in a row on word-count), so it is
+    /// asked afresh at once.
+    as_it_was: Option<String>,
 }
 
 /// Each of `calls` (a check command and its call's id) with the text of its result in

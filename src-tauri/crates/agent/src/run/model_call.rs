@@ -391,6 +391,10 @@ impl Run {
             )
         };
         let kept = written.kept;
+        words.as_it_was = match written.files.is_empty() {
+            true => written.unchanged.first().cloned(),
+            false => None,
+        };
         let mut calls = Vec::new();
         if offers(crate::written::WRITE_FILE) {
             for (path, content) in written.files {

@@ -413,6 +413,7 @@ impl Run {
                 reads: Default::default(),
                 best: None,
                 put_back_at: None,
+                as_it_was: None,
             });
         }
         // A message not answered yet (stored by this run, or by the host before it started):
@@ -1152,7 +1153,9 @@ impl Run {
                     if edits != reminded_at {
                         (reminded, reminded_at) = (0, edits);
                     }
-                    if reminded < MAX_CHECK_REMINDERS {
+                    let as_it_was = self.words.as_ref().and_then(|w| w.as_it_was.clone());
+                    let fresh_left = fresh_starts < MAX_FRESH_STARTS;
+                    if reminded < MAX_CHECK_REMINDERS && (as_it_was.is_none() || !fresh_left) {
                         reminded += 1;
                         self.notice(format!(
                             "The model ended while {} still fails; it is sent back to fix it ({reminded} of {MAX_CHECK_REMINDERS}).",
@@ -1161,11 +1164,15 @@ impl Run {
                         sent_back = Some(failing);
                         continue;
                     }
-                    if fresh_starts < MAX_FRESH_STARTS {
+                    if fresh_left {
                         fresh_starts += 1;
                         (reminded, fresh_now) = (0, true);
+                        let why = match as_it_was {
+                            Some(path) => format!("after writing out {path} as it already is"),
+                            None => format!("after being sent back {MAX_CHECK_REMINDERS} times without changing anything"),
+                        };
                         self.notice(format!(
-                            "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times without changing anything; it is asked for the work afresh, with only the task and its files ({fresh_starts} of {MAX_FRESH_STARTS}).",
+                            "The model ended while {} still fails, {why}; it is asked for the work afresh, with only the task and its files ({fresh_starts} of {MAX_FRESH_STARTS}).",
                             failing.join(" and ")
                         ));
                         continue;
