@@ -136,6 +136,9 @@ def main():
     p.add_argument("--cli", help="the codewright-cli binary (default: TARGET/release/codewright-cli)")
     p.add_argument("--keep", help="keep each first request and answer under this folder")
     p.add_argument("--server", help="use this llama-server port instead of starting one")
+    p.add_argument("--note", help="a folder of TASK.txt files: each is added to its task's request as a "
+                   "user message of its own (what a variant of the request would tell the model)")
+    p.add_argument("--temperature", type=float, help="sample at this temperature, a new seed each time")
     args = p.parse_args()
     tasks = bench.SIX if args.tasks == "six" else sorted(os.listdir(bench.EXERCISES)) \
         if args.tasks == "all" else args.tasks.split(",")
@@ -153,6 +156,9 @@ def main():
             body, folder, stub, test = first_request(name, port, pybin, args)
             body = {**body, "stream": False}
             body.pop("stream_options", None)
+            note = args.note and os.path.join(args.note, f"{name}.txt")
+            if note and os.path.exists(note):
+                body["messages"].append({"role": "user", "content": open(note).read()})
             if args.keep:
                 os.makedirs(args.keep, exist_ok=True)
                 with open(os.path.join(args.keep, f"{name}-request.json"), "w") as f:
@@ -160,6 +166,8 @@ def main():
             passed = 0
             for i in range(args.samples):
                 start = time.monotonic()
+                if args.temperature is not None:
+                    body = {**body, "temperature": args.temperature, "seed": int.from_bytes(os.urandom(3), "big")}
                 request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions",
                                                  data=json.dumps(body).encode(),
                                                  headers={"content-type": "application/json"})

@@ -329,7 +329,7 @@ async fn an_unreadable_call_gets_one_corrective_turn() {
 /// A model that makes the same call over and over, refused the same way each time (recorded:
 /// Qwen2.5-Coder-1.5B wrote one `write_file` twenty times, each "would not change leap.py"), is
 /// started again once after the third, with only the task; while the check it was given fails,
-/// it is then asked for the work afresh (a new sample) after each third, four times, and then
+/// it is then asked for the work afresh (a new sample) after each third, eight times, and then
 /// stopped; a change it makes with a call of its own is checked like one in words.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked() {
@@ -356,15 +356,15 @@ async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked
     assert_eq!(handle.wait().await, RunOutcome::Done);
     assert_eq!(
         world.server.requests().len(),
-        18,
-        "started again after the third, asked afresh after the 6th, 9th, 12th and 15th, stopped after the 18th"
+        30,
+        "started again after the third, asked afresh after the 6th, 9th, … and 27th, stopped after the 30th"
     );
     assert!(
         notices.iter().any(|n| n.contains("asked once more")),
         "{notices:?}"
     );
     assert!(
-        notices.iter().any(|n| n.contains("kept making the same calls while sh check.sh fails; it is asked for the work afresh, with only the task and its files (4 of 4)")),
+        notices.iter().any(|n| n.contains("kept making the same calls while sh check.sh fails; it is asked for the work afresh, with only the task and its files (8 of 8)")),
         "{notices:?}"
     );
     assert!(
@@ -380,7 +380,7 @@ async fn the_same_call_again_and_again_is_stopped_and_a_called_change_is_checked
     // its output was not shown again. The write of the file as it is was refused as such.
     assert_eq!(
         std::fs::read_to_string(world.path("log")).unwrap(),
-        "checked\n".repeat(18)
+        "checked\n".repeat(30)
     );
     // (Sent as `focus` sends it: the failure once, then what the model did since.)
     let requests = world.server.requests();
@@ -635,17 +635,17 @@ async fn a_small_model_sent_back_to_no_avail_is_asked_afresh_a_few_times() {
         world.store.lock().unwrap().task(world.task).unwrap().status,
         codewright_protocol::TaskStatus::NotDone
     );
-    // Ended, checked; sent back three times; then four times asked afresh and sent back three.
+    // Ended, checked; sent back three times; then eight times asked afresh and sent back three.
     let requests = world.server.requests();
-    assert_eq!(requests.len(), 5 + 4 * 4, "{notices:?}");
+    assert_eq!(requests.len(), 5 + 8 * 4, "{notices:?}");
     let mut seeds = std::collections::HashSet::new();
-    for afresh in [5, 9, 13, 17] {
+    for afresh in (0..8).map(|n| 5 + 4 * n) {
         assert_eq!(requests[afresh]["messages"], requests[0]["messages"]);
         // Each a new sample, whatever the model's own sampling: warm, and a seed of its own.
         assert_eq!(requests[afresh]["temperature"], 0.8);
         seeds.insert(requests[afresh]["seed"].as_u64().expect("a seed"));
     }
-    assert_eq!(seeds.len(), 4, "{seeds:?}");
+    assert_eq!(seeds.len(), 8, "{seeds:?}");
     // The others as the model is set (here: the server's defaults).
     assert!(requests[0].get("temperature").is_none() && requests[6].get("seed").is_none());
     // Nothing changed in between, so the check ran once.
@@ -655,13 +655,13 @@ async fn a_small_model_sent_back_to_no_avail_is_asked_afresh_a_few_times() {
     );
     assert!(
         notices.iter().any(|n| n.contains(
-            "it is asked for the work afresh, with only the task and its files (1 of 4)"
+            "it is asked for the work afresh, with only the task and its files (1 of 8)"
         )),
         "{notices:?}"
     );
     assert!(
         notices.iter().any(|n| n.contains(
-            "and asked for the work afresh 4 times; it is not sent back again"
+            "and asked for the work afresh 8 times; it is not sent back again"
         )),
         "{notices:?}"
     );
@@ -706,7 +706,7 @@ async fn a_small_model_that_writes_its_file_out_as_it_is_is_asked_afresh_at_once
     assert_eq!(requests[2]["temperature"], 0.8);
     assert!(
         notices.iter().any(|n| n.contains(
-            "still fails, after writing out leap.py as it already is; it is asked for the work afresh, with only the task and its files (1 of 4)"
+            "still fails, after writing out leap.py as it already is; it is asked for the work afresh, with only the task and its files (1 of 8)"
         )),
         "{notices:?}"
     );

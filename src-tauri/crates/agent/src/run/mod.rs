@@ -219,7 +219,7 @@ const SHOWN_LINES: usize = 20;
 const MAX_CHECK_REMINDERS: u32 = 3;
 /// How many times a run's small model, sent back [`MAX_CHECK_REMINDERS`] times without changing
 /// anything while the checks fail, is asked for the work afresh ([`crate::focus::afresh`]).
-const MAX_FRESH_STARTS: u32 = 4;
+const MAX_FRESH_STARTS: u32 = 8;
 /// Stored as the user's message when a task is continued without one.
 const CONTINUE: &str = "Continue.";
 /// What a stop leaves as the result of calls that did not run.
