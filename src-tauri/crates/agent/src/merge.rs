@@ -197,26 +197,49 @@ pub fn with_imports(text: &str) -> Option<String> {
         return None;
     }
     let units = units(text);
-    let last_import = units.iter().rposition(|u| u.kind == Kind::Import);
-    let first_code = units
+    let lines: Vec<&str> = text.lines().collect();
+    // Where each unit starts (a line index).
+    let starts: Vec<usize> = units
         .iter()
-        .position(|u| matches!(u.kind, Kind::Definition(_)))
-        .or_else(|| units.iter().position(|u| u.kind != Kind::Trivia));
-    if last_import.is_none() && first_code.is_none() {
-        return None;
-    }
+        .scan(0, |at, u| {
+            let start = *at;
+            *at += u.lines.len();
+            Some(start)
+        })
+        .collect();
+    let docstring = |u: &Unit<'_>| {
+        let first = u.lines[0].trim_start_matches(['r', 'R', 'u', 'U', 'b', 'B']);
+        u.kind == Kind::Other && first.starts_with(['"', '\''])
+    };
+    // After the file's last top-level import; else before its first code (a module's docstring
+    // aside), but never above a shebang or an encoding line.
+    let at = match units.iter().rposition(|u| u.kind == Kind::Import) {
+        Some(last) => starts[last] + units[last].lines.len(),
+        None => {
+            let first = units
+                .iter()
+                .position(|u| u.kind != Kind::Trivia && !docstring(u))?;
+            let header = lines
+                .iter()
+                .take(2)
+                .take_while(|l| l.starts_with("#!") || (l.starts_with('#') && l.contains("coding")))
+                .count();
+            starts[first].max(header)
+        }
+    };
+    let spacing = if at < lines.len() && units.iter().all(|u| u.kind != Kind::Import) {
+        vec!["", ""]
+    } else {
+        vec![]
+    };
     let imports: Vec<String> = missing.iter().map(|m| format!("import {m}")).collect();
-    let mut out: Vec<&str> = Vec::new();
-    for (i, unit) in units.iter().enumerate() {
-        if last_import.is_none() && Some(i) == first_code {
-            out.extend(imports.iter().map(String::as_str));
-            out.extend(["", ""]);
-        }
-        out.extend(&unit.lines);
-        if Some(i) == last_import {
-            out.extend(imports.iter().map(String::as_str));
-        }
-    }
+    let out: Vec<&str> = lines[..at]
+        .iter()
+        .copied()
+        .chain(imports.iter().map(String::as_str))
+        .chain(spacing)
+        .chain(lines[at..].iter().copied())
+        .collect();
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let mut out = out.join(newline);
     out.push_str(newline);
@@ -447,6 +470,24 @@ mod tests {
         assert_eq!(
             with_imports(documented).unwrap(),
             "\"\"\"Words.\"\"\"\n\nimport re\nimport math\n\n\ndef f(s):\n    return math.floor(re.sub('a', '', s))\n"
+        );
+    }
+
+    #[test]
+    fn a_missing_import_goes_above_the_first_code_that_needs_it_and_below_a_shebang() {
+        // Found by a review: module-level code before the first definition, a shebang, an
+        // encoding line, CRLF.
+        assert_eq!(
+            with_imports("WORDS = re.compile(r'\\w+')\n\n\ndef f(s):\n    return WORDS.findall(s)\n").unwrap(),
+            "import re\n\n\nWORDS = re.compile(r'\\w+')\n\n\ndef f(s):\n    return WORDS.findall(s)\n"
+        );
+        assert_eq!(
+            with_imports("#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\ndef main():\n    sys.exit(0)\n").unwrap(),
+            "#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\nimport sys\n\n\ndef main():\n    sys.exit(0)\n"
+        );
+        assert_eq!(
+            with_imports("import os\r\ndef f():\r\n    return sys.argv\r\n").unwrap(),
+            "import os\r\nimport sys\r\ndef f():\r\n    return sys.argv\r\n"
         );
     }
 

@@ -65,7 +65,8 @@ pub fn work(
     // ("```\nleap.py\n```\n```python\n…").
     let mut path_block: Option<(usize, String)> = None;
     while i < lines.len() {
-        let line = lines[i].trim_start();
+        // (Spaces and tabs only: a byte count of them is a place to cut any line at.)
+        let line = lines[i].trim_start_matches([' ', '\t']);
         let Some(fence) = fence_of(line) else {
             outside.push_str(lines[i]);
             outside.push('\n');
@@ -80,29 +81,26 @@ pub fn work(
         let body: Vec<&str> = lines[i + 1..body_end]
             .iter()
             .map(|l| {
-                let cut = l.len() - l.trim_start().len();
+                let cut = l.len() - l.trim_start_matches([' ', '\t']).len();
                 &l[cut.min(indent)..]
             })
             .collect();
         let mut body = &body[..];
         let mut info = info;
-        // A path alone on the first line, the content in a block opened inside it
-        // ("```\nleap.py\n```python\n…\n```": Qwen2.5-Coder-1.5B, often).
+        // A block opened inside the block with the same fence (which cannot close it) holds the
+        // file: "```\nleap.py\n```python\n…\n```", its path alone (or in a comment) on the
+        // first line, or at the start under a path said before (Qwen2.5-Coder-1.5B, often).
+        let outer = info;
         let mut inner_path = None;
-        if let [first, opening, rest @ ..] = body {
-            let inner = fence_of(opening.trim_start())
-                .map(|f| opening.trim_start()[f.len()..].trim())
-                .filter(|inner| !inner.is_empty());
-            if let (Some(path), Some(inner)) = (existing(root, first.trim()), inner) {
-                inner_path = Some(path);
-                info = inner;
-                let closed = rest.last().is_some_and(|l| fence_of(l.trim()).is_some());
-                body = if closed {
-                    &rest[..rest.len() - 1]
-                } else {
-                    rest
-                };
+        if let [first, rest @ ..] = body {
+            let named =
+                existing(root, first.trim()).or_else(|| existing(root, comment_path(first)?));
+            if let (Some(path), Some(inner)) = (named, opened(rest, fence, outer)) {
+                (inner_path, info, body) = (Some(path), inner, &rest[1..]);
             }
+        }
+        if let Some(inner) = opened(body, fence, outer).filter(|_| inner_path.is_none()) {
+            (info, body) = (inner, &body[1..]);
         }
         let before_at = (0..i).rev().find(|&j| !lines[j].trim().is_empty());
         let before = before_at.map(|j| lines[j]);
@@ -120,20 +118,30 @@ pub fn work(
             .next()
             .unwrap_or("")
             .to_ascii_lowercase();
-        // A diff, a terminal's output or a shell session is never a file's content.
-        let shown = NOT_FILES.contains(&language.as_str());
-        // The path: in the fence's info, on the line before it, or in a comment on its first line.
+        // A diff, a terminal's output or a shell session is never a file's content; nor is a
+        // block of the commands the user named (`sh check.sh` under "Run check.sh:").
+        let named_command = |line: &&str| {
+            let command = line.trim().trim_start_matches("$ ").trim();
+            commands.iter().any(|c| c == command)
+        };
+        let only_commands = body
+            .iter()
+            .filter(|l| !l.trim().is_empty())
+            .all(named_command)
+            && body.iter().any(named_command);
+        let shown = NOT_FILES.contains(&language.as_str()) || only_commands;
+        // The path: in the fence's info, alone above the block, on the line before it, or in a
+        // comment on its first line.
         let headed = path_block
             .take()
             .filter(|(closed, _)| Some(*closed) == before_at)
             .map(|(_, path)| path);
         let mut content: Vec<&str> = body.to_vec();
-        let path = inner_path
+        let path = info
+            .split([' ', ':', '='])
+            .find_map(|word| existing(root, word))
+            .or(inner_path)
             .or(headed)
-            .or_else(|| {
-                info.split([' ', ':', '='])
-                    .find_map(|word| existing(root, word))
-            })
             .or_else(|| before.and_then(|l| header_path(root, l)))
             .or_else(|| {
                 let first = body.first()?;
@@ -148,7 +156,7 @@ pub fn work(
         let code = !shown && !language.is_empty();
         // Else the one named file whose definitions it has, among those the line before it
         // mentions if it mentions any ("other.py" over a block is not leap.py).
-        let mentioned = before.map(|l| file_names(l)).unwrap_or_default();
+        let mentioned = before.map(file_names).unwrap_or_default();
         let candidates: Vec<String> = named
             .iter()
             .filter(|n| mentioned.is_empty() || mentioned.contains(n))
@@ -156,17 +164,21 @@ pub fn work(
             .collect();
         let path = path.or_else(|| code.then(|| defining(root, &candidates, body)).flatten());
         let script = |p: &String| p.ends_with(".sh") || p.ends_with(".bash");
-        if let Some(path) = path.filter(|p| !shown || (script(p) && language != "diff")) {
-            let new = content.join("\n") + "\n";
+        let script_shown = |p: &String| script(p) && language != "diff" && !only_commands;
+        if let Some(path) = path.filter(|p| !shown || script_shown(p)) {
+            let old = read(root, &path);
+            // Written with the file's own line endings.
+            let crlf = old.as_ref().is_some_and(|old| old.contains("\r\n"));
+            let new = content.join(if crlf { "\r\n" } else { "\n" });
+            let new = new + if crlf { "\r\n" } else { "\n" };
             // A standard module it uses without importing it is imported.
             let imported = |new: String| match path.ends_with(".py") {
                 true => crate::merge::with_imports(&new).unwrap_or(new),
                 false => new,
             };
-            let as_it_is = read(root, &path)
-                .is_some_and(|old| old.trim_end() == imported(new.clone()).trim_end());
-            if end.is_some() && as_it_is {
-                if !written.unchanged.contains(&path) {
+            // The file as it is, but for blank lines and spaces at line ends, is no change.
+            if end.is_some() && old.is_some_and(|old| same_lines(&old, &imported(new.clone()))) {
+                if !written.unchanged.contains(&path) && !keep.contains(&path) {
                     written.unchanged.push(path);
                 }
                 i = body_end + 1;
@@ -440,6 +452,30 @@ fn file_names(line: &str) -> Vec<String> {
         .collect()
 }
 
+/// The info of a block opened on the first of `lines` with the `fence` of the block they are
+/// in (whose info is `outer`): one that cannot close it, in no other language than it.
+fn opened<'a>(lines: &[&'a str], fence: &str, outer: &str) -> Option<&'a str> {
+    let inner = lines.first()?.strip_prefix(fence)?.trim();
+    let language = |info: &str| info.split([' ', ':', '{']).next().unwrap_or("").to_string();
+    (!inner.starts_with(['`', '~'])
+        && !inner.is_empty()
+        && (outer.is_empty() || language(outer) == language(inner)))
+    .then_some(inner)
+}
+
+/// Whether two texts have the same lines but for blank ones and spaces at their ends (and
+/// their line endings).
+fn same_lines(a: &str, b: &str) -> bool {
+    let lines = |t: &str| {
+        t.lines()
+            .map(str::trim_end)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    lines(a) == lines(b)
+}
+
 /// The path a first-line comment names: `# leap.py`, `// src/lib.rs`, `-- q.sql`.
 fn comment_path(line: &str) -> Option<&str> {
     let line = line.trim();
@@ -672,6 +708,11 @@ mod tests {
                 "```\n{}/leap.py\n```python\n{SOLVED}```",
                 dir.path().display()
             ),
+            // Found by a review: the block opened inside under a path said before, in a
+            // first-line comment, or in the fence's info.
+            format!("leap.py\n```\n```python\n{SOLVED}```"),
+            format!("```\n# leap.py\n```python\n{SOLVED}```"),
+            format!("```python leap.py\n```python\n{SOLVED}```"),
             // In a list item, indented as its fence.
             format!(
                 "1. Update leap.py:\n   ```python\n{}   ```",
@@ -697,6 +738,10 @@ mod tests {
         std::fs::write(dir.path().join(".git/config"), "[core]\n").unwrap();
         let long: String = (0..100).map(|i| format!("line {i}\n")).collect();
         std::fs::write(dir.path().join("long.py"), &long).unwrap();
+        std::fs::write(dir.path().join("check.sh"), "exit 1\n").unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("leap.py"), STUB).unwrap();
+        let commands = vec!["sh check.sh".to_string()];
         for reply in [
             // No path (and nothing defined), an unclosed block, the file as it is, and an
             // excerpt of a long file.
@@ -713,16 +758,43 @@ mod tests {
             format!("~/leap.py\n```python\n{SOLVED}```"),
             // A path alone in a block heads only the block right after it; one outside the
             // project is none.
-            format!("```\nleap.py\n```\nThen:\n```python\nprint(1)\n```"),
-            format!("/etc/leap.py\n```python\n{SOLVED}```"),
+            format!("```\nleap.py\n```\nThen:\n```\n{SOLVED}```"),
+            format!(
+                "{}/leap.py\n```python\n{SOLVED}```",
+                elsewhere.path().display()
+            ),
+            // The user's check command is no script's content (found by a review: check.sh
+            // written over with `sh check.sh`).
+            "Run `sh check.sh`:\n```bash\nsh check.sh\n```".to_string(),
+            "```\ncheck.sh\n```\n```bash\n$ sh check.sh\n```".to_string(),
+            // Spaces other than ASCII's at a line's start (found by a review: a panic).
+            " ```python\n\u{3000}print(1)\n ```".to_string(),
         ] {
             assert!(
-                work(&reply, dir.path(), &commands(), &named(), &[])
+                work(&reply, dir.path(), &commands, &named(), &[])
                     .files
                     .is_empty(),
                 "{reply}"
             );
         }
+        // Those blocks of the check command are the command run.
+        let reply = "Run `sh check.sh`:\n```bash\nsh check.sh\n```";
+        assert_eq!(
+            work(reply, dir.path(), &commands, &named(), &[]).commands,
+            commands
+        );
+    }
+
+    #[test]
+    fn a_block_opened_in_a_block_of_another_language_is_the_files_content() {
+        let dir = project();
+        let readme = "# Leap\n\n```bash\npython3 -m pytest\n```\n";
+        std::fs::write(dir.path().join("README.md"), "# Leap\n").unwrap();
+        let reply = format!("README.md\n````markdown\n{readme}````");
+        assert_eq!(
+            work(&reply, dir.path(), &commands(), &named(), &[]).files,
+            [("README.md".to_string(), readme.to_string())]
+        );
     }
 
     #[test]
@@ -737,11 +809,49 @@ mod tests {
         for reply in [
             "leap.py\n```python\nimport math\n\n\ndef leap_year(year):\n    return math.gcd(year, 4) == 4\n\n```",
             "leap.py\n```python\ndef leap_year(year):\n    return math.gcd(year, 4) == 4\n```",
+            // Blank lines other than the file's are no change.
+            "leap.py\n```python\nimport math\ndef leap_year(year):\n\n    return math.gcd(year, 4) == 4\n```",
         ] {
             let written = work(reply, dir.path(), &commands(), &named(), &[]);
             assert!(written.files.is_empty(), "{reply}");
             assert_eq!(written.unchanged, ["leap.py"], "{reply}");
         }
+        // Nor are a file's CRLF line endings; a change to such a file keeps them.
+        std::fs::write(dir.path().join("leap.py"), STUB.replace('\n', "\r\n")).unwrap();
+        let same = work(
+            &format!("leap.py\n```python\n{STUB}```"),
+            dir.path(),
+            &commands(),
+            &named(),
+            &[],
+        );
+        assert_eq!(
+            (same.files.len(), &same.unchanged[..]),
+            (0, &["leap.py".to_string()][..])
+        );
+        let changed = work(
+            &format!("leap.py\n```python\n{SOLVED}```"),
+            dir.path(),
+            &commands(),
+            &named(),
+            &[],
+        );
+        assert_eq!(changed.files[0].1, SOLVED.replace('\n', "\r\n"));
+        // The tests the user named, echoed as they are, are neither written nor the answer's
+        // file as it is.
+        let echo = work(
+            &format!("leap_test.py\n```python\n{}```", "import unittest\n"),
+            dir.path(),
+            &commands(),
+            &named(),
+            &["leap_test.py".to_string()],
+        );
+        assert_eq!(echo, Written::default());
+        std::fs::write(
+            dir.path().join("leap.py"),
+            "import math\n\n\ndef leap_year(year):\n    return math.gcd(year, 4) == 4\n",
+        )
+        .unwrap();
         // Recorded on word-count: the function alone, `re` used and not imported.
         let reply =
             "```python\ndef leap_year(year):\n    return bool(re.match('0', str(year % 4)))\n```";
