@@ -244,42 +244,51 @@ impl Session {
         &self.checkpoints
     }
 
-    /// Puts `path` (relative to the task's folder) back to `content` on the agent's own account
-    /// (a small model's best version, after a worse change of its). A change of this turn like
-    /// any other: its checkpoint keeps the file as it was before the turn, so undoing the turn
-    /// undoes this too. It asks nobody (the content is the model's own, written earlier in the
-    /// run) and goes around the policy, so it is refused unless the file is what the agent last
-    /// wrote or read there — a user's edit since is never overwritten — and it is written
-    /// without following a link, never outside the folder. The agent's tools then know the
-    /// file as written, so the model may edit it at once. `Ok(false)`: it held `content`.
-    pub fn put_back(&self, path: &str, content: &[u8]) -> Result<bool, CheckpointError> {
-        let resolved = crate::paths::resolve(&self.root, path).map_err(CheckpointError::Refused)?;
-        if !resolved.inside {
-            return Err(CheckpointError::Refused(format!(
-                "{path} is not in the task's folder"
-            )));
+    /// Puts each of `files` (a path relative to the task's folder, and its content) back on the
+    /// agent's own account (a small model's best version, after a worse change of its) — all of
+    /// them or, when one cannot be, none: a version put back in part would mix two attempts. A
+    /// change of this turn like any other: its checkpoint keeps each file as it was before the
+    /// turn, so undoing the turn undoes this too. It asks nobody (the content is the model's
+    /// own, written earlier in the run) and goes around the policy, so it is refused unless
+    /// every file is what the agent last wrote or read there — a user's edit since is never
+    /// overwritten — and each is written without following a link, never outside the folder.
+    /// The agent's tools then know the files as written, so the model may edit them at once.
+    /// `Ok`: the paths written (not those that already held their content).
+    pub fn put_back(&self, files: &[(&str, &[u8])]) -> Result<Vec<String>, CheckpointError> {
+        let mut due = Vec::new();
+        for &(path, content) in files {
+            let resolved =
+                crate::paths::resolve(&self.root, path).map_err(CheckpointError::Refused)?;
+            if !resolved.inside {
+                return Err(CheckpointError::Refused(format!(
+                    "{path} is not in the task's folder"
+                )));
+            }
+            let now = crate::nofollow::read(&resolved.real)
+                .map_err(|e| CheckpointError::File(format!("cannot read {path}: {e}")))?;
+            if now.as_ref().is_some_and(|(bytes, _)| bytes == content) {
+                continue;
+            }
+            let Some((bytes, _)) = &now else {
+                return Err(CheckpointError::Refused(format!(
+                    "{path} is gone since the agent last wrote it"
+                )));
+            };
+            if self.last_seen(&resolved.real).map(|s| s.hash) != Some(blake3::hash(bytes)) {
+                return Err(CheckpointError::Refused(format!(
+                    "{path} changed since the agent last wrote it (by hand, or by a command)"
+                )));
+            }
+            due.push((path, resolved.real, content));
         }
-        let now = crate::nofollow::read(&resolved.real)
-            .map_err(|e| CheckpointError::File(format!("cannot read {path}: {e}")))?;
-        if now.as_ref().is_some_and(|(bytes, _)| bytes == content) {
-            return Ok(false);
+        for (path, real, content) in &due {
+            self.checkpoints
+                .before_change(self.task, self.turn(), real)?;
+            crate::nofollow::write(real, content, None, &self.root)
+                .map_err(|e| CheckpointError::File(format!("cannot write {path}: {e}")))?;
+            self.remember(real, content);
         }
-        let Some((bytes, _)) = &now else {
-            return Err(CheckpointError::Refused(format!(
-                "{path} is gone since the agent last wrote it"
-            )));
-        };
-        if self.last_seen(&resolved.real).map(|s| s.hash) != Some(blake3::hash(bytes)) {
-            return Err(CheckpointError::Refused(format!(
-                "{path} changed since the agent last wrote it (by hand, or by a command)"
-            )));
-        }
-        self.checkpoints
-            .before_change(self.task, self.turn(), &resolved.real)?;
-        crate::nofollow::write(&resolved.real, content, None, &self.root)
-            .map_err(|e| CheckpointError::File(format!("cannot write {path}: {e}")))?;
-        self.remember(&resolved.real, content);
-        Ok(true)
+        Ok(due.into_iter().map(|(path, ..)| path.to_string()).collect())
     }
 
     /// Kills the background processes this task started.

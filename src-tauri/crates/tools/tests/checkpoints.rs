@@ -209,8 +209,9 @@ async fn a_worktree_tasks_restore_stays_in_its_worktree() {
 }
 
 /// The agent's own put-back (a small model's best version) writes over only what the agent
-/// last wrote there: a file changed since — by hand, or by a command — or gone is left as it is;
-/// one put back is a change of the turn, undone with it.
+/// last wrote there: a file changed since — by hand, or by a command — or gone is left as it is,
+/// and so are the version's other files (all of it or none); one put back is a change of the
+/// turn, undone with it.
 #[tokio::test]
 async fn a_put_back_never_writes_over_a_change_made_since() {
     let h = Harness::new(PermissionMode::Yolo);
@@ -224,25 +225,34 @@ async fn a_put_back_never_writes_over_a_change_made_since() {
         )
         .await;
     assert!(!out.is_error, "{}", out.text_content());
-    // As the agent wrote it: put back, a change of turn 1.
-    assert!(h.session.put_back("rain.py", b"best\n").unwrap());
+    let out = h
+        .call(
+            "write_file",
+            json!({"path": "util.py", "content": "worse util\n"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text_content());
+    let best: [(&str, &[u8]); 2] = [("rain.py", b"best\n"), ("util.py", b"best util\n")];
+    // As the agent wrote them: put back, a change of turn 1.
+    assert_eq!(h.session.put_back(&best).unwrap(), ["rain.py", "util.py"]);
     assert_eq!(h.read("rain.py"), "best\n");
-    assert!(
-        !h.session.put_back("rain.py", b"best\n").unwrap(),
-        "already so"
-    );
-    // Changed by the user since: refused, their text kept.
+    assert!(h.session.put_back(&best).unwrap().is_empty(), "already so");
+    // One changed by the user since: refused, their text kept — and the other file too is
+    // left as it is, not put back alone.
+    h.write("util.py", "worse util\n");
+    h.call("read_file", json!({"path": "util.py"})).await;
     h.write("rain.py", "the user's\n");
-    let err = h.session.put_back("rain.py", b"best\n").unwrap_err();
+    let err = h.session.put_back(&best).unwrap_err();
     assert!(err.to_string().contains("changed since"), "{err}");
     assert_eq!(h.read("rain.py"), "the user's\n");
+    assert_eq!(h.read("util.py"), "worse util\n");
     // Gone: refused, not made again.
     std::fs::remove_file(h.path("rain.py")).unwrap();
-    let err = h.session.put_back("rain.py", b"best\n").unwrap_err();
+    let err = h.session.put_back(&best[..1]).unwrap_err();
     assert!(err.to_string().contains("is gone"), "{err}");
     assert!(!h.path("rain.py").exists());
     // Outside the folder: refused.
-    assert!(h.session.put_back("../elsewhere.py", b"x\n").is_err());
+    assert!(h.session.put_back(&[("../elsewhere.py", b"x\n")]).is_err());
     // Undoing turn 1 puts the file back as it was before it: the put-back made no checkpoint
     // of its own.
     h.write("rain.py", "best\n");
@@ -254,4 +264,5 @@ async fn a_put_back_never_writes_over_a_change_made_since() {
         .restore(h.session.task, checkpoints[0].id)
         .unwrap();
     assert_eq!(h.read("rain.py"), "stub\n");
+    assert!(!h.path("util.py").exists(), "made in turn 1");
 }

@@ -76,28 +76,27 @@ impl Run {
     /// they were for that version (those that failed then, failing; the others to run again),
     /// and the model is sent that version ([`crate::focus::request`]).
     fn put_back_best(&mut self, session: &Session, best: &crate::focus::Best) {
-        let (mut done, mut whole) = (Vec::new(), true);
-        for (path, content) in best.files() {
-            match session.put_back(path, content.as_bytes()) {
-                Ok(true) => done.push(path.as_str()),
-                Ok(false) => {}
-                Err(e) => {
-                    whole = false;
-                    self.notice(format!("{path} could not be put back to the model's best version ({e}); it is left as it is now."));
-                }
+        let files: Vec<(&str, &[u8])> = best
+            .files()
+            .iter()
+            .map(|(path, content)| (path.as_str(), content.as_bytes()))
+            .collect();
+        let done = match session.put_back(&files) {
+            Ok(done) if done.is_empty() => return,
+            Ok(done) => done,
+            Err(e) => {
+                let paths: Vec<&str> = files.iter().map(|(path, _)| *path).collect();
+                self.notice(format!("The model's best version of {} could not be put back ({e}); the files are left as they are now.", paths.join(", ")));
+                return;
             }
-        }
-        if done.is_empty() {
-            return;
-        }
+        };
         self.put_back += 1;
         let changes = self.changes();
         if let Some(words) = self.words.as_mut() {
-            // (Only the whole version is known to fail as it did; a part of it is checked
-            // again after the next change.)
+            // (The whole version is back: its checks fail as they did for it.)
             words.ran.clear();
-            words.put_back_at = whole.then_some(changes);
-            for command in best.failing().filter(|_| whole) {
+            words.put_back_at = Some(changes);
+            for command in best.failing() {
                 words.ran.insert(
                     command.to_string(),
                     Ran {
