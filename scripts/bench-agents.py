@@ -113,8 +113,10 @@ class Counter:
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                         self.wfile.flush()
                     self.wfile.write(b"0\r\n\r\n")
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the agent went away (timed out): closing ours stops the server's work
+                except (OSError, http.client.IncompleteRead):
+                    # The agent went away (timed out): closing ours stops the server's work (and
+                    # a stream the run's end closed here is cut short).
+                    pass
                 finally:
                     with counter.lock:
                         counter.open.discard(conn)
