@@ -2178,10 +2178,12 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         report.contains("Imported 1 server: files.") && report.contains("Skipped nothing:"),
         "{report}"
     );
+    // Listed, and its check over: a check that ends later grows its row (its tools' line), which
+    // moved the App section's Save button below it between a click's press and release.
     app.wait_until(
-        "the imported server listed",
+        "the imported server listed and checked",
         WAIT,
-        "return !!document.querySelector('.mcp-server[data-name=files]')",
+        "const s = document.querySelector('.mcp-server[data-name=files]'); return !!s && s.dataset.state !== 'checking'",
         |v| v == true,
     );
 
