@@ -2142,14 +2142,27 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     );
     save_screenshot("settings-mcp-timeout-dark-small", &app.screenshot());
 
-    // Import: a file that is not JSON is refused in the dialog; a good one is reported.
+    // Import: a file that is not JSON is refused in the dialog; a good one is reported. Its
+    // server answers only once `gate` exists, so the test says when its check ends.
+    let gate = home.path().join("gate");
+    let gated = home.path().join("gated-server");
+    std::fs::write(
+        &gated,
+        format!(
+            "#!/bin/sh\nwhile [ ! -e '{}' ]; do sleep 0.05; done\nexec '{}' \"$@\"\n",
+            gate.display(),
+            everything.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&gated, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let bad = home.path().join("bad.json");
     std::fs::write(&bad, "not json at all").unwrap();
     let good = home.path().join(".mcp.json");
     std::fs::write(
         &good,
         json!({"mcpServers": {
-            "files": {"command": everything.to_str().unwrap(), "args": []},
+            "files": {"command": gated.to_str().unwrap(), "args": []},
             "nothing": {"args": ["no command"]}
         }})
         .to_string(),
@@ -2178,14 +2191,46 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         report.contains("Imported 1 server: files.") && report.contains("Skipped nothing:"),
         "{report}"
     );
-    // Listed, and its check over: a check that ends later grows its row (its tools' line), which
-    // moved the App section's Save button below it between a click's press and release.
-    app.wait_until(
-        "the imported server listed and checked",
-        WAIT,
-        "const s = document.querySelector('.mcp-server[data-name=files]'); return !!s && s.dataset.state !== 'checking'",
-        |v| v == true,
+    // Its check ends while the user is further down the page (at the App section's Save): the
+    // row keeps its height, so nothing moves under their pointer — when it connects, and when
+    // it is checked again (its button, which once called nothing).
+    let state_of_files = |want: &'static str| {
+        app.wait_until(
+            "the imported server's check",
+            WAIT * 2,
+            "return document.querySelector('.mcp-server[data-name=files]')?.dataset.state",
+            move |v| v == want,
+        );
+    };
+    let save_at = || {
+        app.js(
+            "return document.getElementById('app-save').getBoundingClientRect().top",
+            json!([]),
+        )
+    };
+    state_of_files("checking");
+    app.js(
+        "document.getElementById('app-save').scrollIntoView({block: 'end'})",
+        json!([]),
     );
+    let before = save_at();
+    std::fs::write(&gate, "").unwrap();
+    state_of_files("connected");
+    assert_eq!(save_at(), before, "a check that ended moved the page");
+    std::fs::remove_file(&gate).unwrap();
+    app.js(
+        "document.querySelector('.mcp-server[data-name=files]').scrollIntoView()",
+        json!([]),
+    );
+    app.find(".mcp-server[data-name=files] [aria-label='Connect to files again']")
+        .click();
+    state_of_files("checking");
+    let before = save_at(); // the click may have scrolled its button into view
+    save_screenshot("settings-mcp-checking-dark-small", &app.screenshot());
+    std::fs::write(&gate, "").unwrap();
+    state_of_files("connected");
+    assert_eq!(save_at(), before, "a check made again moved the page");
+    save_screenshot("settings-mcp-checked-dark-small", &app.screenshot());
 
     // Models: a local one with its real window; a longest answer above it is refused.
     app.find("#models-filter").type_text("e2e-model");

@@ -63,8 +63,7 @@ function render() {
   $('#mcp-empty').hidden = page.servers.length > 0;
   $('#mcp-list').replaceChildren(...page.servers.map((server) => {
     const status = statusOf(server);
-    const check = page.checks.get(server.name);
-    const connected = server.enabled && check && check !== 'checking' && check.state === 'connected';
+    const last = page.checks.get(server.name);
     const scope = server.project == null ? 'Every project' : (page.projects.get(server.project) ?? `Project ${server.project}`);
     const extra = settingsText(server);
     return h('li', { class: 'mcp-server', dataset: { name: server.name, state: status.kind } },
@@ -82,13 +81,7 @@ function render() {
       h('code', { class: 'mcp-target', title: server.target, text: `${server.transport}: ${server.target}` }),
       extra ? h('p', { class: 'mcp-extra muted', text: extra }) : null,
       h('p', { class: `mcp-status ${status.kind}`, role: 'status', text: status.text }),
-      connected && (check.tools.length || check.prompts.length)
-        ? h('details', { class: 'mcp-tools' },
-          h('summary', { text: `Tools and prompts of ${server.name}` }),
-          h('ul', {}, ...check.tools.map((t) =>
-            h('li', {}, h('code', { text: t.name }), t.description ? ` — ${t.description}` : '', t.readOnly ? h('span', { class: 'muted', text: ' (reads only)' }) : null))),
-          check.prompts.length ? h('p', { class: 'muted', text: `Prompts: ${check.prompts.join(', ')}` }) : null)
-        : null,
+      server.enabled ? toolsLine(server, status, last) : null,
       h('div', { class: 'mcp-actions' },
         server.enabled
           ? h('button', { type: 'button', class: 'button small', text: status.kind === 'failed' ? 'Retry' : 'Check again', 'aria-label': `Connect to ${server.name} again`, disabled: status.kind === 'checking', onclick: () => check(server.name) })
@@ -96,6 +89,27 @@ function render() {
         h('button', { type: 'button', class: 'button small', text: 'Timeout…', 'aria-label': `Call timeout of ${server.name}`, onclick: () => changeTimeout(server) }),
         h('button', { type: 'button', class: 'button small danger-outline', text: 'Remove', 'aria-label': `Remove ${server.name}`, onclick: () => remove(server.name) })));
   }));
+}
+
+/**
+ * The line under an enabled server's state: its tools and prompts once connected, else what
+ * becomes of them. Always one line, so a check that ends while the user is further down the
+ * page moves nothing under their pointer.
+ */
+function toolsLine(server, status, last) {
+  if (status.kind === 'connected' && (last.tools.length || last.prompts.length)) {
+    return h('details', { class: 'mcp-tools' },
+      h('summary', { text: `Tools and prompts of ${server.name}` }),
+      h('ul', {}, ...last.tools.map((t) =>
+        h('li', {}, h('code', { text: t.name }), t.description ? ` — ${t.description}` : '', t.readOnly ? h('span', { class: 'muted', text: ' (reads only)' }) : null))),
+      last.prompts.length ? h('p', { class: 'muted', text: `Prompts: ${last.prompts.join(', ')}` }) : null);
+  }
+  const text = {
+    connected: 'It offers no tools or prompts.',
+    checking: 'Its tools are listed once it answers.',
+    failed: 'Its tools are not offered to the agent until it connects.',
+  }[status.kind];
+  return h('p', { class: 'mcp-tools-note muted', text });
 }
 
 async function setEnabled(name, enabled) {
