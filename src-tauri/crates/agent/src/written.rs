@@ -232,6 +232,70 @@ pub fn work(
     written
 }
 
+/// How many lines, blank ones aside, a block must share with the start of a file the task keeps
+/// before it counts as that file written out ([`echo_of_kept`]).
+const ECHO_LINES: usize = 3;
+
+/// The files of `keep` as they are now (path, text), for [`echo_of_kept`].
+pub fn kept_texts(root: &Path, keep: &[String]) -> Vec<(String, String)> {
+    keep.iter()
+        .filter_map(|path| Some((path.clone(), read(root, path)?)))
+        .collect()
+}
+
+/// Where `text`, an answer perhaps still streaming, starts writing out one of `kept` — the
+/// files the task is measured by ([`measures`], as [`kept_texts`] reads them), never written
+/// from words — as it is: the byte offset of the line opening that block, and the file's
+/// path. A block is such a file's once its first [`ECHO_LINES`] lines that are not blank are
+/// the file's own (a line naming the file and a fence opened inside come before them). Seen:
+/// after writing its fix, Qwen2.5-Coder-1.5B wrote out word-count's 17 tests "to verify" it —
+/// 1,170 tokens, 80 s of a 300-s run on two cores, for nothing that is ever written.
+pub fn echo_of_kept<'a>(text: &str, kept: &'a [(String, String)]) -> Option<(usize, &'a str)> {
+    let echoes = |body: &[&str]| {
+        kept.iter().find_map(|(path, own)| {
+            let said: Vec<&str> = body
+                .iter()
+                .map(|l| l.trim())
+                .filter(|l| !l.is_empty())
+                .skip_while(|l| {
+                    l.trim_matches(['`', '*']) == path
+                        || comment_path(l) == Some(path.as_str())
+                        || fence_of(l).is_some()
+                })
+                .take(ECHO_LINES)
+                .collect();
+            let own = own.lines().map(str::trim).filter(|l| !l.is_empty());
+            (said.len() == ECHO_LINES && said.iter().copied().eq(own.take(ECHO_LINES)))
+                .then_some(path.as_str())
+        })
+    };
+    let mut at = 0;
+    // The block open: where its fence line starts, the fence, its whole lines so far.
+    let mut open: Option<(usize, &str, Vec<&str>)> = None;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let whole = line.ends_with('\n');
+        let line = line.trim_end_matches(['\n', '\r']);
+        match open.as_mut() {
+            None => {
+                if let Some(fence) = fence_of(line.trim_start_matches([' ', '\t'])) {
+                    open = Some((start, fence, Vec::new()));
+                }
+            }
+            Some((_, fence, _)) if line.trim() == *fence => open = None,
+            Some((opened, _, body)) if whole => {
+                body.push(line);
+                if let Some(path) = echoes(body) {
+                    return Some((*opened, path));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
 /// The files of `named` (those the user's `message` names) that are the measure of the task,
 /// not its work: test files — `test_x.py`, `x_test.py`, `x.test.ts`, `x_spec.rb`, a file in
 /// `tests/` — unless the message asks for tests to be written or changed. A small model echoes
@@ -622,6 +686,50 @@ mod tests {
 
     fn named() -> Vec<String> {
         vec!["leap.py".to_string(), "leap_test.py".to_string()]
+    }
+
+    #[test]
+    fn the_tests_written_out_after_the_fix_are_found_as_they_stream() {
+        let dir = project();
+        let tests = "# These tests are auto-generated\n\nimport unittest\n\nfrom leap import (\n    leap_year,\n)\n";
+        std::fs::write(dir.path().join("leap_test.py"), tests).unwrap();
+        let kept = kept_texts(dir.path(), &["leap_test.py".to_string()]);
+        // Recorded on word-count: the fix, then the tests "to verify" it, whole.
+        let fix = format!("Here is the fix:\n\n```python\n{SOLVED}```\n\nAnd the tests:\n\n");
+        let echo = "```python\n# These tests are auto-generated\n\nimport unittest\n\nfrom leap import (\n";
+        let reply = format!("{fix}{echo}    leap_year,\n");
+        assert_eq!(
+            echo_of_kept(&reply, &kept),
+            Some((fix.len(), "leap_test.py"))
+        );
+        // Found as soon as its third line is whole, not before; closed, it is found all the same.
+        let two = format!(
+            "{fix}```python\n# These tests are auto-generated\n\nimport unittest\n\nfrom leap imp"
+        );
+        assert_eq!(echo_of_kept(&two, &kept), None);
+        assert_eq!(
+            echo_of_kept(&format!("{two}ort (\n```\nDone."), &kept),
+            Some((fix.len(), "leap_test.py"))
+        );
+        // Headed inside by its path, and with a fence of its own inside.
+        let inner = format!("{fix}```\nleap_test.py\n```python\n# These tests are auto-generated\nimport unittest\nfrom leap import (\n");
+        assert_eq!(
+            echo_of_kept(&inner, &kept),
+            Some((fix.len(), "leap_test.py"))
+        );
+        // The tests changed from their first lines on, or another file, or a fence's text
+        // quoted in the words: none.
+        let changed = format!("{fix}```python\nimport unittest\nfrom leap import leap_year\nclass T(unittest.TestCase):\n");
+        assert_eq!(echo_of_kept(&changed, &kept), None);
+        assert_eq!(echo_of_kept(&fix, &kept), None);
+        assert_eq!(
+            echo_of_kept(&format!("{fix}```python\n{SOLVED}```\n"), &kept),
+            None
+        );
+        let quoted = "The file starts:\n# These tests are auto-generated\nimport unittest\nfrom leap import (\n";
+        assert_eq!(echo_of_kept(quoted, &kept), None);
+        // Nothing kept, nothing found.
+        assert_eq!(echo_of_kept(&reply, &[]), None);
     }
 
     #[test]

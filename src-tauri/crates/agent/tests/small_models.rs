@@ -237,6 +237,59 @@ async fn a_looping_reply_is_stopped_and_kept_up_to_its_first_repeat() {
     assert_eq!(answer, format!("The answer:\n{line}"));
 }
 
+/// A small model that, its fix written, starts writing out the tests the task keeps (1,170
+/// tokens, 80 s of a 300-s run on word-count) is stopped there: its fix is written and checked,
+/// its answer kept up to the tests, and the stop said. (The stream here never ends by itself.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_writing_out_the_kept_tests_after_its_fix_is_stopped_there() {
+    use codewright_protocol::AgentEvent;
+    const TESTS: &str = "import unittest\n\nfrom leap import (\n    leap_year,\n)\n\n\nclass LeapTest(unittest.TestCase):\n    def test_2000(self):\n        self.assertIs(leap_year(2000), True)\n";
+    let fix = format!("leap.py\n```python\n{SOLVED}```\n\nTo verify it, leap_test.py:");
+    let answer = format!("{fix}\n```python\n{}", &TESTS[..TESTS.len() - 10]);
+    let world = World::new(Arc::new(move |i, _: &serde_json::Value| match i {
+        0 => common::Reply::Hang(answer.clone()),
+        _ => text("Done."),
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    std::fs::write(world.path("leap_test.py"), TESTS).unwrap();
+    std::fs::write(world.path("check.sh"), "grep 'year % 400' leap.py\n").unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement the stub in leap.py so that the tests in leap_test.py pass. Check it with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    let mut notices = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::Notice { message, .. } = event {
+            notices.push(message);
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done, "{notices:#?}");
+    assert!(
+        notices.iter().any(|n| n.contains(
+            "wrote its change, then began writing out leap_test.py, which the task keeps as it is"
+        )),
+        "{notices:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        SOLVED
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap_test.py")).unwrap(),
+        TESTS
+    );
+    let stored = world.messages(world.task);
+    let kept = stored
+        .iter()
+        .map(|m| m.message.text())
+        .find(|t| t.starts_with("leap.py"))
+        .expect("the answer stored");
+    assert_eq!(kept, fix);
+}
+
 /// A small model's first request is small: a CPU reads every token of it before the first word
 /// (about 40 tokens a second for Qwen2.5-Coder-1.5B on two cores). The issue's goal is 10 KB.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

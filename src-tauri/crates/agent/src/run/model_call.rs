@@ -79,6 +79,23 @@ impl Run {
         let request_cancel = self.cancel.child_token();
         let looped = std::sync::atomic::AtomicBool::new(false);
         let guard_loops = model.provider.is_local();
+        // A small model that, its work written, starts writing out the tests the task keeps is
+        // stopped there too: nothing of it is ever written (see [`crate::written::echo_of_kept`]).
+        let echo_guard = self
+            .words
+            .as_ref()
+            .filter(|w| w.small && !w.keep.is_empty())
+            .map(|w| {
+                let kept = crate::written::kept_texts(&w.root, &w.keep);
+                (
+                    w.root.clone(),
+                    w.commands.clone(),
+                    w.files.clone(),
+                    w.keep.clone(),
+                    kept,
+                )
+            });
+        let echoed = std::sync::atomic::AtomicBool::new(false);
         let mut said = String::new();
         let mut on_delta = |delta: &Delta, parts: &[Part]| {
             if !matches!(delta, Delta::Idle) {
@@ -116,6 +133,21 @@ impl Run {
                     if guard_loops && crate::repetition::looping(&said).is_some() {
                         looped.store(true, std::sync::atomic::Ordering::Relaxed);
                         request_cancel.cancel();
+                    }
+                    if let Some((root, commands, files, keep, kept)) = &echo_guard {
+                        let echo = text.contains('\n')
+                            && !echoed.load(std::sync::atomic::Ordering::Relaxed);
+                        if let Some((cut, _)) = echo
+                            .then(|| crate::written::echo_of_kept(&said, kept))
+                            .flatten()
+                        {
+                            let before =
+                                crate::written::work(&said[..cut], root, commands, files, keep);
+                            if !before.files.is_empty() || !before.unchanged.is_empty() {
+                                echoed.store(true, std::sync::atomic::Ordering::Relaxed);
+                                request_cancel.cancel();
+                            }
+                        }
                     }
                     text.len()
                 }
@@ -181,8 +213,9 @@ impl Run {
         // A looping answer is kept up to its loop's first copy, and taken as the answer (it may
         // have ended by itself before the stop reached it).
         let looped = looped.load(std::sync::atomic::Ordering::Relaxed);
+        let echoed = echoed.load(std::sync::atomic::Ordering::Relaxed);
         let mut result = match result {
-            Err(failure) if looped && !self.cancel.is_cancelled() => Ok(failure
+            Err(failure) if (looped || echoed) && !self.cancel.is_cancelled() => Ok(failure
                 .partial
                 .unwrap_or_else(|| Message::new(Role::Assistant, Vec::new()))),
             other => other,
@@ -202,6 +235,29 @@ impl Run {
             self.notice(format!(
                 "{} began repeating itself, so its answer was stopped there and kept up to the first repeat.",
                 model.info.id
+            ));
+        }
+        // An answer stopped where it wrote out a kept file is kept up to that file, and ends
+        // there as if the model had ended it.
+        if let (true, Ok(message), Some((.., kept))) = (echoed, result.as_mut(), &echo_guard) {
+            let mut echoed = None;
+            if let Some(Part::Text { text }) = message
+                .parts
+                .iter_mut()
+                .rev()
+                .find(|p| matches!(p, Part::Text { .. }))
+            {
+                if let Some((cut, path)) = crate::written::echo_of_kept(text, kept) {
+                    text.truncate(cut);
+                    text.truncate(text.trim_end().len());
+                    echoed = Some(path);
+                }
+            }
+            message.stop_reason = Some(StopReason::EndTurn);
+            self.notice(format!(
+                "{} wrote its change, then began writing out {}, which the task keeps as it is (a file never written from an answer); its answer was stopped there.",
+                model.info.id,
+                echoed.unwrap_or("a file the task keeps")
             ));
         }
         match result {
