@@ -237,22 +237,46 @@ async fn a_looping_reply_is_stopped_and_kept_up_to_its_first_repeat() {
     assert_eq!(answer, format!("The answer:\n{line}"));
 }
 
+/// The tests a small model is shown (its check runs them), for the two tests below.
+const LEAP_TESTS: &str = "import unittest\n\nfrom leap import (\n    leap_year,\n)\n\n\nclass LeapTest(unittest.TestCase):\n    def test_2000(self):\n        self.assertIs(leap_year(2000), True)\n";
+
 /// A small model that, its fix written, starts writing out the tests the task keeps (1,170
 /// tokens, 80 s of a 300-s run on word-count) is stopped there: its fix is written and checked,
 /// its answer kept up to the tests, and the stop said. (The stream here never ends by itself.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_model_writing_out_the_kept_tests_after_its_fix_is_stopped_there() {
-    use codewright_protocol::AgentEvent;
-    const TESTS: &str = "import unittest\n\nfrom leap import (\n    leap_year,\n)\n\n\nclass LeapTest(unittest.TestCase):\n    def test_2000(self):\n        self.assertIs(leap_year(2000), True)\n";
     let fix = format!("leap.py\n```python\n{SOLVED}```\n\nTo verify it, leap_test.py:");
-    let answer = format!("{fix}\n```python\n{}", &TESTS[..TESTS.len() - 10]);
+    let answer = format!("{fix}\n```python\n{}", &LEAP_TESTS[..LEAP_TESTS.len() - 10]);
+    assert_eq!(stopped_at_the_tests(answer).await, fix);
+}
+
+/// The same with the tests in the fix's own block, under a comment naming them (raindrops: 55 s
+/// of its run): the fix is kept, its block closed where the tests begin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_writing_out_the_kept_tests_in_its_fixs_block_is_stopped_there() {
+    let fix = format!("```python\n# leap.py\n{SOLVED}");
+    let answer = format!(
+        "{fix}\n# leap_test.py\n{}",
+        &LEAP_TESTS[..LEAP_TESTS.len() - 10]
+    );
+    assert_eq!(
+        stopped_at_the_tests(answer).await,
+        format!("{}\n```", fix.trim_end())
+    );
+}
+
+/// Runs a small model whose first answer is `answer`, a stream that never ends by itself, on
+/// leap; checks the run ends done with the fix written and the stop said; returns the answer
+/// as stored.
+async fn stopped_at_the_tests(answer: String) -> String {
+    use codewright_protocol::AgentEvent;
     let world = World::new(Arc::new(move |i, _: &serde_json::Value| match i {
         0 => common::Reply::Hang(answer.clone()),
         _ => text("Done."),
     }))
     .await;
     std::fs::write(world.path("leap.py"), STUB).unwrap();
-    std::fs::write(world.path("leap_test.py"), TESTS).unwrap();
+    std::fs::write(world.path("leap_test.py"), LEAP_TESTS).unwrap();
     std::fs::write(world.path("check.sh"), "grep 'year % 400' leap.py\n").unwrap();
     let (handle, mut rx) = world.start_with(
         world.task,
@@ -279,15 +303,20 @@ async fn a_small_model_writing_out_the_kept_tests_after_its_fix_is_stopped_there
     );
     assert_eq!(
         std::fs::read_to_string(world.path("leap_test.py")).unwrap(),
-        TESTS
+        LEAP_TESTS
+    );
+    assert_eq!(
+        world.server.requests().len(),
+        1,
+        "the check passed: no more requests"
     );
     let stored = world.messages(world.task);
-    let kept = stored
+    stored
         .iter()
+        .filter(|m| m.message.role == codewright_protocol::Role::Assistant)
         .map(|m| m.message.text())
-        .find(|t| t.starts_with("leap.py"))
-        .expect("the answer stored");
-    assert_eq!(kept, fix);
+        .find(|t| !t.is_empty())
+        .expect("the answer stored")
 }
 
 /// A small model's first request is small: a CPU reads every token of it before the first word

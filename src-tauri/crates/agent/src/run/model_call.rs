@@ -137,12 +137,17 @@ impl Run {
                     if let Some((root, commands, files, keep, kept)) = &echo_guard {
                         let echo = text.contains('\n')
                             && !echoed.load(std::sync::atomic::Ordering::Relaxed);
-                        if let Some((cut, _)) = echo
+                        if let Some(found) = echo
                             .then(|| crate::written::echo_of_kept(&said, kept))
                             .flatten()
                         {
-                            let before =
-                                crate::written::work(&said[..cut], root, commands, files, keep);
+                            // What comes before it, its block closed.
+                            let before = format!(
+                                "{}\n{}",
+                                said[..found.at].trim_end(),
+                                found.close.unwrap_or("")
+                            );
+                            let before = crate::written::work(&before, root, commands, files, keep);
                             if !before.files.is_empty() || !before.unchanged.is_empty() {
                                 echoed.store(true, std::sync::atomic::Ordering::Relaxed);
                                 request_cancel.cancel();
@@ -247,9 +252,12 @@ impl Run {
                 .rev()
                 .find(|p| matches!(p, Part::Text { .. }))
             {
-                if let Some((cut, path)) = crate::written::echo_of_kept(text, kept) {
-                    text.truncate(cut);
+                let found = crate::written::echo_of_kept(text, kept)
+                    .map(|e| (e.at, e.path.to_string(), e.close.map(|f| format!("\n{f}"))));
+                if let Some((at, path, close)) = found {
+                    text.truncate(at);
                     text.truncate(text.trim_end().len());
+                    text.push_str(&close.unwrap_or_default());
                     echoed = Some(path);
                 }
             }
@@ -257,7 +265,7 @@ impl Run {
             self.notice(format!(
                 "{} wrote its change, then began writing out {}, which the task keeps as it is (a file never written from an answer); its answer was stopped there.",
                 model.info.id,
-                echoed.unwrap_or("a file the task keeps")
+                echoed.as_deref().unwrap_or("a file the task keeps")
             ));
         }
         match result {
