@@ -2149,7 +2149,7 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     std::fs::write(
         &gated,
         format!(
-            "#!/bin/sh\nwhile [ ! -e '{}' ]; do sleep 0.05; done\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\nwhile [ ! -e '{0}' ]; do sleep 0.05; done\nif [ -e '{0}.fail' ]; then printf 'no licence for this seat\\nask your admin for one\\n' >&2; exit 3; fi\nexec '{1}' \"$@\"\n",
             gate.display(),
             everything.display()
         ),
@@ -2231,6 +2231,32 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     state_of_files("connected");
     assert_eq!(save_at(), before, "a check made again moved the page");
     save_screenshot("settings-mcp-checked-dark-small", &app.screenshot());
+    // A check that fails, however long what the server said: one line, the whole a click away.
+    std::fs::remove_file(&gate).unwrap();
+    std::fs::write(home.path().join("gate.fail"), "").unwrap();
+    app.find(".mcp-server[data-name=files] [aria-label='Connect to files again']")
+        .click();
+    state_of_files("checking");
+    let before = save_at();
+    std::fs::write(&gate, "").unwrap();
+    state_of_files("failed");
+    assert_eq!(save_at(), before, "a check that failed moved the page");
+    app.find(".mcp-server[data-name=files] .mcp-tools summary")
+        .click();
+    let said = app.js(
+        "return document.querySelector('.mcp-server[data-name=files] .mcp-failure').textContent",
+        json!([]),
+    );
+    assert!(
+        said.as_str().unwrap().contains("ask your admin for one"),
+        "{said}"
+    );
+    save_screenshot("settings-mcp-failed-dark-small", &app.screenshot());
+    // Connected again, and its row's line closed again.
+    std::fs::remove_file(home.path().join("gate.fail")).unwrap();
+    app.find(".mcp-server[data-name=files] [aria-label='Connect to files again']")
+        .click();
+    state_of_files("connected");
 
     // Models: a local one with its real window; a longest answer above it is refused.
     app.find("#models-filter").type_text("e2e-model");
@@ -2564,7 +2590,29 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
     git(&["add", "."]);
     git(&["commit", "-qm", "one"]);
 
-    let desktop = Desktop::start_with(&data, &[("GTK_THEME", "Adwaita:dark")]);
+    // The system's opener, as the app finds it: one that says what it was asked to open.
+    let bin = home.path().join("bin");
+    let opened = home.path().join("opened");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(
+        bin.join("xdg-open"),
+        format!(
+            "#!/bin/sh\nprintf '%s' \"$1\" > '{0}.part' && mv '{0}.part' '{0}'\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        bin.join("xdg-open"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let desktop = Desktop::start_with(&data, &[("GTK_THEME", "Adwaita:dark"), ("PATH", &path)]);
     let app = desktop.launch();
     let main = app.current_window();
     let task_window = open_task_window(&app);
@@ -2619,6 +2667,20 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
         }
     }
     assert!(closed(), "← did not close src");
+
+    // Open: in the system's app (its button called nothing once: a name of the row hid it).
+    app.find(".tree-item[data-path='README.md'] .tree-row")
+        .click();
+    app.find("[aria-label='Open README.md']").click();
+    let start = std::time::Instant::now();
+    while !opened.exists() && start.elapsed() < WAIT {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&opened).ok(),
+        Some(folder.join("README.md").display().to_string()),
+        "README.md was not opened"
+    );
 
     // Attach: into the task window's message.
     attach("README.md");
@@ -3636,6 +3698,37 @@ fn a_very_long_reply_keeps_only_what_is_near_the_view() {
         "the view moved as chunks above it were made again: chunk 5 at {offset} → {after}"
     );
     save_screenshot("task-long-reply-small", &app.screenshot());
+
+    // Renamed from the main window while the reader is up in the reply: the header grows (the
+    // long title wraps) and what the reader sees stays where it is on screen.
+    let task_window = app.current_window();
+    let on_screen =
+        "return { chunk: document.querySelectorAll('.md-chunk')[5].getBoundingClientRect().top,
+        header: document.querySelector('.task-header').getBoundingClientRect().height }";
+    let seen = app.js(on_screen, json!([]));
+    let main = app
+        .window_handles()
+        .into_iter()
+        .find(|w| *w != task_window)
+        .unwrap();
+    app.switch_to(&main);
+    app.find("[data-key=rename]").click();
+    let title = app.find("#dialog-field-title");
+    title.clear();
+    title.type_text("整理说明文件 and a title long enough to wrap in the task window's header");
+    app.find("#dialog-submit").click();
+    app.switch_to(&task_window);
+    let grown = app.wait_until("the new title in the header", WAIT, on_screen, |v| {
+        v["header"].as_f64() > seen["header"].as_f64()
+    });
+    let settled = app.wait_until("the reply where it was on screen", WAIT, on_screen, |v| {
+        (v["chunk"].as_f64().unwrap() - seen["chunk"].as_f64().unwrap()).abs() < 1.0
+    });
+    assert!(
+        settled["header"].as_f64() > seen["header"].as_f64(),
+        "the header did not grow: {seen} → {grown}"
+    );
+    save_screenshot("task-long-reply-renamed-small", &app.screenshot());
     app.quit();
 }
 

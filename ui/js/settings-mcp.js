@@ -6,13 +6,14 @@
 
 import { call, messageOf } from './api.js';
 import { confirmDialog, formDialog } from './dialogs.js';
-import { $, h, toast } from './dom.js';
+import { $, h, morph, toast } from './dom.js';
 
 const page = {
   servers: [],
   projects: new Map(), // id → name
   checks: new Map(), // server name → its last check, or 'checking'
   asked: new Map(), // server name → number of the check running; an older answer is dropped
+  opened: new Set(), // `name:what` of each server's line the user has opened (its tools, its failure)
 };
 
 /** Reads the servers again and connects to each enabled one. */
@@ -21,6 +22,7 @@ export async function refreshMcp() {
   page.servers = servers;
   page.projects = new Map(projects.map((p) => [p.id, p.name]));
   page.checks = new Map([...page.checks].filter(([name]) => servers.some((s) => s.name === name)));
+  page.opened = new Set([...page.opened].filter((line) => servers.some((s) => line.startsWith(`${s.name}:`))));
   renderScopes();
   render();
   for (const server of servers) if (server.enabled) check(server.name);
@@ -30,7 +32,7 @@ async function check(name) {
   const asked = (page.asked.get(name) ?? 0) + 1;
   page.asked.set(name, asked);
   page.checks.set(name, 'checking');
-  render();
+  showCheck(name);
   let result;
   try {
     result = await call('check_mcp_server', { name });
@@ -39,14 +41,25 @@ async function check(name) {
   }
   if (page.asked.get(name) !== asked) return;
   page.checks.set(name, result);
-  render();
+  showCheck(name);
+}
+
+/**
+ * Shows the state of `name`'s check in its row, in place: the row keeps its elements (a click
+ * pressed on one of its buttons as the check ends still lands) and its height.
+ */
+function showCheck(name) {
+  const server = page.servers.find((s) => s.name === name);
+  const old = [...$('#mcp-list').children].find((li) => li.dataset.name === name);
+  if (server && old) morph(old, row(server));
 }
 
 function statusOf(server) {
   if (!server.enabled) return { text: 'Off: its tools are not offered to the agent.', kind: 'off' };
   const c = page.checks.get(server.name);
   if (!c || c === 'checking') return { text: 'Connecting…', kind: 'checking' };
-  if (c.state === 'failed') return { text: `Failed: ${c.error}`, kind: 'failed' };
+  // One line: the whole of it is under the row's “What went wrong”.
+  if (c.state === 'failed') return { text: `Failed: ${c.error.split('\n')[0]}`, kind: 'failed' };
   const tools = `${c.tools.length} tool${c.tools.length === 1 ? '' : 's'}`;
   return { text: `Connected · ${tools} · ${c.server} ${c.version}`.trim(), kind: 'connected' };
 }
@@ -61,34 +74,37 @@ function settingsText(server) {
 
 function render() {
   $('#mcp-empty').hidden = page.servers.length > 0;
-  $('#mcp-list').replaceChildren(...page.servers.map((server) => {
-    const status = statusOf(server);
-    const last = page.checks.get(server.name);
-    const scope = server.project == null ? 'Every project' : (page.projects.get(server.project) ?? `Project ${server.project}`);
-    const extra = settingsText(server);
-    return h('li', { class: 'mcp-server', dataset: { name: server.name, state: status.kind } },
-      h('div', { class: 'mcp-head' },
-        h('span', { class: 'mcp-name', text: server.name }),
-        h('span', { class: 'badge', text: scope }),
-        h('label', { class: 'mcp-toggle' },
-          h('input', {
-            type: 'checkbox',
-            checked: server.enabled,
-            'aria-label': `Use ${server.name}`,
-            onchange: (e) => setEnabled(server.name, e.target.checked),
-          }),
-          h('span', { text: 'On' }))),
-      h('code', { class: 'mcp-target', title: server.target, text: `${server.transport}: ${server.target}` }),
-      extra ? h('p', { class: 'mcp-extra muted', text: extra }) : null,
-      h('p', { class: `mcp-status ${status.kind}`, role: 'status', text: status.text }),
-      server.enabled ? toolsLine(server, status, last) : null,
-      h('div', { class: 'mcp-actions' },
-        server.enabled
-          ? h('button', { type: 'button', class: 'button small', text: status.kind === 'failed' ? 'Retry' : 'Check again', 'aria-label': `Connect to ${server.name} again`, disabled: status.kind === 'checking', onclick: () => check(server.name) })
-          : null,
-        h('button', { type: 'button', class: 'button small', text: 'Timeout…', 'aria-label': `Call timeout of ${server.name}`, onclick: () => changeTimeout(server) }),
-        h('button', { type: 'button', class: 'button small danger-outline', text: 'Remove', 'aria-label': `Remove ${server.name}`, onclick: () => remove(server.name) })));
-  }));
+  $('#mcp-list').replaceChildren(...page.servers.map(row));
+}
+
+/** A server's row: what it is, its state on one line, its tools (or what becomes of them) on the next. */
+function row(server) {
+  const status = statusOf(server);
+  const last = page.checks.get(server.name);
+  const scope = server.project == null ? 'Every project' : (page.projects.get(server.project) ?? `Project ${server.project}`);
+  const extra = settingsText(server);
+  return h('li', { class: 'mcp-server', dataset: { name: server.name, state: status.kind } },
+    h('div', { class: 'mcp-head' },
+      h('span', { class: 'mcp-name', text: server.name }),
+      h('span', { class: 'badge', text: scope }),
+      h('label', { class: 'mcp-toggle' },
+        h('input', {
+          type: 'checkbox',
+          checked: server.enabled,
+          'aria-label': `Use ${server.name}`,
+          onchange: (e) => setEnabled(server.name, e.target.checked),
+        }),
+        h('span', { text: 'On' }))),
+    h('code', { class: 'mcp-target', title: server.target, text: `${server.transport}: ${server.target}` }),
+    extra ? h('p', { class: 'mcp-extra muted', text: extra }) : null,
+    h('p', { class: `mcp-status ${status.kind}`, role: 'status', title: status.text, text: status.text }),
+    server.enabled ? toolsLine(server, status, last) : null,
+    h('div', { class: 'mcp-actions' },
+      server.enabled
+        ? h('button', { type: 'button', class: 'button small', text: status.kind === 'failed' ? 'Retry' : 'Check again', 'aria-label': `Connect to ${server.name} again`, disabled: status.kind === 'checking', onclick: () => check(server.name) })
+        : null,
+      h('button', { type: 'button', class: 'button small', text: 'Timeout…', 'aria-label': `Call timeout of ${server.name}`, onclick: () => changeTimeout(server) }),
+      h('button', { type: 'button', class: 'button small danger-outline', text: 'Remove', 'aria-label': `Remove ${server.name}`, onclick: () => remove(server.name) })));
 }
 
 /**
@@ -97,17 +113,24 @@ function render() {
  * page moves nothing under their pointer.
  */
 function toolsLine(server, status, last) {
+  const opened = (what) => page.opened.has(`${server.name}:${what}`);
+  const toggled = (what) => (e) => page.opened[e.target.open ? 'add' : 'delete'](`${server.name}:${what}`);
   if (status.kind === 'connected' && (last.tools.length || last.prompts.length)) {
-    return h('details', { class: 'mcp-tools' },
+    return h('details', { class: 'mcp-tools', dataset: { key: 'tools' }, open: opened('tools'), ontoggle: toggled('tools') },
       h('summary', { text: `Tools and prompts of ${server.name}` }),
       h('ul', {}, ...last.tools.map((t) =>
         h('li', {}, h('code', { text: t.name }), t.description ? ` — ${t.description}` : '', t.readOnly ? h('span', { class: 'muted', text: ' (reads only)' }) : null))),
       last.prompts.length ? h('p', { class: 'muted', text: `Prompts: ${last.prompts.join(', ')}` }) : null);
   }
+  // A failure is said on one line; what the server said, in full, is a click away.
+  if (status.kind === 'failed') {
+    return h('details', { class: 'mcp-tools', dataset: { key: 'failure' }, open: opened('failure'), ontoggle: toggled('failure') },
+      h('summary', { text: 'What went wrong, in full' }),
+      h('pre', { class: 'mcp-failure', text: last.error }));
+  }
   const text = {
     connected: 'It offers no tools or prompts.',
     checking: 'Its tools are listed once it answers.',
-    failed: 'Its tools are not offered to the agent until it connects.',
   }[status.kind];
   return h('p', { class: 'mcp-tools-note muted', text });
 }

@@ -175,13 +175,13 @@ function rows(path, level) {
   if (!folder?.entries) return [];
   const out = [];
   for (const entry of folder.entries) {
-    const open = entry.dir && state.open.has(entry.path);
+    const expanded = entry.dir && state.open.has(entry.path);
     const label = `${entry.name}${entry.git ? `, ${MARKS[entry.git]?.[1].toLowerCase() ?? entry.git}` : ''}`;
     out.push(h('li', {
       role: 'treeitem',
       class: `tree-item${entry.git === 'deleted' ? ' deleted' : ''}`,
       'aria-level': String(level),
-      'aria-expanded': entry.dir ? String(open) : null,
+      'aria-expanded': entry.dir ? String(expanded) : null,
       dataset: { path: entry.path, dir: entry.dir ? 'true' : 'false' },
     },
     indent(h('div', { class: 'tree-row' },
@@ -192,13 +192,13 @@ function rows(path, level) {
         title: entry.path,
         onclick: () => (entry.dir ? toggle(entry.path) : null),
       },
-      h('span', { class: 'tree-icon', 'aria-hidden': 'true', text: entry.dir ? (open ? '▾' : '▸') : '' }),
+      h('span', { class: 'tree-icon', 'aria-hidden': 'true', text: entry.dir ? (expanded ? '▾' : '▸') : '' }),
       h('span', { class: 'tree-label', text: entry.name }),
       markOf(entry)),
       entry.dir || entry.git === 'deleted' ? null : h('span', { class: 'tree-actions' },
         h('button', { type: 'button', class: 'button small', text: 'Attach', title: state.task == null ? 'Put it into the message of this project’s task window' : 'Put it into the message of this worktree’s task', 'aria-label': `Attach ${entry.path} to the task`, onclick: () => attach(entry.path) }),
-        h('button', { type: 'button', class: 'button small', text: 'Open', title: 'Open it in the system’s default app', 'aria-label': `Open ${entry.path}`, onclick: () => open(entry.path) }))), level - 1)));
-    if (open) {
+        h('button', { type: 'button', class: 'button small', text: 'Open', title: 'Open it in the system’s default app', 'aria-label': `Open ${entry.path}`, onclick: () => openInApp(entry.path) }))), level - 1)));
+    if (expanded) {
       const children = rows(entry.path, level + 1);
       if (children.length) out.push(...children);
       else if (!state.folders.has(entry.path)) out.push(indent(h('li', { class: 'tree-note muted', text: 'Reading…' }), level));
@@ -248,7 +248,7 @@ async function attach(path) {
   }
 }
 
-async function open(path) {
+async function openInApp(path) {
   try {
     await call('open_file', { place: place(), path });
   } catch (e) {
@@ -262,14 +262,14 @@ function onKey(event) {
   const names = [...document.querySelectorAll('#tree .tree-name')];
   const at = names.indexOf(event.target);
   const dir = row.dataset.dir === 'true';
-  const open = row.getAttribute('aria-expanded') === 'true';
+  const expanded = row.getAttribute('aria-expanded') === 'true';
   const move = (i) => names[Math.max(0, Math.min(names.length - 1, i))]?.focus();
   switch (event.key) {
     case 'ArrowDown': move(at + 1); break;
     case 'ArrowUp': move(at - 1); break;
-    case 'ArrowRight': if (dir && !open) toggle(row.dataset.path); else move(at + 1); break;
+    case 'ArrowRight': if (dir && !expanded) toggle(row.dataset.path); else move(at + 1); break;
     case 'ArrowLeft': {
-      if (dir && open) { toggle(row.dataset.path); break; }
+      if (dir && expanded) { toggle(row.dataset.path); break; }
       const parent = row.dataset.path.includes('/') ? row.dataset.path.slice(0, row.dataset.path.lastIndexOf('/')) : null;
       const up = parent == null ? null : [...document.querySelectorAll('.tree-item')].find((r) => r.dataset.path === parent);
       up?.querySelector('.tree-name')?.focus();

@@ -1,6 +1,7 @@
 // Keeps the conversation where the reader wants it: on the newest line while they follow the
 // stream, and on the line they are reading once they scroll up — also when older messages are
-// added above it or something above it grows. The browser's own scroll anchoring is off
+// added above it or something above it grows — in the conversation, or the window's header
+// above the conversation (a plan appearing, a title wrapping). The browser's own scroll anchoring is off
 // (`overflow-anchor: none`), so this moves the view, and only one other thing does: a long
 // answer's chunks made again above the view move it at once by what they grew (markdown.js),
 // which the chunk this class keeps at the top of the view agrees with.
@@ -16,7 +17,7 @@ export class Scroller {
   constructor({ scroller, content, items, jump, onNearTop }) {
     Object.assign(this, { scroller, items, jump, onNearTop });
     this.following = true;
-    this.anchor = null; // { el, offset }: the element at the top of the view, and where it was
+    this.anchor = null; // { el, at }: the element at the top of the view, and where it was on screen
     this.lastTop = 0;
     scroller.addEventListener('scroll', () => this.onScroll(), { passive: true });
     const resized = new ResizeObserver(() => this.onResize());
@@ -34,9 +35,8 @@ export class Scroller {
 
   /** Keeps `el` where it is on screen as the content changes, until the reader scrolls down. */
   hold(el) {
-    const top = this.scroller.getBoundingClientRect().top;
     this.following = false;
-    this.anchor = { el, offset: el.getBoundingClientRect().top - top };
+    this.anchor = { el, at: el.getBoundingClientRect().top };
   }
 
   distanceFromBottom() {
@@ -70,7 +70,7 @@ export class Scroller {
   reveal(el) {
     const space = this.scroller.clientHeight;
     this.following = false;
-    this.anchor = { el, offset: Math.min(48, space / 4) };
+    this.anchor = { el, at: this.scroller.getBoundingClientRect().top + Math.min(48, space / 4) };
     this.restoreAnchor();
     this.lastTop = this.scroller.scrollTop;
     this.showJump();
@@ -103,7 +103,7 @@ export class Scroller {
       for (const el of els) {
         if (el.hidden) continue;
         const rect = el.getBoundingClientRect();
-        if (rect.bottom > top) return { el, offset: rect.top - top };
+        if (rect.bottom > top) return { el, at: rect.top };
       }
       return null;
     };
@@ -111,11 +111,14 @@ export class Scroller {
     return (message && first(message.el.querySelectorAll('.md-chunk'))) ?? message;
   }
 
+  /**
+   * Puts the anchor back where it was on screen (not in the view: when the header above the view
+   * grows, the view's top moves down, and what the reader sees must not move with it).
+   */
   restoreAnchor() {
     const { anchor } = this;
     if (!anchor || !anchor.el.isConnected) return;
-    const top = this.scroller.getBoundingClientRect().top;
-    const shift = anchor.el.getBoundingClientRect().top - top - anchor.offset;
+    const shift = anchor.el.getBoundingClientRect().top - anchor.at;
     if (shift !== 0) this.scroller.scrollTop += shift;
   }
 }
