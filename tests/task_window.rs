@@ -2252,11 +2252,27 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
         "{said}"
     );
     save_screenshot("settings-mcp-failed-dark-small", &app.screenshot());
-    // Connected again, and its row's line closed again.
+    // Tried again and failing again, what went wrong stays open as the user left it; connected
+    // again, its tools' line is closed.
+    let failure_open = "return !!document.querySelector('.mcp-server[data-name=files] details.mcp-tools[open] .mcp-failure')";
+    std::fs::remove_file(&gate).unwrap();
+    app.find(".mcp-server[data-name=files] [aria-label='Connect to files again']")
+        .click();
+    state_of_files("checking");
+    std::fs::write(&gate, "").unwrap();
+    state_of_files("failed");
+    assert_eq!(app.js(failure_open, json!([])), true, "the failure closed");
     std::fs::remove_file(home.path().join("gate.fail")).unwrap();
     app.find(".mcp-server[data-name=files] [aria-label='Connect to files again']")
         .click();
     state_of_files("connected");
+    assert_eq!(
+        app.js(
+            "return document.querySelector('.mcp-server[data-name=files] details.mcp-tools').open",
+            json!([])
+        ),
+        false
+    );
 
     // Models: a local one with its real window; a longest answer above it is refused.
     app.find("#models-filter").type_text("e2e-model");

@@ -59,7 +59,7 @@ function statusOf(server) {
   const c = page.checks.get(server.name);
   if (!c || c === 'checking') return { text: 'Connecting…', kind: 'checking' };
   // One line: the whole of it is under the row's “What went wrong”.
-  if (c.state === 'failed') return { text: `Failed: ${c.error.split('\n')[0]}`, kind: 'failed' };
+  if (c.state === 'failed') return { text: `Failed: ${c.error.trim().split('\n')[0]}`, kind: 'failed' };
   const tools = `${c.tools.length} tool${c.tools.length === 1 ? '' : 's'}`;
   return { text: `Connected · ${tools} · ${c.server} ${c.version}`.trim(), kind: 'connected' };
 }
@@ -114,18 +114,22 @@ function row(server) {
  */
 function toolsLine(server, status, last) {
   const opened = (what) => page.opened.has(`${server.name}:${what}`);
-  const toggled = (what) => (e) => page.opened[e.target.open ? 'add' : 'delete'](`${server.name}:${what}`);
+  // Kept as the user clicks (a check's result may redraw the row before the toggle event comes).
+  const toggled = (what) => (e) => {
+    const open = !e.currentTarget.parentElement.open;
+    page.opened[open ? 'add' : 'delete'](`${server.name}:${what}`);
+  };
   if (status.kind === 'connected' && (last.tools.length || last.prompts.length)) {
-    return h('details', { class: 'mcp-tools', dataset: { key: 'tools' }, open: opened('tools'), ontoggle: toggled('tools') },
-      h('summary', { text: `Tools and prompts of ${server.name}` }),
+    return h('details', { class: 'mcp-tools', dataset: { key: 'tools' }, open: opened('tools') },
+      h('summary', { text: `Tools and prompts of ${server.name}`, onclick: toggled('tools') }),
       h('ul', {}, ...last.tools.map((t) =>
         h('li', {}, h('code', { text: t.name }), t.description ? ` — ${t.description}` : '', t.readOnly ? h('span', { class: 'muted', text: ' (reads only)' }) : null))),
       last.prompts.length ? h('p', { class: 'muted', text: `Prompts: ${last.prompts.join(', ')}` }) : null);
   }
   // A failure is said on one line; what the server said, in full, is a click away.
   if (status.kind === 'failed') {
-    return h('details', { class: 'mcp-tools', dataset: { key: 'failure' }, open: opened('failure'), ontoggle: toggled('failure') },
-      h('summary', { text: 'What went wrong, in full' }),
+    return h('details', { class: 'mcp-tools', dataset: { key: 'failure' }, open: opened('failure') },
+      h('summary', { text: 'What went wrong, in full', onclick: toggled('failure') }),
       h('pre', { class: 'mcp-failure', text: last.error }));
   }
   const text = {

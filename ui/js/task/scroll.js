@@ -17,7 +17,9 @@ export class Scroller {
   constructor({ scroller, content, items, jump, onNearTop }) {
     Object.assign(this, { scroller, items, jump, onNearTop });
     this.following = true;
-    this.anchor = null; // { el, at }: the element at the top of the view, and where it was on screen
+    // { el, at, shown }: the element at the top of the view (or one to keep shown), and where
+    // it was on screen.
+    this.anchor = null;
     this.lastTop = 0;
     scroller.addEventListener('scroll', () => this.onScroll(), { passive: true });
     const resized = new ResizeObserver(() => this.onResize());
@@ -36,7 +38,7 @@ export class Scroller {
   /** Keeps `el` where it is on screen as the content changes, until the reader scrolls down. */
   hold(el) {
     this.following = false;
-    this.anchor = { el, at: el.getBoundingClientRect().top };
+    this.anchor = { el, at: el.getBoundingClientRect().top, shown: true };
   }
 
   distanceFromBottom() {
@@ -70,7 +72,7 @@ export class Scroller {
   reveal(el) {
     const space = this.scroller.clientHeight;
     this.following = false;
-    this.anchor = { el, at: this.scroller.getBoundingClientRect().top + Math.min(48, space / 4) };
+    this.anchor = { el, at: this.scroller.getBoundingClientRect().top + Math.min(48, space / 4), shown: true };
     this.restoreAnchor();
     this.lastTop = this.scroller.scrollTop;
     this.showJump();
@@ -113,12 +115,14 @@ export class Scroller {
 
   /**
    * Puts the anchor back where it was on screen (not in the view: when the header above the view
-   * grows, the view's top moves down, and what the reader sees must not move with it).
+   * grows, the view's top moves down, and what the reader sees must not move with it) — but an
+   * element to keep shown (one just opened, or revealed) never above the view's top.
    */
   restoreAnchor() {
     const { anchor } = this;
     if (!anchor || !anchor.el.isConnected) return;
-    const shift = anchor.el.getBoundingClientRect().top - anchor.at;
+    const at = anchor.shown ? Math.max(anchor.at, this.scroller.getBoundingClientRect().top) : anchor.at;
+    const shift = anchor.el.getBoundingClientRect().top - at;
     if (shift !== 0) this.scroller.scrollTop += shift;
   }
 }

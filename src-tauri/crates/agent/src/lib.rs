@@ -12,6 +12,7 @@ mod approvals;
 mod attach;
 mod compaction;
 mod dispatch;
+mod echo;
 mod error;
 mod failures;
 mod focus;

@@ -232,109 +232,6 @@ pub fn work(
     written
 }
 
-/// How many lines, blank ones aside, a block must share with the start of a file the task keeps
-/// before it counts as that file written out ([`echo_of_kept`]).
-const ECHO_LINES: usize = 3;
-
-/// The files of `keep` as they are now (path, text), for [`echo_of_kept`].
-pub fn kept_texts(root: &Path, keep: &[String]) -> Vec<(String, String)> {
-    keep.iter()
-        .filter_map(|path| Some((path.clone(), read(root, path)?)))
-        .collect()
-}
-
-/// A line of an answer that is not blank: where it starts, and its text trimmed.
-type Line<'a> = (usize, &'a str);
-
-/// Where an answer starts writing out a file the task keeps ([`echo_of_kept`]).
-#[derive(Debug, PartialEq, Eq)]
-pub struct Echo<'a> {
-    /// The byte offset where it starts: the line opening its block, or within a block the line
-    /// naming the file (else its first line).
-    pub at: usize,
-    /// The file's path.
-    pub path: &'a str,
-    /// Within a block: the fence that closes what comes before it.
-    pub close: Option<&'a str>,
-}
-
-/// Where `text`, an answer perhaps still streaming, starts writing out one of `kept` — the
-/// files the task is measured by ([`measures`], as [`kept_texts`] reads them), never written
-/// from words — as it is: in a block of its own once the block's first [`ECHO_LINES`] lines
-/// that are not blank are the file's own (a line naming the file and a fence opened inside come
-/// before them), or further down a block, below other code, once its last [`ECHO_LINES`] are.
-/// Seen: after writing its fix, Qwen2.5-Coder-1.5B wrote out word-count's 17 tests "to verify"
-/// it — 1,170 tokens, 80 s of a 300-s run on two cores, for nothing that is ever written; on
-/// raindrops, the tests under `# raindrops_test.py` in the fix's own block (55 s).
-pub fn echo_of_kept<'a>(text: &'a str, kept: &'a [(String, String)]) -> Option<Echo<'a>> {
-    let firsts: Vec<(&str, Vec<&str>)> = kept
-        .iter()
-        .map(|(path, own)| {
-            let lines = own.lines().map(str::trim).filter(|l| !l.is_empty());
-            (path.as_str(), lines.take(ECHO_LINES).collect())
-        })
-        .filter(|(_, lines): &(&str, Vec<&str>)| lines.len() == ECHO_LINES)
-        .collect();
-    let names = |line: &str, path: &str| {
-        line.trim_matches(['`', '*']) == path || comment_path(line) == Some(path)
-    };
-    let mut at = 0;
-    // The block open: where its fence line starts, the fence, its lines so far that are not
-    // blank (where each starts, trimmed).
-    let mut open: Option<(usize, &'a str, Vec<Line<'a>>)> = None;
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let whole = line.ends_with('\n');
-        let line = line.trim_end_matches(['\n', '\r']);
-        match open.as_mut() {
-            None => {
-                if let Some(fence) = fence_of(line.trim_start_matches([' ', '\t'])) {
-                    open = Some((start, fence, Vec::new()));
-                }
-            }
-            Some((_, fence, _)) if line.trim() == *fence => open = None,
-            Some((opened, fence, body)) if whole => {
-                if !line.trim().is_empty() {
-                    body.push((start, line.trim()));
-                }
-                for (path, first) in &firsts {
-                    let said =
-                        |lines: &[Line]| lines.iter().map(|(_, l)| *l).eq(first.iter().copied());
-                    // Its own block: a line naming it, or an inner fence, may come first.
-                    let from = body
-                        .iter()
-                        .position(|(_, l)| !names(l, path) && fence_of(l).is_none())
-                        .unwrap_or(body.len());
-                    if body.len() == from + ECHO_LINES && said(&body[from..]) {
-                        return Some(Echo {
-                            at: *opened,
-                            path,
-                            close: None,
-                        });
-                    }
-                    // Below other code in a block.
-                    if body.len() > from + ECHO_LINES && said(&body[body.len() - ECHO_LINES..]) {
-                        let mut first = body.len() - ECHO_LINES;
-                        if names(body[first - 1].1, path) {
-                            first -= 1;
-                        }
-                        if first > from {
-                            return Some(Echo {
-                                at: body[first].0,
-                                path,
-                                close: Some(*fence),
-                            });
-                        }
-                    }
-                }
-            }
-            Some(_) => {}
-        }
-    }
-    None
-}
-
 /// The files of `named` (those the user's `message` names) that are the measure of the task,
 /// not its work: test files — `test_x.py`, `x_test.py`, `x.test.ts`, `x_spec.rb`, a file in
 /// `tests/` — unless the message asks for tests to be written or changed. A small model echoes
@@ -485,7 +382,7 @@ pub fn named_commands(text: &str, root: &Path) -> Vec<String> {
 }
 
 /// A fence's marker (three or more backticks or tildes) at the start of `line`.
-fn fence_of(line: &str) -> Option<&str> {
+pub(crate) fn fence_of(line: &str) -> Option<&str> {
     ['`', '~'].into_iter().find_map(|c| {
         let n = line.chars().take_while(|&x| x == c).count();
         (n >= 3).then(|| &line[..n])
@@ -580,7 +477,7 @@ fn same_lines(a: &str, b: &str) -> bool {
 }
 
 /// The path a first-line comment names: `# leap.py`, `// src/lib.rs`, `-- q.sql`.
-fn comment_path(line: &str) -> Option<&str> {
+pub(crate) fn comment_path(line: &str) -> Option<&str> {
     let line = line.trim();
     let rest = ["#", "//", "--", ";"]
         .iter()
@@ -626,7 +523,7 @@ pub fn current(root: &Path, path: &str, max: usize) -> Option<String> {
 }
 
 /// The text of a project file a model's words name, read contained, up to [`MAX_READ`].
-fn read(root: &Path, path: &str) -> Option<String> {
+pub(crate) fn read(root: &Path, path: &str) -> Option<String> {
     current(root, path, MAX_READ)
 }
 
@@ -725,65 +622,6 @@ mod tests {
 
     fn named() -> Vec<String> {
         vec!["leap.py".to_string(), "leap_test.py".to_string()]
-    }
-
-    #[test]
-    fn the_tests_written_out_after_the_fix_are_found_as_they_stream() {
-        let dir = project();
-        let tests = "# These tests are auto-generated\n\nimport unittest\n\nfrom leap import (\n    leap_year,\n)\n";
-        std::fs::write(dir.path().join("leap_test.py"), tests).unwrap();
-        let kept = kept_texts(dir.path(), &["leap_test.py".to_string()]);
-        let found = |text: &str| {
-            echo_of_kept(text, &kept)
-                .map(|e| (e.at, e.path.to_string(), e.close.map(str::to_string)))
-        };
-        // Recorded on word-count: the fix, then the tests "to verify" it, whole.
-        let fix = format!("Here is the fix:\n\n```python\n{SOLVED}```\n\nAnd the tests:\n\n");
-        let echo = "```python\n# These tests are auto-generated\n\nimport unittest\n\nfrom leap import (\n";
-        let reply = format!("{fix}{echo}    leap_year,\n");
-        assert_eq!(
-            found(&reply),
-            Some((fix.len(), "leap_test.py".into(), None))
-        );
-        // Found as soon as its third line is whole, not before; closed, it is found all the same.
-        let two = format!(
-            "{fix}```python\n# These tests are auto-generated\n\nimport unittest\n\nfrom leap imp"
-        );
-        assert_eq!(found(&two), None);
-        assert_eq!(
-            found(&format!("{two}ort (\n```\nDone.")),
-            Some((fix.len(), "leap_test.py".into(), None))
-        );
-        // Headed inside by its path, and with a fence of its own inside.
-        let inner = format!("{fix}```\nleap_test.py\n```python\n# These tests are auto-generated\nimport unittest\nfrom leap import (\n");
-        assert_eq!(
-            found(&inner),
-            Some((fix.len(), "leap_test.py".into(), None))
-        );
-        // Recorded on raindrops: in the fix's own block, under a comment naming it; the fence
-        // closing what comes before it is said.
-        let own = format!("```python\n# leap.py\n{SOLVED}\n");
-        let below = format!("{own}# leap_test.py\n# These tests are auto-generated\n\nimport unittest\nfrom leap import (\n    leap_year,\n");
-        assert_eq!(
-            found(&below),
-            Some((own.len(), "leap_test.py".into(), Some("```".into())))
-        );
-        let unnamed =
-            format!("{own}# These tests are auto-generated\nimport unittest\nfrom leap import (\n");
-        assert_eq!(
-            found(&unnamed),
-            Some((own.len(), "leap_test.py".into(), Some("```".into())))
-        );
-        // The tests changed from their first lines on, or another file, or a fence's text
-        // quoted in the words: none.
-        let changed = format!("{fix}```python\nimport unittest\nfrom leap import leap_year\nclass T(unittest.TestCase):\n");
-        assert_eq!(found(&changed), None);
-        assert_eq!(found(&fix), None);
-        assert_eq!(found(&format!("{fix}```python\n{SOLVED}```\n")), None);
-        let quoted = "The file starts:\n# These tests are auto-generated\nimport unittest\nfrom leap import (\n";
-        assert_eq!(found(quoted), None);
-        // Nothing kept, nothing found.
-        assert_eq!(echo_of_kept(&reply, &[]), None);
     }
 
     #[test]

@@ -80,21 +80,14 @@ impl Run {
         let looped = std::sync::atomic::AtomicBool::new(false);
         let guard_loops = model.provider.is_local();
         // A small model that, its work written, starts writing out the tests the task keeps is
-        // stopped there too: nothing of it is ever written (see [`crate::written::echo_of_kept`]).
-        let echo_guard = self
+        // stopped there too: nothing of them is ever written (see [`crate::echo`]).
+        let watch = self
             .words
             .as_ref()
-            .filter(|w| w.small && !w.keep.is_empty())
-            .map(|w| {
-                let kept = crate::written::kept_texts(&w.root, &w.keep);
-                (
-                    w.root.clone(),
-                    w.commands.clone(),
-                    w.files.clone(),
-                    w.keep.clone(),
-                    kept,
-                )
-            });
+            .filter(|w| w.small)
+            .and_then(|w| crate::echo::Watch::new(&w.root, &w.commands, &w.files, &w.keep));
+        // (The places in the answer where it wrote out a kept file before any of its own.)
+        let mut echoes_seen = 0;
         let echoed = std::sync::atomic::AtomicBool::new(false);
         let mut said = String::new();
         let mut on_delta = |delta: &Delta, parts: &[Part]| {
@@ -134,24 +127,12 @@ impl Run {
                         looped.store(true, std::sync::atomic::Ordering::Relaxed);
                         request_cancel.cancel();
                     }
-                    if let Some((root, commands, files, keep, kept)) = &echo_guard {
-                        let echo = text.contains('\n')
-                            && !echoed.load(std::sync::atomic::Ordering::Relaxed);
-                        if let Some(found) = echo
-                            .then(|| crate::written::echo_of_kept(&said, kept))
-                            .flatten()
+                    if let Some(watch) = watch.as_ref().filter(|_| text.contains('\n')) {
+                        if !echoed.load(std::sync::atomic::Ordering::Relaxed)
+                            && watch.stop(&said, &mut echoes_seen).is_some()
                         {
-                            // What comes before it, its block closed.
-                            let before = format!(
-                                "{}\n{}",
-                                said[..found.at].trim_end(),
-                                found.close.unwrap_or("")
-                            );
-                            let before = crate::written::work(&before, root, commands, files, keep);
-                            if !before.files.is_empty() || !before.unchanged.is_empty() {
-                                echoed.store(true, std::sync::atomic::Ordering::Relaxed);
-                                request_cancel.cancel();
-                            }
+                            echoed.store(true, std::sync::atomic::Ordering::Relaxed);
+                            request_cancel.cancel();
                         }
                     }
                     text.len()
@@ -218,7 +199,8 @@ impl Run {
         // A looping answer is kept up to its loop's first copy, and taken as the answer (it may
         // have ended by itself before the stop reached it).
         let looped = looped.load(std::sync::atomic::Ordering::Relaxed);
-        let echoed = echoed.load(std::sync::atomic::Ordering::Relaxed);
+        // (An answer that ended by itself before the stop reached it is kept whole.)
+        let echoed = echoed.load(std::sync::atomic::Ordering::Relaxed) && result.is_err();
         let mut result = match result {
             Err(failure) if (looped || echoed) && !self.cancel.is_cancelled() => Ok(failure
                 .partial
@@ -244,29 +226,21 @@ impl Run {
         }
         // An answer stopped where it wrote out a kept file is kept up to that file, and ends
         // there as if the model had ended it.
-        if let (true, Ok(message), Some((.., kept))) = (echoed, result.as_mut(), &echo_guard) {
-            let mut echoed = None;
-            if let Some(Part::Text { text }) = message
-                .parts
-                .iter_mut()
-                .rev()
-                .find(|p| matches!(p, Part::Text { .. }))
+        if let (true, Ok(message), Some(watch)) = (echoed && !looped, result.as_mut(), &watch) {
+            let text = message.parts.iter_mut().rev().find_map(|p| match p {
+                Part::Text { text } => Some(text),
+                _ => None,
+            });
+            if let Some((text, stop)) =
+                text.and_then(|t| watch.stop(t, &mut 0).map(|stop| (t, stop)))
             {
-                let found = crate::written::echo_of_kept(text, kept)
-                    .map(|e| (e.at, e.path.to_string(), e.close.map(|f| format!("\n{f}"))));
-                if let Some((at, path, close)) = found {
-                    text.truncate(at);
-                    text.truncate(text.trim_end().len());
-                    text.push_str(&close.unwrap_or_default());
-                    echoed = Some(path);
-                }
+                *text = stop.before(text);
+                message.stop_reason = Some(StopReason::EndTurn);
+                self.notice(format!(
+                    "{} wrote its change, then began writing out {}, which the task keeps as it is (a file never written from an answer); its answer was stopped there.",
+                    model.info.id, stop.path
+                ));
             }
-            message.stop_reason = Some(StopReason::EndTurn);
-            self.notice(format!(
-                "{} wrote its change, then began writing out {}, which the task keeps as it is (a file never written from an answer); its answer was stopped there.",
-                model.info.id,
-                echoed.as_deref().unwrap_or("a file the task keeps")
-            ));
         }
         match result {
             Ok(message) => {
