@@ -3748,6 +3748,65 @@ fn a_very_long_reply_keeps_only_what_is_near_the_view() {
     app.quit();
 }
 
+/// The task list holds still under the pointer: a task that changes (here renamed from the
+/// command line, as a running task changes all the time) does not move up past the row the
+/// pointer is on — the rows take their order once the pointer leaves the list.
+#[test]
+fn the_task_list_holds_still_under_the_pointer() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let folder = home.path().join("project");
+    let provider = Provider::start(Box::new(|_, _| Reply::Text("ok".into())));
+    let first = setup(&data, &folder, &provider);
+    let second: Value = serde_json::from_str(&cli(
+        &data,
+        &[
+            "tasks",
+            "add",
+            "--project",
+            "1",
+            "第二个任务 Second",
+            "--json",
+        ],
+    ))
+    .unwrap();
+    let second = second["id"].to_string();
+    let desktop = Desktop::start_with(&data, &[("GTK_THEME", "Adwaita:dark")]);
+    let app = desktop.launch();
+    let order =
+        "return [...document.querySelectorAll('#tasks .task')].map(r => r.dataset.id).join()";
+    app.wait_until("both tasks listed", WAIT, order, |v| {
+        *v == format!("{second},{first}")
+    });
+    app.find(&format!("#tasks .task[data-id='{second}'] .task-open"))
+        .hover();
+    cli(
+        &data,
+        &[
+            "tasks",
+            "rename",
+            &first,
+            "Renamed while the pointer is here",
+        ],
+    );
+    let renamed = "return [...document.querySelectorAll('#tasks .task')].map(r => r.dataset.id + ':' + r.querySelector('.task-open').textContent).join(' | ')";
+    let shown = app.wait_until("the rename shown in its row", WAIT, renamed, |v| {
+        v.as_str()
+            .is_some_and(|t| t.contains("Renamed while the pointer is here"))
+    });
+    assert!(
+        shown.as_str().unwrap().starts_with(&format!("{second}:")),
+        "a row moved under the pointer: {shown}"
+    );
+    save_screenshot("main-tasks-held-dark", &app.screenshot());
+    // The pointer gone from the list: the renamed task comes first.
+    app.find("#open-settings").hover();
+    app.wait_until("the list in order", WAIT, order, |v| {
+        *v == format!("{first},{second}")
+    });
+    app.quit();
+}
+
 /// A project's MCP server that never answers holds up the run where the user sees it: the
 /// message is sent at once (the composer is free again), the header says the servers are
 /// starting, and Stop ends the wait and the server — instead of a window that seems stuck for

@@ -502,6 +502,21 @@ impl Element<'_> {
             .expect("click");
     }
 
+    /// Moves the pointer over the element's centre, as a person's mouse does (and leaves it there).
+    pub fn hover(&self) {
+        self.wait_still();
+        self.session
+            .cmd(
+                "POST",
+                "/actions",
+                Some(json!({"actions": [{
+                    "type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                    "actions": [{"type": "pointerMove", "duration": 0, "origin": self.reference(), "x": 0, "y": 0}]
+                }]})),
+            )
+            .expect("pointer move");
+    }
+
     pub fn clear(&self) {
         self.session
             .cmd(

@@ -97,7 +97,9 @@ function closePages() {
 /**
  * Shows the task list as the tasks now are. A row is drawn again in place (`morph`), never
  * replaced: tasks change many times a second while one runs, and a button swapped out between a
- * pointer's press and release clicks nothing. Only a row whose place changed is moved.
+ * pointer's press and release clicks nothing. Only a row whose place changed is moved — and none
+ * while the pointer is over the list (a running task moving up would slide another's row under
+ * it between aim and click): the rows take their order when it leaves, a new one comes last.
  */
 function renderTasks() {
   if (filesShown() && view.selected != null) treeWorktrees(worktrees());
@@ -106,7 +108,12 @@ function renderTasks() {
   const rows = new Map([...list.children].map((row) => [row.dataset.id, row]));
   // Rows of tasks gone go first, so that none of the others is moved to make room.
   for (const [id, row] of rows) if (!view.tasks.has(Number(id))) row.remove();
-  const tasks = [...view.tasks.values()].sort((a, b) => b.updatedAt - a.updatedAt || b.id - a.id);
+  let tasks = [...view.tasks.values()].sort((a, b) => b.updatedAt - a.updatedAt || b.id - a.id);
+  if (list.matches(':hover')) {
+    const place = new Map([...list.children].map((row, i) => [Number(row.dataset.id), i]));
+    const last = list.children.length;
+    tasks = tasks.sort((a, b) => (place.get(a.id) ?? last) - (place.get(b.id) ?? last));
+  }
   tasks.forEach((t, i) => {
     const old = rows.get(String(t.id));
     const row = old ? morph(old, taskRow(t)) : taskRow(t);
@@ -501,6 +508,7 @@ async function start() {
   $('#rename-project').addEventListener('click', renameProject);
   $('#remove-project').addEventListener('click', removeProject);
   $('#new-task').addEventListener('submit', createTask);
+  $('#tasks').addEventListener('pointerleave', renderTasks); // the order held while it was over the list
   initSettings();
   initSearch();
   initPalette();
