@@ -4072,9 +4072,23 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
     );
     save_screenshot("task-changes", &app.screenshot());
 
-    // The second hunk of long.txt is reverted: the file on disk follows, the first stays.
+    // The second hunk of long.txt is reverted: the file on disk follows, the first stays; and
+    // notes.md, which the user closed, stays closed through the refresh.
+    let notes_open = "return document.querySelector(\".change-file[data-path='notes.md']\").open";
+    app.click(".change-file[data-path='notes.md'] > summary");
+    app.wait_until("notes.md closed", WAIT, notes_open, |v| v == false);
     app.click(".change-file[data-path='long.txt'] .change-hunk:nth-child(2) .change-hunk-bar button:last-child");
     app.wait_until("one hunk left", WAIT, files, |v| {
+        v.as_str()
+            .is_some_and(|t| t.starts_with("long.txt 1 | notes.md"))
+    });
+    assert_eq!(
+        app.js(notes_open, json!([])),
+        false,
+        "the refresh opened what the user closed"
+    );
+    app.click(".change-file[data-path='notes.md'] > summary");
+    app.wait_until("notes.md open again", WAIT, files, |v| {
         v == "long.txt 1 | notes.md 1"
     });
     assert_eq!(

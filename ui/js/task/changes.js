@@ -24,6 +24,9 @@ const view = {
   review: null,
   /** Comments being written, by `path:line`: kept through every refresh until sent. */
   comments: new Map(),
+  /** Each file the user opened or closed, by path: kept so through every refresh (one comes
+   * with each of the agent's calls while the dialog is open). */
+  opened: new Map(),
   running: false,
   notice: () => {},
   checkpointsMoved: () => {},
@@ -267,8 +270,9 @@ function fileView(file, draw) {
   const counts = file.added == null ? null : h('span', { class: 'change-counts' },
     h('span', { class: 'count-add', text: `+${file.added}` }), ' ', h('span', { class: 'count-del', text: `−${file.removed}` }));
   const body = h('div', { class: 'change-hunks' });
-  const details = h('details', { class: 'change-file', open: draw || null, dataset: { path: file.path } },
-    h('summary', { class: 'change-file-head' },
+  const open = view.opened.get(file.path) ?? draw;
+  const details = h('details', { class: 'change-file', open: open || null, dataset: { path: file.path } },
+    h('summary', { class: 'change-file-head', onclick: () => view.opened.set(file.path, !details.open) },
       h('span', { class: 'file-path', text: file.path }), counts, ...tags),
     h('div', { class: 'change-file-tools' },
       h('button', { type: 'button', class: 'button small', dataset: { needsStopped: '' }, text: 'Revert file', 'aria-label': `Revert ${file.path}`, onclick: () => revert(file, null) })),
@@ -282,8 +286,8 @@ function fileView(file, draw) {
       if (!file.hunks.some((hunk) => holds(hunk, comment.line))) placeComment(details, comment);
     }
   };
-  if (draw) fill();
-  else details.addEventListener('toggle', () => details.open && fill());
+  if (open) fill();
+  details.addEventListener('toggle', () => details.open && fill());
   return details;
 }
 
