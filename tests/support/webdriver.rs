@@ -504,6 +504,11 @@ impl Element<'_> {
 
     /// Moves the pointer over the element's centre, as a person's mouse does (and leaves it there).
     pub fn hover(&self) {
+        self.hover_at(0, 0);
+    }
+
+    /// Moves the pointer to `(x, y)` from the element's centre.
+    pub fn hover_at(&self, x: i64, y: i64) {
         self.wait_still();
         self.session
             .cmd(
@@ -511,7 +516,7 @@ impl Element<'_> {
                 "/actions",
                 Some(json!({"actions": [{
                     "type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
-                    "actions": [{"type": "pointerMove", "duration": 0, "origin": self.reference(), "x": 0, "y": 0}]
+                    "actions": [{"type": "pointerMove", "duration": 0, "origin": self.reference(), "x": x, "y": y}]
                 }]})),
             )
             .expect("pointer move");

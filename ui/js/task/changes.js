@@ -229,9 +229,10 @@ function render() {
     let budget = OPEN_LINES;
     list.replaceChildren(...files.map((file) => {
       const lines = file.hunks.reduce((n, hunk) => n + hunk.lines.length + 1, 0);
-      const draw = lines <= budget;
-      if (draw) budget -= lines;
-      return fileView(file, draw);
+      // Open as the user left it, else while the budget lasts; only an open file spends it.
+      const open = view.opened.get(file.path) ?? lines <= budget;
+      if (open) budget -= lines;
+      return fileView(file, open);
     }));
     if (changes.patchCut) list.append(h('p', { class: 'muted', text: 'The diff is cut here for its length; the files past this point are listed without their lines.' }));
   }
@@ -259,7 +260,7 @@ function gitTag(file) {
   return h('span', { class: 'tag tag-ok', title: worktree ? 'Committed on the task’s branch' : 'Committed on the folder’s branch', text: 'committed' });
 }
 
-function fileView(file, draw) {
+function fileView(file, open) {
   const tags = [];
   if (file.created) tags.push(h('span', { class: 'tag', text: 'new' }));
   if (file.deleted) tags.push(h('span', { class: 'tag tag-warn', text: 'deleted' }));
@@ -270,7 +271,6 @@ function fileView(file, draw) {
   const counts = file.added == null ? null : h('span', { class: 'change-counts' },
     h('span', { class: 'count-add', text: `+${file.added}` }), ' ', h('span', { class: 'count-del', text: `−${file.removed}` }));
   const body = h('div', { class: 'change-hunks' });
-  const open = view.opened.get(file.path) ?? draw;
   const details = h('details', { class: 'change-file', open: open || null, dataset: { path: file.path } },
     h('summary', { class: 'change-file-head', onclick: () => view.opened.set(file.path, !details.open) },
       h('span', { class: 'file-path', text: file.path }), counts, ...tags),

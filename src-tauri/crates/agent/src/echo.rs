@@ -66,6 +66,9 @@ impl Watch {
         named: &[String],
         keep: &[String],
     ) -> Option<Self> {
+        if keep.is_empty() {
+            return None;
+        }
         let starts = |text: &str| -> Vec<String> {
             text.lines()
                 .map(str::trim)
@@ -81,7 +84,11 @@ impl Watch {
         let kept: Vec<Kept> = keep
             .iter()
             .filter_map(|path| {
-                let lines = starts(&read(root, path)?);
+                // (A line naming the file is passed over in an answer: so it is here.)
+                let lines: Vec<String> = starts(&read(root, path)?)
+                    .into_iter()
+                    .skip_while(|l| names(l, path) || fence_of(l).is_some())
+                    .collect();
                 let shared = others
                     .iter()
                     .map(|o| o.iter().zip(&lines).take_while(|(a, b)| a == b).count())
@@ -121,17 +128,17 @@ impl Watch {
 
     /// Every place `text` starts writing out a kept file as it is, in order: in a block of its
     /// own once the block's first lines that are not blank are the file's start (a line
-    /// naming the file, or a fence opened inside, may come before them), or further down a
-    /// block, below other lines, once its last lines are.
+    /// naming the file, or a fence opened inside, may come before them; a line naming it just
+    /// above the block is cut with it) — unless the block says it is another file —, or
+    /// further down a block, below other lines, under a line naming it.
     fn echoes(&self, text: &str) -> Vec<Stop> {
-        let names = |line: &str, path: &str| {
-            line.trim_matches(['`', '*']) == path || comment_path(line) == Some(path)
-        };
         let mut found = Vec::new();
         let mut at = 0;
-        // The block open: where its fence line starts, the fence, its lines so far that are
-        // not blank (where each starts, and its text trimmed).
-        let mut open: Option<(usize, &str, Vec<Line>)> = None;
+        // The last line outside a block that is not blank: where it starts, and its text.
+        let mut said_before: Option<(usize, &str)> = None;
+        // The block open: where its fence line starts, the fence, its info, its lines so far
+        // that are not blank (where each starts, and its text trimmed).
+        let mut open: Option<(usize, &str, &str, Vec<Line>)> = None;
         for line in text.split_inclusive('\n') {
             let start = at;
             at += line.len();
@@ -139,14 +146,30 @@ impl Watch {
             let line = line.trim_end_matches(['\n', '\r']);
             match open.as_mut() {
                 None => {
-                    if let Some(fence) = fence_of(line.trim_start_matches([' ', '\t'])) {
-                        open = Some((start, fence, Vec::new()));
+                    let bare = line.trim_start_matches([' ', '\t']);
+                    if let Some(fence) = fence_of(bare) {
+                        let info = bare[fence.len()..].trim();
+                        open = Some((start, fence, info, Vec::new()));
+                    } else if !line.trim().is_empty() {
+                        said_before = Some((start, line.trim()));
                     }
                 }
-                Some((_, fence, _)) if line.trim() == *fence => open = None,
-                Some((opened, fence, body)) if whole && !line.trim().is_empty() => {
+                Some((_, fence, ..)) if line.trim() == *fence => {
+                    open = None;
+                    said_before = None;
+                }
+                Some((opened, fence, info, body)) if whole && !line.trim().is_empty() => {
                     body.push((start, line.trim()));
                     for kept in &self.kept {
+                        // A block that says it is another file (in its fence, on the line above
+                        // it, or on its first line) is that file's, whatever it starts with.
+                        let other = |l: &str| {
+                            let named = comment_path(l).unwrap_or(l.trim_matches(['`', '*', ':']));
+                            named != kept.path && is_path(named)
+                        };
+                        let another = info.split([' ', ':', '=']).any(other)
+                            || said_before.is_some_and(|(_, l)| other(l))
+                            || other(body[0].1);
                         let n = kept.start.len();
                         let said = |lines: &[Line]| {
                             lines
@@ -159,18 +182,24 @@ impl Watch {
                             .iter()
                             .position(|(_, l)| !heading(l))
                             .unwrap_or(body.len());
-                        if body.len() == from + n && said(&body[from..]) {
+                        if body.len() == from + n && said(&body[from..]) && !another {
+                            let at = match said_before {
+                                Some((at, l)) if names(l, &kept.path) => at,
+                                _ => *opened,
+                            };
                             found.push(Stop {
-                                at: *opened,
+                                at,
                                 path: kept.path.clone(),
                                 close: None,
                             });
                         } else if body.len() > from + n && said(&body[body.len() - n..]) {
                             let mut first = body.len() - n;
+                            let mut named = false;
                             while first > from && heading(body[first - 1].1) {
+                                named |= names(body[first - 1].1, &kept.path);
                                 first -= 1;
                             }
-                            if first > from {
+                            if first > from && named {
                                 found.push(Stop {
                                     at: body[first].0,
                                     path: kept.path.clone(),
@@ -185,6 +214,20 @@ impl Watch {
         }
         found
     }
+}
+
+/// Whether `line` names the file `path`: alone (in backticks or bold), or in a comment.
+fn names(line: &str, path: &str) -> bool {
+    line.trim_matches(['`', '*', ':']) == path || comment_path(line) == Some(path)
+}
+
+/// Whether `word` reads as a file's path (`x.py`, `src/x.rs`): no spaces, a dot or a slash
+/// between other characters.
+fn is_path(word: &str) -> bool {
+    let word = word.trim_start_matches("./");
+    !word.is_empty()
+        && !word.contains(char::is_whitespace)
+        && word.trim_matches(['.', '/']).contains(['.', '/'])
 }
 
 #[cfg(test)]
@@ -251,7 +294,8 @@ mod tests {
         assert_eq!(stop(&watch, &named), cut);
         let found = watch.stop(&named, &mut 0).unwrap();
         assert_eq!(found.before(&named), format!("{}\n```", own.trim_end()));
-        assert_eq!(stop(&watch, &format!("{own}{tests}")), cut);
+        // Not named there, they may be the file's own code: let be.
+        assert_eq!(stop(&watch, &format!("{own}{tests}")), None);
         // A fence opened there too (the block never closed): cut above it, not after it.
         let fenced = format!("{own}# leap_test.py\n```python\n{tests}");
         assert_eq!(stop(&watch, &fenced), cut);
@@ -307,5 +351,50 @@ mod tests {
         assert_eq!(stop(&watch, &echo).map(|s| s.0), Some(a.len()));
         // Nothing kept, nothing watched.
         assert!(Watch::new(dir.path(), &[], &named, &[]).is_none());
+
+        // Only the tests named, every file starting with the licence: a block that says it is
+        // another file is that file's, and not cut.
+        std::fs::write(
+            dir.path().join("b.py"),
+            format!("{header}\ndef b():\n    return 1\n"),
+        )
+        .unwrap();
+        let watch = Watch::new(dir.path(), &[], &named[1..], &named[1..]).unwrap();
+        let short = "# Copyright 2026 Someone\n# Licensed under MIT\nimport unittest\n";
+        for another in [
+            format!("b.py\n```python\n{short}"),
+            format!("```python b.py\n{short}"),
+            format!("```python\n# b.py\n{short}"),
+        ] {
+            assert_eq!(stop(&watch, &format!("{a}{another}")), None, "{another}");
+        }
+        assert_eq!(
+            stop(&watch, &format!("{a}```python\n{short}")).map(|s| s.0),
+            Some(a.len())
+        );
+    }
+
+    #[test]
+    fn a_line_naming_the_tests_goes_with_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = watch(dir.path());
+        let fix = format!("leap.py\n```python\n{SOLVED}```\n\n");
+        let echo = format!("**leap_test.py**\n\n```python\n{TESTS}");
+        let found = watch.stop(&format!("{fix}{echo}"), &mut 0).unwrap();
+        assert_eq!(found.at, fix.len());
+        assert_eq!(found.before(&format!("{fix}{echo}")), fix.trim_end());
+        // A test file that starts by naming itself is found all the same.
+        std::fs::write(
+            dir.path().join("leap_test.py"),
+            format!("# leap_test.py\n{TESTS}"),
+        )
+        .unwrap();
+        let named = ["leap.py".to_string(), "leap_test.py".to_string()];
+        let watch = Watch::new(dir.path(), &[], &named, &named[1..]).unwrap();
+        let echo = format!("```python\n# leap_test.py\n{TESTS}");
+        assert_eq!(
+            watch.stop(&format!("{fix}{echo}"), &mut 0).map(|s| s.at),
+            Some(fix.len())
+        );
     }
 }
