@@ -2698,6 +2698,41 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
         "README.md was not opened"
     );
 
+    // A file made on disk while the pointer moves over the tree (aiming at README.md's
+    // buttons) does not slide the rows under it: it shows once the pointer rests.
+    let readme = app.find(".tree-item[data-path='README.md'] .tree-row");
+    readme.hover();
+    std::fs::write(folder.join("CHANGELOG.md"), "\n").unwrap();
+    let start = std::time::Instant::now();
+    let mut x = 0;
+    loop {
+        x = 3 - x;
+        readme.hover_at(x, 0);
+        let held = app.js(
+            "return document.getElementById('tree').dataset.held === 'true'",
+            json!([]),
+        );
+        if held == true {
+            break;
+        }
+        assert_eq!(
+            app.js(rows, json!([])),
+            "src .gitignore README.mdM",
+            "the tree changed under the pointer"
+        );
+        assert!(start.elapsed() < WAIT, "the change on disk never came");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(app.js(rows, json!([])), "src .gitignore README.mdM");
+    app.wait_until("the new file, the pointer at rest", WAIT, rows, |v| {
+        v.as_str().is_some_and(|t| t.contains("CHANGELOG.md"))
+    });
+    std::fs::remove_file(folder.join("CHANGELOG.md")).unwrap();
+    app.find("#tab-files").hover(); // off the tree
+    app.wait_until("the file gone", WAIT, rows, |v| {
+        v == "src .gitignore README.mdM"
+    });
+
     // Attach: into the task window's message.
     attach("README.md");
     app.switch_to(&task_window);

@@ -27,6 +27,15 @@ const state = {
   folders: new Map(), // path → what list_folder returned
 };
 
+/**
+ * How long a pointer resting over the tree holds a change on disk from it (ms): while the
+ * pointer moves over the tree, a file made or removed above it would slide the rows — and a
+ * row's Attach or Open — under it between aim and click; the change shows once it rests or leaves.
+ */
+const HOLD_MS = 2000;
+/** When the pointer last moved over the tree, and the drawing held meanwhile. */
+const hold = { moved: -Infinity, timer: 0 };
+
 /** Where the tree's files are, as the commands take it. */
 const place = () => ({ projectId: state.project, taskId: state.task });
 
@@ -127,8 +136,11 @@ function status(text) {
   el.hidden = !text;
 }
 
-/** Reads the folders `paths` again (those still open), then shows the tree. */
-async function reload(paths) {
+/**
+ * Reads the folders `paths` again (those still open), then shows the tree — `onDisk`: for a
+ * change on disk, which waits while the pointer moves over the tree.
+ */
+async function reload(paths, onDisk = false) {
   const asked = place();
   const wanted = paths.filter((p) => state.open.has(p));
   const read = await Promise.all(wanted.map((path) =>
@@ -151,6 +163,7 @@ async function reload(paths) {
   const top = state.folders.get('');
   const whose = state.task == null ? 'The project’s files' : 'The worktree’s files';
   status(top?.error ? `${whose} cannot be read: ${top.error}` : '');
+  if (onDisk && held()) return;
   render();
   // For scripts/bench-desktop.py: the frame after the tree was drawn again, numbered.
   const renders = $('#tree').dataset.renders;
@@ -211,8 +224,20 @@ function rows(path, level) {
   return out;
 }
 
+/** Whether the pointer moves over the tree: drawing is then held until it rests or leaves. */
+function held() {
+  const rested = performance.now() - hold.moved;
+  if (!$('#tree').matches(':hover') || rested >= HOLD_MS) return false;
+  clearTimeout(hold.timer);
+  hold.timer = setTimeout(render, HOLD_MS - rested);
+  $('#tree').dataset.held = 'true';
+  return true;
+}
+
 /** Re-renders the tree, keeping the keyboard focus on the same row. */
 function render() {
+  clearTimeout(hold.timer);
+  delete $('#tree').dataset.held;
   const focused = document.activeElement?.closest?.('.tree-item');
   const path = focused?.dataset.path;
   const button = document.activeElement?.className;
@@ -287,6 +312,11 @@ export function initTree() {
   // Any change may change the marks of every open folder (they sum up what changed inside):
   // the open folders are read again, each one level deep.
   onTreeChange((change) => {
-    if (change.projectId === state.project && (change.taskId ?? null) === state.task) reload([...state.open]);
+    if (change.projectId === state.project && (change.taskId ?? null) === state.task) reload([...state.open], true);
+  });
+  $('#tree').addEventListener('pointermove', () => { hold.moved = performance.now(); }, { passive: true });
+  $('#tree').addEventListener('pointerleave', () => {
+    hold.moved = -Infinity;
+    if ($('#tree').dataset.held) render();
   });
 }
