@@ -94,6 +94,11 @@ function closePages() {
   closeSettings();
 }
 
+/** How long a pointer resting over the task list holds its order (ms). */
+const HOLD_MS = 2000;
+/** When the pointer last moved over the task list; whether its order is held, and till when. */
+const listHold = { moved: -Infinity, held: false, timer: 0 };
+
 /**
  * Shows the task list as the tasks now are. A row is drawn again in place (`morph`), never
  * replaced: tasks change many times a second while one runs, and a button swapped out between a
@@ -103,11 +108,6 @@ function closePages() {
  * [`HOLD_MS`] (a pointer left over the list as its task's window opens holds nothing); a new
  * one comes last meanwhile.
  */
-/** How long a pointer resting over the task list holds its order (ms). */
-const HOLD_MS = 2000;
-/** When the pointer last moved over the task list; whether its order is held, and till when. */
-const listHold = { moved: -Infinity, held: false, timer: 0 };
-
 function renderTasks() {
   if (filesShown() && view.selected != null) treeWorktrees(worktrees());
   const list = $('#tasks');

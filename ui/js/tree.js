@@ -227,9 +227,10 @@ function rows(path, level) {
 /** Whether the pointer moves over the tree: drawing is then held until it rests or leaves. */
 function held() {
   const rested = performance.now() - hold.moved;
-  if (!$('#tree').matches(':hover') || rested >= HOLD_MS) return false;
   clearTimeout(hold.timer);
-  hold.timer = setTimeout(render, HOLD_MS - rested);
+  if (!$('#tree').matches(':hover') || rested >= HOLD_MS) return false;
+  // (Looked at again then: a pointer still moving holds it longer.)
+  hold.timer = setTimeout(() => held() || render(), HOLD_MS - rested);
   $('#tree').dataset.held = 'true';
   return true;
 }
