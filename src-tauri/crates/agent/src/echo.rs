@@ -164,12 +164,15 @@ impl Watch {
                         // A block that says it is another file (in its fence, on the line above
                         // it, or on its first line) is that file's, whatever it starts with.
                         let other = |l: &str| {
-                            let named = comment_path(l).unwrap_or(l.trim_matches(['`', '*', ':']));
+                            let named = comment_path(l).unwrap_or(l);
+                            let named = named.trim_matches(['`', '*', ':', '"', '\'', '{', '}']);
                             named != kept.path && is_path(named)
                         };
+                        // (The kept file's own first line may look like a path: `#!/usr/bin/…`.)
+                        let first_own = kept.start.iter().any(|l| l == body[0].1);
                         let another = info.split([' ', ':', '=']).any(other)
                             || said_before.is_some_and(|(_, l)| other(l))
-                            || other(body[0].1);
+                            || (!first_own && other(body[0].1));
                         let n = kept.start.len();
                         let said = |lines: &[Line]| {
                             lines
@@ -196,7 +199,9 @@ impl Watch {
                             let mut first = body.len() - n;
                             let mut named = false;
                             while first > from && heading(body[first - 1].1) {
-                                named |= names(body[first - 1].1, &kept.path);
+                                // (A fence opened there starts another block in all but name.)
+                                named |= names(body[first - 1].1, &kept.path)
+                                    || fence_of(body[first - 1].1).is_some();
                                 first -= 1;
                             }
                             if first > from && named {
@@ -216,9 +221,17 @@ impl Watch {
     }
 }
 
-/// Whether `line` names the file `path`: alone (in backticks or bold), or in a comment.
+/// Whether `line` names the file `path`: alone (in backticks or bold), or as a comment's last
+/// word (`# leap_test.py`, `# File: leap_test.py`).
 fn names(line: &str, path: &str) -> bool {
-    line.trim_matches(['`', '*', ':']) == path || comment_path(line) == Some(path)
+    let word = |w: &str| w.trim_matches(['`', '*', ':', '(', ')']) == path;
+    let comment = ["#", "//", "--", ";"]
+        .iter()
+        .find_map(|c| line.trim().strip_prefix(c));
+    word(line.trim())
+        || comment
+            .and_then(|c| c.split_whitespace().last())
+            .is_some_and(word)
 }
 
 /// Whether `word` reads as a file's path (`x.py`, `src/x.rs`): no spaces, a dot or a slash
@@ -296,9 +309,16 @@ mod tests {
         assert_eq!(found.before(&named), format!("{}\n```", own.trim_end()));
         // Not named there, they may be the file's own code: let be.
         assert_eq!(stop(&watch, &format!("{own}{tests}")), None);
-        // A fence opened there too (the block never closed): cut above it, not after it.
+        // A fence opened there too (the block never closed): cut above it, not after it; and
+        // with no name but the fence.
         let fenced = format!("{own}# leap_test.py\n```python\n{tests}");
         assert_eq!(stop(&watch, &fenced), cut);
+        assert_eq!(stop(&watch, &format!("{own}```python\n{tests}")), cut);
+        // Named in a comment of more words.
+        assert_eq!(
+            stop(&watch, &format!("{own}# File: leap_test.py\n{tests}")),
+            cut
+        );
     }
 
     #[test]
