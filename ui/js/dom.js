@@ -51,6 +51,36 @@ export function morph(old, fresh) {
   return old;
 }
 
+/**
+ * Holds what `el` shows still while the pointer moves over it: a list redrawn as things change
+ * elsewhere would slide its rows — and a row's buttons — under the pointer between aim and
+ * click. Returns `held()`, asked before each such redraw: true while the pointer has moved over
+ * `el` in the last `ms`; `redraw` is then called once it rests that long (looked at again then)
+ * or leaves. A redraw the user asked for is never held.
+ */
+export function holdUnderPointer(el, redraw, ms = 2000) {
+  let moved = -Infinity;
+  let timer = 0;
+  let waiting = false;
+  const held = () => {
+    clearTimeout(timer);
+    const rested = performance.now() - moved;
+    waiting = el.matches(':hover') && rested < ms;
+    if (waiting) timer = setTimeout(() => held() || redraw(), ms - rested);
+    return waiting;
+  };
+  el.addEventListener('pointermove', () => { moved = performance.now(); }, { passive: true });
+  el.addEventListener('pointerleave', () => {
+    moved = -Infinity;
+    if (waiting) {
+      clearTimeout(timer);
+      waiting = false;
+      redraw();
+    }
+  });
+  return held;
+}
+
 /** Shows a short-lived notice in the corner (errors stay until clicked). */
 export function toast(message, { error = false } = {}) {
   const box = $('#toasts');

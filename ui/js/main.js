@@ -3,7 +3,7 @@
 
 import { call, closeWindow, messageOf, onStanding, onStoreEvent } from './api.js';
 import { confirmDialog, formDialog } from './dialogs.js';
-import { $, h, morph, restFocusInBackground, showFatal, toast } from './dom.js';
+import { $, h, holdUnderPointer, morph, restFocusInBackground, showFatal, toast } from './dom.js';
 import { ago, statusLabel, visible, when } from './format.js';
 import { initPalette, openPalette } from './palette.js';
 import { closeSearch, initSearch, openSearch, searchOpen } from './search.js';
@@ -94,19 +94,17 @@ function closePages() {
   closeSettings();
 }
 
-/** How long a pointer resting over the task list holds its order (ms). */
-const HOLD_MS = 2000;
-/** When the pointer last moved over the task list; whether its order is held, and till when. */
-const listHold = { moved: -Infinity, held: false, timer: 0 };
+/** Whether the task list's order is held (`holdUnderPointer`, set up by `start`). */
+let listHeld = () => false;
 
 /**
  * Shows the task list as the tasks now are. A row is drawn again in place (`morph`), never
  * replaced: tasks change many times a second while one runs, and a button swapped out between a
  * pointer's press and release clicks nothing. Only a row whose place changed is moved — and none
  * while the pointer moves over the list (a running task moving up would slide another's row
- * under it between aim and click): the rows take their order when it leaves, or has rested
- * [`HOLD_MS`] (a pointer left over the list as its task's window opens holds nothing); a new
- * one comes last meanwhile.
+ * under it between aim and click): the rows take their order when it leaves, or has rested 2 s
+ * (a pointer left over the list as its task's window opens holds nothing); a new one comes last
+ * meanwhile.
  */
 function renderTasks() {
   if (filesShown() && view.selected != null) treeWorktrees(worktrees());
@@ -116,16 +114,10 @@ function renderTasks() {
   // Rows of tasks gone go first, so that none of the others is moved to make room.
   for (const [id, row] of rows) if (!view.tasks.has(Number(id))) row.remove();
   let tasks = [...view.tasks.values()].sort((a, b) => b.updatedAt - a.updatedAt || b.id - a.id);
-  const rested = performance.now() - listHold.moved;
-  clearTimeout(listHold.timer);
-  listHold.held = false;
-  if (list.matches(':hover') && rested < HOLD_MS) {
+  if (listHeld()) {
     const place = new Map([...list.children].map((row, i) => [Number(row.dataset.id), i]));
     const last = list.children.length;
-    const held = [...tasks].sort((a, b) => (place.get(a.id) ?? last) - (place.get(b.id) ?? last));
-    listHold.held = held.some((t, i) => t !== tasks[i]);
-    if (listHold.held) listHold.timer = setTimeout(renderTasks, HOLD_MS - rested);
-    tasks = held;
+    tasks = tasks.sort((a, b) => (place.get(a.id) ?? last) - (place.get(b.id) ?? last));
   }
   tasks.forEach((t, i) => {
     const old = rows.get(String(t.id));
@@ -521,11 +513,7 @@ async function start() {
   $('#rename-project').addEventListener('click', renameProject);
   $('#remove-project').addEventListener('click', removeProject);
   $('#new-task').addEventListener('submit', createTask);
-  $('#tasks').addEventListener('pointermove', () => { listHold.moved = performance.now(); }, { passive: true });
-  $('#tasks').addEventListener('pointerleave', () => {
-    listHold.moved = -Infinity;
-    if (listHold.held) renderTasks();
-  });
+  listHeld = holdUnderPointer($('#tasks'), renderTasks);
   initSettings();
   initSearch();
   initPalette();

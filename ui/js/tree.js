@@ -6,7 +6,7 @@
 // its parent), Enter opens or closes a folder.
 
 import { call, messageOf, onTreeChange } from './api.js';
-import { $, h, toast } from './dom.js';
+import { $, h, holdUnderPointer, toast } from './dom.js';
 
 const MARKS = {
   modified: ['M', 'Modified'],
@@ -28,13 +28,11 @@ const state = {
 };
 
 /**
- * How long a pointer resting over the tree holds a change on disk from it (ms): while the
- * pointer moves over the tree, a file made or removed above it would slide the rows — and a
- * row's Attach or Open — under it between aim and click; the change shows once it rests or leaves.
+ * Whether a change on disk waits to be drawn: while the pointer moves over the tree, a file made
+ * or removed above it would slide the rows — and a row's Attach or Open — under it
+ * (`holdUnderPointer`, set up by `initTree`).
  */
-const HOLD_MS = 2000;
-/** When the pointer last moved over the tree, and the drawing held meanwhile. */
-const hold = { moved: -Infinity, timer: 0 };
+let held = () => false;
 
 /** Where the tree's files are, as the commands take it. */
 const place = () => ({ projectId: state.project, taskId: state.task });
@@ -163,7 +161,10 @@ async function reload(paths, onDisk = false) {
   const top = state.folders.get('');
   const whose = state.task == null ? 'The project’s files' : 'The worktree’s files';
   status(top?.error ? `${whose} cannot be read: ${top.error}` : '');
-  if (onDisk && held()) return;
+  if (onDisk && held()) {
+    $('#tree').dataset.held = 'true';
+    return;
+  }
   render();
   // For scripts/bench-desktop.py: the frame after the tree was drawn again, numbered.
   const renders = $('#tree').dataset.renders;
@@ -224,20 +225,8 @@ function rows(path, level) {
   return out;
 }
 
-/** Whether the pointer moves over the tree: drawing is then held until it rests or leaves. */
-function held() {
-  const rested = performance.now() - hold.moved;
-  clearTimeout(hold.timer);
-  if (!$('#tree').matches(':hover') || rested >= HOLD_MS) return false;
-  // (Looked at again then: a pointer still moving holds it longer.)
-  hold.timer = setTimeout(() => held() || render(), HOLD_MS - rested);
-  $('#tree').dataset.held = 'true';
-  return true;
-}
-
 /** Re-renders the tree, keeping the keyboard focus on the same row. */
 function render() {
-  clearTimeout(hold.timer);
   delete $('#tree').dataset.held;
   const focused = document.activeElement?.closest?.('.tree-item');
   const path = focused?.dataset.path;
@@ -315,9 +304,5 @@ export function initTree() {
   onTreeChange((change) => {
     if (change.projectId === state.project && (change.taskId ?? null) === state.task) reload([...state.open], true);
   });
-  $('#tree').addEventListener('pointermove', () => { hold.moved = performance.now(); }, { passive: true });
-  $('#tree').addEventListener('pointerleave', () => {
-    hold.moved = -Infinity;
-    if ($('#tree').dataset.held) render();
-  });
+  held = holdUnderPointer($('#tree'), render);
 }
