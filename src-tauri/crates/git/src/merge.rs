@@ -393,8 +393,14 @@ impl Repo {
 /// How long after a merge began what it left (a lock file, a file written) may have been made.
 const MERGE_TIME: Duration = Duration::from_secs(600);
 
-/// The lock files a fast-forward of a checkout takes, in its git admin folder.
-const MERGE_LOCKS: [&str; 3] = ["index.lock", "HEAD.lock", "ORIG_HEAD.lock"];
+/// The lock files a fast-forward of a checkout takes, in its git admin folder (`AUTO_MERGE`: the
+/// ref git's merge machinery writes as it goes — left by the worktree drill's kill -9 once).
+const MERGE_LOCKS: [&str; 4] = [
+    "index.lock",
+    "HEAD.lock",
+    "ORIG_HEAD.lock",
+    "AUTO_MERGE.lock",
+];
 
 /// Whether the checkout has `branch` (a full ref name) checked out.
 fn checked_out_on(checkout: &Path, branch: &str) -> Result<bool> {
