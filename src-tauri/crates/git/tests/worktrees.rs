@@ -253,6 +253,7 @@ fn a_merge_cut_short_in_the_checkout_is_put_back_and_a_finished_one_is_kept() {
     std::fs::remove_file(w.repo_dir.join("README.md")).unwrap();
     git(&w.repo_dir, &["read-tree", &plan.commit]);
     std::fs::write(w.repo_dir.join(".git/index.lock"), "").unwrap();
+    std::fs::write(w.repo_dir.join(".git/AUTO_MERGE.lock"), "").unwrap();
     std::fs::write(w.repo_dir.join(".git/refs/heads/main.lock"), "").unwrap();
     std::fs::write(w.repo_dir.join("notes.txt"), "mine, written after\n").unwrap();
 
@@ -267,6 +268,7 @@ fn a_merge_cut_short_in_the_checkout_is_put_back_and_a_finished_one_is_kept() {
     std::fs::remove_file(old).unwrap();
     std::fs::remove_file(w.repo_dir.join(".git/config.lock")).unwrap();
     assert!(!w.repo_dir.join(".git/index.lock").exists());
+    assert!(!w.repo_dir.join(".git/AUTO_MERGE.lock").exists());
     assert!(!w.repo_dir.join(".git/refs/heads/main.lock").exists());
     assert_eq!(git(&w.repo_dir, &["rev-parse", "HEAD"]), before);
     assert!(
