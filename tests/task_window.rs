@@ -673,6 +673,53 @@ fn a_new_users_path_through_a_task_window() {
             .contains("line 2 — changed")
     });
 
+    // A turn that changes a file ends while the pointer moves over the checkpoints (aiming at
+    // the newest's button): its row, which comes first, waits until the pointer rests.
+    std::fs::write(
+        &wait_script,
+        "#!/bin/sh\nwhile [ ! -f go ]; do sleep 0.05; done\nrm go\necho more >> notes.txt\necho waited\n",
+    )
+    .unwrap();
+    script(vec![
+        Reply::Calls(vec![("bash", json!({"command": "./wait.sh"}))]),
+        Reply::Text("Added a line.".into()),
+    ]);
+    send(&app, "Run it to add a line");
+    app.wait_until("the command running", WAIT,
+        "const ps = document.querySelectorAll('.tool-panel[data-tool=\"bash\"]'); return ps.length ? ps[ps.length - 1].dataset.state : null",
+        |v| v == "running");
+    let labels = "return [...document.querySelectorAll('#checkpoint-list .checkpoint-label')].map(l => l.textContent.split(' · ')[0]).join(' | ')";
+    let before = app.js(labels, json!([]));
+    let newest = app.find("#checkpoint-list li:first-child button");
+    newest.hover();
+    std::fs::write(folder.join("go"), "").unwrap();
+    let start = std::time::Instant::now();
+    let mut x = 0;
+    loop {
+        x = 3 - x;
+        newest.hover_at(x, 0);
+        let seen = app.js(
+            &format!("return [document.getElementById('checkpoint-list').dataset.held === 'true', (() => {{ {labels} }})()]"),
+            json!([]),
+        );
+        assert_eq!(seen[1], before, "the checkpoints moved under the pointer");
+        if seen[0] == true {
+            break;
+        }
+        assert!(start.elapsed() < WAIT, "the turn's checkpoint never came");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    app.wait_until(
+        "the new checkpoint, the pointer at rest",
+        WAIT,
+        labels,
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t != before && t.starts_with("Turn "))
+        },
+    );
+    wait_idle(&app);
+
     // 9. An approval survives closing and reopening the window.
     script(vec![
         Reply::Calls(vec![(
@@ -2751,6 +2798,10 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
         true,
         "a project without worktree tasks offers no choice of folder"
     );
+    // Made while the pointer moves over the tree: the choice of folder appears above the tree
+    // (sliding its rows down) only once the pointer rests.
+    let readme = app.find(".tree-item[data-path='README.md'] .tree-row");
+    readme.hover();
     let made: Value = serde_json::from_str(&cli(
         &data,
         &[
@@ -2764,6 +2815,28 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
         ],
     ))
     .unwrap();
+    let start = std::time::Instant::now();
+    let mut x = 0;
+    loop {
+        x = 3 - x;
+        readme.hover_at(x, 0);
+        let row = app.js(
+            "const row = document.getElementById('tree-where-row'); return [row.hidden, row.dataset.held === 'true']",
+            json!([]),
+        );
+        assert_eq!(
+            row[0], true,
+            "the choice of folder appeared under the moving pointer"
+        );
+        if row[1] == true {
+            break;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "the worktree task never reached the window"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let worktree = std::path::PathBuf::from(made["worktree"]["path"].as_str().unwrap());
     std::fs::write(worktree.join("wt.txt"), "only here\n").unwrap();
     app.wait_until(
@@ -3947,8 +4020,11 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
     let edited = long
         .replace("line 2\n", "line two\n")
         .replace("line 25\n", "line twenty-five\n");
+    // While this file exists, a commit message's draft waits (to see the dialog before it).
+    let hold_draft = home.path().join("hold-draft");
     let provider = {
         let edited = edited.clone();
+        let hold_draft = hold_draft.clone();
         Provider::start(Box::new(move |_, body| {
             let messages = body["messages"].as_array().unwrap();
             let first = messages
@@ -3959,6 +4035,9 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
             let tools = messages.iter().filter(|m| m["role"] == "tool").count();
             let last_user = user_texts(body).last().cloned().unwrap_or_default();
             if first.contains("Write the git commit message") {
+                while hold_draft.exists() {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
                 Reply::Text("Add the alpha notes".into())
             } else if messages.last().unwrap()["role"] == "user"
                 && last_user.contains("I reviewed your change")
@@ -4263,7 +4342,34 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         "document.documentElement.dataset.theme = 'light'",
         json!([]),
     );
+    // The dialog's buttons stay where they are when the draft arrives (at this size the line
+    // saying it is being drafted wraps to two lines, the one saying it was drafted to one).
+    std::fs::write(&hold_draft, "").unwrap();
     app.click("#changes-commit");
+    let submit_at = "const d = document.getElementById('finish-dialog'); return d.open && document.getElementById('commit-note') ? [document.getElementById('commit-note').textContent, document.getElementById('finish-dialog-submit').getBoundingClientRect().top] : null";
+    let drafting = app.wait_until("the commit dialog, drafting", WAIT, submit_at, |v| {
+        v[0].as_str().is_some_and(|t| t.contains("is drafting"))
+    });
+    save_screenshot("task-commit-drafting-small", &app.screenshot());
+    let said = app.js(
+        "return document.getElementById('finish-dialog').textContent",
+        json!([]),
+    );
+    assert!(
+        said.as_str()
+            .unwrap()
+            .contains("not committed yet (1 file) on"),
+        "{said}"
+    );
+    std::fs::remove_file(&hold_draft).unwrap();
+    let drafted = app.wait_until("the commit dialog, drafted", WAIT, submit_at, |v| {
+        v[0].as_str().is_some_and(|t| t.starts_with("Drafted"))
+    });
+    assert_eq!(
+        drafted[1], drafting[1],
+        "the Commit button moved when the draft arrived"
+    );
+    save_screenshot("task-commit-drafted-small", &app.screenshot());
     // The user rewrites the drafted message (once it is there: a draft never replaces typing).
     app.wait_until(
         "the commit dialog with its draft",

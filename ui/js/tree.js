@@ -33,6 +33,8 @@ const state = {
  * (`holdUnderPointer`, set up by `initTree`).
  */
 let held = () => false;
+/** The same for the choice of folder appearing or going above the tree (`showChoice`). */
+let choiceHeld = () => false;
 
 /** Where the tree's files are, as the commands take it. */
 const place = () => ({ projectId: state.project, taskId: state.task });
@@ -96,10 +98,24 @@ function drawChoice() {
         h('option', { value: '', text: 'Project folder' }),
         ...state.worktrees.map((w) => h('option', { value: String(w.id), text: `${w.title} — ${w.branch}` })));
       state.drawn = list;
-      $('#tree-where-row').hidden = state.worktrees.length === 0;
     }
   }
   choice.value = state.task == null ? '' : String(state.task);
+  showChoice();
+}
+
+/** The choice above the tree shown while the project has worktree tasks — shown or hidden when
+ * the pointer is not moving over the tree (it would slide every row under it). */
+function showChoice() {
+  const row = $('#tree-where-row');
+  const hide = state.worktrees.length === 0;
+  if (row.hidden === hide) return;
+  if (choiceHeld()) {
+    row.dataset.held = 'true';
+    return;
+  }
+  delete row.dataset.held;
+  row.hidden = hide;
 }
 
 /** Drops what was read of the previous place. */
@@ -305,4 +321,5 @@ export function initTree() {
     if (change.projectId === state.project && (change.taskId ?? null) === state.task) reload([...state.open], true);
   });
   held = holdUnderPointer($('#tree'), render);
+  choiceHeld = holdUnderPointer($('#tree'), showChoice);
 }

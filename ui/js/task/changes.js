@@ -442,7 +442,7 @@ async function revert(file, hunk) {
 
 async function commit() {
   const message = h('textarea', { id: 'commit-message', rows: 5, 'aria-label': 'Commit message', placeholder: 'Drafting a message…' });
-  const note = h('p', { class: 'muted', id: 'commit-note', role: 'status', text: 'The model is drafting a message from the change; edit it as you like.' });
+  const note = h('p', { class: 'muted draft-note', id: 'commit-note', role: 'status', text: 'The model is drafting a message from the change; edit it as you like.' });
   let typed = false;
   message.addEventListener('input', () => { typed = true; });
   call('draft_commit_message', { taskId: view.taskId })
@@ -460,7 +460,7 @@ async function commit() {
     title: worktree ? `Commit on ${worktree.branch}` : 'Commit the task’s files',
     body: [
       h('p', { class: 'dialog-message', text: worktree
-        ? `Commits everything not committed yet (${status.uncommitted.length} files) on the task’s branch.`
+        ? `Commits everything not committed yet (${status.uncommitted.length === 1 ? '1 file' : `${status.uncommitted.length} files`}) on the task’s branch.`
         : `Commits the task’s ${files === 1 ? 'file' : `${files} files`} not committed yet, as ${files === 1 ? 'it is' : 'they are'} now, on the folder’s current branch; the folder’s other changes, staged or not, stay as they are.` }),
       h('label', { class: 'field' }, h('span', { class: 'field-label', text: 'Message' }), message),
       note,
@@ -481,7 +481,7 @@ async function pullRequest() {
   const { worktree, status } = view.review;
   const title = h('input', { id: 'pr-title', type: 'text', 'aria-label': 'Pull request title', placeholder: 'Drafting a title…', autocomplete: 'off' });
   const body = h('textarea', { id: 'pr-body', rows: 6, 'aria-label': 'Pull request description', placeholder: 'Drafting a description…' });
-  const note = h('p', { class: 'muted', role: 'status', text: 'The model is drafting the title and description from the change; edit them as you like.' });
+  const note = h('p', { class: 'muted draft-note', role: 'status', text: 'The model is drafting the title and description from the change; edit them as you like.' });
   let typed = false;
   for (const field of [title, body]) field.addEventListener('input', () => { typed = true; });
   call('draft_pull_request', { taskId: view.taskId })
@@ -501,7 +501,7 @@ async function pullRequest() {
     title: `Pull request from ${worktree.branch} into ${worktree.base}`,
     body: [
       h('p', { class: 'dialog-message', text: status.uncommitted.length
-        ? `Commit first: ${status.uncommitted.length} files are not committed, and a pull request has only what is.`
+        ? `Commit first: ${status.uncommitted.length === 1 ? '1 file is' : `${status.uncommitted.length} files are`} not committed, and a pull request has only what is.`
         : 'Pushes the branch and opens the pull request with GitHub’s command line (gh).' }),
       h('label', { class: 'field' }, h('span', { class: 'field-label', text: 'Title' }), title),
       h('label', { class: 'field' }, h('span', { class: 'field-label', text: 'Description' }), body),

@@ -3,22 +3,37 @@
 // can be undone.
 
 import { call } from '../api.js';
-import { $, h } from '../dom.js';
+import { $, h, holdUnderPointer } from '../dom.js';
 import { clock, visible } from '../format.js';
 import { ask } from '../dialogs.js';
 
 const view = { taskId: 0, checkpoints: [], notice: () => {}, refresh: () => {} };
 
+/** Whether the rows wait to be drawn: a new checkpoint comes first, and while the pointer moves
+ * over the list it would slide every row — and its Restore button — under it. */
+let held = () => false;
+
 /** After a restore, `notice(text)` says what it did and `refresh()` reads the list again. */
 export function initCheckpoints(taskId, { notice, refresh }) {
   Object.assign(view, { taskId, notice, refresh });
+  held = holdUnderPointer($('#checkpoint-list'), drawRows);
 }
 
 export function showCheckpoints(checkpoints) {
   view.checkpoints = checkpoints;
   $('#checkpoints').hidden = checkpoints.length === 0;
   $('#checkpoint-count').textContent = String(checkpoints.length);
-  const newestFirst = [...checkpoints].sort((a, b) => b.id - a.id);
+  if (held()) {
+    $('#checkpoint-list').dataset.held = 'true';
+    return;
+  }
+  drawRows();
+}
+
+/** The list's rows, newest first. */
+function drawRows() {
+  delete $('#checkpoint-list').dataset.held;
+  const newestFirst = [...view.checkpoints].sort((a, b) => b.id - a.id);
   $('#checkpoint-list').replaceChildren(...newestFirst.map(row));
 }
 
