@@ -15,6 +15,11 @@ fenced block with a `def`, or the `content` of a call it makes) is graded agains
 own tests in a fresh folder. (Every chat request after the first is answered "Done." too, until
 the run is ended.) This measures the request a change makes, apart from everything after it (send-backs,
 fresh starts): the figures in BENCHMARKS.md's "The files in the message, and no tools' schemas".
+
+With `--reply FILE` the first request is answered with FILE's text instead (an answer of the
+model's, say a file one test short), Codewright writes it and runs the tests, and the request it
+sends next — the send-back with what failed — is the one kept and sampled: how often the model
+finds the fix from there (BENCHMARKS.md's "Near a pass").
 """
 import argparse, http.client, http.server, importlib.util, json, os, re, shutil, signal, subprocess
 import threading, time, urllib.request
@@ -31,12 +36,14 @@ DONE = [
 
 
 class FirstRequest:
-    """A proxy that forwards everything to the server except the first chat request, which it
-    keeps and answers with "Done."."""
+    """A proxy that forwards everything to the server except the chat requests: it keeps the
+    first and answers it with "Done." — or, given `reply`, answers the first with that text and
+    keeps the second."""
 
-    def __init__(self, upstream_port):
+    def __init__(self, upstream_port, reply=None):
         self.body = None
         self.kept = threading.Event()
+        self.asked = 0
         me = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -48,10 +55,14 @@ class FirstRequest:
             def handle_one(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if self.command == "POST" and self.path.endswith("/chat/completions"):
-                    if me.body is None:
+                    me.asked += 1
+                    answer = DONE
+                    if reply is not None and me.asked == 1:
+                        answer = [{**DONE[0], "choices": [{"index": 0, "delta": {"role": "assistant", "content": reply}}]}, DONE[1]]
+                    elif me.body is None:
                         me.body = json.loads(body)
                         me.kept.set()
-                    sse = b"".join(b"data: %s\n\n" % json.dumps(e).encode() for e in DONE) + b"data: [DONE]\n\n"
+                    sse = b"".join(b"data: %s\n\n" % json.dumps(e).encode() for e in answer) + b"data: [DONE]\n\n"
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
                     self.send_header("Content-Length", str(len(sse)))
@@ -88,7 +99,7 @@ class FirstRequest:
 def first_request(name, server_port, pybin, args):
     """Codewright's first request for the task, as it sent it."""
     folder, stub, test = bench.task_folder(name)
-    proxy = FirstRequest(server_port)
+    proxy = FirstRequest(server_port, args.reply and open(args.reply).read())
     cmd, env, home = bench.agent_command("codewright", folder, stub, test, f"http://127.0.0.1:{proxy.port}",
                                          bench.test_env(pybin), args)
     proc = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -139,6 +150,8 @@ def main():
     p.add_argument("--note", help="a folder of TASK.txt files: each is added to its task's request as a "
                    "user message of its own (what a variant of the request would tell the model)")
     p.add_argument("--temperature", type=float, help="sample at this temperature, a new seed each time")
+    p.add_argument("--reply", help="answer the first request with this file's text and sample the request "
+                   "that follows it (the send-back with what failed)")
     args = p.parse_args()
     tasks = bench.SIX if args.tasks == "six" else sorted(os.listdir(bench.EXERCISES)) \
         if args.tasks == "all" else args.tasks.split(",")
@@ -192,7 +205,8 @@ def main():
         if proc:
             proc.terminate()
             proc.wait()
-    print(f"\nQwen2.5-Coder-{args.model.upper()}, the first answer alone, {args.samples} samples each")
+    which = "the send-back after the reply given" if args.reply else "the first answer alone"
+    print(f"\nQwen2.5-Coder-{args.model.upper()}, {which}, {args.samples} samples each")
     for name, passed, body in totals:
         size = len(json.dumps(body))
         print(f"{name:<22} {passed}/{args.samples}   first request {size:,} B, tools: {'tools' in body}")
