@@ -689,8 +689,15 @@ fn a_new_users_path_through_a_task_window() {
         "const ps = document.querySelectorAll('.tool-panel[data-tool=\"bash\"]'); return ps.length ? ps[ps.length - 1].dataset.state : null",
         |v| v == "running");
     let labels = "return [...document.querySelectorAll('#checkpoint-list .checkpoint-label')].map(l => l.textContent.split(' · ')[0]).join(' | ')";
+    app.wait_until(
+        "the checkpoints drawn, none waiting",
+        WAIT,
+        "return document.getElementById('checkpoint-list').dataset.held === undefined",
+        |v| v == true,
+    );
     let before = app.js(labels, json!([]));
     let newest = app.find("#checkpoint-list li:first-child button");
+    let newest_says = newest.text();
     newest.hover();
     std::fs::write(folder.join("go"), "").unwrap();
     let start = std::time::Instant::now();
@@ -718,6 +725,8 @@ fn a_new_users_path_through_a_task_window() {
                 .is_some_and(|t| t != before && t.starts_with("Turn "))
         },
     );
+    // The rows already there are the same elements (a button with the focus keeps it).
+    assert_eq!(newest.text(), newest_says);
     wait_idle(&app);
 
     // 9. An approval survives closing and reopening the window.
@@ -2800,21 +2809,26 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
     );
     // Made while the pointer moves over the tree: the choice of folder appears above the tree
     // (sliding its rows down) only once the pointer rests.
+    // (Made on a thread of its own: the pointer keeps moving while the command runs.)
     let readme = app.find(".tree-item[data-path='README.md'] .tree-row");
     readme.hover();
-    let made: Value = serde_json::from_str(&cli(
-        &data,
-        &[
-            "tasks",
-            "add",
-            "--project",
-            "1",
-            "--worktree",
-            "--json",
-            "整理说明文件 and tidy the long notes of the project",
-        ],
-    ))
-    .unwrap();
+    let adding = {
+        let data = data.clone();
+        std::thread::spawn(move || {
+            cli(
+                &data,
+                &[
+                    "tasks",
+                    "add",
+                    "--project",
+                    "1",
+                    "--worktree",
+                    "--json",
+                    "整理说明文件 and tidy the long notes of the project",
+                ],
+            )
+        })
+    };
     let start = std::time::Instant::now();
     let mut x = 0;
     loop {
@@ -2837,6 +2851,7 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    let made: Value = serde_json::from_str(&adding.join().unwrap()).unwrap();
     let worktree = std::path::PathBuf::from(made["worktree"]["path"].as_str().unwrap());
     std::fs::write(worktree.join("wt.txt"), "only here\n").unwrap();
     app.wait_until(
@@ -4226,6 +4241,13 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         std::fs::read_to_string(alpha_tree.join("long.txt")).unwrap(),
         long.replace("line 2\n", "line two\n")
     );
+    // The worktree's change is not committed: the revert is listed as one to undo.
+    app.wait_until(
+        "the revert listed as one to undo",
+        WAIT,
+        "return [...document.querySelectorAll('#checkpoint-list .checkpoint-label')].map(l => l.textContent).join(' | ')",
+        |v| v.as_str().is_some_and(|t| t.contains("Undo revert of long.txt")),
+    );
 
     // A comment on a line of notes.md reaches the agent.
     app.wait_until(
@@ -4346,10 +4368,15 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
     // saying it is being drafted wraps to two lines, the one saying it was drafted to one).
     std::fs::write(&hold_draft, "").unwrap();
     app.click("#changes-commit");
-    let submit_at = "const d = document.getElementById('finish-dialog'); return d.open && document.getElementById('commit-note') ? [document.getElementById('commit-note').textContent, document.getElementById('finish-dialog-submit').getBoundingClientRect().top] : null";
+    // [the note, its lines, where the Commit button is]
+    let submit_at = "const d = document.getElementById('finish-dialog'); const note = document.getElementById('commit-note'); if (!d.open || !note) return null; const lines = document.createRange(); lines.selectNodeContents(note); return [note.textContent, new Set([...lines.getClientRects()].map(r => Math.round(r.top))).size, document.getElementById('finish-dialog-submit').getBoundingClientRect().top]";
     let drafting = app.wait_until("the commit dialog, drafting", WAIT, submit_at, |v| {
         v[0].as_str().is_some_and(|t| t.contains("is drafting"))
     });
+    assert_eq!(
+        drafting[1], 2,
+        "the line saying it is drafting is two lines here: {drafting}"
+    );
     save_screenshot("task-commit-drafting-small", &app.screenshot());
     let said = app.js(
         "return document.getElementById('finish-dialog').textContent",
@@ -4366,8 +4393,12 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         v[0].as_str().is_some_and(|t| t.starts_with("Drafted"))
     });
     assert_eq!(
-        drafted[1], drafting[1],
-        "the Commit button moved when the draft arrived"
+        drafted[1], 1,
+        "the line saying it was drafted is one line here: {drafted}"
+    );
+    assert!(
+        (drafted[2].as_f64().unwrap() - drafting[2].as_f64().unwrap()).abs() < 0.5,
+        "the Commit button moved when the draft arrived: {drafting} → {drafted}"
     );
     save_screenshot("task-commit-drafted-small", &app.screenshot());
     // The user rewrites the drafted message (once it is there: a draft never replaces typing).

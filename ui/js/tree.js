@@ -105,11 +105,14 @@ function drawChoice() {
 }
 
 /** The choice above the tree shown while the project has worktree tasks — shown or hidden when
- * the pointer is not moving over the tree (it would slide every row under it). */
+ * the pointer is not moving over the tab (it would slide every row of the tree under it). */
 function showChoice() {
   const row = $('#tree-where-row');
   const hide = state.worktrees.length === 0;
-  if (row.hidden === hide) return;
+  if (row.hidden === hide) {
+    delete row.dataset.held;
+    return;
+  }
   if (choiceHeld()) {
     row.dataset.held = 'true';
     return;
@@ -321,5 +324,5 @@ export function initTree() {
     if (change.projectId === state.project && (change.taskId ?? null) === state.task) reload([...state.open], true);
   });
   held = holdUnderPointer($('#tree'), render);
-  choiceHeld = holdUnderPointer($('#tree'), showChoice);
+  choiceHeld = holdUnderPointer($('#files-panel'), showChoice);
 }

@@ -428,11 +428,11 @@ async function revert(file, hunk) {
     await call('revert_change', { taskId: view.taskId, path: file.path, hunk: hunkRef });
     const base = view.review.worktree?.base;
     await refresh();
+    view.checkpointsMoved();
     if (!base) {
-      view.checkpointsMoved();
       view.notice(hunk ? `Reverted a hunk of ${file.path} to how it was before the task; /undo puts it back.` : `Reverted ${file.path} to how it was before the task; /undo puts it back.`);
     } else {
-      view.notice(hunk ? `Reverted a hunk of ${file.path}.` : `Reverted ${file.path} to how it is in ${base}.`);
+      view.notice(hunk ? `Reverted a hunk of ${file.path}; /undo puts it back.` : `Reverted ${file.path} to how it is in ${base}; /undo puts it back.`);
     }
   } catch (e) {
     showError(messageOf(e));

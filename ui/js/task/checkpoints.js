@@ -30,11 +30,28 @@ export function showCheckpoints(checkpoints) {
   drawRows();
 }
 
-/** The list's rows, newest first. */
+/** The list's rows, newest first. A checkpoint's row stays the same element while it says the
+ * same (a turn's grows while the turn runs): a new one is put above it, so a button that has the
+ * focus keeps it. */
 function drawRows() {
-  delete $('#checkpoint-list').dataset.held;
-  const newestFirst = [...view.checkpoints].sort((a, b) => b.id - a.id);
-  $('#checkpoint-list').replaceChildren(...newestFirst.map(row));
+  const list = $('#checkpoint-list');
+  delete list.dataset.held;
+  const wanted = [...view.checkpoints].sort((a, b) => b.id - a.id);
+  const keys = new Set(wanted.map((c) => String(c.id)));
+  for (const li of [...list.children]) if (!keys.has(li.dataset.key)) li.remove();
+  const drawn = new Map([...list.children].map((li) => [li.dataset.key, li]));
+  let next = list.firstElementChild;
+  for (const checkpoint of wanted) {
+    const fresh = row(checkpoint);
+    let li = drawn.get(String(checkpoint.id)) ?? fresh;
+    if (li !== fresh && li.textContent !== fresh.textContent) {
+      li.replaceWith(fresh);
+      if (next === li) next = fresh;
+      li = fresh;
+    }
+    if (li === next) next = next.nextElementSibling;
+    else list.insertBefore(li, next);
+  }
 }
 
 /** `/undo`: offers to restore the files of the newest turn that changed any (or to undo the
@@ -66,7 +83,7 @@ function row(checkpoint) {
     'aria-label': undo ? `Undo the ${undone(checkpoint)}` : `Restore files to before turn ${checkpoint.turn}`,
   });
   button.addEventListener('click', () => confirmRestore(checkpoint));
-  return h('li', { class: 'checkpoint' },
+  return h('li', { class: 'checkpoint', dataset: { key: String(checkpoint.id) } },
     h('span', { class: 'checkpoint-label', text: `${label} · ${files} · ${clock(checkpoint.createdAt)}` }),
     button);
 }

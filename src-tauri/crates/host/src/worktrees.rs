@@ -458,8 +458,8 @@ impl Host {
 
     /// Puts a file of the task's change back as it was at its base, or one hunk of it (`hunk`,
     /// as the review showed it: refused when the change has moved since, so what is reverted is
-    /// what the user saw). For a task in the project folder: as it was before the task, as a
-    /// restore that can be undone.
+    /// what the user saw), as a restore that can be undone. For a task in the project folder: as
+    /// it was before the task.
     pub fn revert_change(
         &self,
         task: TaskId,
@@ -494,6 +494,18 @@ impl Host {
                     .ok_or_else(moved)?,
             ),
         };
+        // What is there now is kept first, as a restore of the task's: the revert, like one in
+        // the project folder, can be undone (/undo, or its row among the checkpoints) — the
+        // worktree's change is not committed yet, and this would be its only copy.
+        let root = git.path.canonicalize().unwrap_or_else(|_| git.path.clone());
+        let paths: Vec<PathBuf> = std::iter::once(&file.path)
+            .chain(file.old_path.as_ref())
+            .map(|p| root.join(p))
+            .collect();
+        let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        codewright_tools::Checkpoints::new(&self.inner.home, self.inner.store.clone())
+            .keep_for_undo(task, &root, &paths, &file.path)
+            .map_err(HostError::from)?;
         let _op = GitOp::start(&self.inner.home, task, "revert");
         Ok(repo.revert(&git, file, hunk)?)
     }

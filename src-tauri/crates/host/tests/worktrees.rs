@@ -551,6 +551,48 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
         std::fs::read_to_string(root.join("long.txt")).unwrap(),
         long
     );
+
+    // Each revert is a restore of the task's, naming the file it put back: undone like one —
+    // the worktree's change was not committed, and was nowhere else.
+    let undos: Vec<_> = w
+        .host
+        .checkpoints(task.id)
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.kind == codewright_protocol::CheckpointKind::Restore)
+        .collect();
+    assert_eq!(
+        undos.len(),
+        2,
+        "the hunk's revert and the file's: {undos:?}"
+    );
+    assert!(undos
+        .iter()
+        .all(|c| c.reverted.as_deref() == Some("long.txt")));
+    let newest = undos.iter().map(|c| c.id).max().unwrap();
+    w.host
+        .restore_files(
+            task.id,
+            codewright_host::by_hand::Restore::Checkpoint(newest),
+        )
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("long.txt")).unwrap(),
+        long.replace("line 2\n", "line two\n"),
+        "undone: the file as it was before its revert"
+    );
+    let oldest = undos.iter().map(|c| c.id).min().unwrap();
+    w.host
+        .restore_files(
+            task.id,
+            codewright_host::by_hand::Restore::Checkpoint(oldest),
+        )
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("long.txt")).unwrap(),
+        edited,
+        "both undone: the agent's change whole again"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

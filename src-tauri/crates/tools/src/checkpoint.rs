@@ -374,6 +374,57 @@ impl Checkpoints {
         }
     }
 
+    /// Records `paths` (files inside `root`, the folder `task` works in) as they are now as a
+    /// restore of the task's that put back `reverted` — so that a change made to them next,
+    /// by someone other than the agent (a review's revert in a worktree), can be undone like any
+    /// restore. Returns the checkpoint's id.
+    pub fn keep_for_undo(
+        &self,
+        task: TaskId,
+        root: &Path,
+        paths: &[&Path],
+        reverted: &str,
+    ) -> Result<i64> {
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        Ok(self.keep(task, &root, paths, reverted)?.0)
+    }
+
+    /// [`Checkpoints::keep_for_undo`], `root` canonical; also what was kept.
+    fn keep(
+        &self,
+        task: TaskId,
+        root: &Path,
+        paths: &[&Path],
+        reverted: &str,
+    ) -> Result<(i64, Vec<PreImage>)> {
+        let turn = self
+            .store
+            .lock()
+            .expect("store lock")
+            .checkpoints(task)?
+            .iter()
+            .map(|c| c.turn)
+            .max()
+            .unwrap_or(0);
+        if let Some(outside) = paths.iter().find(|p| !p.starts_with(root)) {
+            return Err(CheckpointError::Refused(format!(
+                "{} is not in the task's folder; put it back from the checkpoints",
+                outside.display()
+            )));
+        }
+        let now: Vec<PreImage> = paths
+            .iter()
+            .map(|p| self.snapshot(p))
+            .collect::<Result<_>>()?;
+        let undo = self
+            .store
+            .lock()
+            .expect("store lock")
+            .record_restore(task, turn, &now, Some(reverted))
+            .map_err(record("revert"))?;
+        Ok((undo, now))
+    }
+
     /// Puts `path` (a file `task` changed) back to `content` (`None`: removed) with `mode` (else
     /// the mode it has now), recording what is there now first as a restore of the task's, so it
     /// can be undone like any restore. Written along its path without following a link, and only
@@ -386,32 +437,12 @@ impl Checkpoints {
         content: Option<&[u8]>,
         mode: Option<u32>,
     ) -> Result<i64> {
-        let turn = self
-            .store
-            .lock()
-            .expect("store lock")
-            .checkpoints(task)?
-            .iter()
-            .map(|c| c.turn)
-            .max()
-            .unwrap_or(0);
         let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        if !path.starts_with(&root) {
-            return Err(CheckpointError::Refused(format!(
-                "{} is not in the task's folder; put it back from the checkpoints",
-                path.display()
-            )));
-        }
-        let now = self.snapshot(path)?;
         let reverted = path.strip_prefix(&root).unwrap_or(path).to_string_lossy();
-        let undo = self
-            .store
-            .lock()
-            .expect("store lock")
-            .record_restore(task, turn, std::slice::from_ref(&now), Some(&reverted))
-            .map_err(record("revert"))?;
+        let (undo, now) = self.keep(task, &root, &[path], &reverted)?;
+        let now_mode = now.first().and_then(|p| p.mode);
         match content {
-            Some(content) => crate::nofollow::write(path, content, mode.or(now.mode), &root)
+            Some(content) => crate::nofollow::write(path, content, mode.or(now_mode), &root)
                 .map_err(|e| {
                     CheckpointError::File(format!("cannot write {}: {e}", path.display()))
                 })?,
