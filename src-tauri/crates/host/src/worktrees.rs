@@ -496,16 +496,24 @@ impl Host {
         };
         // What is there now is kept first, as a restore of the task's: the revert, like one in
         // the project folder, can be undone (/undo, or its row among the checkpoints) — the
-        // worktree's change is not committed yet, and this would be its only copy.
+        // worktree's change may be committed nowhere yet, and this would be its only copy.
         let root = git.path.canonicalize().unwrap_or_else(|_| git.path.clone());
+        // (A symbolic link is not copied — a checkpoint keeps regular files only — and its
+        // revert is refused below, in words.)
         let paths: Vec<PathBuf> = std::iter::once(&file.path)
             .chain(file.old_path.as_ref())
             .map(|p| root.join(p))
+            .filter(|p| {
+                !p.symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink())
+            })
             .collect();
         let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        codewright_tools::Checkpoints::new(&self.inner.home, self.inner.store.clone())
-            .keep_for_undo(task, &root, &paths, &file.path)
-            .map_err(HostError::from)?;
+        if !paths.is_empty() {
+            codewright_tools::Checkpoints::new(&self.inner.home, self.inner.store.clone())
+                .keep_for_undo(task, &root, &paths, &file.path)
+                .map_err(HostError::from)?;
+        }
         let _op = GitOp::start(&self.inner.home, task, "revert");
         Ok(repo.revert(&git, file, hunk)?)
     }

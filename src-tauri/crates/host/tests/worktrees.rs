@@ -593,6 +593,24 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
         edited,
         "both undone: the agent's change whole again"
     );
+
+    // A symbolic link the task made is not reverted (git's side refuses to follow one), and
+    // says so — not how a copy of it failed: a checkpoint keeps regular files only, and none
+    // is recorded.
+    std::os::unix::fs::symlink("long.txt", root.join("link")).unwrap();
+    let restores = |w: &World| {
+        w.host
+            .checkpoints(task.id)
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.kind == codewright_protocol::CheckpointKind::Restore)
+            .count()
+    };
+    let before = restores(&w);
+    let err = w.host.revert_change(task.id, "link", None).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "{err:?}");
+    assert!(err.message.contains("link is not a file"), "{err:?}");
+    assert_eq!(restores(&w), before);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
