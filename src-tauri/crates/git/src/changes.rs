@@ -309,18 +309,20 @@ pub(crate) fn unapply(file: &Path, hunk: &Hunk) -> std::result::Result<(), Strin
     if !out.is_empty() && (ends_with_newline || text.is_empty()) {
         written.push('\n');
     }
-    // Whole or not at all: written beside it, then put in its place.
-    let beside = file.with_file_name(format!(
-        ".{}.codewright-revert",
-        file.file_name()
-            .map_or("file".into(), |n| n.to_string_lossy())
-    ));
-    std::fs::write(&beside, written)
-        .and_then(|()| std::fs::rename(&beside, file))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&beside);
-            format!("cannot write {}: {e}", file.display())
-        })
+    // Whole or not at all: written beside it, then put in its place — in a file made new under
+    // a name of its own (never through a link or over a file a task left there under a name
+    // it could guess), with the file's mode.
+    let cannot = |e: std::io::Error| format!("cannot write {}: {e}", file.display());
+    let mode = std::fs::metadata(file).map_err(cannot)?.permissions();
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut beside = tempfile::Builder::new()
+        .prefix(".codewright-revert-")
+        .tempfile_in(dir)
+        .map_err(cannot)?;
+    use std::io::Write;
+    beside.write_all(written.as_bytes()).map_err(cannot)?;
+    beside.as_file().set_permissions(mode).map_err(cannot)?;
+    beside.persist(file).map(drop).map_err(|e| cannot(e.error))
 }
 
 #[cfg(test)]

@@ -509,13 +509,24 @@ impl Host {
             })
             .collect();
         let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        if !paths.is_empty() {
-            codewright_tools::Checkpoints::new(&self.inner.home, self.inner.store.clone())
-                .keep_for_undo(task, &root, &paths, &file.path)
+        let checkpoints =
+            codewright_tools::Checkpoints::new(&self.inner.home, self.inner.store.clone());
+        let copies = checkpoints.copies(&root, &paths).map_err(|e| {
+            HostError::new(
+                ErrorKind::Conflict,
+                format!("{path} is not reverted: a copy to undo it from cannot be made ({e}); change it in the worktree by hand"),
+            )
+        })?;
+        let _op = GitOp::start(&self.inner.home, task, "revert");
+        let reverted = repo.revert(&git, file, hunk);
+        // A revert refused changed nothing, and leaves nothing to undo; one cut short part way
+        // (a renamed file's new path gone, git then failing) may have.
+        if reverted.is_ok() || !checkpoints.unchanged(&copies).unwrap_or(false) {
+            checkpoints
+                .record_undo(task, &copies, &file.path)
                 .map_err(HostError::from)?;
         }
-        let _op = GitOp::start(&self.inner.home, task, "revert");
-        Ok(repo.revert(&git, file, hunk)?)
+        Ok(reverted?)
     }
 
     /// Runs `job` on a thread of the blocking pool, off the async runtime's few threads (two on

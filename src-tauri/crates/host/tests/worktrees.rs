@@ -611,6 +611,65 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
     assert_eq!(err.kind, ErrorKind::Conflict, "{err:?}");
     assert!(err.message.contains("link is not a file"), "{err:?}");
     assert_eq!(restores(&w), before);
+    std::fs::remove_file(root.join("link")).unwrap();
+
+    // A hunk's revert that fails (a file that is not UTF-8 text) changes nothing and leaves no
+    // restore — one would be `/undo`'s newest, undoing nothing.
+    std::fs::write(root.join("latin.txt"), b"caf\xe9 1\nsame\n").unwrap();
+    git(&root, &["add", "latin.txt"]);
+    git(&root, &["commit", "-q", "-m", "latin"]);
+    std::fs::write(root.join("latin.txt"), b"caf\xe9 2\nsame\n").unwrap();
+    let review = w.host.task_changes(task.id).unwrap();
+    let latin = review
+        .changes
+        .files
+        .iter()
+        .find(|f| f.path == "latin.txt")
+        .expect("latin.txt in the review");
+    let hunk = &latin.hunks[0];
+    let shown = codewright_host::worktrees::HunkRef {
+        index: 0,
+        old_start: hunk.old_start,
+        new_start: hunk.new_start,
+    };
+    let err = w
+        .host
+        .revert_change(task.id, "latin.txt", Some(shown))
+        .unwrap_err();
+    assert!(err.message.contains("latin.txt"), "{err:?}");
+    assert_eq!(restores(&w), before);
+    assert_eq!(
+        std::fs::read(root.join("latin.txt")).unwrap(),
+        b"caf\xe9 2\nsame\n"
+    );
+
+    // A file the task made and one it removed, each reverted and the revert undone.
+    std::fs::write(root.join("made.txt"), "made\n").unwrap();
+    std::fs::remove_file(root.join("app.py")).unwrap();
+    for (path, there) in [("made.txt", false), ("app.py", true)] {
+        w.host.revert_change(task.id, path, None).unwrap();
+        assert_eq!(root.join(path).exists(), there, "{path} reverted");
+        let undo = w
+            .host
+            .checkpoints(task.id)
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.kind == codewright_protocol::CheckpointKind::Restore)
+            .max_by_key(|c| c.id)
+            .unwrap();
+        assert_eq!(undo.reverted.as_deref(), Some(path));
+        w.host
+            .restore_files(
+                task.id,
+                codewright_host::by_hand::Restore::Checkpoint(undo.id),
+            )
+            .unwrap();
+        assert_eq!(root.join(path).exists(), !there, "{path}'s revert undone");
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("made.txt")).unwrap(),
+        "made\n"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

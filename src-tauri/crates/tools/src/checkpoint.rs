@@ -53,6 +53,11 @@ fn record(what: &'static str) -> impl FnOnce(StoreError) -> CheckpointError {
     move |source| CheckpointError::Record { what, source }
 }
 
+/// Files as they were at a moment, their contents saved with the checkpoints' copies
+/// ([`Checkpoints::copies`]).
+#[derive(Debug)]
+pub struct Copies(Vec<PreImage>);
+
 /// One task's checkpoints.
 pub struct Checkpoints {
     blobs: PathBuf,
@@ -374,55 +379,48 @@ impl Checkpoints {
         }
     }
 
-    /// Records `paths` (files inside `root`, the folder `task` works in) as they are now as a
-    /// restore of the task's that put back `reverted` — so that a change made to them next,
-    /// by someone other than the agent (a review's revert in a worktree), can be undone like any
-    /// restore. Returns the checkpoint's id.
-    pub fn keep_for_undo(
-        &self,
-        task: TaskId,
-        root: &Path,
-        paths: &[&Path],
-        reverted: &str,
-    ) -> Result<i64> {
+    /// `paths` (files inside `root`, the folder a task works in) as they are now, copied so that
+    /// a change made to them next — by someone other than the agent: a review's revert in a
+    /// worktree — can be undone like any restore ([`Checkpoints::record_undo`]).
+    pub fn copies(&self, root: &Path, paths: &[&Path]) -> Result<Copies> {
         let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        Ok(self.keep(task, &root, paths, reverted)?.0)
-    }
-
-    /// [`Checkpoints::keep_for_undo`], `root` canonical; also what was kept.
-    fn keep(
-        &self,
-        task: TaskId,
-        root: &Path,
-        paths: &[&Path],
-        reverted: &str,
-    ) -> Result<(i64, Vec<PreImage>)> {
-        let turn = self
-            .store
-            .lock()
-            .expect("store lock")
-            .checkpoints(task)?
-            .iter()
-            .map(|c| c.turn)
-            .max()
-            .unwrap_or(0);
-        if let Some(outside) = paths.iter().find(|p| !p.starts_with(root)) {
+        if let Some(outside) = paths.iter().find(|p| !p.starts_with(&root)) {
             return Err(CheckpointError::Refused(format!(
                 "{} is not in the task's folder; put it back from the checkpoints",
                 outside.display()
             )));
         }
-        let now: Vec<PreImage> = paths
+        let files = paths
             .iter()
             .map(|p| self.snapshot(p))
             .collect::<Result<_>>()?;
-        let undo = self
-            .store
-            .lock()
-            .expect("store lock")
-            .record_restore(task, turn, &now, Some(reverted))
-            .map_err(record("revert"))?;
-        Ok((undo, now))
+        Ok(Copies(files))
+    }
+
+    /// Whether the files of `copies` are still as they were copied.
+    pub fn unchanged(&self, copies: &Copies) -> Result<bool> {
+        for kept in &copies.0 {
+            let now = self.snapshot(Path::new(&kept.path))?;
+            if (&now.blob, now.mode) != (&kept.blob, kept.mode) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Records `copies` as a restore of `task`'s that put back `reverted` (a path as the user
+    /// knows it): undoing it puts them back. Returns the checkpoint's id.
+    pub fn record_undo(&self, task: TaskId, copies: &Copies, reverted: &str) -> Result<i64> {
+        let mut store = self.store.lock().expect("store lock");
+        let turn = store
+            .checkpoints(task)?
+            .iter()
+            .map(|c| c.turn)
+            .max()
+            .unwrap_or(0);
+        store
+            .record_restore(task, turn, &copies.0, Some(reverted))
+            .map_err(record("revert"))
     }
 
     /// Puts `path` (a file `task` changed) back to `content` (`None`: removed) with `mode` (else
@@ -439,8 +437,9 @@ impl Checkpoints {
     ) -> Result<i64> {
         let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
         let reverted = path.strip_prefix(&root).unwrap_or(path).to_string_lossy();
-        let (undo, now) = self.keep(task, &root, &[path], &reverted)?;
-        let now_mode = now.first().and_then(|p| p.mode);
+        let now = self.copies(&root, &[path])?;
+        let undo = self.record_undo(task, &now, &reverted)?;
+        let now_mode = now.0.first().and_then(|p| p.mode);
         match content {
             Some(content) => crate::nofollow::write(path, content, mode.or(now_mode), &root)
                 .map_err(|e| {

@@ -22,7 +22,7 @@ mod nofollow;
 mod registry;
 mod session;
 
-pub use checkpoint::{CheckpointError, Checkpoints};
+pub use checkpoint::{CheckpointError, Checkpoints, Copies};
 pub use codewright_exec::sandbox::{sandbox_support, SandboxSupport};
 pub use codewright_exec::shell::{
     env_var, protect_own_environment, taken_secrets, warm_environment, EnvFilter,
