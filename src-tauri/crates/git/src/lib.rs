@@ -1069,11 +1069,16 @@ fn snapshot(dir: &Path, message: &str) -> Result<String> {
     Ok(stdout_line(&commit))
 }
 
-/// A temporary index file, removed when dropped.
-pub(crate) struct TempIndex(tempfile::TempPath);
+/// A temporary index file, in a folder of its own only this user can enter (the shared temporary
+/// folder is anyone's: a name made there and written later could be a link by then), removed
+/// when dropped.
+pub(crate) struct TempIndex {
+    _dir: tempfile::TempDir,
+    index: PathBuf,
+}
 
-/// A temporary index is named `codewright-index-p<pid>-…`: one a killed process left behind is
-/// known by its process being gone.
+/// A temporary index's folder is named `codewright-index-p<pid>-…`: one a killed process left
+/// behind is known by its process being gone.
 const INDEX_PREFIX: &str = "codewright-index-p";
 
 /// How old a temporary index of a process that is gone must be to be removed (an index in use
@@ -1106,7 +1111,11 @@ fn sweep_stale_indexes(dir: &Path) {
         };
         if let Some(pid) = pid {
             if pid != std::process::id() && !proc.join(pid.to_string()).exists() && old() {
-                let _ = std::fs::remove_file(entry.path());
+                // (A folder now; a file, and its lock, as earlier versions left them.)
+                let _ = match entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    true => std::fs::remove_dir_all(entry.path()),
+                    false => std::fs::remove_file(entry.path()),
+                };
             }
         }
     }
@@ -1116,17 +1125,16 @@ impl TempIndex {
     pub(crate) fn new() -> Result<TempIndex> {
         static SWEPT: std::sync::Once = std::sync::Once::new();
         SWEPT.call_once(|| sweep_stale_indexes(&std::env::temp_dir()));
-        let file = tempfile::Builder::new()
+        let dir = tempfile::Builder::new()
             .prefix(&format!("{INDEX_PREFIX}{}-", std::process::id()))
-            .tempfile()
+            .tempdir()
             .map_err(|e| GitError::Failed {
                 command: "read-tree".into(),
                 stderr: format!("cannot make a temporary index: {e}"),
             })?;
-        let path = file.into_temp_path();
-        // git wants to make the index itself: an empty file is not an index.
-        let _ = std::fs::remove_file(&path);
-        Ok(TempIndex(path))
+        // (git makes the index itself: an empty file is not an index.)
+        let index = dir.path().join("index");
+        Ok(TempIndex { _dir: dir, index })
     }
 
     /// A temporary index that starts as a copy of `dir`'s own (whose file times let `git add`
@@ -1160,7 +1168,7 @@ impl TempIndex {
     }
 
     pub(crate) fn path(&self) -> &Path {
-        &self.0
+        &self.index
     }
 }
 
@@ -1294,6 +1302,14 @@ mod temp_index_tests {
                 file.set_modified(long_ago).unwrap();
             }
         }
+        // A dead process's folder, as indexes are kept now.
+        let folder = dir.path().join(format!("{INDEX_PREFIX}{dead}-m4n5o6"));
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("index"), "DIRC").unwrap();
+        std::fs::File::open(&folder)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
         sweep_stale_indexes(dir.path());
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()

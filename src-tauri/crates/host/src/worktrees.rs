@@ -494,9 +494,10 @@ impl Host {
                     .ok_or_else(moved)?,
             ),
         };
-        // What is there now is kept first, as a restore of the task's: the revert, like one in
-        // the project folder, can be undone (/undo, or its row among the checkpoints) — the
-        // worktree's change may be committed nowhere yet, and this would be its only copy.
+        // What is there now is copied and recorded first, as a restore of the task's: the
+        // revert, like one in the project folder, can be undone (/undo, or its row among the
+        // checkpoints) — the worktree's change may be committed nowhere yet, and this would be
+        // its only copy.
         let root = git.path.canonicalize().unwrap_or_else(|_| git.path.clone());
         // (A symbolic link is not copied — a checkpoint keeps regular files only — and its
         // revert is refused below, in words.)
@@ -517,13 +518,17 @@ impl Host {
                 format!("{path} is not reverted: a copy to undo it from cannot be made ({e}); change it in the worktree by hand"),
             )
         })?;
+        let undo = checkpoints
+            .record_undo(task, &copies, &file.path)
+            .map_err(HostError::from)?;
         let _op = GitOp::start(&self.inner.home, task, "revert");
         let reverted = repo.revert(&git, file, hunk);
-        // A revert refused changed nothing, and leaves nothing to undo; one cut short part way
-        // (a renamed file's new path gone, git then failing) may have.
-        if reverted.is_ok() || !checkpoints.unchanged(&copies).unwrap_or(false) {
+        // A revert refused changed nothing, and leaves nothing to undo (it would be /undo's
+        // newest); one cut short part way (a renamed file's new path gone, git then failing)
+        // keeps its undo.
+        if reverted.is_err() && checkpoints.unchanged(&copies).unwrap_or(false) {
             checkpoints
-                .record_undo(task, &copies, &file.path)
+                .forget_undo(task, undo)
                 .map_err(HostError::from)?;
         }
         Ok(reverted?)

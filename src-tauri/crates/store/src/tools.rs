@@ -141,6 +141,16 @@ impl Store {
         Ok(id)
     }
 
+    /// Forgets restore `id` of `task`, recorded for a change that then did not happen (its
+    /// copies' blobs stay until the blobs are swept). A turn's checkpoint is never forgotten.
+    pub fn forget_restore(&mut self, task: TaskId, id: i64) -> Result<()> {
+        self.conn.execute(
+            "DELETE FROM checkpoints WHERE id = ?1 AND task_id = ?2 AND kind = 'restore'",
+            params![id, task.0],
+        )?;
+        Ok(())
+    }
+
     /// The checkpoints of a task, oldest first, with their files.
     pub fn checkpoints(&self, task: TaskId) -> Result<Vec<Checkpoint>> {
         let mut stmt = self.conn.prepare_cached(

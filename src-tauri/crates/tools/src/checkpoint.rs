@@ -397,15 +397,35 @@ impl Checkpoints {
         Ok(Copies(files))
     }
 
-    /// Whether the files of `copies` are still as they were copied.
+    /// Whether the files of `copies` are still as they were copied (read, not copied again).
     pub fn unchanged(&self, copies: &Copies) -> Result<bool> {
         for kept in &copies.0 {
-            let now = self.snapshot(Path::new(&kept.path))?;
-            if (&now.blob, now.mode) != (&kept.blob, kept.mode) {
+            let path = Path::new(&kept.path);
+            let now = crate::nofollow::read(path).map_err(|e| {
+                CheckpointError::File(format!("cannot read {}: {e}", path.display()))
+            })?;
+            let (blob, mode) = match now {
+                Some((content, mode)) => (
+                    Some(blake3::hash(&content).to_hex().to_string()),
+                    Some(mode),
+                ),
+                None => (None, None),
+            };
+            if (blob.as_deref(), mode) != (kept.blob.as_deref(), kept.mode) {
                 return Ok(false);
             }
         }
         Ok(true)
+    }
+
+    /// Forgets undo `id` of `task` ([`Checkpoints::record_undo`]): what it was recorded for did
+    /// not happen.
+    pub fn forget_undo(&self, task: TaskId, id: i64) -> Result<()> {
+        self.store
+            .lock()
+            .expect("store lock")
+            .forget_restore(task, id)
+            .map_err(record("revert"))
     }
 
     /// Records `copies` as a restore of `task`'s that put back `reverted` (a path as the user
