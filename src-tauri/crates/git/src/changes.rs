@@ -260,12 +260,12 @@ fn cut(patch: String) -> (String, bool) {
     (kept, true)
 }
 
-/// Puts one hunk of a file back as it was before the change: its new lines (found where the
-/// hunk says, else the one place they occur) become its old lines. An error when they are no
-/// longer in the file (it changed since the hunk was read).
-pub(crate) fn unapply(file: &Path, hunk: &Hunk) -> std::result::Result<(), String> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+/// `text` (a file's) with one hunk of its change put back as it was before: the hunk's new lines
+/// (found where it says, else the one place they occur) become its old lines. An error, in words
+/// that follow the file's name, when they are no longer in it (it changed since the hunk was
+/// read). The caller writes the result (in a task's folder, without following a link:
+/// `Checkpoints::put_back`).
+pub fn unapplied(text: &str, hunk: &Hunk) -> std::result::Result<String, String> {
     let ends_with_newline = text.ends_with('\n');
     let mut lines: Vec<&str> = text.split('\n').collect();
     if ends_with_newline || text.is_empty() {
@@ -294,12 +294,7 @@ pub(crate) fn unapply(file: &Path, hunk: &Hunk) -> std::result::Result<(), Strin
             .collect();
         match places[..] {
             [one] => one,
-            _ => {
-                return Err(format!(
-                    "{} has changed since this change was read; look at it again",
-                    file.display()
-                ))
-            }
+            _ => return Err("has changed since this change was read; look at it again".into()),
         }
     };
     let mut out: Vec<String> = lines[..at].iter().map(|l| l.to_string()).collect();
@@ -309,20 +304,7 @@ pub(crate) fn unapply(file: &Path, hunk: &Hunk) -> std::result::Result<(), Strin
     if !out.is_empty() && (ends_with_newline || text.is_empty()) {
         written.push('\n');
     }
-    // Whole or not at all: written beside it, then put in its place — in a file made new under
-    // a name of its own (never through a link or over a file a task left there under a name
-    // it could guess), with the file's mode.
-    let cannot = |e: std::io::Error| format!("cannot write {}: {e}", file.display());
-    let mode = std::fs::metadata(file).map_err(cannot)?.permissions();
-    let dir = file.parent().unwrap_or(Path::new("."));
-    let mut beside = tempfile::Builder::new()
-        .prefix(".codewright-revert-")
-        .tempfile_in(dir)
-        .map_err(cannot)?;
-    use std::io::Write;
-    beside.write_all(written.as_bytes()).map_err(cannot)?;
-    beside.as_file().set_permissions(mode).map_err(cannot)?;
-    beside.persist(file).map(drop).map_err(|e| cannot(e.error))
+    Ok(written)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ mod changes;
 mod include;
 mod merge;
 pub mod safe;
-pub use changes::{Changes, FileChange};
+pub use changes::{unapplied, Changes, FileChange};
 pub use merge::{MergeMode, MergePlan, MergeRepair, Merged};
 
 /// What went wrong, in words for the screen it appears on.
@@ -284,17 +284,9 @@ impl Repo {
 
     /// Puts `file` (a path in the change, as [`Changes`] names it) back as it was at the fork
     /// point: changed back, brought back when deleted, removed when new (and a renamed file
-    /// back under its old name). `hunk`: only that hunk of it, as [`Repo::changes`] gave it.
-    pub fn revert(
-        &self,
-        worktree: &Worktree,
-        file: &FileChange,
-        hunk: Option<&codewright_protocol::Hunk>,
-    ) -> Result<()> {
+    /// back under its old name). (One hunk of it: [`unapplied`].)
+    pub fn revert(&self, worktree: &Worktree, file: &FileChange) -> Result<()> {
         let inside = |path: &str| inside(&worktree.path, path);
-        if let Some(hunk) = hunk {
-            return changes::unapply(&inside(&file.path)?, hunk).map_err(GitError::Refused);
-        }
         let from = self.fork_point(worktree)?;
         let before = file.old_path.as_deref().unwrap_or(&file.path);
         inside(before)?;

@@ -870,19 +870,6 @@ fn a_file_or_one_hunk_of_it_is_put_back_as_it_was() {
     std::fs::write(task.path.join("long.txt"), &edited).unwrap();
     std::fs::write(task.path.join("new.txt"), "new\n").unwrap();
     std::fs::remove_file(task.path.join("README.md")).unwrap();
-    // (Executable, and a task left links beside it under the names a revert once wrote
-    // through: neither is followed, and the file keeps its mode.)
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        task.path.join("long.txt"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
-    let victim = w.trees.join("victim.txt");
-    std::fs::write(&victim, "untouched\n").unwrap();
-    for name in [".long.txt.codewright-revert", ".codewright-revert-long.txt"] {
-        std::os::unix::fs::symlink(&victim, task.path.join(name)).unwrap();
-    }
 
     let changes = repo.changes(&task).unwrap();
     let file = |name: &str| {
@@ -898,37 +885,15 @@ fn a_file_or_one_hunk_of_it_is_put_back_as_it_was() {
     assert!(file("new.txt").created && file("README.md").deleted);
 
     // The second hunk only: the first stays.
-    repo.revert(&task, &long_file, Some(&long_file.hunks[1]))
-        .unwrap();
-    assert_eq!(
-        std::fs::read_to_string(task.path.join("long.txt")).unwrap(),
-        long.replace("line 2\n", "line two\n")
-    );
-    assert_eq!(
-        std::fs::read_to_string(&victim).unwrap(),
-        "untouched\n",
-        "written through a link"
-    );
-    let mode = std::fs::metadata(task.path.join("long.txt"))
-        .unwrap()
-        .permissions()
-        .mode();
-    assert_eq!(
-        mode & 0o777,
-        0o755,
-        "the hunk's revert dropped the file's mode"
-    );
-    for name in [".long.txt.codewright-revert", ".codewright-revert-long.txt"] {
-        std::fs::remove_file(task.path.join(name)).unwrap();
-    }
+    let text = std::fs::read_to_string(task.path.join("long.txt")).unwrap();
+    let less = codewright_git::unapplied(&text, &long_file.hunks[1]).unwrap();
+    assert_eq!(less, long.replace("line 2\n", "line two\n"));
     // The same hunk again: it is no longer there, and that is said.
-    let err = repo
-        .revert(&task, &long_file, Some(&long_file.hunks[1]))
-        .unwrap_err();
-    assert!(err.to_string().contains("has changed since"), "{err}");
+    let err = codewright_git::unapplied(&less, &long_file.hunks[1]).unwrap_err();
+    assert!(err.contains("has changed since"), "{err}");
 
     for name in ["long.txt", "new.txt", "README.md"] {
-        repo.revert(&task, &file(name), None).unwrap();
+        repo.revert(&task, &file(name)).unwrap();
     }
     assert!(repo.changes(&task).unwrap().files.is_empty());
     assert!(!task.path.join("new.txt").exists());
@@ -940,7 +905,7 @@ fn a_file_or_one_hunk_of_it_is_put_back_as_it_was() {
     // A path from outside the worktree is refused.
     let mut outside = file("long.txt");
     outside.path = "../escape.txt".into();
-    assert!(repo.revert(&task, &outside, None).is_err());
+    assert!(repo.revert(&task, &outside).is_err());
 }
 
 #[test]

@@ -494,11 +494,37 @@ impl Host {
                     .ok_or_else(moved)?,
             ),
         };
-        // What is there now is copied and recorded first, as a restore of the task's: the
+        // Either way what is there now is recorded first, as a restore of the task's: the
         // revert, like one in the project folder, can be undone (/undo, or its row among the
         // checkpoints) — the worktree's change may be committed nowhere yet, and this would be
         // its only copy.
         let root = git.path.canonicalize().unwrap_or_else(|_| git.path.clone());
+        let checkpoints =
+            codewright_tools::Checkpoints::new(&self.inner.home, self.inner.store.clone());
+        // One hunk: the file less that hunk, read and written in its place without following a
+        // link on the way (a task's process may have swapped a folder for one).
+        if let Some(hunk) = hunk {
+            let at = root.join(&file.path);
+            let refused = |why: String| {
+                HostError::new(
+                    ErrorKind::Conflict,
+                    format!("{path} is not reverted: {why}"),
+                )
+            };
+            let text = checkpoints
+                .read(&root, &at)
+                .map_err(|e| refused(e.to_string()))?
+                .ok_or_else(moved)?;
+            let text = String::from_utf8(text).map_err(|_| {
+                refused("it is not UTF-8 text, so a hunk of it cannot be; revert it whole".into())
+            })?;
+            let kept = codewright_git::unapplied(&text, hunk)
+                .map_err(|why| HostError::new(ErrorKind::Conflict, format!("{path} {why}")))?;
+            checkpoints
+                .put_back(task, &root, &at, Some(kept.as_bytes()), None)
+                .map_err(HostError::from)?;
+            return Ok(());
+        }
         // (A symbolic link is not copied — a checkpoint keeps regular files only — and its
         // revert is refused below, in words.)
         let paths: Vec<PathBuf> = std::iter::once(&file.path)
@@ -510,8 +536,6 @@ impl Host {
             })
             .collect();
         let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        let checkpoints =
-            codewright_tools::Checkpoints::new(&self.inner.home, self.inner.store.clone());
         let copies = checkpoints.copies(&root, &paths).map_err(|e| {
             HostError::new(
                 ErrorKind::Conflict,
@@ -522,7 +546,7 @@ impl Host {
             .record_undo(task, &copies, &file.path)
             .map_err(HostError::from)?;
         let _op = GitOp::start(&self.inner.home, task, "revert");
-        let reverted = repo.revert(&git, file, hunk);
+        let reverted = repo.revert(&git, file);
         // A revert refused changed nothing, and leaves nothing to undo (it would be /undo's
         // newest); one cut short part way (a renamed file's new path gone, git then failing)
         // keeps its undo.

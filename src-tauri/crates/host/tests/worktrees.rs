@@ -497,6 +497,13 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
         .replace("line 25\n", "line twenty-five\n");
     std::fs::write(root.join("long.txt"), &edited).unwrap();
 
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        root.join("long.txt"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+
     let review = w.host.task_changes(task.id).unwrap();
     let hunk = &review.changes.files[0].hunks[1];
     let shown = codewright_host::worktrees::HunkRef {
@@ -510,6 +517,15 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
     assert_eq!(
         std::fs::read_to_string(root.join("long.txt")).unwrap(),
         long.replace("line 2\n", "line two\n")
+    );
+    let mode = std::fs::metadata(root.join("long.txt"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o777,
+        0o755,
+        "the hunk's revert kept the file's mode"
     );
     // What the review showed is gone now: the same revert is refused, nothing changes.
     let err = w
@@ -642,6 +658,45 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
         std::fs::read(root.join("latin.txt")).unwrap(),
         b"caf\xe9 2\nsame\n"
     );
+
+    // A folder swapped for a link after the review was read (a task's process may do it): a
+    // hunk's revert never writes where the link leads.
+    std::fs::create_dir(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/x.txt"), "a\nb\n").unwrap();
+    git(&root, &["add", "sub"]);
+    git(&root, &["commit", "-q", "-m", "sub"]);
+    std::fs::write(root.join("sub/x.txt"), "a\nB\n").unwrap();
+    let review = w.host.task_changes(task.id).unwrap();
+    let x = review
+        .changes
+        .files
+        .iter()
+        .find(|f| f.path == "sub/x.txt")
+        .unwrap();
+    let shown = codewright_host::worktrees::HunkRef {
+        index: 0,
+        old_start: x.hunks[0].old_start,
+        new_start: x.hunks[0].new_start,
+    };
+    let elsewhere = w.repo.parent().unwrap().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("x.txt"), "a\nB\n").unwrap();
+    std::fs::rename(root.join("sub"), root.join("sub-moved")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, root.join("sub")).unwrap();
+    let before = restores(&w);
+    let err = w
+        .host
+        .revert_change(task.id, "sub/x.txt", Some(shown))
+        .unwrap_err();
+    assert!(err.message.contains("sub/x.txt"), "{err:?}");
+    assert_eq!(
+        std::fs::read_to_string(elsewhere.join("x.txt")).unwrap(),
+        "a\nB\n",
+        "written where the link leads"
+    );
+    assert_eq!(restores(&w), before);
+    std::fs::remove_file(root.join("sub")).unwrap();
+    std::fs::rename(root.join("sub-moved"), root.join("sub")).unwrap();
 
     // A file the task made and one it removed, each reverted and the revert undone.
     std::fs::write(root.join("made.txt"), "made\n").unwrap();

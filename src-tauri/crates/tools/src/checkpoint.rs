@@ -397,6 +397,21 @@ impl Checkpoints {
         Ok(Copies(files))
     }
 
+    /// The bytes of `path`, a file inside `root` (the folder a task works in), read without
+    /// following a link on the way; `None` when it is not there.
+    pub fn read(&self, root: &Path, path: &Path) -> Result<Option<Vec<u8>>> {
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        if !path.starts_with(&root) {
+            return Err(CheckpointError::Refused(format!(
+                "{} is not in the task's folder",
+                path.display()
+            )));
+        }
+        crate::nofollow::read(path)
+            .map(|read| read.map(|(content, _)| content))
+            .map_err(|e| CheckpointError::File(format!("cannot read {}: {e}", path.display())))
+    }
+
     /// Whether the files of `copies` are still as they were copied (read, not copied again).
     pub fn unchanged(&self, copies: &Copies) -> Result<bool> {
         for kept in &copies.0 {
