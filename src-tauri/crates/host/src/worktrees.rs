@@ -525,6 +525,19 @@ impl Host {
                 .map_err(HostError::from)?;
             return Ok(());
         }
+        // A file the task made: removed the same way (a link it made is refused below).
+        let made = root.join(&file.path);
+        let link = made
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        if file.created && file.old_path.is_none() && !link {
+            checkpoints
+                .put_back(task, &root, &made, None, None)
+                .map_err(|e| {
+                    HostError::new(ErrorKind::Conflict, format!("{path} is not reverted: {e}"))
+                })?;
+            return Ok(());
+        }
         // (A symbolic link is not copied — a checkpoint keeps regular files only — and its
         // revert is refused below, in words.)
         let paths: Vec<PathBuf> = std::iter::once(&file.path)
