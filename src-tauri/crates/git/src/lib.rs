@@ -1117,8 +1117,10 @@ impl TempIndex {
     pub(crate) fn new() -> Result<TempIndex> {
         static SWEPT: std::sync::Once = std::sync::Once::new();
         SWEPT.call_once(|| sweep_stale_indexes(&std::env::temp_dir()));
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::Builder::new()
             .prefix(&format!("{INDEX_PREFIX}{}-", std::process::id()))
+            .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir()
             .map_err(|e| GitError::Failed {
                 command: "read-tree".into(),
@@ -1270,6 +1272,16 @@ fn stdout_line(out: &Output) -> String {
 #[cfg(test)]
 mod temp_index_tests {
     use super::*;
+
+    #[test]
+    fn a_temporary_index_is_in_a_folder_only_its_user_can_enter() {
+        use std::os::unix::fs::PermissionsExt;
+        let index = TempIndex::new().unwrap();
+        let folder = index.path().parent().unwrap();
+        let mode = std::fs::metadata(folder).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert!(folder.starts_with(std::env::temp_dir()));
+    }
 
     #[cfg(target_os = "linux")]
     #[test]

@@ -502,8 +502,9 @@ impl Host {
         let checkpoints =
             codewright_tools::Checkpoints::new(&self.inner.home, self.inner.store.clone());
         // One hunk: the file less that hunk, read and written in its place without following a
-        // link on the way (a task's process may have swapped a folder for one).
-        if let Some(hunk) = hunk {
+        // link on the way (a task's process may have swapped a folder for one). (A file the task
+        // removed is its one hunk: put back whole, below.)
+        if let Some(hunk) = hunk.filter(|_| !file.deleted) {
             let at = root.join(&file.path);
             let refused = |why: String| {
                 HostError::new(
@@ -520,9 +521,11 @@ impl Host {
             })?;
             let kept = codewright_git::unapplied(&text, hunk)
                 .map_err(|why| HostError::new(ErrorKind::Conflict, format!("{path} {why}")))?;
+            // (A new file whose only hunk goes is gone again.)
+            let gone = kept.is_empty() && file.created && file.old_path.is_none();
             checkpoints
-                .put_back(task, &root, &at, Some(kept.as_bytes()), None)
-                .map_err(HostError::from)?;
+                .put_back(task, &root, &at, (!gone).then_some(kept.as_bytes()), None)
+                .map_err(|e| refused(e.to_string()))?;
             return Ok(());
         }
         // A file the task made: removed the same way (a link it made is refused below).

@@ -725,6 +725,34 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
         std::fs::read_to_string(root.join("made.txt")).unwrap(),
         "made\n"
     );
+
+    // A made file's only hunk reverted: gone again, not left empty; a removed file's only hunk
+    // reverted: back whole.
+    std::fs::write(root.join("fresh.txt"), "fresh\n").unwrap();
+    assert!(
+        !root.join("app.py").exists(),
+        "removed again by the undo above"
+    );
+    let review = w.host.task_changes(task.id).unwrap();
+    for path in ["fresh.txt", "app.py"] {
+        let f = review
+            .changes
+            .files
+            .iter()
+            .find(|f| f.path == path)
+            .unwrap();
+        let only = codewright_host::worktrees::HunkRef {
+            index: 0,
+            old_start: f.hunks[0].old_start,
+            new_start: f.hunks[0].new_start,
+        };
+        w.host.revert_change(task.id, path, Some(only)).unwrap();
+    }
+    assert!(!root.join("fresh.txt").exists(), "the made file left empty");
+    assert_eq!(
+        std::fs::read_to_string(root.join("app.py")).unwrap(),
+        "print('hello')\n"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

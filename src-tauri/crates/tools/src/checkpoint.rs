@@ -475,16 +475,19 @@ impl Checkpoints {
         let now = self.copies(&root, &[path])?;
         let undo = self.record_undo(task, &now, &reverted)?;
         let now_mode = now.0.first().and_then(|p| p.mode);
-        match content {
+        let written = match content {
             Some(content) => crate::nofollow::write(path, content, mode.or(now_mode), &root)
                 .map_err(|e| {
                     CheckpointError::File(format!("cannot write {}: {e}", path.display()))
-                })?,
-            None => {
-                crate::nofollow::remove(path, &root).map_err(|e| {
-                    CheckpointError::File(format!("cannot remove {}: {e}", path.display()))
-                })?;
-            }
+                }),
+            None => crate::nofollow::remove(path, &root).map(drop).map_err(|e| {
+                CheckpointError::File(format!("cannot remove {}: {e}", path.display()))
+            }),
+        };
+        if let Err(e) = written {
+            // (Written whole or not at all: nothing changed, and there is nothing to undo.)
+            let _ = self.forget_undo(task, undo);
+            return Err(e);
         }
         self.saved.lock().expect("saved lock").clear();
         Ok(undo)
