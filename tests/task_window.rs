@@ -700,22 +700,14 @@ fn a_new_users_path_through_a_task_window() {
     let newest_says = newest.text();
     newest.hover();
     std::fs::write(folder.join("go"), "").unwrap();
-    let start = std::time::Instant::now();
-    let mut x = 0;
-    loop {
-        x = 3 - x;
-        newest.hover_at(x, 0);
+    newest.aim_until("the turn's checkpoint", WAIT, || {
         let seen = app.js(
             &format!("return [document.getElementById('checkpoint-list').dataset.held === 'true', (() => {{ {labels} }})()]"),
             json!([]),
         );
         assert_eq!(seen[1], before, "the checkpoints moved under the pointer");
-        if seen[0] == true {
-            break;
-        }
-        assert!(start.elapsed() < WAIT, "the turn's checkpoint never came");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        (seen[0] == true).then_some(())
+    });
     app.wait_until(
         "the new checkpoint, the pointer at rest",
         WAIT,
@@ -2759,11 +2751,7 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
     let readme = app.find(".tree-item[data-path='README.md'] .tree-row");
     readme.hover();
     std::fs::write(folder.join("CHANGELOG.md"), "\n").unwrap();
-    let start = std::time::Instant::now();
-    let mut x = 0;
-    loop {
-        x = 3 - x;
-        readme.hover_at(x, 0);
+    readme.aim_until("the change on disk", WAIT, || {
         let seen = app.js(
             &format!("return [document.getElementById('tree').dataset.held === 'true', (() => {{ {rows} }})()]"),
             json!([]),
@@ -2772,12 +2760,8 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
             seen[1], "src .gitignore README.mdM",
             "the tree changed under the pointer"
         );
-        if seen[0] == true {
-            break;
-        }
-        assert!(start.elapsed() < WAIT, "the change on disk never came");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        (seen[0] == true).then_some(())
+    });
     app.wait_until("the new file, the pointer at rest", WAIT, rows, |v| {
         v.as_str().is_some_and(|t| t.contains("CHANGELOG.md"))
     });
@@ -2829,11 +2813,7 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
             )
         })
     };
-    let start = std::time::Instant::now();
-    let mut x = 0;
-    loop {
-        x = 3 - x;
-        readme.hover_at(x, 0);
+    readme.aim_until("the worktree task", WAIT, || {
         let row = app.js(
             "const row = document.getElementById('tree-where-row'); return [row.hidden, row.dataset.held === 'true']",
             json!([]),
@@ -2842,15 +2822,8 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
             row[0], true,
             "the choice of folder appeared under the moving pointer"
         );
-        if row[1] == true {
-            break;
-        }
-        assert!(
-            start.elapsed() < WAIT,
-            "the worktree task never reached the window"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        (row[1] == true).then_some(())
+    });
     let made: Value = serde_json::from_str(&adding.join().unwrap()).unwrap();
     let worktree = std::path::PathBuf::from(made["worktree"]["path"].as_str().unwrap());
     std::fs::write(worktree.join("wt.txt"), "only here\n").unwrap();
@@ -3919,21 +3892,13 @@ fn the_task_list_holds_still_under_the_pointer() {
     };
     // A hand aiming is never quite still: the pointer moves a little until the rename shows.
     let renamed = "return [...document.querySelectorAll('#tasks .task')].map(r => r.dataset.id + ':' + r.querySelector('.task-open').textContent).join(' | ')";
-    let start = std::time::Instant::now();
-    let mut x = 0;
-    let shown = loop {
-        x = 3 - x;
-        row.hover_at(x, 0);
+    let shown = row.aim_until("the rename", WAIT, || {
         let shown = app.js(renamed, json!([]));
-        if shown
+        shown
             .as_str()
             .is_some_and(|t| t.contains("Renamed while the pointer is here"))
-        {
-            break shown;
-        }
-        assert!(start.elapsed() < WAIT, "the rename was not shown: {shown}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+            .then_some(shown)
+    });
     rename.join().unwrap();
     assert!(
         shown.as_str().unwrap().starts_with(&format!("{second}:")),

@@ -522,6 +522,28 @@ impl Element<'_> {
             .expect("pointer move");
     }
 
+    /// Moves the pointer a little over the element, again and again, as a hand aiming at it
+    /// does, until `seen` (asked after each move; its asserts are what must hold meanwhile)
+    /// gives a value — or fails after `timeout` saying `what` never came.
+    pub fn aim_until<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        mut seen: impl FnMut() -> Option<T>,
+    ) -> T {
+        let start = Instant::now();
+        let mut x = 0;
+        loop {
+            x = 3 - x;
+            self.hover_at(x, 0);
+            if let Some(found) = seen() {
+                return found;
+            }
+            assert!(start.elapsed() < timeout, "{what} never came");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     pub fn clear(&self) {
         self.session
             .cmd(
