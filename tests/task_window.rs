@@ -719,6 +719,7 @@ fn a_new_users_path_through_a_task_window() {
     );
     // The rows already there are the same elements (a button with the focus keeps it).
     assert_eq!(newest.text(), newest_says);
+    save_screenshot("task-checkpoints-new-turn", &app.screenshot());
     wait_idle(&app);
 
     // 9. An approval survives closing and reopening the window.
@@ -2833,6 +2834,9 @@ fn the_file_tree_follows_the_disk_and_attaches_a_file_to_the_task() {
         "return document.getElementById('tree-where-row').hidden ? '' : [...document.querySelectorAll('#tree-where option')].map(o => o.textContent).join(' | ')",
         |v| v.as_str().is_some_and(|t| t.starts_with("Project folder | 整理说明文件") && t.contains("— codewright/")),
     );
+    let theme = app.js("const was = document.documentElement.dataset.theme ?? null; document.documentElement.dataset.theme = 'light'; return was", json!([]));
+    save_screenshot("files-worktree-choice-light", &app.screenshot());
+    app.js("const was = arguments[0]; if (was === null) delete document.documentElement.dataset.theme; else document.documentElement.dataset.theme = was", json!([theme]));
     app.find(&format!("#tree-where option[value='{}']", made["id"]))
         .click();
     // Its files, as committed, with its own new file; not the project folder's changes.
@@ -4366,6 +4370,12 @@ fn worktree_tasks_are_reviewed_committed_merged_discarded_and_restored_in_the_wi
         "the Commit button moved when the draft arrived: {drafting} → {drafted}"
     );
     save_screenshot("task-commit-drafted-small", &app.screenshot());
+    app.js("document.documentElement.dataset.theme = 'dark'", json!([]));
+    save_screenshot("task-commit-drafted-dark-small", &app.screenshot());
+    app.js(
+        "document.documentElement.dataset.theme = 'light'",
+        json!([]),
+    );
     // The user rewrites the drafted message (once it is there: a draft never replaces typing).
     app.wait_until(
         "the commit dialog with its draft",

@@ -585,30 +585,21 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
     assert!(undos
         .iter()
         .all(|c| c.reverted.as_deref() == Some("long.txt")));
-    let newest = undos.iter().map(|c| c.id).max().unwrap();
-    w.host
-        .restore_files(
-            task.id,
-            codewright_host::by_hand::Restore::Checkpoint(newest),
-        )
-        .unwrap();
-    assert_eq!(
-        std::fs::read_to_string(root.join("long.txt")).unwrap(),
-        long.replace("line 2\n", "line two\n"),
-        "undone: the file as it was before its revert"
-    );
-    let oldest = undos.iter().map(|c| c.id).min().unwrap();
-    w.host
-        .restore_files(
-            task.id,
-            codewright_host::by_hand::Restore::Checkpoint(oldest),
-        )
-        .unwrap();
-    assert_eq!(
-        std::fs::read_to_string(root.join("long.txt")).unwrap(),
-        edited,
-        "both undone: the agent's change whole again"
-    );
+    // Undone newest first: the file as it was before the file's revert, then as the agent left it.
+    let mut ids: Vec<i64> = undos.iter().map(|c| c.id).collect();
+    ids.sort_unstable_by(|a, b| b.cmp(a));
+    for (id, then) in ids
+        .into_iter()
+        .zip([long.replace("line 2\n", "line two\n"), edited])
+    {
+        w.host
+            .restore_files(task.id, codewright_host::by_hand::Restore::Checkpoint(id))
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(root.join("long.txt")).unwrap(),
+            then
+        );
+    }
 
     // A symbolic link the task made is not reverted (git's side refuses to follow one), and
     // says so — not how a copy of it failed: a checkpoint keeps regular files only, and none
