@@ -4,6 +4,7 @@
 mod support;
 
 use serde_json::{json, Value};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 use support::keyring::SecretService;
 use support::provider::{Provider, Reply};
@@ -408,7 +409,13 @@ fn first_run_sets_up_a_provider_and_the_first_task_is_answered() {
     }));
     provider.require_key("sk-e2e-right-key");
     let keyring = SecretService::start();
-    let desktop = Desktop::start_with(&data, &keyring.env());
+    // An Ollama where its own OLLAMA_HOST says, answering the page's look for local servers
+    // only when the test lets it.
+    let ollama = FakeOllama::start();
+    let ollama_host = format!("127.0.0.1:{}", ollama.port);
+    let mut env = keyring.env().to_vec();
+    env.push(("OLLAMA_HOST", &ollama_host));
+    let desktop = Desktop::start_with(&data, &env);
     let app = desktop.launch();
     app.wait_until(
         "the first-run form",
@@ -416,6 +423,57 @@ fn first_run_sets_up_a_provider_and_the_first_task_is_answered() {
         "const v = document.getElementById('settings-view'); return !v.hidden && document.getElementById('provider-select').options.length > 1 ? document.getElementById('settings-title').textContent : null",
         |v| v == "Set up a model",
     );
+
+    // The local servers are looked for as the page opens; this Ollama answers too late (the
+    // page waits 800 ms), so none is found, and the page says so.
+    ollama.wait_asked();
+    let status = "const s = document.getElementById('found-status'); return s.hidden ? null : s.textContent.trim()";
+    app.wait_until("no local server found", WAIT, status, |v| {
+        v.as_str()
+            .is_some_and(|t| t.starts_with("No model server answers on this computer"))
+    });
+    save_screenshot("first-run-no-local-server", &app.screenshot());
+    // Looked for again (a server started since), the form holds still as it is found — the
+    // user may be on it already: a line says the page is looking, and the server's row takes
+    // its place.
+    let form_at = "return [document.getElementById('found-status').hidden ? null : document.getElementById('found-status-text').textContent, document.getElementById('provider-select').getBoundingClientRect().top]";
+    let before = app.js(form_at, json!([]));
+    app.find("#found-again").click();
+    ollama.wait_asked();
+    let looking = app.js(form_at, json!([]));
+    ollama.answer();
+    assert!(
+        looking[0]
+            .as_str()
+            .is_some_and(|t| t.starts_with("Looking for a model server")),
+        "{looking}"
+    );
+    let found = app.wait_until(
+        "the local server found",
+        WAIT,
+        "return document.getElementById('found-list').textContent || null",
+        |v| v.is_string(),
+    );
+    assert_eq!(
+        found,
+        json!(format!(
+            "Use ollamaollama answers at http://127.0.0.1:{}/v1 with 1 model",
+            ollama.port
+        ))
+    );
+    let now = app.js(form_at, json!([]));
+    assert_eq!(
+        now[0],
+        Value::Null,
+        "the line gave way to the server's row: {now}"
+    );
+    for (when, at) in [("looking", &looking), ("found", &now)] {
+        let moved = at[1].as_f64().unwrap() - before[1].as_f64().unwrap();
+        assert!(moved.abs() < 0.5, "the form moved {moved} px ({when})");
+    }
+    // The focus, on the Look again button, went to the server found.
+    let focused = app.js("return document.activeElement.textContent", json!([]));
+    assert_eq!(focused, json!("Use ollama"));
     save_screenshot("first-run", &app.screenshot());
 
     // A custom provider: a bad address is refused next to its field, and nothing is saved.
@@ -542,6 +600,64 @@ fn first_run_sets_up_a_provider_and_the_first_task_is_answered() {
             "{} holds the key",
             entry.display()
         );
+    }
+}
+
+/// An Ollama that answers `GET /v1/models` (one model), each such request held until
+/// [`FakeOllama::answer`] lets them all go.
+struct FakeOllama {
+    port: u16,
+    asked: std::sync::mpsc::Receiver<()>,
+    go: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl FakeOllama {
+    fn start() -> FakeOllama {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (asked_tx, asked) = std::sync::mpsc::channel();
+        let go = Arc::new((Mutex::new(false), Condvar::new()));
+        let gate = go.clone();
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                let (asked_tx, gate) = (asked_tx.clone(), gate.clone());
+                std::thread::spawn(move || {
+                    let mut line = String::new();
+                    let _ = BufReader::new(&stream).read_line(&mut line);
+                    let answer = if line.starts_with("GET /v1/models ") {
+                        let _ = asked_tx.send(());
+                        let (open, opened) = &*gate;
+                        let _ = opened.wait_timeout_while(
+                            open.lock().unwrap(),
+                            Duration::from_secs(20),
+                            |open| !*open,
+                        );
+                        let body = r#"{"object":"list","data":[{"id":"qwen2.5-coder:1.5b","object":"model"}]}"#;
+                        format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len())
+                    } else {
+                        "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                            .into()
+                    };
+                    let _ = stream.write_all(answer.as_bytes());
+                });
+            }
+        });
+        FakeOllama { port, asked, go }
+    }
+
+    /// Waits until the app has asked for the models.
+    fn wait_asked(&self) {
+        self.asked
+            .recv_timeout(WAIT)
+            .expect("the app never looked for Ollama where OLLAMA_HOST says");
+    }
+
+    /// Lets every answer go, from now on.
+    fn answer(&self) {
+        let (open, opened) = &*self.go;
+        *open.lock().unwrap() = true;
+        opened.notify_all();
     }
 }
 

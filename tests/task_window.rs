@@ -2022,6 +2022,25 @@ fn settings_add_an_mcp_server_whose_tools_the_next_run_gets_and_edit_the_rules()
     app.wait_until("the MCP section", WAIT,
         "return !document.getElementById('settings-view').hidden && !document.getElementById('mcp-empty').hidden",
         |v| v == true);
+    app.wait_until(
+        "the local servers looked for",
+        WAIT,
+        "return document.getElementById('found-status-text').textContent",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.starts_with("No model server answers"))
+        },
+    );
+    // The key found in the environment, its variable's name as it is.
+    let listed = app.js(
+        "return document.getElementById('found-list').textContent",
+        json!([]),
+    );
+    assert_eq!(
+        listed,
+        json!("Use scriptedscripted: key from $CODEWRIGHT_E2E_KEY")
+    );
+    save_screenshot("settings-found-dark-small", &app.screenshot());
     app.find("#mcp-add").click();
     app.find("#mcp-name").type_text("everything");
     app.find("#mcp-command")

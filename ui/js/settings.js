@@ -25,7 +25,8 @@ const ROLES = [
 
 const page = {
   settings: null, // what settings_overview returned last
-  local: [], // local servers that answered
+  local: null, // local servers that answered; null while they are looked for
+  again: false, // whether they are being looked for again (Look again)
   layout: () => {}, // re-renders the rest of the window, which stays hidden while this page shows
 };
 
@@ -38,6 +39,9 @@ function keyText(key) {
     default: return key.var ? `No key — paste one, or set $${key.var}` : 'No key';
   }
 }
+
+/** `text` with its first letter lower-cased (a variable's name in it stays as it is). */
+const lowerFirst = (text) => text.charAt(0).toLowerCase() + text.slice(1);
 
 function providerOf(name) {
   return page.settings?.providers.find((p) => p.name === name);
@@ -71,10 +75,16 @@ function showProvider() {
   const keyringDown = key.source === 'missing' && key.keyring;
   $('#keyring-note').hidden = !keyringDown;
   if (keyringDown) $('#keyring-note').textContent = `The system keyring cannot be used: ${key.keyring}`;
-  const served = page.local.find((s) => s.provider === name)?.models ?? [];
-  const options = [...served, ...(provider?.models ?? [])];
-  $('#model-options').replaceChildren(...options.map((id) => h('option', { value: id.replace(/@[^@]*$/, '') })));
+  listModels();
   $('#test-result').hidden = true;
+}
+
+/** The models offered for the chosen provider: its local server's, then those described. */
+function listModels() {
+  const name = $('#provider-select').value;
+  const served = (page.local ?? []).find((s) => s.provider === name)?.models ?? [];
+  const options = [...served, ...(providerOf(name)?.models ?? [])];
+  $('#model-options').replaceChildren(...options.map((id) => h('option', { value: id.replace(/@[^@]*$/, '') })));
 }
 
 /** A typed number of seconds: `null` when empty (the default). */
@@ -259,20 +269,32 @@ async function removeProvider(name) {
   }
 }
 
-/** What is already there: keys in the environment or keyring, local servers that answer. */
+/**
+ * What is already there: keys in the environment or keyring, local servers that answer. The
+ * servers are looked for as the page opens (up to 800 ms): a line says so meanwhile, and a
+ * server that answers takes that line's place — one row for one line — so the form below does
+ * not move as the user starts on it.
+ */
 function renderFound() {
+  const local = page.local ?? [];
   const found = [
     ...page.settings.providers.filter((p) => p.key.source === 'env' || p.key.source === 'keyring')
-      .map((p) => ({ provider: p.name, text: `${p.name}: ${keyText(p.key).toLowerCase()}` })),
-    ...page.local.map((s) => ({
+      .map((p) => ({ provider: p.name, text: `${p.name}: ${lowerFirst(keyText(p.key))}` })),
+    ...local.map((s) => ({
       provider: s.provider,
       text: `${s.provider} answers at ${s.baseUrl} with ${s.models.length} model${s.models.length === 1 ? '' : 's'}`,
     })),
   ];
-  $('#found').hidden = found.length === 0;
+  $('#found-status-text').textContent = page.local == null
+    ? 'Looking for a model server on this computer (Ollama, LM Studio)…'
+    : 'No model server answers on this computer (Ollama, LM Studio).';
+  $('#found-status').hidden = local.length > 0;
+  // (Kept while it looks again, so that the focus stays on it.)
+  $('#found-again').hidden = page.local == null && !page.again;
+  $('#found-list').hidden = found.length === 0;
   $('#found-list').replaceChildren(...found.map((f) =>
     h('li', {}, h('button', {
-      type: 'button', class: 'button small', text: `Use ${f.provider}`,
+      type: 'button', class: 'button small', text: `Use ${f.provider}`, 'data-provider': f.provider,
       'aria-label': `Use ${f.provider}`,
       onclick: () => { $('#provider-select').value = f.provider; showProvider(); $('#model-name').focus(); },
     }), h('span', { text: f.text }))));
@@ -324,6 +346,8 @@ function close() {
  */
 export async function openSettings({ setup = false, layout = () => {} } = {}) {
   page.layout = layout;
+  page.local = null; // looked for again below
+  page.again = false;
   if (setup) document.body.dataset.setup = 'true';
   else delete document.body.dataset.setup;
   $('#settings-title').textContent = setup ? 'Set up a model' : 'Settings';
@@ -341,9 +365,24 @@ export async function openSettings({ setup = false, layout = () => {} } = {}) {
     refreshApp().catch((e) => toast(messageOf(e), { error: true }));
     refreshModels(() => refresh()).catch((e) => toast(messageOf(e), { error: true }));
   }
+  await lookForServers();
+}
+
+/**
+ * Looks for the local servers that answer (up to 800 ms) and lists them. Asked again with "Look
+ * again" (a server started after the page opened): focus then goes to the first one found.
+ */
+async function lookForServers(again = false) {
+  if (again && page.local == null) return; // still looking
+  page.again = again;
+  page.local = null;
+  renderFound();
   page.local = await call('local_servers');
   renderFound();
-  showProvider();
+  listModels();
+  if (again && page.local.length > 0) {
+    $(`#found-list button[data-provider="${CSS.escape(page.local[0].provider)}"]`)?.focus();
+  }
 }
 
 /** Whether a task can run now; when not, why (for the first-run page). */
@@ -359,6 +398,8 @@ export function initSettings() {
   $('#test-connection').addEventListener('click', testConnection);
   $('#model-form').addEventListener('submit', useModel);
   $('#settings-close').addEventListener('click', close);
+  $('#found-again').addEventListener('click', () =>
+    lookForServers(true).catch((e) => toast(messageOf(e), { error: true })));
   initMcp();
   initProject();
   initApp();

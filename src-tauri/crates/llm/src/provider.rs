@@ -267,9 +267,10 @@ fn is_local_host(host: &str) -> bool {
                 .any(|suffix| host.ends_with(suffix)))
 }
 
-/// The built-in providers.
+/// The built-in providers. Ollama's address follows its own `OLLAMA_HOST`, as its CLI does.
 pub fn builtin_providers() -> Vec<Provider> {
     use Protocol::*;
+    let ollama = ollama_base_url(std::env::var("OLLAMA_HOST").ok().as_deref());
     [
         (
             "openai",
@@ -325,12 +326,55 @@ pub fn builtin_providers() -> Vec<Provider> {
             "https://api.groq.com/openai/v1",
             Some("GROQ_API_KEY"),
         ),
-        ("ollama", OpenAiChat, "http://localhost:11434/v1", None),
+        ("ollama", OpenAiChat, ollama.as_str(), None),
         ("lmstudio", OpenAiChat, "http://localhost:1234/v1", None),
     ]
     .into_iter()
     .map(|(name, protocol, url, env)| Provider::new(name, protocol, url, env))
     .collect()
+}
+
+/// The base URL of Ollama's OpenAI-compatible API, given what `OLLAMA_HOST` says as Ollama reads
+/// it: `host`, `host:port`, `[v6]:port`, or any of these after `http://` or `https://` (whose
+/// default ports are 80 and 443; without a scheme it is 11434). An address it listens on
+/// everywhere (`0.0.0.0`, `::`) is reached at localhost. Unset, empty or unreadable: localhost's
+/// port 11434.
+fn ollama_base_url(host: Option<&str>) -> String {
+    const DEFAULT: &str = "http://localhost:11434/v1";
+    let Some(given) = host.map(str::trim).filter(|h| !h.is_empty()) else {
+        return DEFAULT.into();
+    };
+    let (scheme, rest, default_port) = match given.split_once("://") {
+        None => ("http", given, 11434),
+        Some(("http", rest)) => ("http", rest, 80),
+        Some(("https", rest)) => ("https", rest, 443),
+        Some(_) => return DEFAULT.into(),
+    };
+    let address = rest.split('/').next().unwrap_or_default();
+    let (host, port) = match address.strip_prefix('[') {
+        Some(bracketed) => match bracketed.split_once(']') {
+            Some((host, after)) => (host, after.strip_prefix(':')),
+            None => return DEFAULT.into(),
+        },
+        None if address.matches(':').count() == 1 => {
+            let (host, port) = address.split_once(':').unwrap_or_default();
+            (host, Some(port))
+        }
+        None => (address, None),
+    };
+    let port = match port {
+        None | Some("") => default_port,
+        Some(port) => match port.parse::<u16>() {
+            Ok(port) => port,
+            Err(_) => return DEFAULT.into(),
+        },
+    };
+    let host = match host {
+        "" | "0.0.0.0" | "::" => "localhost".to_string(),
+        v6 if v6.contains(':') => format!("[{v6}]"),
+        host => host.to_string(),
+    };
+    format!("{scheme}://{host}:{port}/v1")
 }
 
 /// `Ok` when `url` can be a provider's base URL: an http:// or https:// address with a host.
@@ -372,6 +416,34 @@ pub fn normalize_base_url(protocol: Protocol, url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ollama_is_found_where_its_own_ollama_host_says() {
+        for (given, base) in [
+            (None, "http://localhost:11434/v1"),
+            (Some(""), "http://localhost:11434/v1"),
+            (Some("  "), "http://localhost:11434/v1"),
+            (Some("127.0.0.1:11500"), "http://127.0.0.1:11500/v1"),
+            (Some("studio.local"), "http://studio.local:11434/v1"),
+            (Some("0.0.0.0"), "http://localhost:11434/v1"),
+            (Some("0.0.0.0:8080"), "http://localhost:8080/v1"),
+            (Some("[::]:8080"), "http://localhost:8080/v1"),
+            (Some("[::1]:9000"), "http://[::1]:9000/v1"),
+            (Some("::1"), "http://[::1]:11434/v1"),
+            (Some("http://10.0.0.5"), "http://10.0.0.5:80/v1"),
+            (
+                Some("https://ollama.example.lan/"),
+                "https://ollama.example.lan:443/v1",
+            ),
+            (Some("http://box:1234/"), "http://box:1234/v1"),
+            (Some("box:"), "http://box:11434/v1"),
+            (Some("box:port"), "http://localhost:11434/v1"),
+            (Some("ftp://box"), "http://localhost:11434/v1"),
+            (Some("[::1"), "http://localhost:11434/v1"),
+        ] {
+            assert_eq!(ollama_base_url(given), base, "OLLAMA_HOST={given:?}");
+        }
+    }
 
     #[test]
     fn base_urls_are_normalised_as_users_paste_them() {
