@@ -976,7 +976,59 @@ async fn a_small_models_requests_never_have_two_user_turns_in_a_row() {
             "{roles:?}"
         );
     }
-    assert!(common::last_text(requests.last().unwrap()).contains("`sh check.sh` fails:"));
+    let last = common::last_text(requests.last().unwrap());
+    assert!(last.contains("`sh check.sh` fails:"), "{last}");
+    // The cause asked for first, joined to it.
+    assert!(
+        last.ends_with("its content in one fenced code block."),
+        "{last}"
+    );
+}
+
+/// Where the model's template takes two user turns in a row (its server said so), the request
+/// for a fix ends with a short one of its own asking for the cause first: a small model heeds
+/// it so far more than the same words at the end of the message before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cause_is_asked_for_in_a_turn_of_its_own_where_the_template_takes_it() {
+    let world = World::new(Arc::new(|_, _: &serde_json::Value| text("Done."))).await;
+    std::fs::write(world.path("check.sh"), "exit 1\n").unwrap();
+    let mut model = world.small_model();
+    model.info.user_turns_in_a_row = true;
+    let (handle, _rx) = world.start_with(
+        world.task,
+        Some("Make the check pass: `sh check.sh`."),
+        PermissionMode::Yolo,
+        model,
+    );
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    let last = requests.last().unwrap()["messages"].as_array().unwrap();
+    let [.., focus, cause] = &last[..] else {
+        panic!("{last:?}")
+    };
+    assert_eq!(focus["role"], "user");
+    assert!(
+        focus["content"]
+            .as_str()
+            .unwrap()
+            .contains("`sh check.sh` fails:"),
+        "{focus}"
+    );
+    assert_eq!(cause["role"], "user");
+    assert!(
+        cause["content"].as_str().unwrap().starts_with(
+            "Before you write any code, say in one or two sentences which test input still fails"
+        ),
+        "{cause}"
+    );
+    // Only the last: the rest is joined as for any model.
+    let roles: Vec<&str> = last.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert!(
+        !roles[..roles.len() - 1]
+            .windows(2)
+            .any(|w| w == ["user", "user"]),
+        "{roles:?}"
+    );
 }
 
 /// A long command output is shown to a small model as its first and last lines (a test run's

@@ -125,6 +125,8 @@ pub fn custom_models(store: &Store) -> Result<Vec<ModelInfo>, HostError> {
                 seed: m.seed,
                 constrained: m.constrained,
             },
+            // (Said by its server, when it is a local one: `fit_local_model`.)
+            user_turns_in_a_row: false,
         })
         .collect())
 }
@@ -164,14 +166,17 @@ struct Said {
     at: u64,
     context_window: Option<u64>,
     tools: Option<bool>,
+    #[serde(default)]
+    user_turns_in_a_row: Option<bool>,
 }
 
 /// Gives a model of a local server that neither the catalog nor the user's entries know what
 /// the server says of it ([`describe_local_model`](codewright_llm::probe::describe_local_model)):
 /// the context window it runs with instead of an assumed 128k (a 4k llama.cpp or Ollama model
 /// then gets compact tools and compaction that fits; its longest answer is kept to a quarter of
-/// the window), and tools given as text to a model that does not take them. A server that says
-/// nothing leaves the defaults.
+/// the window), tools given as text to a model that does not take them, and a request's last
+/// words as a turn of their own where its chat template takes two user turns in a row. A server
+/// that says nothing leaves the defaults.
 ///
 /// The answers are kept in `home`'s [`LOCAL_MODELS_FILE`] per server and model: one under a
 /// minute old is used as it is; an older one (up to a day) is used at once and asked again in
@@ -208,6 +213,9 @@ pub async fn fit_local_model(model: &mut Model, home: &std::path::Path) {
     if let Some(tools) = said.tools {
         model.info.tools = tools;
     }
+    if let Some(taken) = said.user_turns_in_a_row {
+        model.info.user_turns_in_a_row = taken;
+    }
 }
 
 /// Asks the server about `model` and keeps the answer in `file` under `key`.
@@ -232,6 +240,9 @@ async fn ask_local_model(model: &Model, file: &std::path::Path, key: String) -> 
             .context_window
             .or(before.and_then(|b| b.context_window)),
         tools: answer.tools.or(before.and_then(|b| b.tools)),
+        user_turns_in_a_row: answer
+            .user_turns_in_a_row
+            .or(before.and_then(|b| b.user_turns_in_a_row)),
     };
     all.insert(key, said);
     if let Ok(text) = serde_json::to_vec_pretty(&all) {

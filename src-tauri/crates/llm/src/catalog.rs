@@ -45,6 +45,11 @@ pub struct ModelInfo {
     /// The user's sampling settings for the model (none in the catalog).
     #[serde(default)]
     pub sampling: Sampling,
+    /// Whether its chat template takes two user messages in a row, so that a request's last
+    /// words can be a turn of their own (a local server says so). Not known: `false` — they are
+    /// joined into one, since strict templates (Mistral's, Gemma's) refuse them.
+    #[serde(default)]
+    pub user_turns_in_a_row: bool,
 }
 
 impl ModelInfo {
@@ -80,6 +85,7 @@ impl ModelInfo {
             pricing: Pricing::default(),
             known: false,
             sampling: Sampling::default(),
+            user_turns_in_a_row: false,
         }
     }
 }
@@ -203,6 +209,7 @@ pub fn builtin_models() -> Vec<ModelInfo> {
                 },
                 known: true,
                 sampling: Sampling::default(),
+                user_turns_in_a_row: false,
             },
         )
         .collect()

@@ -152,6 +152,8 @@ pub struct LocalModel {
     pub context_window: Option<u64>,
     /// Whether the model takes tools (`false`: it is given them as text instead).
     pub tools: Option<bool>,
+    /// Whether its chat template takes two user messages in a row.
+    pub user_turns_in_a_row: Option<bool>,
 }
 
 /// What a local server says about `model`, each endpoint asked at once within `timeout`. The
@@ -159,7 +161,9 @@ pub struct LocalModel {
 /// `context_length`) or `/api/show` (a `num_ctx` set for the model, else
 /// [`OLLAMA_DEFAULT_WINDOW`]), LM Studio's `/api/v0/models/{model}` (a loaded model's
 /// `loaded_context_length`), vLLM's `max_model_len` in `/models`. Tools: Ollama's
-/// `capabilities`. llama-cpp-python says neither.
+/// `capabilities`. Two user turns in a row: refused by a llama.cpp model whose `chat_template`
+/// (in `/props`) raises an error when the roles do not alternate, taken by any other it names,
+/// and by Ollama's (Go templates join and refuse nothing). llama-cpp-python says none of these.
 pub async fn describe_local_model(
     provider: &Provider,
     key: Option<&str>,
@@ -226,6 +230,13 @@ pub async fn describe_local_model(
         let capabilities = s["capabilities"].as_array()?;
         Some(capabilities.iter().any(|c| c == "tools"))
     });
+    let user_turns_in_a_row = match props.as_ref().and_then(|p| p["chat_template"].as_str()) {
+        Some(template) => Some(
+            !(template.contains("raise_exception")
+                && template.to_ascii_lowercase().contains("alternate")),
+        ),
+        None => is_ollama.then_some(true),
+    };
     LocalModel {
         context_window: llamacpp
             .or(ollama_loaded)
@@ -234,6 +245,7 @@ pub async fn describe_local_model(
             .or(vllm)
             .or(is_ollama.then_some(OLLAMA_DEFAULT_WINDOW)),
         tools,
+        user_turns_in_a_row,
     }
 }
 

@@ -128,3 +128,28 @@ async fn ollama_says_which_models_take_tools() {
         Some(true)
     );
 }
+
+#[tokio::test]
+async fn a_server_says_whether_its_template_takes_two_user_turns_in_a_row() {
+    use serde_json::json;
+    let turns = |routes| async move { describe(routes, "m").await.user_turns_in_a_row };
+    // llama.cpp: Qwen2.5's template renders each message as it comes.
+    let qwen = json!({"n_ctx": 16384, "chat_template": "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}{%- endfor %}"});
+    assert_eq!(turns(vec![("GET /props", qwen)]).await, Some(true));
+    // Mistral's raises on a user turn after a user turn.
+    let mistral = json!({"n_ctx": 32768, "chat_template": "{%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{- raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{%- endif %}"});
+    assert_eq!(turns(vec![("GET /props", mistral)]).await, Some(false));
+    // Ollama's Go templates refuse nothing.
+    let show = json!({"modelfile": "FROM x", "parameters": ""});
+    assert_eq!(
+        turns(vec![
+            ("POST /api/show", show),
+            ("GET /api/ps", json!({"models": []}))
+        ])
+        .await,
+        Some(true)
+    );
+    // llama.cpp without a template said (an older server): not known.
+    let props = json!({"default_generation_settings": {"n_ctx": 4096}});
+    assert_eq!(turns(vec![("GET /props", props)]).await, None);
+}

@@ -1061,7 +1061,8 @@ impl Run {
             if let Some(reminder) = nudge_now.take() {
                 request_messages.push(Message::user(reminder));
             }
-            let mut request_messages = one_user_message_at_a_time(request_messages);
+            let mut request_messages =
+                one_user_message_at_a_time(request_messages, model.info.user_turns_in_a_row);
             if !model.info.images && without_images(&mut request_messages) && !told_images {
                 told_images = true;
                 self.notice(format!("{} does not take images (as far as Codewright knows), so the images in this task are named to it, not shown. Choose a model that takes images to have them seen.", model.info.id));
