@@ -14,7 +14,7 @@ use std::time::Duration;
 use tauri::{AppHandle, Runtime, State, WebviewWindow};
 use tauri_plugin_dialog::DialogExt;
 
-/// How long the first-run page waits for a local model server to answer on its usual port.
+/// How long the settings page (and the first-run form) waits for a local model server to answer.
 const LOCAL_WAIT: Duration = Duration::from_millis(800);
 
 #[tauri::command]

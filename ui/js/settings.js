@@ -27,6 +27,7 @@ const page = {
   settings: null, // what settings_overview returned last
   local: null, // local servers that answered; null while they are looked for
   again: false, // whether they are being looked for again (Look again)
+  look: 0, // counts the looks, so that an earlier one's answer is dropped
   layout: () => {}, // re-renders the rest of the window, which stays hidden while this page shows
 };
 
@@ -292,12 +293,15 @@ function renderFound() {
   // (Kept while it looks again, so that the focus stays on it.)
   $('#found-again').hidden = page.local == null && !page.again;
   $('#found-list').hidden = found.length === 0;
+  // A row's button focused stays so as the rows are drawn again.
+  const focused = document.activeElement?.closest('#found-list') && document.activeElement.dataset.provider;
   $('#found-list').replaceChildren(...found.map((f) =>
     h('li', {}, h('button', {
       type: 'button', class: 'button small', text: `Use ${f.provider}`, 'data-provider': f.provider,
       'aria-label': `Use ${f.provider}`,
       onclick: () => { $('#provider-select').value = f.provider; showProvider(); $('#model-name').focus(); },
     }), h('span', { text: f.text }))));
+  if (focused) $(`#found-list button[data-provider="${CSS.escape(focused)}"]`)?.focus();
 }
 
 /** Reads the settings again and re-renders, keeping the form's choice (or choosing `select`). */
@@ -346,7 +350,8 @@ function close() {
  */
 export async function openSettings({ setup = false, layout = () => {} } = {}) {
   page.layout = layout;
-  page.local = null; // looked for again below
+  page.local = null; // looked for again below (an earlier look still on its way is dropped)
+  page.look++;
   page.again = false;
   if (setup) document.body.dataset.setup = 'true';
   else delete document.body.dataset.setup;
@@ -374,14 +379,19 @@ export async function openSettings({ setup = false, layout = () => {} } = {}) {
  */
 async function lookForServers(again = false) {
   if (again && page.local == null) return; // still looking
+  const look = ++page.look;
   page.again = again;
   page.local = null;
   renderFound();
-  page.local = await call('local_servers');
+  const local = await call('local_servers');
+  if (look !== page.look) return; // the page was opened again meanwhile
+  page.local = local;
   renderFound();
   listModels();
-  if (again && page.local.length > 0) {
-    $(`#found-list button[data-provider="${CSS.escape(page.local[0].provider)}"]`)?.focus();
+  // From Look again (still focused: the user has not moved on), to the first server found.
+  const from = document.activeElement;
+  if (again && local.length > 0 && (from === $('#found-again') || from === document.body)) {
+    $(`#found-list button[data-provider="${CSS.escape(local[0].provider)}"]`)?.focus();
   }
 }
 

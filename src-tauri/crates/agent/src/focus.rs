@@ -1,6 +1,7 @@
 //! The request a small model is sent while the user's check fails (issue 34): the task and the
 //! files it was shown, then the files it changed as they are now and the check's latest output,
-//! then whatever it has looked up since — not every answer it wrote before. A 1.5B model shown
+//! then whatever it has looked up since — not every answer it wrote before — and last, asked
+//! for the cause in words before the file ([`CAUSE_FIRST`]). A 1.5B model shown
 //! its own failed attempts copies them: recorded on pangram and grains, it answered a failing
 //! test with the same empty fence, or the same wrong function, three times in a row. The task
 //! keeps the whole conversation; only what is sent is shorter (and its opening, the same each

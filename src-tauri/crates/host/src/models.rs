@@ -125,7 +125,8 @@ pub fn custom_models(store: &Store) -> Result<Vec<ModelInfo>, HostError> {
                 seed: m.seed,
                 constrained: m.constrained,
             },
-            // (Said by its server, when it is a local one: `fit_local_model`.)
+            // (Said by its server, when it is a local one whose window is not given here:
+            // `fit_local_model`; else two user turns in a row are joined, as for any model.)
             user_turns_in_a_row: false,
         })
         .collect())

@@ -341,8 +341,8 @@ pub fn readiness(store: &Store, keys: &dyn SecretStore) -> Result<Readiness, Hos
     })
 }
 
-/// The local servers that answer on their usual ports now (Ollama 11434, LM Studio 1234), each
-/// asked at once and given `timeout`.
+/// The local servers that answer now (Ollama where its `OLLAMA_HOST` says, else on 11434; LM
+/// Studio on 1234), each asked at once and given `timeout`.
 pub async fn local_servers(timeout: Duration) -> Vec<LocalServer> {
     let local: Vec<Provider> = builtin_providers()
         .into_iter()

@@ -233,7 +233,7 @@ pub async fn describe_local_model(
     let user_turns_in_a_row = match props.as_ref().and_then(|p| p["chat_template"].as_str()) {
         Some(template) => Some(
             !(template.contains("raise_exception")
-                && template.to_ascii_lowercase().contains("alternate")),
+                && template.to_ascii_lowercase().contains("alternat")),
         ),
         None => is_ollama.then_some(true),
     };

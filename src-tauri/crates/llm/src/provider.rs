@@ -336,12 +336,16 @@ pub fn builtin_providers() -> Vec<Provider> {
 
 /// The base URL of Ollama's OpenAI-compatible API, given what `OLLAMA_HOST` says as Ollama reads
 /// it: `host`, `host:port`, `[v6]:port`, or any of these after `http://` or `https://` (whose
-/// default ports are 80 and 443; without a scheme it is 11434). An address it listens on
-/// everywhere (`0.0.0.0`, `::`) is reached at localhost. Unset, empty or unreadable: localhost's
-/// port 11434.
+/// default ports are 80 and 443; without a scheme it is 11434), quoted or not; a port that is
+/// no number is the default one. An address it listens on everywhere (`0.0.0.0`, `::`) is
+/// reached at localhost. Unset, empty or unreadable: localhost's port 11434. (A path after the
+/// address — Ollama behind a proxy — is not followed: add it as a custom provider.)
 fn ollama_base_url(host: Option<&str>) -> String {
     const DEFAULT: &str = "http://localhost:11434/v1";
-    let Some(given) = host.map(str::trim).filter(|h| !h.is_empty()) else {
+    let Some(given) = host
+        .map(|h| h.trim().trim_matches(|c| c == '"' || c == '\''))
+        .filter(|h| !h.is_empty())
+    else {
         return DEFAULT.into();
     };
     let (scheme, rest, default_port) = match given.split_once("://") {
@@ -362,19 +366,18 @@ fn ollama_base_url(host: Option<&str>) -> String {
         }
         None => (address, None),
     };
-    let port = match port {
-        None | Some("") => default_port,
-        Some(port) => match port.parse::<u16>() {
-            Ok(port) => port,
-            Err(_) => return DEFAULT.into(),
-        },
-    };
+    let port = port
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or(default_port);
     let host = match host {
         "" | "0.0.0.0" | "::" => "localhost".to_string(),
         v6 if v6.contains(':') => format!("[{v6}]"),
         host => host.to_string(),
     };
-    format!("{scheme}://{host}:{port}/v1")
+    match (scheme, port) {
+        ("http", 80) | ("https", 443) => format!("{scheme}://{host}/v1"),
+        _ => format!("{scheme}://{host}:{port}/v1"),
+    }
 }
 
 /// `Ok` when `url` can be a provider's base URL: an http:// or https:// address with a host.
@@ -430,14 +433,15 @@ mod tests {
             (Some("[::]:8080"), "http://localhost:8080/v1"),
             (Some("[::1]:9000"), "http://[::1]:9000/v1"),
             (Some("::1"), "http://[::1]:11434/v1"),
-            (Some("http://10.0.0.5"), "http://10.0.0.5:80/v1"),
+            (Some("http://10.0.0.5"), "http://10.0.0.5/v1"),
             (
                 Some("https://ollama.example.lan/"),
-                "https://ollama.example.lan:443/v1",
+                "https://ollama.example.lan/v1",
             ),
             (Some("http://box:1234/"), "http://box:1234/v1"),
             (Some("box:"), "http://box:11434/v1"),
-            (Some("box:port"), "http://localhost:11434/v1"),
+            (Some("box:port"), "http://box:11434/v1"),
+            (Some("\"127.0.0.1:11500\""), "http://127.0.0.1:11500/v1"),
             (Some("ftp://box"), "http://localhost:11434/v1"),
             (Some("[::1"), "http://localhost:11434/v1"),
         ] {

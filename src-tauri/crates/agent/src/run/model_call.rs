@@ -563,18 +563,11 @@ pub(super) fn history_for(model: &Model, messages: &[Message]) -> Vec<Message> {
 
 /// `messages` with user messages that follow one another made one (their parts in order): a
 /// reminder sent after the user's message or after results read as text, or the focus after the
-/// task, would otherwise be two user turns in a row, which strict chat templates refuse. Where
-/// the model's template takes them (`last_apart`), the last message stays a turn of its own: a
-/// small model heeds a short last request far more so (measured: [`crate::focus::CAUSE_FIRST`]).
-pub(super) fn one_user_message_at_a_time(
-    mut messages: Vec<Message>,
-    last_apart: bool,
-) -> Vec<Message> {
-    let apart = match messages.last() {
-        Some(last) if last_apart && last.role == Role::User => messages.pop(),
-        _ => None,
-    };
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len() + 1);
+/// task, would otherwise be two user turns in a row, which strict chat templates refuse. (Where
+/// the model's template takes them, the focus's last words are added after, apart: a small
+/// model heeds a short last request far more so — [`crate::focus::CAUSE_FIRST`].)
+pub(super) fn one_user_message_at_a_time(messages: Vec<Message>) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
     for message in messages {
         match out.last_mut() {
             Some(last) if last.role == Role::User && message.role == Role::User => {
@@ -583,7 +576,6 @@ pub(super) fn one_user_message_at_a_time(
             _ => out.push(message),
         }
     }
-    out.extend(apart);
     out
 }
 

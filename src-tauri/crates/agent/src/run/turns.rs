@@ -1052,6 +1052,18 @@ impl Run {
                 words.reads.lock().expect("reads lock").shown = shown_reads(sent);
             }
             let mut request_messages = history_for(model, sent);
+            // The focus's last words (the cause asked for first) stay a turn of their own after
+            // any reminder, where the model's template takes two user turns in a row.
+            let apart = match request_messages.last() {
+                Some(last)
+                    if model.info.user_turns_in_a_row
+                        && last.role == Role::User
+                        && last.text() == crate::focus::CAUSE_FIRST =>
+                {
+                    request_messages.pop()
+                }
+                _ => None,
+            };
             if empty_retry {
                 request_messages.push(Message::user(NUDGE));
             }
@@ -1061,8 +1073,8 @@ impl Run {
             if let Some(reminder) = nudge_now.take() {
                 request_messages.push(Message::user(reminder));
             }
-            let mut request_messages =
-                one_user_message_at_a_time(request_messages, model.info.user_turns_in_a_row);
+            let mut request_messages = one_user_message_at_a_time(request_messages);
+            request_messages.extend(apart);
             if !model.info.images && without_images(&mut request_messages) && !told_images {
                 told_images = true;
                 self.notice(format!("{} does not take images (as far as Codewright knows), so the images in this task are named to it, not shown. Choose a model that takes images to have them seen.", model.info.id));
