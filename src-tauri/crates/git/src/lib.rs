@@ -283,33 +283,31 @@ impl Repo {
     }
 
     /// Puts `file` (a path in the change, as [`Changes`] names it) back as it was at the fork
-    /// point: changed back, brought back when deleted, removed when new (and a renamed file
-    /// back under its old name). (One hunk of it: [`unapplied`].)
+    /// point: changed back, brought back when deleted, a renamed file brought back under its old
+    /// name. What is new at its path — a file the change made, a renamed file's new name — is the
+    /// caller's to remove first, along its path without following a link that a task's process
+    /// may swap in meanwhile (the host's checkpoints do: `Checkpoints::remove`); a file the
+    /// change made is refused here. (One hunk of it: [`unapplied`].)
     pub fn revert(&self, worktree: &Worktree, file: &FileChange) -> Result<()> {
-        let inside = |path: &str| inside(&worktree.path, path);
-        let from = self.fork_point(worktree)?;
         let before = file.old_path.as_deref().unwrap_or(&file.path);
-        inside(before)?;
-        if file.old_path.is_some() || file.created {
-            let now = inside(&file.path)?;
-            if now.exists() {
-                std::fs::remove_file(&now).map_err(|e| {
-                    GitError::Refused(format!("cannot remove {}: {e}", now.display()))
-                })?;
-            }
+        inside(&worktree.path, before)?;
+        if file.created {
+            return Err(GitError::Refused(format!(
+                "{} is new in the task's change: remove it rather than revert it",
+                file.path
+            )));
         }
-        if !file.created {
-            run_in(
-                &worktree.path,
-                [
-                    "restore",
-                    &format!("--source={from}"),
-                    "--worktree",
-                    "--",
-                    &format!(":(literal){before}"),
-                ],
-            )?;
-        }
+        let from = self.fork_point(worktree)?;
+        run_in(
+            &worktree.path,
+            [
+                "restore",
+                &format!("--source={from}"),
+                "--worktree",
+                "--",
+                &format!(":(literal){before}"),
+            ],
+        )?;
         Ok(())
     }
 

@@ -892,9 +892,16 @@ fn a_file_or_one_hunk_of_it_is_put_back_as_it_was() {
     let err = codewright_git::unapplied(&less, &long_file.hunks[1]).unwrap_err();
     assert!(err.contains("has changed since"), "{err}");
 
-    for name in ["long.txt", "new.txt", "README.md"] {
+    for name in ["long.txt", "README.md"] {
         repo.revert(&task, &file(name)).unwrap();
     }
+    // A new file is the caller's to remove (along its path, without following a link).
+    let err = repo.revert(&task, &file("new.txt")).unwrap_err();
+    assert!(
+        err.to_string().contains("new in the task's change"),
+        "{err}"
+    );
+    std::fs::remove_file(task.path.join("new.txt")).unwrap();
     assert!(repo.changes(&task).unwrap().files.is_empty());
     assert!(!task.path.join("new.txt").exists());
     assert_eq!(

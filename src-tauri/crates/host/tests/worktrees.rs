@@ -744,6 +744,65 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
         std::fs::read_to_string(root.join("app.py")).unwrap(),
         "print('hello')\n"
     );
+
+    // A renamed file: its new name removed (along the path, never through a link), the old one
+    // back; the revert undone, the other way round.
+    std::fs::create_dir(root.join("moved")).unwrap();
+    std::fs::rename(root.join("app.py"), root.join("moved/app2.py")).unwrap();
+    let review = w.host.task_changes(task.id).unwrap();
+    let renamed = review
+        .changes
+        .files
+        .iter()
+        .find(|f| f.path == "moved/app2.py")
+        .unwrap();
+    assert_eq!(renamed.old_path.as_deref(), Some("app.py"), "{renamed:?}");
+    w.host
+        .revert_change(task.id, "moved/app2.py", None)
+        .unwrap();
+    assert!(!root.join("moved/app2.py").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("app.py")).unwrap(),
+        "print('hello')\n"
+    );
+    let undo = w
+        .host
+        .checkpoints(task.id)
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.kind == codewright_protocol::CheckpointKind::Restore)
+        .max_by_key(|c| c.id)
+        .unwrap();
+    w.host
+        .restore_files(
+            task.id,
+            codewright_host::by_hand::Restore::Checkpoint(undo.id),
+        )
+        .unwrap();
+    assert!(!root.join("app.py").exists());
+    assert!(root.join("moved/app2.py").exists());
+    // Its new name's folder swapped for a link since the review was read: refused, nothing
+    // removed where the link leads.
+    let review = w.host.task_changes(task.id).unwrap();
+    assert!(review
+        .changes
+        .files
+        .iter()
+        .any(|f| f.path == "moved/app2.py"));
+    let away = w.repo.parent().unwrap().join("away");
+    std::fs::create_dir(&away).unwrap();
+    std::fs::write(away.join("app2.py"), "theirs\n").unwrap();
+    std::fs::rename(root.join("moved"), root.join("moved-aside")).unwrap();
+    std::os::unix::fs::symlink(&away, root.join("moved")).unwrap();
+    assert!(w
+        .host
+        .revert_change(task.id, "moved/app2.py", None)
+        .is_err());
+    assert_eq!(
+        std::fs::read_to_string(away.join("app2.py")).unwrap(),
+        "theirs\n",
+        "removed where the link leads"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -412,6 +412,23 @@ impl Checkpoints {
             .map_err(|e| CheckpointError::File(format!("cannot read {}: {e}", path.display())))
     }
 
+    /// Removes `path`, a file inside `root` (the folder a task works in), without following a
+    /// link on the way; `false` when it was not there. Nothing is recorded: the caller copied
+    /// it first ([`Checkpoints::copies`], [`Checkpoints::record_undo`]).
+    pub fn remove(&self, root: &Path, path: &Path) -> Result<bool> {
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        if !path.starts_with(&root) || path == root {
+            return Err(CheckpointError::Refused(format!(
+                "{} is not in the task's folder",
+                path.display()
+            )));
+        }
+        let removed = crate::nofollow::remove(path, &root)
+            .map_err(|e| CheckpointError::File(format!("cannot remove {}: {e}", path.display())))?;
+        self.saved.lock().expect("saved lock").clear();
+        Ok(removed)
+    }
+
     /// Whether the files of `copies` are still as they were copied (read, not copied again).
     pub fn unchanged(&self, copies: &Copies) -> Result<bool> {
         for kept in &copies.0 {

@@ -244,6 +244,31 @@ async fn a_restore_never_writes_through_a_link_swapped_in_afterwards() {
     assert!(!outside.path().join("notes.txt").exists());
 }
 
+/// A review's revert removes a file (a renamed file's new name) the same way: never through a
+/// folder swapped for a link, never outside the task's folder.
+#[tokio::test]
+async fn a_reverts_removal_never_goes_through_a_link_or_out_of_the_folder() {
+    let h = Harness::new(PermissionMode::Yolo);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("id_rsa"), "secret\n").unwrap();
+    h.write("d/id_rsa", "mine\n");
+    let checkpoints = codewright_tools::Checkpoints::new(h.home.path(), h.store.clone());
+    let root = h.root().canonicalize().unwrap();
+    std::fs::rename(h.path("d"), h.path("d.moved")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), h.path("d")).unwrap();
+    let err = checkpoints
+        .remove(&root, &root.join("d/id_rsa"))
+        .unwrap_err();
+    assert!(err.to_string().contains("is a link now"), "{err}");
+    let away = outside.path().canonicalize().unwrap().join("id_rsa");
+    assert!(checkpoints.remove(&root, &away).is_err());
+    assert!(away.exists());
+    std::fs::remove_file(h.path("d")).unwrap();
+    std::fs::rename(h.path("d.moved"), h.path("d")).unwrap();
+    assert!(checkpoints.remove(&root, &root.join("d/id_rsa")).unwrap());
+    assert!(!checkpoints.remove(&root, &root.join("d/id_rsa")).unwrap());
+}
+
 /// A named pipe in the project, read by the model: refused at once, never waited on.
 #[tokio::test]
 async fn read_file_never_waits_on_a_named_pipe() {
