@@ -266,7 +266,7 @@ def same_file(a, b):
         return False
 
 
-def run_one(agent, name, counter, server_port, pybin, args):
+def run_one(agent, name, counter, server_port, pybin, args, run=0):
     folder, stub, test = task_folder(name)
     env = test_env(pybin)
     cmd, env, home = agent_command(agent, folder, stub, test, f"http://127.0.0.1:{counter.port}", env, args)
@@ -293,7 +293,8 @@ def run_one(agent, name, counter, server_port, pybin, args):
               "timed_out": timed_out, "exit": proc.returncode, "requests": counter.requests - before_requests,
               "prompt_tokens": int(prompt_tokens(server_port) - before_tokens)}
     if args.keep:
-        log = os.path.join(args.keep, f"{agent}-{name}.log")
+        # (One log per run when there are several.)
+        log = os.path.join(args.keep, f"{agent}-{name}{f'-{run + 1}' if args.runs > 1 else ''}.log")
         os.makedirs(args.keep, exist_ok=True)
         with open(log, "wb") as f:
             f.write(output or b"")
@@ -338,7 +339,7 @@ def main():
         for run in range(args.runs):
             for name in tasks:
                 for agent in agents:
-                    r = run_one(agent, name, counter, port, pybin, args)
+                    r = run_one(agent, name, counter, port, pybin, args, run)
                     results.append(r)
                     print(json.dumps(r), flush=True)
     finally:

@@ -803,6 +803,66 @@ async fn a_small_model_that_writes_its_file_out_as_it_is_is_asked_afresh_at_once
     );
 }
 
+/// One test short (acronym's usual end: one input of nine failing), a file written out as it
+/// is is sent back to the fix again, as a new answer — not asked for the work afresh: from
+/// there a send-back finds the fix one time in four to six, a fresh start never did. The
+/// request is the fix's, with the file and the one failure, sampled anew.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_test_short_a_file_written_out_as_it_is_is_sent_back_for_a_new_answer() {
+    use codewright_protocol::AgentEvent;
+    const NEAR: &str = "def leap_year(year):\n    return year % 4 == 0 and year % 100 != 0\n";
+    let world = World::new(Arc::new(|i, _: &serde_json::Value| match i {
+        0 => text(&format!("leap.py\n```python\n{NEAR}```")),
+        1 => text(&format!("It is right:\nleap.py\n```python\n{NEAR}```")),
+        _ => text(&format!("leap.py\n```python\n{SOLVED}```")),
+    }))
+    .await;
+    std::fs::write(world.path("leap.py"), STUB).unwrap();
+    // As pytest says it: one test of nine failing, until the year 2000 is a leap year.
+    std::fs::write(
+        world.path("check.sh"),
+        "grep -q 'year % 400' leap.py && echo '9 passed' && exit 0\necho 'FAILED leap_test.py::test_year_2000'\necho '1 failed, 8 passed in 0.05s'\nexit 1\n",
+    )
+    .unwrap();
+    let (handle, mut rx) = world.start_with(
+        world.task,
+        Some("Implement leap.py. Check it with `sh check.sh`."),
+        PermissionMode::Yolo,
+        world.small_model(),
+    );
+    let (mut notices, mut work) = (Vec::new(), None);
+    while let Some(event) = rx.recv().await {
+        match event {
+            AgentEvent::Notice { message, .. } => notices.push(message),
+            AgentEvent::RunFinished { work: w, .. } => work = Some(w),
+            _ => {}
+        }
+    }
+    assert_eq!(handle.wait().await, RunOutcome::Done);
+    let requests = world.server.requests();
+    // Written and checked (one short); written out as it is; sent back again, and passed.
+    assert_eq!(requests.len(), 3, "{notices:#?}");
+    assert!(
+        notices.iter().any(|n| n.ends_with(
+            "still fails, one test short, after writing out leap.py as it already is; it is sent back to fix it again, for a new answer (1 of 8)."
+        )),
+        "{notices:?}"
+    );
+    assert!(!notices.iter().any(|n| n.contains("afresh")), "{notices:?}");
+    // The fix's request (the file now, what failed), not the first one again; a new sample.
+    assert_ne!(requests[2]["messages"], requests[0]["messages"]);
+    let sent = requests[2]["messages"].to_string();
+    assert!(sent.contains("test_year_2000"), "{sent}");
+    assert!(sent.contains("year % 100 != 0"), "{sent}");
+    assert_eq!(requests[2]["temperature"], 0.8);
+    assert!(requests[2]["seed"].is_u64(), "{}", requests[2]);
+    assert_eq!(
+        std::fs::read_to_string(world.path("leap.py")).unwrap(),
+        SOLVED
+    );
+    assert!(work.expect("the run finished").failing.is_empty());
+}
+
 /// A small model's write that would drop what a file defines — seen: Qwen2.5-Coder-1.5B wrote
 /// INSTRUCTIONS.md's text over resistor_color_test.py — is refused with why; its write of the
 /// stub in the same answer is made.

@@ -950,6 +950,9 @@ impl Run {
         // One sent back to no avail is asked for the work afresh a few times (see
         // [`crate::focus::afresh`]).
         let (mut fresh_starts, mut fresh_now) = (0u32, false);
+        // One test short, a file written out as it is is sent back as a new sample instead
+        // (counted with the fresh starts).
+        let mut resample_now = false;
         let mut told_images = false;
         let mut overflow_retried = false;
         let mut iteration = 0u32;
@@ -1090,7 +1093,9 @@ impl Run {
             } else {
                 // (Set here, where the request is made: a compaction's summary request first
                 // must not take it.)
-                self.fresh_sample = (fresh_now && !start_again_now).then_some(fresh_starts);
+                self.fresh_sample = ((fresh_now || std::mem::take(&mut resample_now))
+                    && !start_again_now)
+                    .then_some(fresh_starts);
                 self.ask_model(model, Some(&system), request_messages, specs.to_vec(), true)
                     .await
             };
@@ -1167,6 +1172,25 @@ impl Run {
                     }
                     let as_it_was = self.words.as_ref().and_then(|w| w.as_it_was.clone());
                     let fresh_left = fresh_starts < MAX_FRESH_STARTS;
+                    let one_short = self
+                        .words
+                        .as_ref()
+                        .and_then(|w| w.best.as_ref())
+                        .is_some_and(|b| b.one_short());
+                    // One test short, the request for the fix is sampled again rather than
+                    // the work asked for afresh: from a file one test short of acronym's, one
+                    // answer in four to six to the fix passes, none of twelve fresh starts did
+                    // (BENCHMARKS.md, "One test short").
+                    if let Some(path) = as_it_was.as_ref().filter(|_| one_short && fresh_left) {
+                        fresh_starts += 1;
+                        resample_now = true;
+                        self.notice(format!(
+                            "The model ended while {} still fails, one test short, after writing out {path} as it already is; it is sent back to fix it again, for a new answer ({fresh_starts} of {MAX_FRESH_STARTS}).",
+                            failing.join(" and ")
+                        ));
+                        sent_back = Some(failing);
+                        continue;
+                    }
                     if reminded < MAX_CHECK_REMINDERS && (as_it_was.is_none() || !fresh_left) {
                         reminded += 1;
                         self.notice(format!(
