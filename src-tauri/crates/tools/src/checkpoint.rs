@@ -101,6 +101,10 @@ pub(crate) const MAX_TREE_FILES: usize = 20_000;
 const MAX_TREE_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// Saved copies are private to their owner (they may be copies of private files).
 const BLOB_MODE: u32 = 0o600;
+/// The largest file a checkpoint copies (it is read whole): the agent's own edits are far
+/// smaller (`MAX_FILE_BYTES`); this bounds what a review's revert or a restore reads of a file
+/// something else made large.
+const MAX_COPY_BYTES: u64 = 256 << 20;
 
 /// A file a task changed ([`Checkpoints::task_change`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -352,7 +356,7 @@ impl Checkpoints {
         let shown = path.display();
         // (Read along its path without following a link swapped in since it was checked: the
         // copy is of the project's file, never of what such a link leads to.)
-        match crate::nofollow::read(path) {
+        match crate::nofollow::read_at_most(path, MAX_COPY_BYTES) {
             Ok(Some((content, mode))) => {
                 let hash = blake3::hash(&content).to_hex().to_string();
                 let blob = self.blob_path(&hash);
@@ -375,6 +379,12 @@ impl Checkpoints {
                 blob: None,
                 mode: None,
             }),
+            Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                Err(CheckpointError::File(format!(
+                    "{shown} is larger than {} MB, too large to keep a copy of",
+                    MAX_COPY_BYTES >> 20
+                )))
+            }
             Err(e) => Err(CheckpointError::File(format!("cannot read {shown}: {e}"))),
         }
     }

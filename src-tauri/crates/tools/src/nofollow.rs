@@ -95,8 +95,14 @@ pub(crate) fn open(path: &Path) -> Result<std::fs::File> {
 /// not there. (A checkpoint's copy of a project file must be that file, not what a link swapped
 /// in leads to.)
 pub(crate) fn read(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
+    read_at_most(path, u64::MAX)
+}
+
+/// [`read`], refused (`ErrorKind::FileTooLarge`) for a file of more than `max` bytes — as it
+/// is found, or as it grows while it is read.
+pub(crate) fn read_at_most(path: &Path, max: u64) -> Result<Option<(Vec<u8>, u32)>> {
     use std::io::Read;
-    let mut file = match open(path) {
+    let file = match open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
@@ -108,8 +114,20 @@ pub(crate) fn read(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
             path.display()
         )));
     }
+    let too_large = || {
+        Error::new(
+            ErrorKind::FileTooLarge,
+            format!("{} is larger than {max} bytes", path.display()),
+        )
+    };
+    if meta.len() > max {
+        return Err(too_large());
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)?;
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
     use std::os::unix::fs::PermissionsExt;
     Ok(Some((bytes, meta.permissions().mode() & 0o7777)))
 }
