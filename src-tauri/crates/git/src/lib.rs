@@ -284,11 +284,17 @@ impl Repo {
 
     /// Puts `file` (a path in the change, as [`Changes`] names it) back as it was at the fork
     /// point: changed back, brought back when deleted, a renamed file brought back under its old
-    /// name. What is new at its path — a file the change made, a renamed file's new name — is the
-    /// caller's to remove first, along its path without following a link that a task's process
-    /// may swap in meanwhile (the host's checkpoints do: `Checkpoints::remove`); a file the
-    /// change made is refused here. (One hunk of it: [`unapplied`].)
-    pub fn revert(&self, worktree: &Worktree, file: &FileChange) -> Result<()> {
+    /// name — its new name (a path in the worktree) removed first by `remove_new`, once every
+    /// check has passed: the caller removes it along its path without following a link that a
+    /// task's process may swap in meanwhile (the host's checkpoints do: `Checkpoints::remove`).
+    /// A file the change made is refused: the caller removes it. (One hunk of it:
+    /// [`unapplied`].)
+    pub fn revert(
+        &self,
+        worktree: &Worktree,
+        file: &FileChange,
+        remove_new: impl FnOnce(&str) -> std::result::Result<(), String>,
+    ) -> Result<()> {
         let before = file.old_path.as_deref().unwrap_or(&file.path);
         inside(&worktree.path, before)?;
         if file.created {
@@ -298,6 +304,10 @@ impl Repo {
             )));
         }
         let from = self.fork_point(worktree)?;
+        if file.old_path.is_some() {
+            inside(&worktree.path, &file.path)?;
+            remove_new(&file.path).map_err(GitError::Refused)?;
+        }
         run_in(
             &worktree.path,
             [

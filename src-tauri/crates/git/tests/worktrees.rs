@@ -892,11 +892,12 @@ fn a_file_or_one_hunk_of_it_is_put_back_as_it_was() {
     let err = codewright_git::unapplied(&less, &long_file.hunks[1]).unwrap_err();
     assert!(err.contains("has changed since"), "{err}");
 
+    let never = |_: &str| -> Result<(), String> { panic!("nothing renamed") };
     for name in ["long.txt", "README.md"] {
-        repo.revert(&task, &file(name)).unwrap();
+        repo.revert(&task, &file(name), never).unwrap();
     }
     // A new file is the caller's to remove (along its path, without following a link).
-    let err = repo.revert(&task, &file("new.txt")).unwrap_err();
+    let err = repo.revert(&task, &file("new.txt"), never).unwrap_err();
     assert!(
         err.to_string().contains("new in the task's change"),
         "{err}"
@@ -912,7 +913,7 @@ fn a_file_or_one_hunk_of_it_is_put_back_as_it_was() {
     // A path from outside the worktree is refused.
     let mut outside = file("long.txt");
     outside.path = "../escape.txt".into();
-    assert!(repo.revert(&task, &outside).is_err());
+    assert!(repo.revert(&task, &outside, never).is_err());
 }
 
 #[test]

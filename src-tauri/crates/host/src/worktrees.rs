@@ -562,27 +562,24 @@ impl Host {
             .record_undo(task, &copies, &file.path)
             .map_err(HostError::from)?;
         let _op = GitOp::start(&self.inner.home, task, "revert");
-        // A renamed file's new name goes first, along its path without following a link (git
+        // A renamed file's new name is removed along its path without following a link (git
         // would follow one swapped in for a folder since it was checked).
-        let removed = match &file.old_path {
-            Some(_) => checkpoints
-                .remove(&root, &root.join(&file.path))
-                .map(drop)
-                .map_err(|e| {
-                    HostError::new(ErrorKind::Conflict, format!("{path} is not reverted: {e}"))
-                }),
-            None => Ok(()),
-        };
-        let reverted = removed.and_then(|()| repo.revert(&git, file).map_err(HostError::from));
+        let mut removed = false;
+        let reverted = repo.revert(&git, file, |new| {
+            removed = checkpoints
+                .remove(&root, &root.join(new))
+                .map_err(|e| e.to_string())?;
+            Ok(())
+        });
         // A revert refused changed nothing, and leaves nothing to undo (it would be /undo's
         // newest); one cut short part way (a renamed file's new path gone, git then failing)
         // keeps its undo.
-        if reverted.is_err() && checkpoints.unchanged(&copies).unwrap_or(false) {
+        if reverted.is_err() && (!removed || checkpoints.unchanged(&copies).unwrap_or(false)) {
             checkpoints
                 .forget_undo(task, undo)
                 .map_err(HostError::from)?;
         }
-        reverted
+        Ok(reverted?)
     }
 
     /// Runs `job` on a thread of the blocking pool, off the async runtime's few threads (two on

@@ -781,8 +781,10 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
         .unwrap();
     assert!(!root.join("app.py").exists());
     assert!(root.join("moved/app2.py").exists());
-    // Its new name's folder swapped for a link since the review was read: refused, nothing
-    // removed where the link leads.
+    // Its new name's folder swapped for a link since the review was read: git no longer sees
+    // that rename, so the revert is refused as the review having moved, and nothing is removed
+    // where the link leads. (A swap between the checks and the removal itself is refused by the
+    // removal: tools' `a_reverts_removal_never_goes_through_a_link_or_out_of_the_folder`.)
     let review = w.host.task_changes(task.id).unwrap();
     assert!(review
         .changes
@@ -794,10 +796,14 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
     std::fs::write(away.join("app2.py"), "theirs\n").unwrap();
     std::fs::rename(root.join("moved"), root.join("moved-aside")).unwrap();
     std::os::unix::fs::symlink(&away, root.join("moved")).unwrap();
-    assert!(w
+    let err = w
         .host
         .revert_change(task.id, "moved/app2.py", None)
-        .is_err());
+        .unwrap_err();
+    assert!(
+        err.message.contains("has changed since the review"),
+        "{err:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(away.join("app2.py")).unwrap(),
         "theirs\n",

@@ -101,10 +101,6 @@ pub(crate) const MAX_TREE_FILES: usize = 20_000;
 const MAX_TREE_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// Saved copies are private to their owner (they may be copies of private files).
 const BLOB_MODE: u32 = 0o600;
-/// The largest file a checkpoint copies (it is read whole): the agent's own edits are far
-/// smaller (`MAX_FILE_BYTES`); this bounds what a review's revert or a restore reads of a file
-/// something else made large.
-const MAX_COPY_BYTES: u64 = 256 << 20;
 
 /// A file a task changed ([`Checkpoints::task_change`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -316,7 +312,7 @@ impl Checkpoints {
                     )?;
                     restored.written.push(path);
                 }
-                None => match crate::nofollow::remove(&path, &keep(&path)) {
+                None => match crate::nofollow::remove(&path) {
                     Ok(true) => restored.removed.push(path),
                     Ok(false) => {}
                     Err(e) => {
@@ -355,38 +351,67 @@ impl Checkpoints {
     fn snapshot(&self, path: &Path) -> Result<PreImage> {
         let shown = path.display();
         // (Read along its path without following a link swapped in since it was checked: the
-        // copy is of the project's file, never of what such a link leads to.)
-        match crate::nofollow::read_at_most(path, MAX_COPY_BYTES) {
-            Ok(Some((content, mode))) => {
-                let hash = blake3::hash(&content).to_hex().to_string();
-                let blob = self.blob_path(&hash);
-                if !blob.exists() {
-                    write_atomically(&blob, &content, Some(BLOB_MODE)).map_err(|e| {
-                        CheckpointError::File(format!(
-                            "cannot save a checkpoint copy of {shown} in {}: {e}",
-                            self.blobs.display()
-                        ))
-                    })?;
-                }
-                Ok(PreImage {
+        // copy is of the project's file, never of what such a link leads to. Copied as it is
+        // read, hashed on the way: a file of any size is kept without holding it in memory.)
+        let file = match crate::nofollow::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(PreImage {
                     path: path.to_string_lossy().into_owned(),
-                    blob: Some(hash),
-                    mode: Some(mode),
+                    blob: None,
+                    mode: None,
                 })
             }
-            Ok(None) => Ok(PreImage {
-                path: path.to_string_lossy().into_owned(),
-                blob: None,
-                mode: None,
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
-                Err(CheckpointError::File(format!(
-                    "{shown} is larger than {} MB, too large to keep a copy of",
-                    MAX_COPY_BYTES >> 20
-                )))
-            }
-            Err(e) => Err(CheckpointError::File(format!("cannot read {shown}: {e}"))),
+            Err(e) => return Err(CheckpointError::File(format!("cannot read {shown}: {e}"))),
+        };
+        let meta = file
+            .metadata()
+            .map_err(|e| CheckpointError::File(format!("cannot read {shown}: {e}")))?;
+        if !meta.is_file() {
+            return Err(CheckpointError::File(format!(
+                "cannot read {shown}: not a regular file"
+            )));
         }
+        let hash = self.save_blob(file).map_err(|e| {
+            CheckpointError::File(format!(
+                "cannot save a checkpoint copy of {shown} in {}: {e}",
+                self.blobs.display()
+            ))
+        })?;
+        Ok(PreImage {
+            path: path.to_string_lossy().into_owned(),
+            blob: Some(hash),
+            mode: Some(meta.permissions().mode() & 0o7777),
+        })
+    }
+
+    /// Copies what `file` holds into the blobs as it reads it, hashing on the way; returns the
+    /// blob's hash (a blob already there is kept).
+    fn save_blob(&self, mut file: std::fs::File) -> std::io::Result<String> {
+        std::fs::create_dir_all(&self.blobs)?;
+        let mut tmp = tempfile::Builder::new().tempfile_in(&self.blobs)?;
+        let mut hasher = blake3::Hasher::new();
+        let mut buffer = vec![0u8; 256 * 1024];
+        loop {
+            let n = match std::io::Read::read(&mut file, &mut buffer) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            hasher.update(&buffer[..n]);
+            tmp.write_all(&buffer[..n])?;
+        }
+        let hash = hasher.finalize().to_hex().to_string();
+        let blob = self.blob_path(&hash);
+        if !blob.exists() {
+            tmp.as_file().sync_data()?;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(BLOB_MODE))?;
+            std::fs::create_dir_all(blob.parent().unwrap_or(&self.blobs))?;
+            tmp.persist(&blob).map_err(|e| e.error)?;
+        }
+        Ok(hash)
     }
 
     /// `paths` (files inside `root`, the folder a task works in) as they are now, copied so that
@@ -433,7 +458,7 @@ impl Checkpoints {
                 path.display()
             )));
         }
-        let removed = crate::nofollow::remove(path, &root)
+        let removed = crate::nofollow::remove(path)
             .map_err(|e| CheckpointError::File(format!("cannot remove {}: {e}", path.display())))?;
         self.saved.lock().expect("saved lock").clear();
         Ok(removed)
@@ -443,15 +468,22 @@ impl Checkpoints {
     pub fn unchanged(&self, copies: &Copies) -> Result<bool> {
         for kept in &copies.0 {
             let path = Path::new(&kept.path);
-            let now = crate::nofollow::read(path).map_err(|e| {
+            let unreadable = |e: std::io::Error| {
                 CheckpointError::File(format!("cannot read {}: {e}", path.display()))
-            })?;
-            let (blob, mode) = match now {
-                Some((content, mode)) => (
-                    Some(blake3::hash(&content).to_hex().to_string()),
-                    Some(mode),
-                ),
-                None => (None, None),
+            };
+            // (Hashed as it is read: of any size.)
+            let (blob, mode) = match crate::nofollow::open(path) {
+                Ok(file) => {
+                    let meta = file.metadata().map_err(unreadable)?;
+                    let mut hasher = blake3::Hasher::new();
+                    hasher.update_reader(file).map_err(unreadable)?;
+                    (
+                        Some(hasher.finalize().to_hex().to_string()),
+                        Some(meta.permissions().mode() & 0o7777),
+                    )
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+                Err(e) => return Err(unreadable(e)),
             };
             if (blob.as_deref(), mode) != (kept.blob.as_deref(), kept.mode) {
                 return Ok(false);
@@ -507,7 +539,7 @@ impl Checkpoints {
                 .map_err(|e| {
                     CheckpointError::File(format!("cannot write {}: {e}", path.display()))
                 }),
-            None => crate::nofollow::remove(path, &root).map(drop).map_err(|e| {
+            None => crate::nofollow::remove(path).map(drop).map_err(|e| {
                 CheckpointError::File(format!("cannot remove {}: {e}", path.display()))
             }),
         };
@@ -541,10 +573,14 @@ impl Checkpoints {
                 })?),
                 None => None,
             };
-            let now = crate::nofollow::read(&path)
-                .ok()
-                .flatten()
-                .map(|(bytes, _)| bytes);
+            // (A file too large to read is said, not shown as gone.)
+            let now = match crate::nofollow::read(&path) {
+                Ok(now) => now.map(|(bytes, _)| bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                    return Err(CheckpointError::File(e.to_string()))
+                }
+                Err(_) => None,
+            };
             if before != now {
                 out.push(ChangedFile {
                     path,

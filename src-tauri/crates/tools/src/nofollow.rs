@@ -93,15 +93,11 @@ pub(crate) fn open(path: &Path) -> Result<std::fs::File> {
 
 /// The bytes and mode of the regular file at `path`, opened as [`open`] does; `None` when it is
 /// not there. (A checkpoint's copy of a project file must be that file, not what a link swapped
-/// in leads to.)
+/// in leads to.) A file of more than [`MAX_READ_BYTES`] — as it is found, or as it grows while it
+/// is read — is refused (`ErrorKind::FileTooLarge`), never read into memory whole.
 pub(crate) fn read(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
-    read_at_most(path, u64::MAX)
-}
-
-/// [`read`], refused (`ErrorKind::FileTooLarge`) for a file of more than `max` bytes — as it
-/// is found, or as it grows while it is read.
-pub(crate) fn read_at_most(path: &Path, max: u64) -> Result<Option<(Vec<u8>, u32)>> {
     use std::io::Read;
+    let max = MAX_READ_BYTES;
     let file = match open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
@@ -117,13 +113,18 @@ pub(crate) fn read_at_most(path: &Path, max: u64) -> Result<Option<(Vec<u8>, u32
     let too_large = || {
         Error::new(
             ErrorKind::FileTooLarge,
-            format!("{} is larger than {max} bytes", path.display()),
+            format!(
+                "{} is larger than {} MB, too large to read whole",
+                path.display(),
+                max >> 20
+            ),
         )
     };
     if meta.len() > max {
         return Err(too_large());
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // (Its size is only a hint: a sparse file says a terabyte.)
+    let mut bytes = Vec::with_capacity(meta.len().min(8 << 20) as usize);
     file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max {
         return Err(too_large());
@@ -132,9 +133,13 @@ pub(crate) fn read_at_most(path: &Path, max: u64) -> Result<Option<(Vec<u8>, u32
     Ok(Some((bytes, meta.permissions().mode() & 0o7777)))
 }
 
-/// Removes the file at `path` (not following a link on the way); `false` when it was not there.
-pub(crate) fn remove(path: &Path, keep: &Path) -> Result<bool> {
-    let (dir, name) = match open_parent(path, keep) {
+/// The largest file [`read`] reads: a file something made huge is not taken into memory.
+pub(crate) const MAX_READ_BYTES: u64 = 256 << 20;
+
+/// Removes the file at `path` (not following a link on the way, making no folder); `false` when
+/// it was not there.
+pub(crate) fn remove(path: &Path) -> Result<bool> {
+    let (dir, name) = match open_parent(path, path) {
         Ok(found) => found,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),
@@ -307,20 +312,23 @@ mod tests {
         assert!(err.to_string().contains("is a link now"), "{err}");
         assert!(!outside.join("c.txt").exists());
         std::fs::write(outside.join("c.txt"), "keep").unwrap();
-        assert!(remove(&root.join("a/b/c.txt"), &root).is_err());
+        assert!(remove(&root.join("a/b/c.txt")).is_err());
         assert!(outside.join("c.txt").exists());
         // The project's folder deleted: never made again.
         std::fs::remove_dir_all(&root).unwrap();
         let err = write(&root.join("x.txt"), b"x", None, &root).unwrap_err();
         assert!(err.to_string().contains("is gone"), "{err}");
         assert!(!root.exists());
-        assert!(!remove(&root.join("x.txt"), &root).unwrap());
+        assert!(!remove(&root.join("x.txt")).unwrap());
         // A name of 250 bytes is written (the temporary name is short).
         let base2 = tempfile::tempdir().unwrap();
         let root2 = base2.path().canonicalize().unwrap();
         let long = root2.join("x".repeat(250));
         write(&long, b"ok", None, &root2).unwrap();
         assert_eq!(std::fs::read(&long).unwrap(), b"ok");
+        // A removal under folders that are gone makes none of them.
+        assert!(!remove(&root2.join("gone/deeper/x.txt")).unwrap());
+        assert!(!root2.join("gone").exists());
         // No temporary files left behind.
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
     }

@@ -267,18 +267,15 @@ async fn a_reverts_removal_never_goes_through_a_link_or_out_of_the_folder() {
     std::fs::rename(h.path("d.moved"), h.path("d")).unwrap();
     assert!(checkpoints.remove(&root, &root.join("d/id_rsa")).unwrap());
     assert!(!checkpoints.remove(&root, &root.join("d/id_rsa")).unwrap());
-    // A file something made huge (sparse here: nothing is written) is not read whole to keep a
-    // copy of it: the revert is refused, in words.
+    // A file something made huge (a sparse terabyte: a command's `truncate -s 1T`) is never
+    // read into memory (a hunk's revert reads the file whole): refused, in words.
     let big = root.join("big.bin");
     std::fs::File::create(&big)
         .unwrap()
-        .set_len((256 << 20) + 1)
+        .set_len(1 << 40)
         .unwrap();
-    let err = checkpoints.copies(&root, &[big.as_path()]).unwrap_err();
-    assert!(
-        err.to_string().contains("too large to keep a copy of"),
-        "{err}"
-    );
+    let err = checkpoints.read(&root, &big).unwrap_err();
+    assert!(err.to_string().contains("too large to read whole"), "{err}");
 }
 
 /// A named pipe in the project, read by the model: refused at once, never waited on.

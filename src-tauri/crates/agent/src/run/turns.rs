@@ -1093,9 +1093,8 @@ impl Run {
             } else {
                 // (Set here, where the request is made: a compaction's summary request first
                 // must not take it.)
-                self.fresh_sample = ((fresh_now || std::mem::take(&mut resample_now))
-                    && !start_again_now)
-                    .then_some(fresh_starts);
+                self.fresh_sample =
+                    ((fresh_now || resample_now) && !start_again_now).then_some(fresh_starts);
                 self.ask_model(model, Some(&system), request_messages, specs.to_vec(), true)
                     .await
             };
@@ -1157,7 +1156,7 @@ impl Run {
                     self.notice("The model sent an empty answer again, so the run stops here. Send a message to continue, or try another model.");
                     return Ok(RunOutcome::Done);
                 }
-                (start_again_now, fresh_now) = (false, false);
+                (start_again_now, fresh_now, resample_now) = (false, false, false);
                 view.push_answer(answer, counted);
                 // A small model asked to change named files that ends having changed nothing
                 // ("the function has been implemented") is told so once, with how to.
@@ -1214,7 +1213,7 @@ impl Run {
                         continue;
                     }
                     self.notice(format!(
-                        "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times without changing anything and asked for the work afresh {MAX_FRESH_STARTS} times; it is not sent back again.",
+                        "The model ended while {} still fails, after being sent back {MAX_CHECK_REMINDERS} times without changing anything and asked for the work afresh (or, one test short, for a new answer) {MAX_FRESH_STARTS} times; it is not sent back again.",
                         failing.join(" and ")
                     ));
                 } else if asked_for_change && edits == 0 && !std::mem::replace(&mut nudged, true) {
@@ -1230,7 +1229,7 @@ impl Run {
                 steer.closed = true;
                 return Ok(RunOutcome::Done);
             }
-            (empty_retry, start_again_now, fresh_now) = (false, false, false);
+            (empty_retry, start_again_now, fresh_now, resample_now) = (false, false, false, false);
             view.push_answer(answer, counted);
             self.step(Step::ToolCalls);
             let mut results = match &calls[..] {
