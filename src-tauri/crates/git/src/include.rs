@@ -12,16 +12,38 @@ pub const FILE: &str = ".worktreeinclude";
 /// Files past this total are not copied (a list that names `node_modules/` by mistake).
 const MAX_BYTES: u64 = 256 * 1024 * 1024;
 
+/// A list longer than this is refused (it is a list of patterns).
+const MAX_LIST_BYTES: u64 = 1024 * 1024;
+
 /// Copies into `worktree` the ignored files of `root` that `root/.worktreeinclude` names; the
 /// paths copied.
 pub(crate) fn copy(root: &Path, worktree: &Path) -> Result<Vec<String>> {
-    let list = root.join(FILE);
-    if !list.symlink_metadata().is_ok_and(|m| m.is_file()) {
+    // (Files are opened along their path from a real one: a link met on the way is refused.)
+    let Ok(root) = root.canonicalize() else {
+        return Ok(Vec::new());
+    };
+    let root = root.as_path();
+    let cannot_read =
+        |e: &dyn std::fmt::Display| GitError::Refused(format!("{FILE} cannot be read: {e}"));
+    // (A list that is a link or no plain file is no list, as git would not read it either.)
+    if !root
+        .join(FILE)
+        .symlink_metadata()
+        .is_ok_and(|m| m.is_file())
+    {
         return Ok(Vec::new());
     }
+    let list = match codewright_nofollow::read(&root.join(FILE)) {
+        Ok(Some((list, _))) if list.len() as u64 <= MAX_LIST_BYTES => list,
+        Ok(Some(_)) => return Err(cannot_read(&format!("it is over {MAX_LIST_BYTES} bytes"))),
+        Ok(None) => return Ok(Vec::new()),
+        Err(e) => return Err(cannot_read(&e)),
+    };
     let mut patterns = ignore::gitignore::GitignoreBuilder::new(root);
-    if let Some(e) = patterns.add(&list) {
-        return Err(GitError::Refused(format!("{FILE} cannot be read: {e}")));
+    for line in String::from_utf8_lossy(&list).lines() {
+        patterns
+            .add_line(Some(root.join(FILE)), line)
+            .map_err(|e| cannot_read(&e))?;
     }
     let patterns = patterns
         .build()
@@ -50,20 +72,15 @@ pub(crate) fn copy(root: &Path, worktree: &Path) -> Result<Vec<String>> {
         {
             continue;
         }
-        let from = root.join(relative);
-        // Only a plain file, reached through no link.
-        let mut linked = false;
-        let mut at = root.to_path_buf();
-        for part in relative.components() {
-            at.push(part);
-            linked |= at
-                .symlink_metadata()
-                .is_ok_and(|m| m.file_type().is_symlink());
-        }
-        let Ok(meta) = from.symlink_metadata() else {
+        // Only a plain file, reached through no link (opened along its path: a folder swapped
+        // for a link since git listed it is refused, never followed out of the checkout).
+        let Ok(from) = codewright_nofollow::open(&root.join(relative)) else {
             continue;
         };
-        if linked || !meta.is_file() || total + meta.len() > MAX_BYTES {
+        let Ok(meta) = from.metadata() else {
+            continue;
+        };
+        if !meta.is_file() || total + meta.len() > MAX_BYTES {
             continue;
         }
         let to = worktree.join(relative);
@@ -74,8 +91,16 @@ pub(crate) fn copy(root: &Path, worktree: &Path) -> Result<Vec<String>> {
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent).map_err(failed)?;
         }
-        std::fs::copy(&from, &to).map_err(failed)?;
-        total += meta.len();
+        let mut into = std::fs::File::create(&to).map_err(failed)?;
+        // (As much as it said it held: one growing meanwhile does not pass the limit.)
+        let n =
+            std::io::copy(&mut std::io::Read::take(from, meta.len()), &mut into).map_err(failed)?;
+        use std::os::unix::fs::PermissionsExt;
+        into.set_permissions(std::fs::Permissions::from_mode(
+            meta.permissions().mode() & 0o7777,
+        ))
+        .map_err(failed)?;
+        total += n;
         copied.push(name);
     }
     Ok(copied)

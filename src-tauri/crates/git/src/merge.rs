@@ -512,8 +512,12 @@ impl Side {
             Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&at)
                 .map(|target| Side::Link(target.into_os_string().into_encoded_bytes()))
                 .unwrap_or(Side::Other),
-            Ok(m) if m.is_file() => std::fs::read(&at)
-                .map(|content| Side::File(content, modes && executable(&m)))
+            // (Read along its path: a folder swapped for a link since is not followed.)
+            Ok(m) if m.is_file() => checkout
+                .canonicalize()
+                .ok()
+                .and_then(|real| codewright_nofollow::read(&real.join(path)).ok().flatten())
+                .map(|(content, _)| Side::File(content, modes && executable(&m)))
                 .unwrap_or(Side::Other),
             Ok(_) => Side::Other,
         })
@@ -561,10 +565,15 @@ fn executable(_: &std::fs::Metadata) -> bool {
     false
 }
 
-/// Removes a file the merge had written, and the folders it left empty.
+/// Removes a file the merge had written (along its path, never through a link), and the folders
+/// it left empty.
 fn remove_file_and_empty_folders(checkout: &Path, path: &str) {
+    let Ok(checkout) = checkout.canonicalize() else {
+        return;
+    };
+    let checkout = checkout.as_path();
     let at = checkout.join(path);
-    if std::fs::remove_file(&at).is_err() {
+    if !matches!(codewright_nofollow::remove(&at), Ok(true)) {
         return;
     }
     let mut folder = at.parent();

@@ -146,7 +146,7 @@ impl Checkpoints {
             let hash = match known.get(&path) {
                 Some((seen, hash)) if *seen == stamp => hash.clone(),
                 _ => {
-                    let Ok(Some((content, _))) = crate::nofollow::read(&path) else {
+                    let Ok(Some((content, _))) = codewright_nofollow::read(&path) else {
                         continue;
                     };
                     let hash = blake3::hash(&content).to_hex().to_string();
@@ -305,14 +305,14 @@ impl Checkpoints {
                             path.display()
                         ))
                     })?;
-                    crate::nofollow::write(&path, &content, pre.mode, &keep(&path)).map_err(
+                    codewright_nofollow::write(&path, &content, pre.mode, &keep(&path)).map_err(
                         |e| {
                             CheckpointError::File(format!("cannot restore {}: {e}", path.display()))
                         },
                     )?;
                     restored.written.push(path);
                 }
-                None => match crate::nofollow::remove(&path) {
+                None => match codewright_nofollow::remove(&path) {
                     Ok(true) => restored.removed.push(path),
                     Ok(false) => {}
                     Err(e) => {
@@ -353,7 +353,7 @@ impl Checkpoints {
         // (Read along its path without following a link swapped in since it was checked: the
         // copy is of the project's file, never of what such a link leads to. Copied as it is
         // read, hashed on the way: a file of any size is kept without holding it in memory.)
-        let file = match crate::nofollow::open(path) {
+        let file = match codewright_nofollow::open(path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(PreImage {
@@ -442,7 +442,7 @@ impl Checkpoints {
                 path.display()
             )));
         }
-        crate::nofollow::read(path)
+        codewright_nofollow::read(path)
             .map(|read| read.map(|(content, _)| content))
             .map_err(|e| CheckpointError::File(format!("cannot read {}: {e}", path.display())))
     }
@@ -458,7 +458,7 @@ impl Checkpoints {
                 path.display()
             )));
         }
-        let removed = crate::nofollow::remove(path)
+        let removed = codewright_nofollow::remove(path)
             .map_err(|e| CheckpointError::File(format!("cannot remove {}: {e}", path.display())))?;
         self.saved.lock().expect("saved lock").clear();
         Ok(removed)
@@ -472,7 +472,7 @@ impl Checkpoints {
                 CheckpointError::File(format!("cannot read {}: {e}", path.display()))
             };
             // (Hashed as it is read: of any size.)
-            let (blob, mode) = match crate::nofollow::open(path) {
+            let (blob, mode) = match codewright_nofollow::open(path) {
                 Ok(file) => {
                     let meta = file.metadata().map_err(unreadable)?;
                     let mut hasher = blake3::Hasher::new();
@@ -535,11 +535,11 @@ impl Checkpoints {
         let undo = self.record_undo(task, &now, &reverted)?;
         let now_mode = now.0.first().and_then(|p| p.mode);
         let written = match content {
-            Some(content) => crate::nofollow::write(path, content, mode.or(now_mode), &root)
+            Some(content) => codewright_nofollow::write(path, content, mode.or(now_mode), &root)
                 .map_err(|e| {
                     CheckpointError::File(format!("cannot write {}: {e}", path.display()))
                 }),
-            None => crate::nofollow::remove(path).map(drop).map_err(|e| {
+            None => codewright_nofollow::remove(path).map(drop).map_err(|e| {
                 CheckpointError::File(format!("cannot remove {}: {e}", path.display()))
             }),
         };
@@ -574,7 +574,7 @@ impl Checkpoints {
                 None => None,
             };
             // (A file too large to read is said, not shown as gone.)
-            let now = match crate::nofollow::read(&path) {
+            let now = match codewright_nofollow::read(&path) {
                 Ok(now) => now.map(|(bytes, _)| bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
                     return Err(CheckpointError::File(e.to_string()))
@@ -638,7 +638,7 @@ fn stamps(root: &Path) -> Result<HashMap<PathBuf, Stamp>> {
 /// crash never leaves a half-written file. Creates missing parent folders. The file gets `mode`,
 /// else the mode it has now, else — a new file — 0666 less the umask, as any program creating
 /// it would give. For Codewright's own files (the checkpoints' copies); a project's files are
-/// written with `crate::nofollow::write`, which never follows a link swapped in on the way.
+/// written with `codewright_nofollow::write`, which never follows a link swapped in on the way.
 pub(crate) fn write_atomically(
     path: &Path,
     content: &[u8],

@@ -18,7 +18,6 @@ pub mod builtin;
 pub mod checkpoint;
 mod diff;
 pub mod files;
-mod nofollow;
 mod registry;
 mod session;
 

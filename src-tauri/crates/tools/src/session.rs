@@ -264,7 +264,7 @@ impl Session {
                     "{path} is not in the task's folder"
                 )));
             }
-            let now = crate::nofollow::read(&resolved.real)
+            let now = codewright_nofollow::read(&resolved.real)
                 .map_err(|e| CheckpointError::File(format!("cannot read {path}: {e}")))?;
             if now.as_ref().is_some_and(|(bytes, _)| bytes == content) {
                 continue;
@@ -284,7 +284,7 @@ impl Session {
         for (path, real, content) in &due {
             self.checkpoints
                 .before_change(self.task, self.turn(), real)?;
-            crate::nofollow::write(real, content, None, &self.root)
+            codewright_nofollow::write(real, content, None, &self.root)
                 .map_err(|e| CheckpointError::File(format!("cannot write {path}: {e}")))?;
             self.remember(real, content);
         }

@@ -73,7 +73,7 @@ fn read(
     let shown = &path.display;
     // Opened once, along the checked path (never through a link swapped in since) and without
     // waiting; everything below reads this one file.
-    let file = match crate::nofollow::open(&path.real) {
+    let file = match codewright_nofollow::open(&path.real) {
         Ok(f) => f,
         Err(e) => return io_error(shown, &e),
     };

@@ -75,7 +75,7 @@ pub(crate) fn current(
 ) -> Result<Option<Vec<u8>>, ToolOutput> {
     let _ = cx;
     // (Along the checked path, as it will be written: never what a link swapped in leads to.)
-    let file = match crate::nofollow::open(&path.real) {
+    let file = match codewright_nofollow::open(&path.real) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(super::io_error(&path.display, &e)),
@@ -260,7 +260,7 @@ pub(crate) async fn apply_change(
     } else {
         Path::new("/")
     };
-    if let Err(e) = crate::nofollow::write(&path.real, &content, None, keep) {
+    if let Err(e) = codewright_nofollow::write(&path.real, &content, None, keep) {
         return ToolOutput::error(format!("cannot write {}: {e}", path.display));
     }
     session.remember(&path.real, &content);

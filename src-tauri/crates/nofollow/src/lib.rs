@@ -5,8 +5,11 @@
 //! rename. A folder swapped for a link to `~/.ssh` between the check and the write (a race a
 //! command can run in a loop) fails the write instead of redirecting it.
 //!
-//! The paths given are real ones ([`crate::paths::resolve`] resolved their links when they were
-//! checked), so a link met on the way is always a change since the check.
+//! The paths given are real ones (the tools' `paths::resolve` resolves their links when it checks
+//! them; git's callers start from a canonical folder), so a link met on the way is always a
+//! change since the check. Used by the tools (every project file the agent reads, writes or
+//! removes, and checkpoints) and by git (a review's revert, `.worktreeinclude` copies, a merge
+//! put back).
 
 use std::ffi::{CStr, CString, OsStr};
 use std::io::{Error, ErrorKind, Result, Write};
@@ -18,7 +21,7 @@ use std::path::{Component, Path, PathBuf};
 /// `mode`, else the mode it has, else 0666 less the umask. Missing folders are made, but only
 /// below `keep`: a missing `keep` (the project's folder, deleted while a task ran) is an error,
 /// never made again.
-pub(crate) fn write(path: &Path, content: &[u8], mode: Option<u32>, keep: &Path) -> Result<()> {
+pub fn write(path: &Path, content: &[u8], mode: Option<u32>, keep: &Path) -> Result<()> {
     let (dir, name) = open_parent(path, keep)?;
     // The mode of the file it replaces — a regular file's only (a link's would be 0777).
     let existing = stat_at(&dir, &name).filter(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG);
@@ -71,7 +74,7 @@ pub(crate) fn write(path: &Path, content: &[u8], mode: Option<u32>, keep: &Path)
 
 /// Opens the file at `path` for reading along its checked path: no link followed on the way or
 /// at its end, and without waiting (a named pipe opens at once; the caller checks what it is).
-pub(crate) fn open(path: &Path) -> Result<std::fs::File> {
+pub fn open(path: &Path) -> Result<std::fs::File> {
     let (dir, name) = open_parent(path, path)?;
     let cname = cstr(name.as_os_str())?;
     let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
@@ -95,7 +98,7 @@ pub(crate) fn open(path: &Path) -> Result<std::fs::File> {
 /// not there. (A checkpoint's copy of a project file must be that file, not what a link swapped
 /// in leads to.) A file of more than [`MAX_READ_BYTES`] — as it is found, or as it grows while it
 /// is read — is refused (`ErrorKind::FileTooLarge`), never read into memory whole.
-pub(crate) fn read(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
+pub fn read(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
     use std::io::Read;
     let max = MAX_READ_BYTES;
     let file = match open(path) {
@@ -134,11 +137,11 @@ pub(crate) fn read(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
 }
 
 /// The largest file [`read`] reads: a file something made huge is not taken into memory.
-pub(crate) const MAX_READ_BYTES: u64 = 256 << 20;
+pub const MAX_READ_BYTES: u64 = 256 << 20;
 
 /// Removes the file at `path` (not following a link on the way, making no folder); `false` when
 /// it was not there.
-pub(crate) fn remove(path: &Path) -> Result<bool> {
+pub fn remove(path: &Path) -> Result<bool> {
     let (dir, name) = match open_parent(path, path) {
         Ok(found) => found,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
