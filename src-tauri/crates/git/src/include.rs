@@ -23,6 +23,9 @@ pub(crate) fn copy(root: &Path, worktree: &Path) -> Result<Vec<String>> {
         return Ok(Vec::new());
     };
     let root = root.as_path();
+    let Ok(worktree) = worktree.canonicalize() else {
+        return Ok(Vec::new());
+    };
     let cannot_read =
         |e: &dyn std::fmt::Display| GitError::Refused(format!("{FILE} cannot be read: {e}"));
     // (A list that is a link or no plain file is no list, as git would not read it either.)
@@ -40,7 +43,10 @@ pub(crate) fn copy(root: &Path, worktree: &Path) -> Result<Vec<String>> {
         Err(e) => return Err(cannot_read(&e)),
     };
     let mut patterns = ignore::gitignore::GitignoreBuilder::new(root);
-    for line in String::from_utf8_lossy(&list).lines() {
+    for line in String::from_utf8_lossy(&list)
+        .trim_start_matches('\u{feff}')
+        .lines()
+    {
         patterns
             .add_line(Some(root.join(FILE)), line)
             .map_err(|e| cannot_read(&e))?;
@@ -72,35 +78,24 @@ pub(crate) fn copy(root: &Path, worktree: &Path) -> Result<Vec<String>> {
         {
             continue;
         }
-        // Only a plain file, reached through no link (opened along its path: a folder swapped
-        // for a link since git listed it is refused, never followed out of the checkout).
-        let Ok(from) = codewright_nofollow::open(&root.join(relative)) else {
+        // Only a plain file, reached through no link (read along its path: a folder swapped for
+        // a link since git listed it is refused, never followed out of the checkout), written
+        // the same way where the worktree has nothing yet (a path the worktree's branch tracks —
+        // as a link to a file outside, say — is its own, never written through).
+        let Ok(Some((content, mode))) = codewright_nofollow::read(&root.join(relative)) else {
             continue;
         };
-        let Ok(meta) = from.metadata() else {
-            continue;
-        };
-        if !meta.is_file() || total + meta.len() > MAX_BYTES {
-            continue;
-        }
         let to = worktree.join(relative);
-        let failed = |e: std::io::Error| GitError::Failed {
-            command: "worktree add".into(),
-            stderr: format!("cannot copy {name} (listed in {FILE}) into the worktree: {e}"),
-        };
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).map_err(failed)?;
+        if total + content.len() as u64 > MAX_BYTES || to.symlink_metadata().is_ok() {
+            continue;
         }
-        let mut into = std::fs::File::create(&to).map_err(failed)?;
-        // (As much as it said it held: one growing meanwhile does not pass the limit.)
-        let n =
-            std::io::copy(&mut std::io::Read::take(from, meta.len()), &mut into).map_err(failed)?;
-        use std::os::unix::fs::PermissionsExt;
-        into.set_permissions(std::fs::Permissions::from_mode(
-            meta.permissions().mode() & 0o7777,
-        ))
-        .map_err(failed)?;
-        total += n;
+        codewright_nofollow::write(&to, &content, Some(mode), &worktree).map_err(|e| {
+            GitError::Failed {
+                command: "worktree add".into(),
+                stderr: format!("cannot copy {name} (listed in {FILE}) into the worktree: {e}"),
+            }
+        })?;
+        total += content.len() as u64;
         copied.push(name);
     }
     Ok(copied)

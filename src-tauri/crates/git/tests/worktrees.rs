@@ -920,9 +920,23 @@ fn a_file_or_one_hunk_of_it_is_put_back_as_it_was() {
 fn ignored_files_the_worktreeinclude_lists_are_copied_and_nothing_else() {
     let w = World::new();
     std::fs::write(w.repo_dir.join(".gitignore"), ".env\nlocal/\nbuild/\n").unwrap();
-    std::fs::write(w.repo_dir.join(".worktreeinclude"), ".env\nlocal/*.json\n").unwrap();
+    // (Saved with a byte-order mark, as some editors do.)
+    std::fs::write(
+        w.repo_dir.join(".worktreeinclude"),
+        "\u{feff}.env\nlocal/*.json\n",
+    )
+    .unwrap();
     git(&w.repo_dir, &["add", "-A"]);
     git(&w.repo_dir, &["commit", "-q", "-m", "ignore"]);
+    // A branch that tracks `.env` as a link to a file outside.
+    let outside = tempfile::tempdir().unwrap();
+    let theirs = outside.path().join("bashrc");
+    std::fs::write(&theirs, "mine\n").unwrap();
+    git(&w.repo_dir, &["checkout", "-q", "-b", "linked"]);
+    std::os::unix::fs::symlink(&theirs, w.repo_dir.join(".env")).unwrap();
+    git(&w.repo_dir, &["add", "-f", ".env"]);
+    git(&w.repo_dir, &["commit", "-q", "-m", "link"]);
+    git(&w.repo_dir, &["checkout", "-q", "-"]);
     std::fs::write(w.repo_dir.join(".env"), "KEY=1\n").unwrap();
     std::fs::create_dir_all(w.repo_dir.join("local")).unwrap();
     std::fs::write(w.repo_dir.join("local/settings.json"), "{}\n").unwrap();
@@ -949,6 +963,22 @@ fn ignored_files_the_worktreeinclude_lists_are_copied_and_nothing_else() {
     );
     // Copied, not part of the task's change: git ignores them there too.
     assert!(w.repo().changes(&task).unwrap().files.is_empty());
+
+    // A worktree of the branch with the link: the main checkout's `.env` is not written
+    // through it (the path is the branch's own).
+    let linked = w
+        .repo()
+        .add_worktree(&w.trees.join("2"), "codewright/linked", Some("linked"))
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "mine\n");
+    assert!(linked
+        .path
+        .join(".env")
+        .symlink_metadata()
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(linked.path.join("local/settings.json").exists());
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Writing and removing a file along a path that was checked, without following a link that
-//! appeared since: the walk opens each folder from `/` relative to the one before with
+//! Opening, reading, writing and removing a file along a path that was checked, without
+//! following a link that appeared since: the walk opens each folder from `/` relative to the one before with
 //! `O_NOFOLLOW`, the file is written beside its name and renamed into place relative to the
 //! opened folder, and the folder is checked to still be where the path says just before the
 //! rename. A folder swapped for a link to `~/.ssh` between the check and the write (a race a
@@ -8,8 +8,8 @@
 //! The paths given are real ones (the tools' `paths::resolve` resolves their links when it checks
 //! them; git's callers start from a canonical folder), so a link met on the way is always a
 //! change since the check. Used by the tools (every project file the agent reads, writes or
-//! removes, and checkpoints) and by git (a review's revert, `.worktreeinclude` copies, a merge
-//! put back).
+//! removes, checkpoints, a review's revert) and by git (`.worktreeinclude` copies, a merge put
+//! back).
 
 use std::ffi::{CStr, CString, OsStr};
 use std::io::{Error, ErrorKind, Result, Write};
@@ -95,8 +95,8 @@ pub fn open(path: &Path) -> Result<std::fs::File> {
 }
 
 /// The bytes and mode of the regular file at `path`, opened as [`open`] does; `None` when it is
-/// not there. (A checkpoint's copy of a project file must be that file, not what a link swapped
-/// in leads to.) A file of more than [`MAX_READ_BYTES`] — as it is found, or as it grows while it
+/// not there. (A copy of a project file must be that file, not what a link swapped in leads
+/// to.) A file of more than [`MAX_READ_BYTES`] — as it is found, or as it grows while it
 /// is read — is refused (`ErrorKind::FileTooLarge`), never read into memory whole.
 pub fn read(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
     use std::io::Read;

@@ -4,10 +4,11 @@
 //! touches nothing else, and is itself recorded as a checkpoint — so a restore can be undone.
 //! No git needed.
 
+use codewright_nofollow::MAX_READ_BYTES;
 use codewright_protocol::{ErrorKind, TaskId};
 use codewright_store::{PreImage, Store, StoreError};
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -372,7 +373,20 @@ impl Checkpoints {
                 "cannot read {shown}: not a regular file"
             )));
         }
-        let hash = self.save_blob(file).map_err(|e| {
+        // (A restore reads a copy back whole.)
+        let too_large = || {
+            CheckpointError::File(format!(
+                "{shown} is larger than {} MB, too large to keep a copy of",
+                MAX_READ_BYTES >> 20
+            ))
+        };
+        if meta.len() > MAX_READ_BYTES {
+            return Err(too_large());
+        }
+        let hash = self.save_blob(file.take(MAX_READ_BYTES + 1)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::FileTooLarge {
+                return too_large();
+            }
             CheckpointError::File(format!(
                 "cannot save a checkpoint copy of {shown} in {}: {e}",
                 self.blobs.display()
@@ -386,19 +400,25 @@ impl Checkpoints {
     }
 
     /// Copies what `file` holds into the blobs as it reads it, hashing on the way; returns the
-    /// blob's hash (a blob already there is kept).
-    fn save_blob(&self, mut file: std::fs::File) -> std::io::Result<String> {
+    /// blob's hash (a blob already there is kept). More than [`MAX_READ_BYTES`] is refused
+    /// (`FileTooLarge`: a file that grew while it was copied).
+    fn save_blob(&self, mut file: impl std::io::Read) -> std::io::Result<String> {
         std::fs::create_dir_all(&self.blobs)?;
         let mut tmp = tempfile::Builder::new().tempfile_in(&self.blobs)?;
         let mut hasher = blake3::Hasher::new();
         let mut buffer = vec![0u8; 256 * 1024];
+        let mut total = 0u64;
         loop {
-            let n = match std::io::Read::read(&mut file, &mut buffer) {
+            let n = match file.read(&mut buffer) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             };
+            total += n as u64;
+            if total > MAX_READ_BYTES {
+                return Err(std::io::ErrorKind::FileTooLarge.into());
+            }
             hasher.update(&buffer[..n]);
             tmp.write_all(&buffer[..n])?;
         }
@@ -475,8 +495,14 @@ impl Checkpoints {
             let (blob, mode) = match codewright_nofollow::open(path) {
                 Ok(file) => {
                     let meta = file.metadata().map_err(unreadable)?;
+                    // (No copy is of such a file.)
+                    if !meta.is_file() || meta.len() > MAX_READ_BYTES {
+                        return Ok(false);
+                    }
                     let mut hasher = blake3::Hasher::new();
-                    hasher.update_reader(file).map_err(unreadable)?;
+                    hasher
+                        .update_reader(file.take(MAX_READ_BYTES + 1))
+                        .map_err(unreadable)?;
                     (
                         Some(hasher.finalize().to_hex().to_string()),
                         Some(meta.permissions().mode() & 0o7777),

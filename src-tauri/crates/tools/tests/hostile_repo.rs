@@ -276,6 +276,13 @@ async fn a_reverts_removal_never_goes_through_a_link_or_out_of_the_folder() {
         .unwrap();
     let err = checkpoints.read(&root, &big).unwrap_err();
     assert!(err.to_string().contains("too large to read whole"), "{err}");
+    // Nor copied into the checkpoints (a copy is read back whole to restore it): a whole
+    // file's revert of it is refused, in words, before anything changes.
+    let err = checkpoints.copies(&root, &[big.as_path()]).unwrap_err();
+    assert!(
+        err.to_string().contains("too large to keep a copy of"),
+        "{err}"
+    );
 }
 
 /// A named pipe in the project, read by the model: refused at once, never waited on.
