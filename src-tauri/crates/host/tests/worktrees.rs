@@ -695,21 +695,7 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
     for (path, there) in [("made.txt", false), ("app.py", true)] {
         w.host.revert_change(task.id, path, None).unwrap();
         assert_eq!(root.join(path).exists(), there, "{path} reverted");
-        let undo = w
-            .host
-            .checkpoints(task.id)
-            .unwrap()
-            .into_iter()
-            .filter(|c| c.kind == codewright_protocol::CheckpointKind::Restore)
-            .max_by_key(|c| c.id)
-            .unwrap();
-        assert_eq!(undo.reverted.as_deref(), Some(path));
-        w.host
-            .restore_files(
-                task.id,
-                codewright_host::by_hand::Restore::Checkpoint(undo.id),
-            )
-            .unwrap();
+        assert_eq!(undo_last_revert(&w, task.id).as_deref(), Some(path));
         assert_eq!(root.join(path).exists(), !there, "{path}'s revert undone");
     }
     assert_eq!(
@@ -765,20 +751,10 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
         std::fs::read_to_string(root.join("app.py")).unwrap(),
         "print('hello')\n"
     );
-    let undo = w
-        .host
-        .checkpoints(task.id)
-        .unwrap()
-        .into_iter()
-        .filter(|c| c.kind == codewright_protocol::CheckpointKind::Restore)
-        .max_by_key(|c| c.id)
-        .unwrap();
-    w.host
-        .restore_files(
-            task.id,
-            codewright_host::by_hand::Restore::Checkpoint(undo.id),
-        )
-        .unwrap();
+    assert_eq!(
+        undo_last_revert(&w, task.id).as_deref(),
+        Some("moved/app2.py")
+    );
     assert!(!root.join("app.py").exists());
     assert!(root.join("moved/app2.py").exists());
     // Its new name's folder swapped for a link since the review was read: git no longer sees
@@ -809,6 +785,23 @@ async fn a_hunk_or_a_file_is_reverted_and_comments_reach_the_agent() {
         "theirs\n",
         "removed where the link leads"
     );
+}
+
+/// Undoes the task's newest revert (its newest restore checkpoint), as the user would from its
+/// row; what that revert put back.
+fn undo_last_revert(w: &World, task: codewright_protocol::TaskId) -> Option<String> {
+    let undo = w
+        .host
+        .checkpoints(task)
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.kind == codewright_protocol::CheckpointKind::Restore)
+        .max_by_key(|c| c.id)
+        .unwrap();
+    w.host
+        .restore_files(task, codewright_host::by_hand::Restore::Checkpoint(undo.id))
+        .unwrap();
+    undo.reverted
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
