@@ -353,7 +353,7 @@ impl Checkpoints {
         let shown = path.display();
         // (Read along its path without following a link swapped in since it was checked: the
         // copy is of the project's file, never of what such a link leads to. Copied as it is
-        // read, hashed on the way: a file of any size is kept without holding it in memory.)
+        // read, hashed on the way: never held in memory whole.)
         let file = match codewright_nofollow::open(path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -491,7 +491,7 @@ impl Checkpoints {
             let unreadable = |e: std::io::Error| {
                 CheckpointError::File(format!("cannot read {}: {e}", path.display()))
             };
-            // (Hashed as it is read: of any size.)
+            // (Hashed as it is read.)
             let (blob, mode) = match codewright_nofollow::open(path) {
                 Ok(file) => {
                     let meta = file.metadata().map_err(unreadable)?;
